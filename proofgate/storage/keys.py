@@ -1,0 +1,188 @@
+"""Key codec: builds key strings from templates, never changing a value.
+
+A template such as ``"EVENT#{sequence:int}"`` is compiled once (like a
+starlette route path) into literal parts and converters; request-time code only
+fills in values. Converters:
+
+- ``str`` (default): the value verbatim, except that ``%`` and ``#`` are
+  percent-escaped so a value can never forge a separator and no two inputs map
+  to one key. Case is never folded.
+- ``int``: zero-padded to ``INT_WIDTH`` digits, so lexicographic order equals
+  numeric order.
+- ``time``: a UTC datetime as ``YYYY-MM-DDTHH:MM:SS.ffffffZ``; fixed width so
+  lexicographic order equals time order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from proofgate.errors import AccessPatternError, LimitExceeded
+
+from .limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
+
+__all__ = [
+    "INT_WIDTH",
+    "SEPARATOR",
+    "Key",
+    "KeyTemplate",
+    "check_key",
+    "decode_int",
+    "decode_str",
+    "decode_time",
+    "encode_int",
+    "encode_str",
+    "encode_time",
+]
+
+SEPARATOR = "#"
+INT_WIDTH = 12
+INT_MAX = 10**INT_WIDTH - 1
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+class Key(NamedTuple):
+    """A table primary key."""
+
+    pk: str
+    sk: str
+
+
+def encode_str(value: str) -> str:
+    if not isinstance(value, str):
+        raise AccessPatternError(f"Expected a string key value, got {type(value).__name__}")
+    if not value:
+        raise LimitExceeded("Key values must not be empty")
+    return value.replace("%", "%25").replace(SEPARATOR, "%23")
+
+
+def decode_str(encoded: str) -> str:
+    return encoded.replace("%23", SEPARATOR).replace("%25", "%")
+
+
+def encode_int(value: int) -> str:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise AccessPatternError(f"Expected an int key value, got {type(value).__name__}")
+    if not 0 <= value <= INT_MAX:
+        raise LimitExceeded(f"Key integer {value} outside 0..{INT_MAX}")
+    return f"{value:0{INT_WIDTH}d}"
+
+
+def decode_int(encoded: str) -> int:
+    return int(encoded)
+
+
+def encode_time(value: datetime) -> str:
+    if not isinstance(value, datetime):
+        raise AccessPatternError(f"Expected a datetime key value, got {type(value).__name__}")
+    if value.tzinfo is None:
+        raise AccessPatternError("Key timestamps must be timezone-aware")
+    return value.astimezone(UTC).strftime(_TIME_FORMAT)
+
+
+def decode_time(encoded: str) -> datetime:
+    return datetime.strptime(encoded, _TIME_FORMAT).replace(tzinfo=UTC)
+
+
+_CONVERTERS = {"str": encode_str, "int": encode_int, "time": encode_time}
+_DECODERS = {"str": decode_str, "int": decode_int, "time": decode_time}
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def check_key(key: Key) -> Key:
+    """Refuse keys DynamoDB would refuse, so both backends fail alike."""
+    if not key.pk or not key.sk:
+        raise LimitExceeded("Key attributes must not be empty")
+    if len(key.pk.encode("utf-8")) > PARTITION_KEY_MAX_BYTES:
+        raise LimitExceeded(f"Partition key longer than {PARTITION_KEY_MAX_BYTES} bytes")
+    if len(key.sk.encode("utf-8")) > SORT_KEY_MAX_BYTES:
+        raise LimitExceeded(f"Sort key longer than {SORT_KEY_MAX_BYTES} bytes")
+    return key
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    converter: str
+
+
+@dataclass(frozen=True, init=False)
+class KeyTemplate:
+    """A compiled key template. ``format`` fills it; ``parse`` reverses it."""
+
+    source: str
+    parts: tuple[str | _Field, ...]
+
+    def __init__(self, source: str) -> None:
+        parts: list[str | _Field] = []
+        position = 0
+        for match in _PLACEHOLDER.finditer(source):
+            if match.start() > position:
+                parts.append(source[position : match.start()])
+            name, _, converter = match.group(1).partition(":")
+            converter = converter or "str"
+            if not name.isidentifier():
+                raise AccessPatternError(f"Template {source!r}: placeholder {match.group()!r} names no parameter")
+            if converter not in _CONVERTERS:
+                raise AccessPatternError(f"Template {source!r}: unknown converter {converter!r}")
+            if parts and isinstance(parts[-1], _Field):
+                raise AccessPatternError(f"Template {source!r}: two placeholders need a separator between them")
+            parts.append(_Field(name, converter))
+            position = match.end()
+        if position < len(source):
+            parts.append(source[position:])
+        literal = _PLACEHOLDER.sub("", source)
+        if not source or "{" in literal or "}" in literal:
+            raise AccessPatternError(f"Template {source!r} is malformed")
+        names = [p.name for p in parts if isinstance(p, _Field)]
+        if len(names) != len(set(names)):
+            raise AccessPatternError(f"Template {source!r} repeats a parameter")
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "parts", tuple(parts))
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parts if isinstance(p, _Field))
+
+    def format(self, params: Mapping[str, Any]) -> str:
+        out: list[str] = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            try:
+                value = params[part.name]
+            except KeyError:
+                raise AccessPatternError(
+                    f"Template {self.source!r} needs parameter {part.name!r}"
+                ) from None
+            out.append(_CONVERTERS[part.converter](value))
+        return "".join(out)
+
+    def parse(self, key: str) -> dict[str, Any]:
+        """Inverse of ``format``; fields end at the next literal part."""
+        values: dict[str, Any] = {}
+        rest = key
+        for index, part in enumerate(self.parts):
+            if isinstance(part, str):
+                if not rest.startswith(part):
+                    raise ValueError(f"{key!r} does not match template {self.source!r}")
+                rest = rest[len(part) :]
+                continue
+            following = self.parts[index + 1] if index + 1 < len(self.parts) else None
+            if following is None:
+                raw, rest = rest, ""
+            else:
+                assert isinstance(following, str)
+                cut = rest.find(following)
+                if cut < 0:
+                    raise ValueError(f"{key!r} does not match template {self.source!r}")
+                raw, rest = rest[:cut], rest[cut:]
+            values[part.name] = _DECODERS[part.converter](raw)
+        if rest:
+            raise ValueError(f"{key!r} does not match template {self.source!r}")
+        return values

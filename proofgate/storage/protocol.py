@@ -1,0 +1,65 @@
+"""The storage adapter as its callers see it.
+
+Resolvers type against ``Storage``; which backend sits behind it is decided
+once, when the application is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from .registry import AccessPattern
+from .values import Item
+from .writes import WriteAction
+
+__all__ = ["Page", "Storage"]
+
+
+class Page:
+    """One page of a query. Cursors are minted lazily: most callers only need
+    the end cursor, and each cursor costs an encryption."""
+
+    __slots__ = ("_mint", "has_next_page", "items")
+
+    def __init__(self, items: list[Item], has_next_page: bool, mint: Callable[[Item], str]) -> None:
+        self.items = items
+        self.has_next_page = has_next_page
+        self._mint = mint
+
+    def cursor(self, index: int) -> str:
+        return self._mint(self.items[index])
+
+    @property
+    def end_cursor(self) -> str | None:
+        return self._mint(self.items[-1]) if self.items else None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+class Storage(Protocol):
+    """Key-only access to the table. There is deliberately no scan."""
+
+    backend: str
+
+    async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None: ...
+
+    async def batch_get(self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]) -> list[Item | None]:
+        """Items in input order, None where missing; duplicates read once."""
+
+    async def query(
+        self,
+        ap: AccessPattern,
+        params: Mapping[str, Any],
+        *,
+        tenant: str,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Page: ...
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        """All or nothing. A failed condition raises ``ConditionFailed`` naming
+        the index of the action that failed."""
+
+    async def close(self) -> None: ...

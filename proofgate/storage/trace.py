@@ -1,0 +1,70 @@
+"""Per-request storage accounting, for ``X-Proofgate-Trace: 1``.
+
+A ContextVar rather than a parameter, so resolvers and DataLoaders stay free of
+plumbing; the API layer opens a trace for a request and reads it afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+__all__ = ["StorageCall", "Trace", "current_trace", "record", "tracing"]
+
+
+@dataclass(frozen=True)
+class StorageCall:
+    operation: str
+    access_pattern: str | None
+    items: int
+    capacity: float
+
+
+@dataclass
+class Trace:
+    calls: list[StorageCall] = field(default_factory=list)
+
+    @property
+    def storage_calls(self) -> int:
+        return len(self.calls)
+
+    @property
+    def items(self) -> int:
+        return sum(c.items for c in self.calls)
+
+    @property
+    def capacity(self) -> float:
+        return sum(c.capacity for c in self.calls)
+
+    @property
+    def access_patterns(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for call in self.calls:
+            if call.access_pattern:
+                seen.setdefault(call.access_pattern)
+        return list(seen)
+
+
+_current: ContextVar[Trace | None] = ContextVar("proofgate_storage_trace", default=None)
+
+
+def current_trace() -> Trace | None:
+    return _current.get()
+
+
+def record(operation: str, access_pattern: str | None, items: int, capacity: float) -> None:
+    trace = _current.get()
+    if trace is not None:
+        trace.calls.append(StorageCall(operation, access_pattern, items, capacity))
+
+
+@contextmanager
+def tracing() -> Iterator[Trace]:
+    trace = Trace()
+    token = _current.set(trace)
+    try:
+        yield trace
+    finally:
+        _current.reset(token)
