@@ -18,6 +18,7 @@ __all__ = [
     "AccessPatternError",
     "BadUserInput",
     "ConditionFailed",
+    "ConfigurationError",
     "Conflict",
     "ErrorCode",
     "Forbidden",
@@ -96,6 +97,12 @@ class ServiceUnavailable(ProofgateError):
     """Retryable: the store throttled or could not finish the request in time."""
 
     code = ErrorCode.SERVICE_UNAVAILABLE
+
+
+class ConfigurationError(ProofgateError):
+    """A setting is missing or malformed; raised at start-up, never per request."""
+
+    code = ErrorCode.INTERNAL_SERVER_ERROR
 
 
 # --- storage ----------------------------------------------------------------

@@ -14,6 +14,8 @@ from typing import Any, TypeAlias
 
 from proofgate.errors import AccessPatternError
 
+from .values import normalize_value
+
 __all__ = [
     "All",
     "Any_",
@@ -32,6 +34,9 @@ def _attribute(name: str) -> str:
     if not name.isidentifier():
         raise AccessPatternError(f"Condition attribute {name!r} must be a plain identifier")
     return name
+
+
+_ORDERED_TYPES = (int, Decimal, str, bytes)
 
 
 class Comparison(StrEnum):
@@ -80,6 +85,12 @@ class Compare:
         object.__setattr__(self, "op", Comparison(self.op))
         if isinstance(self.value, float):
             raise AccessPatternError("Conditions compare with int or Decimal, never float")
+        ordered = self.op not in (Comparison.EQ, Comparison.NE)
+        orderable = not isinstance(self.value, bool) and isinstance(self.value, _ORDERED_TYPES)
+        if ordered and not orderable:
+            # DynamoDB rejects the request: only numbers, strings and binary have an order.
+            raise AccessPatternError(f"{self.op.value} compares numbers, strings or binary only")
+        object.__setattr__(self, "value", normalize_value(self.value))
 
 
 @dataclass(frozen=True, init=False)
@@ -105,21 +116,38 @@ class Any_:
 Condition: TypeAlias = ItemExists | ItemAbsent | AttributeExists | AttributeAbsent | Compare | All | Any_
 
 
-def _comparable(left: Any, right: Any) -> bool:
-    numbers = (int, Decimal)
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool)
-    if isinstance(left, numbers) and isinstance(right, numbers):
-        return True
-    return type(left) is type(right) and isinstance(left, (str, bytes))
+_NUMBERS = (int, Decimal)
+
+
+def _kind(value: Any) -> type:
+    """DynamoDB's type of a stored value: int and Decimal are both N."""
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, _NUMBERS):
+        return Decimal
+    return type(value)
+
+
+def _equal(left: Any, right: Any) -> bool:
+    """Equality within one DynamoDB type, recursing into lists and maps, where
+    Python's own ``==`` would equate True with 1."""
+    if _kind(left) is not _kind(right):
+        return False
+    if isinstance(left, list):
+        if len(left) != len(right):
+            return False
+        return all(_equal(a, b) for a, b in zip(left, right, strict=True))
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(_equal(v, right[k]) for k, v in left.items())
+    return bool(left == right)
 
 
 def _compare(left: Any, op: Comparison, right: Any) -> bool:
     if op is Comparison.EQ:
-        return _comparable(left, right) and left == right or (left is None and right is None)
+        return _equal(left, right)
     if op is Comparison.NE:
-        return not _compare(left, Comparison.EQ, right)
-    if not _comparable(left, right) or isinstance(left, bool):
+        return not _equal(left, right)
+    if _kind(left) is not _kind(right) or _kind(left) not in (Decimal, str, bytes):
         return False
     if isinstance(left, str):
         left, right = left.encode(), right.encode()

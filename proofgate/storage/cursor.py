@@ -25,6 +25,10 @@ _NONCE_BYTES = 12
 _ASSOCIATED = b"proofgate-cursor"
 
 
+def _encode(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
 class CursorCodec:
     def __init__(self, key: bytes) -> None:
         if len(key) not in (16, 24, 32):
@@ -39,7 +43,7 @@ class CursorCodec:
         payload = json.dumps([ap_id, partition, dict(last_key), tenant], separators=(",", ":"))
         nonce = os.urandom(_NONCE_BYTES)
         sealed = self._aead.encrypt(nonce, payload.encode(), _ASSOCIATED)
-        return base64.urlsafe_b64encode(_VERSION + nonce + sealed).rstrip(b"=").decode()
+        return _encode(_VERSION + nonce + sealed)
 
     def decode(self, token: str, ap_id: str, partition: str, tenant: str) -> dict[str, str]:
         """The last evaluated key, if the cursor was minted for exactly this
@@ -48,6 +52,10 @@ class CursorCodec:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         except (binascii.Error, ValueError):
             raise InvalidCursor() from None
+        if _encode(raw) != token:
+            # The decoder skips stray characters and ignores trailing bits, so
+            # only the one canonical spelling of a cursor is accepted.
+            raise InvalidCursor()
         if len(raw) <= 1 + _NONCE_BYTES or raw[:1] != _VERSION:
             raise InvalidCursor()
         nonce, sealed = raw[1 : 1 + _NONCE_BYTES], raw[1 + _NONCE_BYTES :]

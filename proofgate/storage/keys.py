@@ -16,7 +16,8 @@ fills in values. Converters:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from itertools import pairwise
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -57,10 +58,17 @@ def encode_str(value: str) -> str:
         raise AccessPatternError(f"Expected a string key value, got {type(value).__name__}")
     if not value:
         raise LimitExceeded("Key values must not be empty")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise LimitExceeded("Key values must be valid Unicode (no lone surrogates)") from None
     return value.replace("%", "%25").replace(SEPARATOR, "%23")
 
 
 def decode_str(encoded: str) -> str:
+    if SEPARATOR in encoded:
+        raise ValueError(f"{encoded!r} is not an encoded key value")
     return encoded.replace("%23", SEPARATOR).replace("%25", "%")
 
 
@@ -73,23 +81,33 @@ def encode_int(value: int) -> str:
 
 
 def decode_int(encoded: str) -> int:
+    if len(encoded) != INT_WIDTH or not (encoded.isascii() and encoded.isdigit()):
+        raise ValueError(f"{encoded!r} is not a {INT_WIDTH}-digit key integer")
     return int(encoded)
 
 
 def encode_time(value: datetime) -> str:
     if not isinstance(value, datetime):
         raise AccessPatternError(f"Expected a datetime key value, got {type(value).__name__}")
-    if value.tzinfo is None:
+    if value.tzinfo is None or value.utcoffset() is None:
         raise AccessPatternError("Key timestamps must be timezone-aware")
-    return value.astimezone(UTC).strftime(_TIME_FORMAT)
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:
+        raise LimitExceeded("Key timestamp is outside the years 1..9999 in UTC") from None
+    # Not strftime: its %Y does not zero-pad years before 1000 on glibc.
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T"
+        f"{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}.{utc.microsecond:06d}Z"
+    )
 
 
 def decode_time(encoded: str) -> datetime:
     return datetime.strptime(encoded, _TIME_FORMAT).replace(tzinfo=UTC)
 
 
-_CONVERTERS = {"str": encode_str, "int": encode_int, "time": encode_time}
-_DECODERS = {"str": decode_str, "int": decode_int, "time": decode_time}
+_CONVERTERS: dict[str, Callable[[Any], str]] = {"str": encode_str, "int": encode_int, "time": encode_time}
+_DECODERS: dict[str, Callable[[str], Any]] = {"str": decode_str, "int": decode_int, "time": decode_time}
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -118,6 +136,9 @@ class KeyTemplate:
     parts: tuple[str | _Field, ...]
 
     def __init__(self, source: str) -> None:
+        literal = _PLACEHOLDER.sub("", source)
+        if not source or "{" in literal or "}" in literal:
+            raise AccessPatternError(f"Template {source!r} is malformed")
         parts: list[str | _Field] = []
         position = 0
         for match in _PLACEHOLDER.finditer(source):
@@ -129,15 +150,20 @@ class KeyTemplate:
                 raise AccessPatternError(f"Template {source!r}: placeholder {match.group()!r} names no parameter")
             if converter not in _CONVERTERS:
                 raise AccessPatternError(f"Template {source!r}: unknown converter {converter!r}")
-            if parts and isinstance(parts[-1], _Field):
-                raise AccessPatternError(f"Template {source!r}: two placeholders need a separator between them")
             parts.append(_Field(name, converter))
             position = match.end()
         if position < len(source):
             parts.append(source[position:])
-        literal = _PLACEHOLDER.sub("", source)
-        if not source or "{" in literal or "}" in literal:
-            raise AccessPatternError(f"Template {source!r} is malformed")
+        for part, following in pairwise(parts):
+            # Encoded values never contain the separator, so a field that ends at
+            # one can neither be forged by a value nor parsed ambiguously.
+            if isinstance(part, _Field) and not (
+                isinstance(following, str) and following.startswith(SEPARATOR)
+            ):
+                raise AccessPatternError(
+                    f"Template {source!r}: a placeholder must be followed by {SEPARATOR!r}"
+                    " or end the template"
+                )
         names = [p.name for p in parts if isinstance(p, _Field)]
         if len(names) != len(set(names)):
             raise AccessPatternError(f"Template {source!r} repeats a parameter")
@@ -182,6 +208,8 @@ class KeyTemplate:
                 if cut < 0:
                     raise ValueError(f"{key!r} does not match template {self.source!r}")
                 raw, rest = rest[:cut], rest[cut:]
+            if not raw:
+                raise ValueError(f"{key!r} does not match template {self.source!r}")
             values[part.name] = _DECODERS[part.converter](raw)
         if rest:
             raise ValueError(f"{key!r} does not match template {self.source!r}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from proofgate.errors import AccessPatternError
+from proofgate.errors import AccessPatternError, BadUserInput
 
 from .keys import Key, KeyTemplate, check_key
 from .limits import PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX
@@ -101,8 +101,12 @@ class SortCondition:
         return (*self.template.params, *(p for p in upper if p not in self.template.params))
 
     def resolve(self, params: Mapping[str, Any]) -> SortRange:
+        lower = self.template.format(params)
         upper = self.upper.format(params) if self.upper else None
-        return SortRange(self.operator, self.template.format(params), upper)
+        if upper is not None and lower.encode() > upper.encode():
+            # DynamoDB refuses such a query rather than returning nothing.
+            raise BadUserInput("The range starts after it ends", hint="Swap the range's bounds.")
+        return SortRange(self.operator, lower, upper)
 
     def describe(self) -> str:
         if self.upper is not None:

@@ -29,7 +29,7 @@ from .registry import AccessPattern, Direction, Operation, Registry, SortRange
 from .table import TABLE
 from .trace import record
 from .values import Item, item_size
-from .writes import Put, Update, WriteAction
+from .writes import ConditionCheck, Put, Update, WriteAction
 
 __all__ = ["Store", "backoff_delay"]
 
@@ -102,7 +102,7 @@ class Store:
         partition = ap.partition(params)
         sort = ap.sort_range(params)
         index = TABLE.index(ap.index)
-        start = self._cursors.decode(after, ap.id, partition, tenant) if after else None
+        start = self._cursors.decode(after, ap.id, partition, tenant) if after is not None else None
         if start is not None and not _in_range(start, index.partition_key, index.sort_key, partition, sort):
             raise InvalidCursor("Cursor belongs to another list")
         collected: list[Item] = []
@@ -143,8 +143,9 @@ class Store:
         size = sum(item_size(a.item) if isinstance(a, Put) else _update_size(a) for a in actions)
         if size > TRANSACT_MAX_BYTES:
             raise LimitExceeded(f"A transaction may write at most {TRANSACT_MAX_BYTES} bytes")
-        if len(actions) == 1:
+        if len(actions) == 1 and not isinstance(actions[0], ConditionCheck):
             # One item is atomic on its own; a plain write costs half the units.
+            # A lone ConditionCheck has no plain counterpart, so it stays a transaction.
             capacity = await self._driver.write(actions[0])
             record(type(actions[0]).__name__ + "Item", None, 1, capacity)
             return

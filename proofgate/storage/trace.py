@@ -61,8 +61,8 @@ def record(operation: str, access_pattern: str | None, items: int, capacity: flo
 
 
 @contextmanager
-def tracing() -> Iterator[Trace]:
-    trace = Trace()
+def tracing(trace: Trace | None = None) -> Iterator[Trace]:
+    trace = trace if trace is not None else Trace()
     token = _current.set(trace)
     try:
         yield trace

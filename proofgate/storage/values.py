@@ -15,34 +15,58 @@ from typing import Any, TypeAlias
 
 from proofgate.errors import LimitExceeded
 
-from .limits import ITEM_MAX_BYTES, NUMBER_MAX_DIGITS
+from .limits import ITEM_MAX_BYTES, NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT, NUMBER_MIN_EXPONENT
 
 __all__ = ["Item", "Value", "item_size", "normalize_item", "normalize_number", "value_size"]
 
 Value: TypeAlias = Any
 Item: TypeAlias = dict[str, Any]
 
+_NUMBER_CEILING = 10 ** (NUMBER_MAX_EXPONENT + 1)
+
+
+def _significant(number: Decimal) -> tuple[int, tuple[int, ...], int]:
+    """Sign, digits without trailing zeros, exponent: exact, unlike
+    ``Decimal.normalize``, which rounds to the context's 28 digits."""
+    sign, digits, exponent = number.as_tuple()
+    assert isinstance(exponent, int)
+    end = len(digits)
+    while end > 1 and digits[end - 1] == 0:
+        end -= 1
+    return sign, tuple(digits[:end]), exponent + len(digits) - end
+
 
 def normalize_number(number: int | Decimal) -> int | Decimal:
-    if isinstance(number, bool):
-        raise LimitExceeded("Booleans are not numbers")
+    if isinstance(number, bool) or not isinstance(number, (int, Decimal)):
+        raise LimitExceeded(f"Numbers are int or Decimal, not {type(number).__name__}")
     if isinstance(number, int):
-        digits = len(str(abs(number)).rstrip("0")) or 1
-        if digits > NUMBER_MAX_DIGITS:
+        if abs(number) >= _NUMBER_CEILING:
+            raise LimitExceeded(f"Number magnitude exceeds 1E+{NUMBER_MAX_EXPONENT + 1}")
+        if len(str(abs(number)).rstrip("0")) > NUMBER_MAX_DIGITS:
             raise LimitExceeded(f"Number has more than {NUMBER_MAX_DIGITS} significant digits")
         return number
     if not number.is_finite():
         raise LimitExceeded("NaN and Infinity cannot be stored")
-    normalized = number.normalize()
-    if len(normalized.as_tuple().digits) > NUMBER_MAX_DIGITS:
+    if not number:
+        return 0
+    sign, digits, exponent = _significant(number)
+    if len(digits) > NUMBER_MAX_DIGITS:
         raise LimitExceeded(f"Number has more than {NUMBER_MAX_DIGITS} significant digits")
-    if normalized == normalized.to_integral_value():
-        return int(normalized)
-    return normalized
+    adjusted = exponent + len(digits) - 1
+    if not NUMBER_MIN_EXPONENT <= adjusted <= NUMBER_MAX_EXPONENT:
+        raise LimitExceeded(
+            f"Number magnitude outside 1E{NUMBER_MIN_EXPONENT}..1E+{NUMBER_MAX_EXPONENT + 1}"
+        )
+    if exponent >= 0:
+        return int(Decimal((sign, digits, exponent)))
+    return Decimal((sign, digits, exponent))
 
 
 def normalize_value(value: Value) -> Value:
-    if value is None or isinstance(value, (str, bool, bytes)):
+    if isinstance(value, str):
+        _utf8_size(value)
+        return value
+    if value is None or isinstance(value, (bool, bytes)):
         return value
     if isinstance(value, (int, Decimal)):
         return normalize_number(value)
@@ -58,6 +82,7 @@ def normalize_value(value: Value) -> Value:
 def _attribute_name(name: object) -> str:
     if not isinstance(name, str) or not name:
         raise LimitExceeded("Attribute names must be non-empty strings")
+    _utf8_size(name)
     return name
 
 
@@ -70,24 +95,32 @@ def normalize_item(item: Mapping[str, Value]) -> Item:
     return normalized
 
 
+def _utf8_size(text: str) -> int:
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise LimitExceeded("Strings must be valid Unicode (no lone surrogates)") from None
+
+
 def _number_size(number: int | Decimal) -> int:
-    # DynamoDB: roughly one byte per two significant digits, plus one byte.
-    digits = Decimal(number).normalize().as_tuple().digits
-    significant = len(digits) if any(digits) else 1
-    return math.ceil(significant / 2) + 1
+    """One byte per two significant digits, plus one; zero has none."""
+    if not number:
+        return 1
+    _, digits, _ = _significant(Decimal(number))
+    return math.ceil(len(digits) / 2) + 1
 
 
 def value_size(value: Value) -> int:
     if value is None or isinstance(value, bool):
         return 1
     if isinstance(value, str):
-        return len(value.encode("utf-8"))
+        return _utf8_size(value)
     if isinstance(value, bytes):
         return len(value)
     if isinstance(value, (int, Decimal)):
         return _number_size(value)
     if isinstance(value, dict):
-        return 3 + sum(len(k.encode("utf-8")) + value_size(v) + 1 for k, v in value.items())
+        return 3 + sum(_utf8_size(k) + value_size(v) + 1 for k, v in value.items())
     if isinstance(value, list):
         return 3 + sum(value_size(v) + 1 for v in value)
     raise LimitExceeded(f"Unsupported attribute type {type(value).__name__}")
@@ -95,4 +128,4 @@ def value_size(value: Value) -> int:
 
 def item_size(item: Mapping[str, Value]) -> int:
     """Bytes as DynamoDB bills them: attribute names plus values."""
-    return sum(len(k.encode("utf-8")) + value_size(v) for k, v in item.items())
+    return sum(_utf8_size(k) + value_size(v) for k, v in item.items())

@@ -15,6 +15,7 @@ from proofgate.errors import AccessPatternError, LimitExceeded
 
 from .conditions import Condition
 from .keys import Key, check_key
+from .limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
 from .table import TABLE
 from .values import Item, normalize_item, normalize_number, normalize_value
 
@@ -22,6 +23,20 @@ __all__ = ["ConditionCheck", "Delete", "Put", "Update", "WriteAction", "action_k
 
 _KEY_ATTRIBUTES = frozenset(TABLE.key_attributes)
 _PRIMARY = (TABLE.primary.partition_key, TABLE.primary.sort_key)
+_KEY_MAX_BYTES = {
+    **{index.partition_key: PARTITION_KEY_MAX_BYTES for index in TABLE.indexes},
+    **{index.sort_key: SORT_KEY_MAX_BYTES for index in TABLE.indexes},
+}
+
+
+def _check_key_attributes(values: Mapping[str, Any]) -> None:
+    """Index keys obey the table's key rules too; DynamoDB refuses the write otherwise."""
+    for name in _KEY_ATTRIBUTES & values.keys():
+        value = values[name]
+        if not isinstance(value, str) or not value:
+            raise LimitExceeded(f"Key attribute {name} must be a non-empty string")
+        if len(value.encode("utf-8")) > _KEY_MAX_BYTES[name]:
+            raise LimitExceeded(f"Key attribute {name} is longer than {_KEY_MAX_BYTES[name]} bytes")
 
 
 @dataclass(frozen=True)
@@ -34,9 +49,7 @@ class Put:
         for attribute in _PRIMARY:
             if not isinstance(item.get(attribute), str):
                 raise AccessPatternError(f"Put needs a string {attribute}")
-        for attribute in _KEY_ATTRIBUTES & item.keys():
-            if not isinstance(item[attribute], str) or not item[attribute]:
-                raise LimitExceeded(f"Key attribute {attribute} must be a non-empty string")
+        _check_key_attributes(item)
         check_key(Key(item[_PRIMARY[0]], item[_PRIMARY[1]]))
         object.__setattr__(self, "item", item)
 
@@ -62,6 +75,8 @@ class Update:
 
     def __post_init__(self) -> None:
         check_key(self.key)
+        if isinstance(self.remove, str):
+            raise AccessPatternError("Update.remove takes a tuple of names, not one string")
         names = [*self.set, *self.set_if_absent, *self.add, *self.remove]
         if not names:
             raise AccessPatternError("Update changes nothing")
@@ -72,6 +87,10 @@ class Update:
                 raise AccessPatternError(f"Update attribute {name!r} must be a plain identifier")
             if name in _PRIMARY:
                 raise AccessPatternError(f"Update cannot change the key attribute {name}")
+            if name in self.add and name in _KEY_ATTRIBUTES:
+                raise AccessPatternError(f"ADD cannot change the string key attribute {name}")
+        _check_key_attributes(self.set)
+        _check_key_attributes(self.set_if_absent)
         object.__setattr__(self, "set", {k: normalize_value(v) for k, v in self.set.items()})
         object.__setattr__(
             self, "set_if_absent", {k: normalize_value(v) for k, v in self.set_if_absent.items()}

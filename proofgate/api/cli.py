@@ -1,0 +1,153 @@
+"""The ``proofgate`` command.
+
+Flags override the ``PROOFGATE_*`` environment; both go through
+``Settings.from_env`` so a value is checked the same way wherever it comes from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from proofgate import __version__
+from proofgate.errors import ProofgateError
+from proofgate.storage.access_patterns import REGISTRY
+
+from .explain import render_markdown, render_text
+from .settings import Backend, Settings, TableLocation
+
+__all__ = ["main"]
+
+_SCHEMA_MODULE = "proofgate.api.schema"
+_DESCRIPTION = "GraphQL gateway for product-authenticity data over one DynamoDB-style table."
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    command: Callable[[argparse.Namespace], int] = args.command
+    try:
+        return command(args)
+    except ProofgateError as error:
+        print(f"proofgate: error: {error.message}", file=sys.stderr)
+        if error.hint:
+            print(f"proofgate: hint: {error.hint}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="proofgate", description=_DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"proofgate {__version__}")
+    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the gateway (uvicorn, one worker)")
+    serve.add_argument("--host", help="interface to bind (PROOFGATE_HOST, default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to bind (PROOFGATE_PORT, default 8000)")
+    serve.add_argument("--data-dir", help="embedded store and key files (PROOFGATE_DATA_DIR)")
+    serve.add_argument("--demo", action="store_true", help="load demo data on start")
+    serve.set_defaults(command=_serve)
+
+    create = commands.add_parser("create-table", help="create the DynamoDB table")
+    create.add_argument("--table", help="table name (PROOFGATE_TABLE, default proofgate)")
+    create.add_argument("--endpoint", help="DynamoDB endpoint URL (PROOFGATE_DYNAMODB_ENDPOINT)")
+    create.add_argument("--region", help="AWS region (PROOFGATE_AWS_REGION, default us-east-1)")
+    create.set_defaults(command=_create_table)
+
+    explain = commands.add_parser("explain", help="print the access-pattern registry")
+    explain.add_argument("--markdown", action="store_true", help="print docs/access-patterns.md")
+    explain.set_defaults(command=_explain)
+
+    export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
+    export.set_defaults(command=_export_schema)
+    return parser
+
+
+def _environ(**flags: Any) -> dict[str, str]:
+    """The process environment with the flags given on the command line on top."""
+    overrides = {f"PROOFGATE_{k.upper()}": str(v) for k, v in flags.items() if v is not None}
+    return {**os.environ, **overrides}
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .app import create_app
+
+    environ = _environ(host=args.host, port=args.port, data_dir=args.data_dir)
+    settings = replace(Settings.from_env(environ), demo=args.demo)
+    app = create_app(settings)
+    print(_banner(settings, [getattr(r, "path", "") for r in app.routes]), flush=True)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        loop="uvloop" if sys.platform != "win32" else "asyncio",
+        http="httptools",
+        lifespan="on",
+        server_header=False,
+        log_level="info",
+    )
+    return 0
+
+
+def _banner(settings: Settings, paths: Sequence[str]) -> str:
+    store = settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
+    lines = [
+        f"proofgate {__version__}: {settings.backend.value} store {store}",
+        f"  URL:       {settings.url}",
+    ]
+    if "/graphql" in paths:
+        lines.append(f"  GraphQL:   {settings.url}/graphql")
+    if settings.admin_key_file is not None:
+        lines.append(f"  Admin key: {settings.admin_key}  (kept in {settings.admin_key_file})")
+    else:
+        lines.append("  Admin key: set by PROOFGATE_ADMIN_KEY")
+    return "\n".join(lines)
+
+
+def _create_table(args: argparse.Namespace) -> int:
+    from proofgate.storage.dynamodb import create_table
+
+    environ = _environ(table=args.table, dynamodb_endpoint=args.endpoint, aws_region=args.region)
+    location = TableLocation.from_env(environ)
+    asyncio.run(
+        create_table(
+            table_name=location.table, region=location.region, endpoint_url=location.endpoint
+        )
+    )
+    where = location.endpoint or location.region
+    print(f"Table {location.table} is ready ({where}): keys, indexes, stream, TTL, PITR")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    render = render_markdown if args.markdown else render_text
+    sys.stdout.write(render(REGISTRY))
+    return 0
+
+
+def _export_schema(args: argparse.Namespace) -> int:
+    try:
+        module = importlib.import_module(_SCHEMA_MODULE)
+    except ModuleNotFoundError as error:
+        if error.name != _SCHEMA_MODULE:
+            raise
+        module = None
+    schema = getattr(module, "schema", None)
+    if schema is None:
+        print(
+            f"proofgate: error: no GraphQL schema: {_SCHEMA_MODULE} does not define `schema`",
+            file=sys.stderr,
+        )
+        return 1
+    sys.stdout.write(schema.as_str().rstrip("\n") + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The GraphQL endpoint: HTTP (GET/POST, GraphiQL) and WebSocket on /graphql."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import strawberry
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+
+from proofgate.errors import ProofgateError
+from proofgate.resolvers.auth import ANONYMOUS, Principal, authenticate
+from proofgate.resolvers.context import RequestContext, Services
+from proofgate.resolvers.loaders import Loaders
+from proofgate.storage.trace import Trace
+
+from .errors import error_extensions
+
+__all__ = ["GraphQLApp"]
+
+TRACE_HEADER = "x-proofgate-trace"
+_PRINCIPAL = "proofgate.principal"
+
+
+class GraphQLApp(GraphQL[RequestContext, None]):
+    def __init__(self, schema: strawberry.Schema, services: Services, **options: Any) -> None:
+        super().__init__(schema, **options)
+        self.services = services
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            # Authenticate before Strawberry sees the request, so a bad key is a
+            # clean 401 with a GraphQL-shaped error rather than a failed context.
+            request = Request(scope, receive)
+            try:
+                scope[_PRINCIPAL] = await authenticate(
+                    self.services.storage, request.headers.get("authorization"), self.services.admin_key_hash
+                )
+            except ProofgateError as error:
+                body = {"data": None, "errors": [{"message": error.message, "extensions": error_extensions(error)}]}
+                await JSONResponse(body, status_code=401)(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+    async def get_context(self, request: Request | WebSocket, response: Response | WebSocket) -> RequestContext:
+        principal: Principal = request.scope.get(_PRINCIPAL, ANONYMOUS)
+        return RequestContext(
+            services=self.services,
+            principal=principal,
+            loaders=Loaders(self.services.storage, principal.tenant),
+            request_id=secrets.token_hex(8),
+            trace=Trace() if request.headers.get(TRACE_HEADER) == "1" else None,
+            request=request,
+            response=response,
+        )

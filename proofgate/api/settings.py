@@ -1,0 +1,232 @@
+"""The gateway's settings, read once from the environment.
+
+Every setting is a ``PROOFGATE_*`` variable; an empty value counts as unset.
+A malformed value stops start-up with an error naming the variable, rather
+than surfacing later as a confusing request failure.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TypeVar, overload
+from urllib.parse import urlsplit
+
+from proofgate.errors import ConfigurationError
+from proofgate.storage.cursor import CursorCodec
+
+from .keyfile import read_or_create
+
+__all__ = [
+    "ADMIN_KEY_FILE",
+    "ADMIN_KEY_MIN_LENGTH",
+    "CURSOR_KEY_FILE",
+    "MEMORY",
+    "Backend",
+    "Settings",
+    "TableLocation",
+]
+
+MEMORY = ":memory:"
+CURSOR_KEY_FILE = "cursor.key"
+ADMIN_KEY_FILE = "admin.key"
+ADMIN_KEY_MIN_LENGTH = 16
+
+_TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
+_TABLE_RULE = "3 to 255 of the characters A-Z a-z 0-9 _ . -"
+_REGION_RULE = "an AWS region such as eu-west-1"
+_REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+={0,2}")
+_PORT = re.compile(r"[0-9]{1,5}")
+_E = TypeVar("_E", bound=StrEnum)
+
+
+class Backend(StrEnum):
+    SQLITE = "sqlite"
+    DYNAMODB = "dynamodb"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Typed settings. ``from_env`` is the way in; constructing one directly
+    (tests, embedding) skips the key files and the environment."""
+
+    cursor_key: bytes = field(repr=False)
+    admin_key: str = field(repr=False)
+    backend: Backend = Backend.SQLITE
+    data_dir: Path = Path(".data")
+    sqlite_path: str = str(Path(".data") / "proofgate.db")
+    table: str = "proofgate"
+    dynamodb_endpoint: str | None = None
+    aws_region: str = "us-east-1"
+    admin_key_file: Path | None = None
+    """Where the admin key came from; None when it was set in the environment."""
+    cors_origins: tuple[str, ...] = ()
+    host: str = "127.0.0.1"
+    port: int = 8000
+    demo: bool = False
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
+        """Settings from ``PROOFGATE_*`` variables. Every variable is checked
+        before a key file is written, so a typo leaves the data directory alone."""
+        env = _Environment(environ)
+        data_dir = Path(env.get("PROOFGATE_DATA_DIR") or ".data").expanduser()
+        backend = env.choice("PROOFGATE_BACKEND", Backend, Backend.SQLITE)
+        location = TableLocation.from_env(environ)
+        origins = env.origins("PROOFGATE_CORS_ORIGINS")
+        port = env.port("PROOFGATE_PORT", 8000)
+        cursor_key = _decode_cursor_key(env.get("PROOFGATE_CURSOR_KEY"), "PROOFGATE_CURSOR_KEY")
+        admin_key = _check_admin_key(env.get("PROOFGATE_ADMIN_KEY"))
+        if cursor_key is None:
+            path = data_dir / CURSOR_KEY_FILE
+            cursor_key = _decode_cursor_key(
+                read_or_create(path, _new_cursor_key), f"key file {path}"
+            )
+        admin_key_file = None
+        if admin_key is None:
+            admin_key_file = data_dir / ADMIN_KEY_FILE
+            admin_key = read_or_create(admin_key_file, lambda: secrets.token_urlsafe(32))
+        return cls(
+            backend=backend,
+            data_dir=data_dir,
+            sqlite_path=env.get("PROOFGATE_SQLITE_PATH") or str(data_dir / "proofgate.db"),
+            table=location.table,
+            dynamodb_endpoint=location.endpoint,
+            aws_region=location.region,
+            cursor_key=cursor_key,
+            admin_key=admin_key,
+            admin_key_file=admin_key_file,
+            cors_origins=origins,
+            host=env.get("PROOFGATE_HOST") or "127.0.0.1",
+            port=port,
+        )
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class TableLocation:
+    """Where the DynamoDB table lives: all ``create-table`` needs, without the
+    key files ``Settings.from_env`` creates."""
+
+    table: str = "proofgate"
+    region: str = "us-east-1"
+    endpoint: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> TableLocation:
+        env = _Environment(environ)
+        return cls(
+            table=env.matching("PROOFGATE_TABLE", _TABLE_NAME, "proofgate", _TABLE_RULE),
+            region=env.matching("PROOFGATE_AWS_REGION", _REGION, "us-east-1", _REGION_RULE),
+            endpoint=env.url("PROOFGATE_DYNAMODB_ENDPOINT"),
+        )
+
+
+class _Environment:
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def get(self, name: str) -> str | None:
+        return self._environ.get(name, "").strip() or None
+
+    def choice(self, name: str, choices: type[_E], default: _E) -> _E:
+        value = self.get(name)
+        if value is None:
+            return default
+        try:
+            return choices(value.lower())
+        except ValueError:
+            allowed = ", ".join(c.value for c in choices)
+            raise _invalid(name, f"must be one of {allowed}, got {value!r}") from None
+
+    def matching(self, name: str, pattern: re.Pattern[str], default: str, expected: str) -> str:
+        value = self.get(name)
+        if value is None:
+            return default
+        if not pattern.fullmatch(value):
+            raise _invalid(name, f"must be {expected}, got {value!r}")
+        return value
+
+    def url(self, name: str) -> str | None:
+        value = self.get(name)
+        if value is not None and not _is_origin_like(value, allow_path=True):
+            raise _invalid(name, f"must be an http(s) URL, got {value!r}")
+        return value
+
+    def port(self, name: str, default: int) -> int:
+        value = self.get(name)
+        if value is None:
+            return default
+        if not _PORT.fullmatch(value) or not 0 < int(value) < 65536:
+            raise _invalid(name, f"must be a port number 1-65535, got {value!r}")
+        return int(value)
+
+    def origins(self, name: str) -> tuple[str, ...]:
+        origins = tuple(o.strip() for o in (self.get(name) or "").split(",") if o.strip())
+        for origin in origins:
+            if origin != "*" and not _is_origin_like(origin, allow_path=False):
+                raise _invalid(
+                    name,
+                    f"{origin!r} is not an origin: browsers send scheme://host[:port], "
+                    "with no path or trailing slash",
+                )
+        return origins
+
+
+def _is_origin_like(value: str, *, allow_path: bool) -> bool:
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    return allow_path or not (parts.path or parts.query or parts.fragment or parts.username)
+
+
+def _new_cursor_key() -> str:
+    return base64.urlsafe_b64encode(CursorCodec.generate_key()).rstrip(b"=").decode()
+
+
+@overload
+def _decode_cursor_key(text: str, source: str) -> bytes: ...
+@overload
+def _decode_cursor_key(text: None, source: str) -> None: ...
+def _decode_cursor_key(text: str | None, source: str) -> bytes | None:
+    if text is None:
+        return None
+    key = b""
+    if _BASE64URL.fullmatch(text):
+        unpadded = text.rstrip("=")
+        with contextlib.suppress(binascii.Error, ValueError):
+            key = base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
+    if len(key) not in (16, 24, 32):
+        raise ConfigurationError(
+            f"Invalid cursor key in {source}: expected 16, 24 or 32 bytes, base64url encoded",
+            hint='Generate one with: python -c "import os,base64;'
+            'print(base64.urlsafe_b64encode(os.urandom(32)).decode())"',
+        )
+    return key
+
+
+def _check_admin_key(key: str | None) -> str | None:
+    if key is not None and len(key) < ADMIN_KEY_MIN_LENGTH:
+        raise _invalid("PROOFGATE_ADMIN_KEY", f"needs at least {ADMIN_KEY_MIN_LENGTH} characters")
+    return key
+
+
+def _invalid(name: str, problem: str) -> ConfigurationError:
+    return ConfigurationError(f"Invalid {name}: {problem}")

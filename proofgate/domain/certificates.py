@@ -1,0 +1,115 @@
+"""Product certificates: the canonical record, its hash and its signature.
+
+The contract (DESIGN.md section 4), which third parties verify offline:
+
+- the record is the JSON object ``{brandId, createdAt, metadata, name,
+  productId, sku}`` in canonical JSON (see ``canonical``); ``sku`` is ``null``
+  when absent, ``metadata`` is ``{}`` when absent, and ``createdAt`` is spelled
+  by ``format_datetime`` exactly as the API returns it;
+- the certificate hash is SHA-256 of those bytes, lowercase hex;
+- the signature is Ed25519 over the 32 raw bytes of the hash (not over its hex),
+  base64url without padding, made by the key named ``keyId``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from .canonical import JSONObject, canonical_json, normalize_object, sha256_hex
+from .datetimes import format_datetime
+from .encoding import b64url_decode, b64url_encode, is_sha256_hex
+from .signing import ALGORITHM, KeyRing, SigningKey, VerifyingKey
+
+__all__ = [
+    "Certificate",
+    "CertificateCheck",
+    "CertificateRecord",
+    "issue_certificate",
+    "sign_hash",
+    "verify_certificate",
+    "verify_signature",
+]
+
+
+@dataclass(frozen=True)
+class CertificateRecord:
+    product_id: str
+    brand_id: str
+    name: str
+    created_at: datetime
+    sku: str | None = None
+    metadata: Mapping[str, object] | None = None
+
+    def document(self) -> JSONObject:
+        metadata = normalize_object(self.metadata or {}, field="metadata")
+        return {
+            "brandId": self.brand_id,
+            "createdAt": format_datetime(self.created_at),
+            "metadata": metadata,
+            "name": self.name,
+            "productId": self.product_id,
+            "sku": self.sku,
+        }
+
+    def canonical_bytes(self) -> bytes:
+        return canonical_json(self.document(), field="certificate")
+
+    def hash(self) -> str:
+        return sha256_hex(self.canonical_bytes())
+
+
+@dataclass(frozen=True)
+class Certificate:
+    hash: str
+    signature: str
+    key_id: str
+    algorithm: str = ALGORITHM
+
+
+@dataclass(frozen=True)
+class CertificateCheck:
+    """``hash_valid``: the record still produces the certificate's hash.
+    ``signature_valid``: a known key signed that hash. Independent on purpose, so
+    a verifier can tell an altered record from a forged certificate."""
+
+    hash_valid: bool
+    signature_valid: bool
+
+    @property
+    def valid(self) -> bool:
+        return self.hash_valid and self.signature_valid
+
+
+def sign_hash(hash_hex: str, signer: SigningKey) -> Certificate:
+    signature = signer.sign(bytes.fromhex(hash_hex))
+    return Certificate(hash=hash_hex, signature=b64url_encode(signature), key_id=signer.kid)
+
+
+def issue_certificate(record: CertificateRecord, signer: SigningKey) -> Certificate:
+    return sign_hash(record.hash(), signer)
+
+
+def verify_signature(
+    certificate: Certificate, public_keys: KeyRing | Mapping[str, VerifyingKey]
+) -> bool:
+    keys = public_keys.keys if isinstance(public_keys, KeyRing) else public_keys
+    key = keys.get(certificate.key_id)
+    if key is None or certificate.algorithm != ALGORITHM or not is_sha256_hex(certificate.hash):
+        return False
+    signature = b64url_decode(certificate.signature)
+    if signature is None:
+        return False
+    return key.verify(signature, bytes.fromhex(certificate.hash))
+
+
+def verify_certificate(
+    record: CertificateRecord,
+    certificate: Certificate,
+    public_keys: KeyRing | Mapping[str, VerifyingKey],
+) -> CertificateCheck:
+    return CertificateCheck(
+        hash_valid=record.hash() == certificate.hash,
+        signature_valid=verify_signature(certificate, public_keys),
+    )

@@ -1,0 +1,62 @@
+"""The verdict of a verification, from the checks that were run.
+
+Precedence: an unknown code is UNKNOWN; a certificate that does not match
+(hash) or was not signed by a known key (signature) is COUNTERFEIT whatever
+else holds; a recall or a broken provenance chain makes a genuine product
+SUSPICIOUS; otherwise it is AUTHENTIC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .enums import ProductStatus, ScanResult
+
+__all__ = ["WARNINGS", "Outcome", "assess"]
+
+WARNINGS = {
+    "hash": "The product record does not match its certificate.",
+    "signature": "The certificate signature is not valid.",
+    "recalled": "This product has been recalled by its brand.",
+    "chain": "The provenance history has been altered or is incomplete.",
+    "flagged": "This product is under investigation by its brand.",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    authentic: bool
+    result: ScanResult
+    warnings: tuple[str, ...] = ()
+
+
+def assess(
+    *,
+    found: bool,
+    hash_valid: bool,
+    signature_valid: bool,
+    chain_intact: bool,
+    status: ProductStatus | None,
+) -> Outcome:
+    """Every check is required, so a forgotten one can never default to a pass.
+    When ``found`` is false the others are ignored."""
+    if not found:
+        return Outcome(False, ScanResult.UNKNOWN)
+    warnings = [
+        WARNINGS[name]
+        for name, failed in (
+            ("hash", not hash_valid),
+            ("signature", not signature_valid),
+            ("recalled", status is ProductStatus.RECALLED),
+            ("chain", not chain_intact),
+            ("flagged", status is ProductStatus.FLAGGED),
+        )
+        if failed
+    ]
+    if not (hash_valid and signature_valid):
+        result = ScanResult.COUNTERFEIT
+    elif status is ProductStatus.RECALLED or not chain_intact:
+        result = ScanResult.SUSPICIOUS
+    else:
+        result = ScanResult.AUTHENTIC
+    return Outcome(result is ScanResult.AUTHENTIC, result, tuple(warnings))

@@ -1,0 +1,37 @@
+"""The audit entry as the operator reads it."""
+
+from __future__ import annotations
+
+import strawberry
+
+from proofgate.domain.datetimes import parse_datetime
+from proofgate.storage import Item
+
+from ..types.scalars import DateTime
+
+__all__ = ["AuditEntry"]
+
+
+@strawberry.type(description="One mutation, recorded in the same transaction as its change")
+class AuditEntry:
+    id: strawberry.ID
+    occurred_at: DateTime
+    action: str
+    actor_role: str
+    actor_brand_id: strawberry.ID | None
+    actor_key_id: strawberry.ID | None
+    brand_id: strawberry.ID | None
+    target_id: strawberry.ID | None
+
+    @classmethod
+    def from_item(cls, item: Item) -> AuditEntry:
+        return cls(
+            id=strawberry.ID(item["id"]),
+            occurred_at=parse_datetime(item["occurredAt"]),
+            action=item["action"],
+            actor_role=item["actorRole"],
+            actor_brand_id=item.get("actorBrandId"),
+            actor_key_id=item.get("actorKeyId"),
+            brand_id=item.get("brandId"),
+            target_id=item.get("targetId"),
+        )

@@ -1,0 +1,88 @@
+"""The Brand type and its counters."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+from proofgate.domain.datetimes import parse_datetime
+from proofgate.domain.enums import Plan
+from proofgate.storage import Item
+from proofgate.storage.access_patterns import BRAND_PRODUCTS, BRAND_STATS, PRODUCT_BY_ID
+
+from ..context import Info
+from ..fields import ap_field, computed_field
+from ..types.connection import Connection, connection
+from ..types.scalars import DateTime
+from ..visibility import require_owner
+from .items import STAT_COUNTERS
+
+if TYPE_CHECKING:
+    from ..products.types import Product
+
+__all__ = ["Brand", "BrandStats"]
+
+_Product = Annotated["Product", strawberry.lazy("proofgate.resolvers.products.types")]
+
+
+@strawberry.type(description="Atomic counters, updated with ADD by the writes that change them")
+class BrandStats:
+    product_count: int
+    scan_count: int
+    threat_count: int
+    open_threat_count: int
+
+    @classmethod
+    def from_item(cls, item: Item | None) -> BrandStats:
+        counts = [int((item or {}).get(name, 0)) for name in STAT_COUNTERS]
+        return cls(*counts)
+
+
+@strawberry.type(
+    description="A brand. id, name, domain, industry and createdAt are public; "
+    "the other fields need one of the brand's own keys."
+)
+class Brand:
+    id: strawberry.ID
+    name: str
+    domain: str
+    industry: str | None
+    created_at: DateTime
+    _item: strawberry.Private[Item]
+
+    @classmethod
+    def from_item(cls, item: Item) -> Brand:
+        return cls(
+            id=strawberry.ID(item["id"]),
+            name=item["name"],
+            domain=item["domain"],
+            industry=item.get("industry"),
+            created_at=parse_datetime(item["createdAt"]),
+            _item=item,
+        )
+
+    @computed_field
+    def plan(self, info: Info) -> Plan | None:
+        require_owner(info.context.principal, self.id, "plan")
+        return Plan(self._item["plan"])
+
+    @ap_field(BRAND_STATS)
+    async def stats(self, info: Info) -> BrandStats | None:
+        require_owner(info.context.principal, self.id, "stats")
+        return BrandStats.from_item(await info.context.loaders.item(BRAND_STATS, brand_id=self.id))
+
+    @ap_field(BRAND_PRODUCTS, description="The brand's products, newest first")
+    async def products(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[_Product] | None:
+        from ..products.types import Product
+
+        require_owner(info.context.principal, self.id, "products")
+        loaders = info.context.loaders
+        page = await loaders.page(BRAND_PRODUCTS, {"brand_id": self.id}, first=first, after=after)
+        for item in page.items:
+            # The index projects whole products; later fields of the same
+            # product in this request read nothing.
+            loaders.prime(PRODUCT_BY_ID, item, product_id=item["id"])
+        return connection(page, Product.from_item)

@@ -1,0 +1,103 @@
+"""Fields that declare the one access pattern they read.
+
+``ap_field(AP)`` records the AP in the field's metadata; the schema walk test
+and ``proofgate explain`` read it back, so the field -> AP map is never written
+down by hand. Fields computed from their parent declare ``computed_field``.
+
+A field that finds its result through an index or lookup item (``brands``
+reads AP02 entries, ``productByCode`` reads AP05) declares that AP and names
+the entity's get pattern with ``loads=``: the entity read is the batched
+DataLoader fetch of the type it returns, not a second query of its own.
+Mutations declare ``mutation_field(reads=AP)`` with the one AP they read
+before writing, if any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import strawberry
+from strawberry.types.field import StrawberryField
+
+from proofgate.storage import AccessPattern
+
+__all__ = [
+    "AP_METADATA",
+    "COMPUTED_METADATA",
+    "LOADS_METADATA",
+    "WRITES_METADATA",
+    "FieldAccess",
+    "ap_field",
+    "computed_field",
+    "field_access_patterns",
+    "mutation_field",
+]
+
+AP_METADATA = "proofgate.ap"
+COMPUTED_METADATA = "proofgate.computed"
+LOADS_METADATA = "proofgate.loads"
+WRITES_METADATA = "proofgate.writes"
+
+
+def ap_field(ap: AccessPattern, resolver: Any = None, *, loads: AccessPattern | None = None, **kwargs: Any) -> Any:
+    metadata = {**kwargs.pop("metadata", {}), AP_METADATA: ap.id}
+    if loads is not None:
+        metadata[LOADS_METADATA] = loads.id
+    if resolver is None:
+        return strawberry.field(metadata=metadata, **kwargs)
+    return strawberry.field(resolver=resolver, metadata=metadata, **kwargs)
+
+
+def computed_field(resolver: Any = None, **kwargs: Any) -> Any:
+    metadata = {**kwargs.pop("metadata", {}), COMPUTED_METADATA: True}
+    if resolver is None:
+        return strawberry.field(metadata=metadata, **kwargs)
+    return strawberry.field(resolver=resolver, metadata=metadata, **kwargs)
+
+
+def mutation_field(resolver: Any = None, *, reads: AccessPattern | None = None, **kwargs: Any) -> Any:
+    metadata: dict[str, Any] = {**kwargs.pop("metadata", {}), WRITES_METADATA: True}
+    if reads is not None:
+        metadata[AP_METADATA] = reads.id
+    if resolver is None:
+        return strawberry.mutation(metadata=metadata, **kwargs)
+    return strawberry.mutation(resolver=resolver, metadata=metadata, **kwargs)
+
+
+class FieldAccess(NamedTuple):
+    type_name: str
+    field_name: str
+    access_pattern: str | None
+    has_resolver: bool
+    """A resolver that is neither computed from its parent nor a mutation: it
+    must declare an access pattern."""
+    loads: str | None = None
+    writes: bool = False
+
+
+def field_access_patterns(schema: strawberry.Schema) -> Iterator[FieldAccess]:
+    """Every object-type field in the schema with what it declares."""
+    for type_definition in schema.schema_converter.type_map.values():
+        definition = type_definition.definition
+        fields = getattr(definition, "fields", None)
+        if not fields:
+            continue
+        for strawberry_field in fields:
+            if not isinstance(strawberry_field, StrawberryField):
+                continue
+            metadata = strawberry_field.metadata or {}
+            writes = bool(metadata.get(WRITES_METADATA))
+            has_resolver = (
+                strawberry_field.base_resolver is not None
+                and not metadata.get(COMPUTED_METADATA)
+                and not writes
+            )
+            yield FieldAccess(
+                definition.name,
+                strawberry_field.python_name,
+                metadata.get(AP_METADATA),
+                has_resolver,
+                metadata.get(LOADS_METADATA),
+                writes,
+            )

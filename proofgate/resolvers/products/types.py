@@ -1,0 +1,100 @@
+"""The Product type and its certificate."""
+
+from __future__ import annotations
+
+import strawberry
+
+from proofgate.domain.datetimes import parse_datetime
+from proofgate.domain.enums import ProductStatus
+from proofgate.errors import ProofgateError
+from proofgate.storage import Item
+from proofgate.storage.access_patterns import BRAND_BY_ID
+
+from ..brands.types import Brand
+from ..context import Info
+from ..fields import ap_field, computed_field
+from ..types.scalars import JSON, DateTime
+from ..visibility import require_owner
+
+__all__ = ["Certificate", "Product"]
+
+
+@strawberry.type(
+    description="Ed25519 over the 32 raw bytes of `hash`, the SHA-256 of the product's "
+    "canonical record; verify offline with the `signingKeys` entry named `keyId`."
+)
+class Certificate:
+    hash: str
+    signature: str
+    key_id: str
+    algorithm: str
+    chain_head: str = strawberry.field(description="Hash of the latest provenance event (the certificate hash before any)")
+
+    @classmethod
+    def from_item(cls, item: Item) -> Certificate:
+        return cls(
+            hash=item["certificateHash"],
+            signature=item["signature"],
+            key_id=item["keyId"],
+            algorithm=item["algorithm"],
+            chain_head=item["chainHead"],
+        )
+
+
+@strawberry.type(
+    description="A registered product. verificationCode and scanCount need one of the "
+    "brand's own keys; every other field is public to whoever found the product."
+)
+class Product:
+    id: strawberry.ID
+    name: str
+    sku: str | None
+    category: str | None
+    description: str | None
+    metadata: JSON
+    status: ProductStatus
+    created_at: DateTime
+    updated_at: DateTime
+    _item: strawberry.Private[Item]
+
+    @classmethod
+    def from_item(cls, item: Item) -> Product:
+        return cls(
+            id=strawberry.ID(item["id"]),
+            name=item["name"],
+            sku=item.get("sku"),
+            category=item.get("category"),
+            description=item.get("description"),
+            metadata=item.get("metadata") or {},
+            status=ProductStatus(item["status"]),
+            created_at=parse_datetime(item["createdAt"]),
+            updated_at=parse_datetime(item["updatedAt"]),
+            _item=item,
+        )
+
+    @property
+    def brand_id(self) -> str:
+        brand_id: str = self._item["brandId"]
+        return brand_id
+
+    @ap_field(BRAND_BY_ID)
+    async def brand(self, info: Info) -> Brand:
+        item = await info.context.loaders.item(BRAND_BY_ID, brand_id=self.brand_id)
+        if item is None:
+            raise ProofgateError(f"Product {self.id} names a brand that does not exist")
+        return Brand.from_item(item)
+
+    @computed_field
+    def certificate(self) -> Certificate:
+        return Certificate.from_item(self._item)
+
+    @computed_field(description="The code printed on the product; the brand's keys only")
+    def verification_code(self, info: Info) -> str | None:
+        require_owner(info.context.principal, self.brand_id, "verificationCode")
+        code: str = self._item["verificationCode"]
+        return code
+
+    @computed_field(description="Verifications recorded for this product; the brand's keys only")
+    def scan_count(self, info: Info) -> int | None:
+        require_owner(info.context.principal, self.brand_id, "scanCount")
+        return int(self._item.get("scanCount", 0))

@@ -1,0 +1,33 @@
+"""The DynamoDB backend (aioboto3): ``open_dynamodb`` and ``create_table``."""
+
+from __future__ import annotations
+
+from ..access_patterns import REGISTRY
+from ..cursor import CursorCodec
+from ..protocol import Storage
+from ..store import Store
+from ._table import create_table
+from .driver import DynamoDriver
+
+__all__ = ["DynamoDriver", "create_table", "open_dynamodb"]
+
+
+async def open_dynamodb(
+    *,
+    table_name: str,
+    region: str,
+    cursor_key: bytes,
+    endpoint_url: str | None = None,
+    access_key_id: str | None = None,
+    secret_access_key: str | None = None,
+) -> Storage:
+    """Storage over one long-lived client; ``close()`` releases its connections."""
+    cursors = CursorCodec(cursor_key)
+    driver = await DynamoDriver.connect(
+        table_name=table_name,
+        region=region,
+        endpoint_url=endpoint_url,
+        access_key_id=access_key_id,
+        secret_access_key=secret_access_key,
+    )
+    return Store(driver, cursors, REGISTRY)

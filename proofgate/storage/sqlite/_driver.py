@@ -1,0 +1,74 @@
+"""The embedded backend: one SQLite file in WAL mode, or ``:memory:``.
+
+Reads and writes run on two threads with a connection each, so a read never
+waits behind a write (WAL readers see the last commit without taking a lock)
+and the event loop never waits on either. ``:memory:`` is one database per
+connection, so there one thread and one connection serve both.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from functools import partial
+
+from ..driver import BatchGetResult, QueryRequest, QueryResult
+from ..keys import Key
+from ..values import Item
+from ..writes import WriteAction
+from . import _reads, _writes
+from ._query import query
+from ._schema import MEMORY, connect_reader, connect_writer
+from ._worker import Worker
+
+__all__ = ["SqliteDriver"]
+
+
+def _nothing(connection: sqlite3.Connection) -> None:
+    return None
+
+
+class SqliteDriver:
+    name = "sqlite"
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+        """Starts the threads, which open their connections; nothing here
+        blocks. ``timeout`` is how long a write waits for another process's
+        write lock before failing with ``ServiceUnavailable``."""
+        self.path = os.fspath(path)
+        ready = threading.Event()
+        self._writer = Worker(
+            partial(connect_writer, self.path, timeout, ready), "proofgate-sqlite-writer"
+        )
+        if self.path == MEMORY:
+            self._reader = self._writer
+        else:
+            self._reader = Worker(
+                partial(connect_reader, self.path, timeout, ready), "proofgate-sqlite-reader"
+            )
+
+    async def wait_ready(self) -> None:
+        """Raises what opening the file raised (a bad path, a newer schema)."""
+        await self._writer.call(_nothing)
+        await self._reader.call(_nothing)
+
+    async def get_item(self, key: Key, consistent: bool) -> tuple[Item | None, float]:
+        return await self._reader.call(_reads.get_item, key, consistent)
+
+    async def batch_get_items(self, keys: Sequence[Key], consistent: bool) -> BatchGetResult:
+        return await self._reader.call(_reads.batch_get_items, list(keys), consistent)
+
+    async def query(self, request: QueryRequest) -> QueryResult:
+        return await self._reader.call(query, request)
+
+    async def write(self, action: WriteAction) -> float:
+        return await self._writer.call(_writes.write, action)
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> float:
+        return await self._writer.call(_writes.transact_write, list(actions))
+
+    async def close(self) -> None:
+        await self._reader.stop()
+        await self._writer.stop()

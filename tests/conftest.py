@@ -1,0 +1,139 @@
+"""Shared fixtures: the moto server for the DynamoDB backend, and the Scan tripwire.
+
+The gateway must never Scan. The tripwire sits at both ends of the wire: every
+botocore/aiobotocore client refuses the call, and moto's own Scan (and PartiQL)
+handlers refuse the request, whoever sent it. Each refusal is recorded, and a
+test during which one happened fails even if the code under test swallowed the
+error.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from aiobotocore.client import AioBaseClient
+from botocore.client import BaseClient
+from moto.dynamodb.exceptions import MockValidationException
+from moto.dynamodb.responses import DynamoHandler
+from moto.server import ThreadedMotoServer
+
+FORBIDDEN_DYNAMODB_OPERATIONS = frozenset(
+    {"Scan", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"}
+)
+_FORBIDDEN_HANDLERS = (
+    "scan",
+    "execute_statement",
+    "batch_execute_statement",
+    "execute_transaction",
+)
+
+
+class ScanTripwire:
+    def __init__(self, unguarded_call: Callable[..., Awaitable[Any]]) -> None:
+        self._lock = threading.Lock()
+        self.calls: list[str] = []
+        # aiobotocore's own _make_api_call, for the test that proves the
+        # backend's clients refuse Scan without this tripwire's help.
+        self.unguarded_call = unguarded_call
+
+    def trip(self, where: str) -> None:
+        with self._lock:
+            self.calls.append(where)
+
+    @contextmanager
+    def expected(self) -> Iterator[list[str]]:
+        """For the tests that prove the tripwire works: collect (and clear) the
+        refusals made inside the block."""
+        with self._lock:
+            start = len(self.calls)
+        caught: list[str] = []
+        try:
+            yield caught
+        finally:
+            with self._lock:
+                caught.extend(self.calls[start:])
+                del self.calls[start:]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def scan_tripwire() -> Iterator[ScanTripwire]:
+    async_call = AioBaseClient._make_api_call
+    sync_call = BaseClient._make_api_call
+    tripwire = ScanTripwire(async_call)
+
+    def check(client: Any, operation: str) -> None:
+        if (
+            client.meta.service_model.service_name == "dynamodb"
+            and operation in FORBIDDEN_DYNAMODB_OPERATIONS
+        ):
+            tripwire.trip(f"client:{operation}")
+            raise AssertionError(
+                f"DynamoDB {operation} issued during tests; the gateway must never scan"
+            )
+
+    async def guarded_async(self: Any, operation_name: str, api_params: Any) -> Any:
+        check(self, operation_name)
+        return await async_call(self, operation_name, api_params)
+
+    def guarded_sync(self: Any, operation_name: str, api_params: Any) -> Any:
+        check(self, operation_name)
+        return sync_call(self, operation_name, api_params)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(AioBaseClient, "_make_api_call", guarded_async)
+        patch.setattr(BaseClient, "_make_api_call", guarded_sync)
+        _refuse_on_server(tripwire, patch)
+        yield tripwire
+    assert not tripwire.calls, f"DynamoDB scans were issued during the session: {tripwire.calls}"
+
+
+@pytest.fixture(autouse=True)
+def _fail_on_scan(scan_tripwire: ScanTripwire) -> Iterator[None]:
+    before = len(scan_tripwire.calls)
+    yield
+    if len(scan_tripwire.calls) > before:
+        pytest.fail(f"This test issued a DynamoDB scan: {scan_tripwire.calls[before:]}")
+
+
+def _refuse_on_server(tripwire: ScanTripwire, patch: pytest.MonkeyPatch) -> None:
+    for handler in _FORBIDDEN_HANDLERS:
+
+        def refuse(self: Any, *_: Any, _handler: str = handler, **__: Any) -> Any:
+            tripwire.trip(f"server:{_handler}")
+            raise MockValidationException(f"{_handler} is forbidden in proofgate's tests")
+
+        patch.setattr(DynamoHandler, handler, refuse)
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
+    """A moto server on a free loopback port, with dummy credentials in the environment.
+
+    Depends on the tripwire so the server's Scan handlers are refused before it starts."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_SECURITY_TOKEN": "testing",
+            "AWS_SESSION_TOKEN": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }.items():
+            patch.setenv(name, value)
+        patch.delenv("AWS_PROFILE", raising=False)
+        requests_log = logging.getLogger("werkzeug")
+        level = requests_log.level
+        requests_log.setLevel(logging.ERROR)
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        try:
+            host, port = server.get_host_and_port()
+            yield f"http://{host}:{port}"
+        finally:
+            server.stop()
+            requests_log.setLevel(level)

@@ -1,0 +1,104 @@
+"""deploy/table.yaml against the one table definition in code."""
+
+from __future__ import annotations
+
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml  # type: ignore[import-untyped]
+from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
+
+from proofgate.storage.table import TABLE
+
+TEMPLATE = Path(__file__).parents[2] / "deploy" / "table.yaml"
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(TEMPLATE.read_text())
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def table(template: dict[str, Any]) -> dict[str, Any]:
+    resources = template["Resources"]
+    tables = [r for r in resources.values() if r["Type"] == "AWS::DynamoDB::Table"]
+    assert len(tables) == 1
+    properties: dict[str, Any] = tables[0]["Properties"]
+    return properties
+
+
+def test_keys_and_indexes_match_the_table_definition(table: dict[str, Any]) -> None:
+    request = TABLE.create_table_request()
+    assert table["BillingMode"] == request["BillingMode"]
+    assert table["KeySchema"] == request["KeySchema"]
+    assert sorted(table["AttributeDefinitions"], key=str) == sorted(
+        request["AttributeDefinitions"], key=str
+    )
+    assert table["GlobalSecondaryIndexes"] == request["GlobalSecondaryIndexes"]
+    assert all(
+        i["Projection"] == {"ProjectionType": "ALL"} for i in table["GlobalSecondaryIndexes"]
+    )
+
+
+def test_stream_ttl_and_recovery_match(table: dict[str, Any]) -> None:
+    stream = TABLE.create_table_request()["StreamSpecification"]
+    assert stream["StreamEnabled"] is True
+    assert table["StreamSpecification"] == {"StreamViewType": stream["StreamViewType"]}
+    assert table["TimeToLiveSpecification"] == TABLE.ttl_request()["TimeToLiveSpecification"]
+    assert (
+        table["PointInTimeRecoverySpecification"]
+        == TABLE.pitr_request()["PointInTimeRecoverySpecification"]
+    )
+
+
+def test_table_name_is_a_parameter_defaulting_to_the_code(
+    template: dict[str, Any], table: dict[str, Any]
+) -> None:
+    parameter = template["Parameters"]["TableName"]
+    assert table["TableName"] == {"Ref": "TableName"}
+    assert parameter["Default"] == TABLE.name
+    assert re.fullmatch(parameter["AllowedPattern"], TABLE.name)
+
+
+def test_table_survives_stack_deletion(template: dict[str, Any]) -> None:
+    (resource,) = template["Resources"].values()
+    assert resource["DeletionPolicy"] == resource["UpdateReplacePolicy"] == "Retain"
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cfn-lint ships its resource schemas; fail loudly if it ever reaches out."""
+    connect = socket.socket.connect
+
+    def local_only(self: socket.socket, address: Any) -> Any:
+        if self.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in (
+            "127.0.0.1",
+            "::1",
+        ):
+            raise AssertionError(f"cfn-lint tried to connect to {address}")
+        return connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", local_only)
+
+
+def lint(path: Path) -> list[str]:
+    matches = lint_file(path, config=ManualArgs(regions=["us-east-1"], include_checks=["I"]))
+    return [f"{m.rule.id} line {m.linenumber}: {m.message}" for m in matches]
+
+
+@pytest.mark.usefixtures("offline")
+def test_cfn_lint_finds_nothing() -> None:
+    assert lint(TEMPLATE) == []
+
+
+@pytest.mark.usefixtures("offline")
+def test_cfn_lint_catches_a_broken_template(tmp_path: Path) -> None:
+    broken = tmp_path / "table.yaml"
+    broken.write_text(
+        TEMPLATE.read_text().replace("BillingMode: PAY_PER_REQUEST", "BillingMode: FREE")
+    )
+    assert any("FREE" in problem for problem in lint(broken))

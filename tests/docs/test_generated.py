@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from proofgate.api.explain import render_markdown
+from proofgate.storage.access_patterns import REGISTRY
+
+ACCESS_PATTERNS_DOC = Path(__file__).parents[2] / "docs" / "access-patterns.md"
+
+
+def test_access_pattern_doc_is_current() -> None:
+    committed = ACCESS_PATTERNS_DOC.read_text() if ACCESS_PATTERNS_DOC.exists() else ""
+    assert committed == render_markdown(REGISTRY), (
+        "docs/access-patterns.md is stale: the access-pattern registry changed. Run `make docs`."
+    )
+
+
+def test_access_pattern_doc_has_one_row_per_pattern() -> None:
+    ids = re.findall(r"^\| (AP\d+) \|", ACCESS_PATTERNS_DOC.read_text(), flags=re.MULTILINE)
+    assert ids == [ap.id for ap in REGISTRY]
+    assert len(ids) == 21

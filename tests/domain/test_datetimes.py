@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from proofgate.domain.datetimes import format_datetime, parse_datetime, utc
+from proofgate.errors import BadUserInput
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (datetime(2026, 11, 29, 12, 0, 0, 123456, UTC), "2026-11-29T12:00:00.123456Z"),
+        (datetime(2026, 11, 29, 12, 0, tzinfo=UTC), "2026-11-29T12:00:00.000000Z"),
+        (
+            datetime(2026, 11, 29, 14, 30, 5, 7, timezone(timedelta(hours=2))),
+            "2026-11-29T12:30:05.000007Z",
+        ),
+        (datetime(5, 1, 2, 3, 4, 5, tzinfo=UTC), "0005-01-02T03:04:05.000000Z"),
+    ],
+)
+def test_format(value: datetime, text: str) -> None:
+    assert format_datetime(value) == text
+
+
+def test_naive_datetimes_are_refused() -> None:
+    with pytest.raises(BadUserInput, match="occurredAt"):
+        utc(datetime(2026, 1, 1), field="occurredAt")
+    with pytest.raises(BadUserInput):
+        format_datetime(datetime(2026, 1, 1))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-11-29T12:00:00.123456Z", datetime(2026, 11, 29, 12, 0, 0, 123456, UTC)),
+        ("2026-11-29T12:00:00Z", datetime(2026, 11, 29, 12, tzinfo=UTC)),
+        ("2026-11-29T14:00:00.5+02:00", datetime(2026, 11, 29, 12, 0, 0, 500000, UTC)),
+    ],
+)
+def test_parse(text: str, expected: datetime) -> None:
+    parsed = parse_datetime(text)
+    assert parsed == expected
+    assert parsed.tzinfo is UTC
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2026-13-01T00:00:00Z", "", "2026-11-29T12:00:00"])
+def test_parse_refuses(text: str) -> None:
+    with pytest.raises(BadUserInput, match="occurredAt"):
+        parse_datetime(text, field="occurredAt")
+
+
+@given(st.datetimes(timezones=st.just(UTC)))
+def test_round_trip(value: datetime) -> None:
+    text = format_datetime(value)
+    assert len(text) == 27
+    assert parse_datetime(text) == value
+
+
+@given(st.datetimes(timezones=st.just(UTC)), st.datetimes(timezones=st.just(UTC)))
+def test_text_order_is_time_order(a: datetime, b: datetime) -> None:
+    assert (format_datetime(a) < format_datetime(b)) == (a < b)

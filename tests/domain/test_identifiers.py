@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from proofgate.domain.identifiers import (
+    CROCKFORD_ALPHABET,
+    VERIFICATION_CODE_ALPHABET,
+    format_verification_code,
+    hash_api_key,
+    hash_device_fingerprint,
+    hash_ip,
+    id_time,
+    is_api_key,
+    is_id,
+    make_id,
+    new_api_key,
+    new_id,
+    new_verification_code,
+    new_webhook_secret,
+    parse_verification_code,
+    salted_hash,
+)
+from proofgate.errors import ProofgateError
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_TIME = datetime.max.replace(tzinfo=UTC)
+SALT = b"s" * 16
+
+times = st.datetimes(
+    min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1), timezones=st.just(UTC)
+)
+entropy = st.binary(min_size=10, max_size=10)
+
+
+def _decode(identifier: str) -> int:
+    value = 0
+    for char in identifier:
+        value = value * 32 + "0123456789ABCDEFGHJKMNPQRSTVWXYZ".index(char)
+    return value
+
+
+def test_id_extremes() -> None:
+    assert make_id(EPOCH, bytes(10)) == "0" * 26
+    largest = make_id(MAX_TIME, b"\xff" * 10)
+    assert largest == make_id(MAX_TIME, b"\xff" * 10)
+    assert _decode(largest) >> 80 == (MAX_TIME - EPOCH) // timedelta(milliseconds=1)
+    assert largest.endswith("Z" * 16)
+    assert _decode("7" + "Z" * 25) == 2**128 - 1
+
+
+@given(times, entropy)
+def test_id_is_time_then_entropy_in_crockford_base32(now: datetime, noise: bytes) -> None:
+    identifier = make_id(now, noise)
+    assert is_id(identifier)
+    millis = (now - EPOCH) // timedelta(milliseconds=1)
+    assert _decode(identifier) == millis << 80 | int.from_bytes(noise, "big")
+    assert id_time(identifier) == EPOCH + timedelta(milliseconds=millis)
+
+
+@given(times, times, entropy, entropy)
+def test_ids_sort_by_creation_millisecond(a: datetime, b: datetime, x: bytes, y: bytes) -> None:
+    ms_a, ms_b = ((t - EPOCH) // timedelta(milliseconds=1) for t in (a, b))
+    if ms_a != ms_b:
+        assert (make_id(a, x) < make_id(b, y)) == (ms_a < ms_b)
+
+
+def test_id_refuses_bad_inputs() -> None:
+    with pytest.raises(ProofgateError, match="entropy"):
+        make_id(EPOCH, bytes(9))
+    with pytest.raises(ProofgateError):
+        make_id(EPOCH - timedelta(milliseconds=1), bytes(10))
+    with pytest.raises(ProofgateError):
+        id_time("not an id")
+
+
+def test_new_id_uses_the_clock_and_randomness() -> None:
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
+    a, b = new_id(now), new_id(now)
+    assert a != b
+    assert a[:10] == b[:10]
+    assert id_time(a) == now
+    assert is_id(new_id())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0" * 25,
+        "0" * 27,
+        "8" + "0" * 25,
+        "01jd8x3v9q7zk5m2n4p6r8t0w1",
+        "01JD8X3V9Q7ZK5M2N4P6R8T0WI",
+    ],
+)
+def test_is_id_refuses(text: str) -> None:
+    assert not is_id(text)
+
+
+def test_alphabets() -> None:
+    assert len(CROCKFORD_ALPHABET) == 32
+    assert len(VERIFICATION_CODE_ALPHABET) == 30
+    assert not set("01ILOU") & set(VERIFICATION_CODE_ALPHABET)
+
+
+def test_new_verification_code_shape_and_uniqueness() -> None:
+    codes = {new_verification_code() for _ in range(1000)}
+    assert len(codes) == 1000
+    pattern = re.compile(
+        rf"[{VERIFICATION_CODE_ALPHABET}]{{4}}(-[{VERIFICATION_CODE_ALPHABET}]{{4}}){{2}}"
+    )
+    assert all(pattern.fullmatch(code) for code in codes)
+    assert all(parse_verification_code(code) == code for code in codes)
+
+
+codes = st.text(VERIFICATION_CODE_ALPHABET, min_size=12, max_size=12)
+
+
+@given(codes)
+def test_parse_forgives_case_spaces_and_hyphens(chars: str) -> None:
+    code = format_verification_code(chars)
+    assert parse_verification_code(code) == code
+    assert parse_verification_code(chars.lower()) == code
+    assert parse_verification_code(f"  {chars[:6]} - {chars[6:]}\t") == code
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "ABCD-EFGH-JKM",
+        "ABCD-EFGH-JKMNP",
+        "ABCD-EFGH-JKL0",
+        "ABCD-EFGH-JKMO",
+        "ABCD_EFGH_JKMN",
+        "ABCD" + " " * 60 + "EFGHJKMN",
+    ],
+)
+def test_parse_refuses(text: str) -> None:
+    assert parse_verification_code(text) is None
+
+
+def test_api_keys() -> None:
+    key = new_api_key()
+    assert key.startswith("pg_")
+    assert len(key) == 46
+    assert is_api_key(key)
+    assert new_api_key() != key
+    assert hash_api_key(key) == hashlib.sha256(key.encode()).hexdigest()
+    assert not is_api_key("pg_short")
+    assert not is_api_key("xx_" + key[3:])
+
+
+def test_webhook_secret() -> None:
+    secret = new_webhook_secret()
+    assert secret.startswith("whsec_")
+    assert len(secret) == 6 + 43
+    assert new_webhook_secret() != secret
+
+
+def test_salted_hash_is_an_hmac_with_domain_separation() -> None:
+    expected = hmac.new(SALT, b"device\x00fp-1", hashlib.sha256).hexdigest()
+    assert hash_device_fingerprint(SALT, "fp-1") == expected
+    assert hash_device_fingerprint(SALT, "fp-1") == hash_device_fingerprint(SALT, "fp-1")
+    assert hash_device_fingerprint(b"t" * 16, "fp-1") != expected
+    assert hash_ip(SALT, "fp-1") != expected
+    assert hash_device_fingerprint(SALT, "fp-2") != expected
+
+
+@pytest.mark.parametrize("spelling", ["::FFFF:1.2.3.4", "::ffff:1.2.3.4", " ::ffff:1.2.3.4 "])
+def test_ip_spellings_hash_alike(spelling: str) -> None:
+    assert hash_ip(SALT, spelling) == salted_hash(SALT, "ip", "::ffff:102:304")
+
+
+def test_unparseable_ip_is_hashed_verbatim() -> None:
+    assert hash_ip(SALT, "unknown") == salted_hash(SALT, "ip", "unknown")
+
+
+def test_short_salt_is_refused() -> None:
+    with pytest.raises(ProofgateError, match="salt"):
+        hash_ip(b"s" * 15, "1.2.3.4")

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import pytest
+
+from proofgate.domain.enums import ProductStatus, ScanResult
+from proofgate.domain.verification import WARNINGS, Outcome, assess
+
+A, T, R, F = (
+    ProductStatus.ACTIVE,
+    ProductStatus.TRANSFERRED,
+    ProductStatus.RECALLED,
+    ProductStatus.FLAGGED,
+)
+
+
+def test_unknown_code() -> None:
+    outcome = assess(
+        found=False, hash_valid=True, signature_valid=True, chain_intact=True, status=None
+    )
+    assert outcome == Outcome(False, ScanResult.UNKNOWN, ())
+
+
+@pytest.mark.parametrize(
+    ("hash_valid", "signature_valid", "chain_intact", "status", "result", "warnings"),
+    [
+        (True, True, True, A, ScanResult.AUTHENTIC, []),
+        (True, True, True, T, ScanResult.AUTHENTIC, []),
+        (True, True, True, F, ScanResult.AUTHENTIC, ["flagged"]),
+        (True, True, True, R, ScanResult.SUSPICIOUS, ["recalled"]),
+        (True, True, False, A, ScanResult.SUSPICIOUS, ["chain"]),
+        (True, True, False, R, ScanResult.SUSPICIOUS, ["recalled", "chain"]),
+        (False, True, True, A, ScanResult.COUNTERFEIT, ["hash"]),
+        (True, False, True, A, ScanResult.COUNTERFEIT, ["signature"]),
+        (False, False, True, R, ScanResult.COUNTERFEIT, ["hash", "signature", "recalled"]),
+        (False, True, False, A, ScanResult.COUNTERFEIT, ["hash", "chain"]),
+    ],
+)
+def test_verdicts(
+    hash_valid: bool,
+    signature_valid: bool,
+    chain_intact: bool,
+    status: ProductStatus,
+    result: ScanResult,
+    warnings: list[str],
+) -> None:
+    outcome = assess(
+        found=True,
+        hash_valid=hash_valid,
+        signature_valid=signature_valid,
+        chain_intact=chain_intact,
+        status=status,
+    )
+    assert outcome.result is result
+    assert outcome.authentic is (result is ScanResult.AUTHENTIC)
+    assert outcome.warnings == tuple(WARNINGS[name] for name in warnings)
