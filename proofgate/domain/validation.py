@@ -63,20 +63,20 @@ __all__ = [
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CONTROL_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_PRINTABLE_ASCII = re.compile(r"[\x21-\x7e]+")
+_PRINTABLE_ASCII = re.compile(r"[\x21-\x7e]*")
 
 
 @dataclass(frozen=True)
 class TextRule:
     """The limits of one text field, declared once and imported by tests.
 
-    ``min_length >= 1`` also refuses whitespace-only text: a required name of
-    three spaces is as absent as an empty one.
+    ``required`` refuses empty and whitespace-only text: a name of three spaces
+    is as absent as an empty one.
     """
 
     field: str
     max_length: int
-    min_length: int = 1
+    required: bool = True
     multiline: bool = False
     ascii_token: bool = False
 
@@ -89,15 +89,10 @@ class TextRule:
                 f"{name}: at most {self.max_length} characters allowed, got {len(value)}",
                 hint=f"Shorten {name} to {self.max_length} characters or fewer.",
             )
-        if len(value) < self.min_length or (self.min_length and not value.strip()):
-            raise BadUserInput(
-                f"{name}: must not be empty"
-                if self.min_length == 1
-                else f"{name}: at least {self.min_length} characters required",
-                hint=f"Provide a value for {name}.",
-            )
+        if self.required and not value.strip():
+            raise BadUserInput(f"{name}: must not be empty", hint=f"Provide a value for {name}.")
         if self.ascii_token:
-            if value and not _PRINTABLE_ASCII.fullmatch(value):
+            if not _PRINTABLE_ASCII.fullmatch(value):
                 raise BadUserInput(
                     f"{name}: only printable ASCII without spaces is allowed",
                     hint="Use letters, digits and punctuation, e.g. a UUID.",
@@ -129,14 +124,14 @@ PRODUCT_NAME = TextRule("name", 200)
 SKU = TextRule("sku", 100)
 CATEGORY = TextRule("category", 100)
 INDUSTRY = TextRule("industry", 100)
-DESCRIPTION = TextRule("description", 2000, min_length=0, multiline=True)
+DESCRIPTION = TextRule("description", 2000, required=False, multiline=True)
 ACTOR = TextRule("actor", 200)
 LOCATION = TextRule("location", 200)
 CITY = TextRule("city", 100)
-USER_AGENT = TextRule("userAgent", 512, min_length=0)
+USER_AGENT = TextRule("userAgent", 512, required=False)
 DEVICE_FINGERPRINT = TextRule("deviceFingerprint", 256)
 REASON = TextRule("reason", 1000, multiline=True)
-MEMO = TextRule("memo", 500, min_length=0, multiline=True)
+MEMO = TextRule("memo", 500, required=False, multiline=True)
 API_KEY_NAME = TextRule("name", 100)
 TRANSFER_TO = TextRule("to", 200)
 IDEMPOTENCY_KEY = TextRule("idempotencyKey", 128, ascii_token=True)

@@ -114,3 +114,13 @@ def test_published_lists_the_active_key_first_then_by_kid(signer: SigningKey) ->
     assert published[0] == signer.verifying_key
     assert [key.kid for key in published[1:]] == sorted(key.kid for key in retired)
     assert len(published) == 4
+
+
+def test_keys_compare_by_kid(signer: SigningKey) -> None:
+    twin = SigningKey.from_pem(signer.private_key_pem())
+    other = SigningKey.generate()
+    assert twin == signer
+    assert other != signer
+    assert signer != signer.verifying_key
+    assert len({signer, twin, other}) == 2
+    assert len({signer.verifying_key, twin.verifying_key, other.verifying_key}) == 2

@@ -37,7 +37,7 @@ def test_every_rule_is_covered() -> None:
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_length_boundaries(name: str) -> None:
     rule, minimum, maximum = RULES[name]
-    assert (rule.min_length, rule.max_length) == (minimum, maximum)
+    assert (rule.required, rule.max_length) == (bool(minimum), maximum)
     assert rule("x" * maximum) == "x" * maximum
     with pytest.raises(BadUserInput) as info:
         rule("x" * (maximum + 1))

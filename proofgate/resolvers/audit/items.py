@@ -6,6 +6,7 @@ log can neither miss a change nor record one that did not happen.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from proofgate.domain.datetimes import format_datetime
@@ -31,7 +32,7 @@ def audit_entry(
     at: datetime,
     *,
     brand_id: str | None,
-    target_id: str | None,
+    target_ids: Sequence[str] = (),
 ) -> Put:
     entry_id = new_id(at)
     return Put(
@@ -46,6 +47,6 @@ def audit_entry(
             "actorBrandId": principal.brand_id,
             "actorKeyId": principal.key_id,
             "brandId": brand_id,
-            "targetId": target_id,
+            "targetIds": list(target_ids),
         }
     )

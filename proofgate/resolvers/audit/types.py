@@ -21,7 +21,7 @@ class AuditEntry:
     actor_brand_id: strawberry.ID | None
     actor_key_id: strawberry.ID | None
     brand_id: strawberry.ID | None
-    target_id: strawberry.ID | None
+    target_ids: list[strawberry.ID]
 
     @classmethod
     def from_item(cls, item: Item) -> AuditEntry:
@@ -33,5 +33,5 @@ class AuditEntry:
             actor_brand_id=item.get("actorBrandId"),
             actor_key_id=item.get("actorKeyId"),
             brand_id=item.get("brandId"),
-            target_id=item.get("targetId"),
+            target_ids=[strawberry.ID(i) for i in item.get("targetIds", [])],
         )

@@ -19,7 +19,9 @@ REGION = "us-east-1"
 
 @pytest.fixture
 async def raw_client(moto_endpoint: str) -> AsyncIterator[Any]:
-    async with aioboto3.Session().client("dynamodb", region_name=REGION, endpoint_url=moto_endpoint) as client:
+    async with aioboto3.Session().client(
+        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
+    ) as client:
         yield client
 
 
@@ -27,7 +29,9 @@ def _schema(description: dict[str, Any]) -> list[tuple[str, str]]:
     return [(k["AttributeName"], k["KeyType"]) for k in description["KeySchema"]]
 
 
-async def test_creates_keys_indexes_stream_ttl_and_pitr(moto_endpoint: str, raw_client: Any) -> None:
+async def test_creates_keys_indexes_stream_ttl_and_pitr(
+    moto_endpoint: str, raw_client: Any
+) -> None:
     name = f"created-{uuid.uuid4().hex[:8]}"
 
     await create_table(table_name=name, region=REGION, endpoint_url=moto_endpoint)
@@ -42,10 +46,15 @@ async def test_creates_keys_indexes_stream_ttl_and_pitr(moto_endpoint: str, raw_
         "GSI2": [("GSI2PK", "HASH"), ("GSI2SK", "RANGE")],
     }
     assert all(i["Projection"]["ProjectionType"] == "ALL" for i in indexes.values())
-    assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": TABLE.stream_view}
+    assert table["StreamSpecification"] == {
+        "StreamEnabled": True,
+        "StreamViewType": TABLE.stream_view,
+    }
     ttl = (await raw_client.describe_time_to_live(TableName=name))["TimeToLiveDescription"]
     assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expiresAt"}
-    backups = (await raw_client.describe_continuous_backups(TableName=name))["ContinuousBackupsDescription"]
+    backups = (await raw_client.describe_continuous_backups(TableName=name))[
+        "ContinuousBackupsDescription"
+    ]
     assert backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
 
 
@@ -73,7 +82,9 @@ async def test_running_it_again_is_harmless(
     assert "Item" in item
 
 
-async def test_an_existing_table_of_another_shape_is_refused(moto_endpoint: str, raw_client: Any) -> None:
+async def test_an_existing_table_of_another_shape_is_refused(
+    moto_endpoint: str, raw_client: Any
+) -> None:
     name = f"other-{uuid.uuid4().hex[:8]}"
     await raw_client.create_table(
         TableName=name,

@@ -35,6 +35,7 @@ from proofgate.storage.registry import SortOperator, SortRange
 from proofgate.storage.table import GSI1
 
 Unique = Callable[[str], str]
+CANCELLED = "Transaction cancelled, please refer cancellation reasons for specific reasons"
 
 
 def client_error(code: str, operation: str, message: str = "", **extra: Any) -> ClientError:
@@ -120,8 +121,12 @@ async def test_condition_check_alone_is_checked(driver: DynamoDriver, unique: Un
 
 async def test_update_clauses_against_the_service(driver: DynamoDriver, unique: Unique) -> None:
     key = Key(unique("COUNTER"), "STATS")
-    await driver.write(Update(key, set={"name": "a", "gone": 1}, set_if_absent={"created": "t1"}, add={"n": 2}))
-    await driver.write(Update(key, set_if_absent={"created": "t2"}, add={"n": Decimal("0.5")}, remove=("gone",)))
+    await driver.write(
+        Update(key, set={"name": "a", "gone": 1}, set_if_absent={"created": "t1"}, add={"n": 2})
+    )
+    await driver.write(
+        Update(key, set_if_absent={"created": "t2"}, add={"n": Decimal("0.5")}, remove=("gone",))
+    )
 
     item, _ = await driver.get_item(key, consistent=True)
 
@@ -139,9 +144,13 @@ async def test_conditional_delete(driver: DynamoDriver, unique: Unique) -> None:
     assert (await driver.get_item(key, consistent=True))[0] is None
 
 
-async def test_cancellation_reasons_name_the_failing_action(driver: DynamoDriver, unique: Unique) -> None:
+async def test_cancellation_reasons_name_the_failing_action(
+    driver: DynamoDriver, unique: Unique
+) -> None:
     updated, checked = Key(unique("TX"), "A"), Key(unique("TX"), "O")
-    await driver.transact_write([Put({"PK": k.pk, "SK": k.sk, "state": "open"}) for k in (updated, checked)])
+    await driver.transact_write(
+        [Put({"PK": k.pk, "SK": k.sk, "state": "open"}) for k in (updated, checked)]
+    )
     actions = [
         Put({"PK": unique("TX"), "SK": "B"}),
         Update(updated, set={"state": "closed"}, condition=Compare("state", Comparison.EQ, "open")),
@@ -156,17 +165,28 @@ async def test_cancellation_reasons_name_the_failing_action(driver: DynamoDriver
     assert failed.value.index == 3
     assert failed.value.key == checked
     assert (await driver.get_item(Key(updated.pk, "C"), consistent=True))[0] is None
-    assert (await driver.get_item(updated, consistent=True))[0] == {"PK": updated.pk, "SK": "A", "state": "open"}
+    assert (await driver.get_item(updated, consistent=True))[0] == {
+        "PK": updated.pk,
+        "SK": "A",
+        "state": "open",
+    }
 
 
 async def test_transaction_applies_all_actions(driver: DynamoDriver, unique: Unique) -> None:
     first, second = Key(unique("ALL"), "A"), Key(unique("ALL"), "B")
     await driver.transact_write(
-        [Put({"PK": first.pk, "SK": first.sk}), Update(second, add={"n": 1}, condition=ItemAbsent())]
+        [
+            Put({"PK": first.pk, "SK": first.sk}),
+            Update(second, add={"n": 1}, condition=ItemAbsent()),
+        ]
     )
 
     assert (await driver.get_item(first, consistent=True))[0] is not None
-    assert (await driver.get_item(second, consistent=True))[0] == {"PK": second.pk, "SK": second.sk, "n": 1}
+    assert (await driver.get_item(second, consistent=True))[0] == {
+        "PK": second.pk,
+        "SK": second.sk,
+        "n": 1,
+    }
 
 
 def _query(partition: str, sort: SortRange, **overrides: Any) -> QueryRequest:
@@ -199,7 +219,9 @@ async def test_query_sort_conditions(
     driver: DynamoDriver, unique: Unique, sort: SortRange, expected: list[str]
 ) -> None:
     partition = unique("Q")
-    await driver.transact_write([Put({"PK": partition, "SK": sk}) for sk in ("E#1", "E#2", "E#3", "F#1")])
+    await driver.transact_write(
+        [Put({"PK": partition, "SK": sk}) for sk in ("E#1", "E#2", "E#3", "F#1")]
+    )
 
     result = await driver.query(_query(partition, sort))
 
@@ -213,7 +235,9 @@ async def test_query_pages_backwards_from_a_start_key(driver: DynamoDriver, uniq
     every = SortRange(SortOperator.BEGINS_WITH, "E#")
 
     first = await driver.query(_query(partition, every, forward=False, limit=2))
-    second = await driver.query(_query(partition, every, forward=False, limit=2, start_key=first.last_evaluated_key))
+    second = await driver.query(
+        _query(partition, every, forward=False, limit=2, start_key=first.last_evaluated_key)
+    )
 
     assert [i["SK"] for i in first.items] == ["E#4", "E#3"]
     assert first.last_evaluated_key == {"PK": partition, "SK": "E#3"}
@@ -232,7 +256,13 @@ async def test_query_reads_a_global_secondary_index(driver: DynamoDriver, unique
     )
 
     result = await driver.query(
-        _query(brand, SortRange(SortOperator.BEGINS_WITH, "PRODUCT#"), index=GSI1, limit=1, consistent=False)
+        _query(
+            brand,
+            SortRange(SortOperator.BEGINS_WITH, "PRODUCT#"),
+            index=GSI1,
+            limit=1,
+            consistent=False,
+        )
     )
 
     assert [i["PK"] for i in result.items] == [unique("P1")]
@@ -244,9 +274,13 @@ async def test_query_reads_a_global_secondary_index(driver: DynamoDriver, unique
     }
 
 
-async def test_batch_get_returns_found_items_and_capacity(driver: DynamoDriver, unique: Unique) -> None:
+async def test_batch_get_returns_found_items_and_capacity(
+    driver: DynamoDriver, unique: Unique
+) -> None:
     keys = [Key(unique("B"), str(n)) for n in range(3)]
-    await driver.transact_write([Put({"PK": k.pk, "SK": k.sk, "n": i}) for i, k in enumerate(keys[:2])])
+    await driver.transact_write(
+        [Put({"PK": k.pk, "SK": k.sk, "n": i}) for i, k in enumerate(keys[:2])]
+    )
 
     result = await driver.batch_get_items(keys, consistent=False)
 
@@ -283,7 +317,12 @@ async def test_throttled_calls_are_retried_with_backoff(
 ) -> None:
     key = Key(unique("T"), "META")
     await driver.write(Put({"PK": key.pk, "SK": key.sk}))
-    calls = inject(monkeypatch, driver, "get_item", [throttled("GetItem"), client_error("ThrottlingException", "GetItem")])
+    calls = inject(
+        monkeypatch,
+        driver,
+        "get_item",
+        [throttled("GetItem"), client_error("ThrottlingException", "GetItem")],
+    )
 
     item, _ = await driver.get_item(key, consistent=False)
 
@@ -292,7 +331,10 @@ async def test_throttled_calls_are_retried_with_backoff(
     assert backoffs == [1, 2]
 
 
-@pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "RequestLimitExceeded", "InternalServerError"])
+@pytest.mark.parametrize(
+    "code",
+    ["ProvisionedThroughputExceededException", "RequestLimitExceeded", "InternalServerError"],
+)
 async def test_persistent_throttling_is_service_unavailable(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int], code: str
 ) -> None:
@@ -306,7 +348,9 @@ async def test_persistent_throttling_is_service_unavailable(
     assert code in unavailable.value.message
 
 
-async def test_backoff_uses_the_store_policy(driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_backoff_uses_the_store_policy(
+    driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Without the instant-backoff fixture the real capped full-jitter delays run."""
     slept: list[float] = []
 
@@ -326,7 +370,9 @@ async def test_backoff_uses_the_store_policy(driver: DynamoDriver, monkeypatch: 
 async def test_other_errors_are_not_retried(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
 ) -> None:
-    calls = inject(monkeypatch, driver, "get_item", [client_error("AccessDeniedException", "GetItem")])
+    calls = inject(
+        monkeypatch, driver, "get_item", [client_error("AccessDeniedException", "GetItem")]
+    )
 
     with pytest.raises(ProofgateError) as failed:
         await driver.get_item(Key("X", "Y"), consistent=False)
@@ -369,13 +415,18 @@ async def test_transaction_conflict_is_a_retryable_cancellation(
     conflict = client_error(
         "TransactionCanceledException",
         "TransactWriteItems",
-        "Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]",
-        CancellationReasons=[{"Code": "None"}, {"Code": "TransactionConflict", "Message": "Conflict"}],
+        f"{CANCELLED} [None, TransactionConflict]",
+        CancellationReasons=[
+            {"Code": "None"},
+            {"Code": "TransactionConflict", "Message": "Conflict"},
+        ],
     )
     calls = inject(monkeypatch, driver, "transact_write_items", [conflict])
 
     with pytest.raises(TransactionCanceled) as canceled:
-        await driver.transact_write([Put({"PK": unique("C"), "SK": "A"}), Put({"PK": unique("C"), "SK": "B"})])
+        await driver.transact_write(
+            [Put({"PK": unique("C"), "SK": "A"}), Put({"PK": unique("C"), "SK": "B"})]
+        )
 
     assert canceled.value.reasons == [None, "TransactionConflict"]
     assert len(calls) == 1
@@ -387,13 +438,15 @@ async def test_reasons_are_read_from_the_message_when_absent(
     canceled = client_error(
         "TransactionCanceledException",
         "TransactWriteItems",
-        "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]",
+        f"{CANCELLED} [None, ConditionalCheckFailed]",
     )
     inject(monkeypatch, driver, "transact_write_items", [canceled])
     second = Key(unique("M"), "B")
 
     with pytest.raises(ConditionFailed) as failed:
-        await driver.transact_write([Put({"PK": unique("M"), "SK": "A"}), ConditionCheck(second, ItemExists())])
+        await driver.transact_write(
+            [Put({"PK": unique("M"), "SK": "A"}), ConditionCheck(second, ItemExists())]
+        )
 
     assert (failed.value.index, failed.value.key) == (1, second)
 
@@ -415,7 +468,9 @@ async def test_throttled_transaction_is_retried(
     assert (await driver.get_item(keys[1], consistent=True))[0] is not None
 
 
-async def test_size_limits_from_the_service_are_limit_exceeded(driver: DynamoDriver, unique: Unique) -> None:
+async def test_size_limits_from_the_service_are_limit_exceeded(
+    driver: DynamoDriver, unique: Unique
+) -> None:
     """Update does not know the stored item's size, so the service enforces 400 KB."""
     key = Key(unique("BIG"), "META")
 
@@ -431,17 +486,24 @@ async def test_size_reasons_in_a_transaction_are_limit_exceeded(
         "TransactWriteItems",
         CancellationReasons=[
             {"Code": "None"},
-            {"Code": "ValidationError", "Message": "Item size has exceeded the maximum allowed size"},
+            {
+                "Code": "ValidationError",
+                "Message": "Item size has exceeded the maximum allowed size",
+            },
         ],
     )
     inject(monkeypatch, driver, "transact_write_items", [too_big])
 
     with pytest.raises(LimitExceeded):
-        await driver.transact_write([Put({"PK": "S", "SK": "A"}), Update(Key("S", "B"), set={"a": 1})])
+        await driver.transact_write(
+            [Put({"PK": "S", "SK": "A"}), Update(Key("S", "B"), set={"a": 1})]
+        )
 
 
 async def test_a_missing_table_is_service_unavailable(moto_endpoint: str) -> None:
-    driver = await DynamoDriver.connect(table_name="no-such-table", region="us-east-1", endpoint_url=moto_endpoint)
+    driver = await DynamoDriver.connect(
+        table_name="no-such-table", region="us-east-1", endpoint_url=moto_endpoint
+    )
     try:
         with pytest.raises(ServiceUnavailable) as unavailable:
             await driver.get_item(Key("A", "B"), consistent=False)

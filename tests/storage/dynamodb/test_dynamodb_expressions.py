@@ -40,8 +40,14 @@ def _render(condition: Any) -> tuple[str, dict[str, Any]]:
 
 
 def test_item_conditions_name_the_partition_key() -> None:
-    assert _render(ItemExists()) == ("attribute_exists(#n0)", {"ExpressionAttributeNames": {"#n0": "PK"}})
-    assert _render(ItemAbsent()) == ("attribute_not_exists(#n0)", {"ExpressionAttributeNames": {"#n0": "PK"}})
+    assert _render(ItemExists()) == (
+        "attribute_exists(#n0)",
+        {"ExpressionAttributeNames": {"#n0": "PK"}},
+    )
+    assert _render(ItemAbsent()) == (
+        "attribute_not_exists(#n0)",
+        {"ExpressionAttributeNames": {"#n0": "PK"}},
+    )
 
 
 def test_composite_condition() -> None:
@@ -53,7 +59,10 @@ def test_composite_condition() -> None:
         )
     )
 
-    assert text == "(attribute_exists(#n0) AND (#n0 <> :v0 OR attribute_not_exists(#n1)) AND #n2 <= :v1)"
+    assert (
+        text
+        == "(attribute_exists(#n0) AND (#n0 <> :v0 OR attribute_not_exists(#n1)) AND #n2 <= :v1)"
+    )
     assert parameters == {
         "ExpressionAttributeNames": {"#n0": "status", "#n1": "recalledAt", "#n2": "version"},
         "ExpressionAttributeValues": {":v0": {"S": "RECALLED"}, ":v1": {"N": "3"}},
@@ -77,9 +86,7 @@ def test_update_clauses() -> None:
 
     text = expression.update(update)
 
-    assert text == (
-        "SET #n0 = :v0, #n1 = if_not_exists(#n1, :v1) ADD #n2 :v2, #n3 :v3 REMOVE #n4"
-    )
+    assert text == ("SET #n0 = :v0, #n1 = if_not_exists(#n1, :v1) ADD #n2 :v2, #n3 :v3 REMOVE #n4")
     assert expression.parameters()["ExpressionAttributeValues"][":v3"] == {"N": "-0.1"}
 
 
@@ -127,7 +134,16 @@ def test_every_placeholder_sent_is_used(action: WriteAction) -> None:
 
 def test_transact_items_carry_the_action_kind() -> None:
     kinds = [next(iter(transact_item(action, "t"))) for action in ACTIONS]
-    assert kinds == ["Put", "Put", "Update", "Update", "Update", "Delete", "Delete", "ConditionCheck"]
+    assert kinds == [
+        "Put",
+        "Put",
+        "Update",
+        "Update",
+        "Update",
+        "Delete",
+        "Delete",
+        "ConditionCheck",
+    ]
 
 
 def test_writes_without_conditions_send_no_expression() -> None:

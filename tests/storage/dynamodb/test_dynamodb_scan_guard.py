@@ -19,11 +19,15 @@ REGION = "us-east-1"
 
 @pytest.fixture
 async def raw_client(moto_endpoint: str) -> AsyncIterator[Any]:
-    async with aioboto3.Session().client("dynamodb", region_name=REGION, endpoint_url=moto_endpoint) as client:
+    async with aioboto3.Session().client(
+        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
+    ) as client:
         yield client
 
 
-async def test_an_async_client_scan_trips(raw_client: Any, dynamodb_table: str, scan_tripwire: Any) -> None:
+async def test_an_async_client_scan_trips(
+    raw_client: Any, dynamodb_table: str, scan_tripwire: Any
+) -> None:
     with scan_tripwire.expected() as tripped, pytest.raises(AssertionError, match="never scan"):
         await raw_client.scan(TableName=dynamodb_table)
 
@@ -37,7 +41,9 @@ async def test_partiql_trips(raw_client: Any, dynamodb_table: str, scan_tripwire
     assert tripped == ["client:ExecuteStatement"]
 
 
-def test_a_sync_client_scan_trips(moto_endpoint: str, dynamodb_table: str, scan_tripwire: Any) -> None:
+def test_a_sync_client_scan_trips(
+    moto_endpoint: str, dynamodb_table: str, scan_tripwire: Any
+) -> None:
     client = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_endpoint)
 
     with scan_tripwire.expected() as tripped, pytest.raises(AssertionError):
@@ -68,7 +74,9 @@ async def test_a_scan_that_bypasses_botocore_trips_at_the_server(
     assert "ValidationException" in response.text
 
 
-async def test_a_query_passes_the_tripwire(raw_client: Any, dynamodb_table: str, scan_tripwire: Any) -> None:
+async def test_a_query_passes_the_tripwire(
+    raw_client: Any, dynamodb_table: str, scan_tripwire: Any
+) -> None:
     with scan_tripwire.expected() as tripped:
         await raw_client.query(
             TableName=dynamodb_table,
@@ -87,7 +95,10 @@ async def test_the_backend_client_refuses_scan_on_its_own(
         ("Scan", {"TableName": dynamodb_table}),
         ("ExecuteStatement", {"Statement": f'SELECT * FROM "{dynamodb_table}"'}),
     ]:
-        with scan_tripwire.expected() as tripped, pytest.raises(AccessPatternError, match=operation):
+        with (
+            scan_tripwire.expected() as tripped,
+            pytest.raises(AccessPatternError, match=operation),
+        ):
             await scan_tripwire.unguarded_call(driver.client, operation, parameters)
 
         assert tripped == []
