@@ -18,12 +18,15 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from proofgate import __version__
 from proofgate.storage.access_patterns import HEALTH_PROBE
 
 from .backend import open_storage
+from .graphql import GraphQLApp, GraphQLEndpoint
+from .schema import schema
+from .services import build_services
 from .settings import Settings
 
 __all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app"]
@@ -39,6 +42,8 @@ def create_app(settings: Settings) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.storage = await open_storage(settings)
         try:
+            services = build_services(settings, app.state.storage)
+            app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
             yield
         finally:
             await app.state.storage.close()
@@ -52,6 +57,8 @@ def _routes() -> list[BaseRoute]:
     return [
         Route("/health", health, methods=["GET"]),
         Route("/ready", ready, methods=["GET"]),
+        Route("/graphql", GraphQLEndpoint()),
+        WebSocketRoute("/graphql", GraphQLEndpoint()),
     ]
 
 

@@ -20,7 +20,7 @@ from proofgate.storage.trace import Trace
 
 from .errors import error_extensions
 
-__all__ = ["GraphQLApp"]
+__all__ = ["GraphQLApp", "GraphQLEndpoint"]
 
 TRACE_HEADER = "x-proofgate-trace"
 _PRINCIPAL = "proofgate.principal"
@@ -57,3 +57,12 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             request=request,
             response=response,
         )
+
+
+class GraphQLEndpoint:
+    """Routes to the ``GraphQLApp`` the lifespan keeps on ``app.state.graphql``:
+    its services need the open store, which exists only once the app starts."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        graphql: GraphQLApp = scope["app"].state.graphql
+        await graphql(scope, receive, send)

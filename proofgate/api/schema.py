@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import strawberry
 from strawberry.extensions import (
     MaxAliasesLimiter,
@@ -24,19 +26,18 @@ MAX_TOKENS = 2000
 
 
 def build_schema(*, max_depth: int = MAX_DEPTH, max_aliases: int = MAX_ALIASES, max_tokens: int = MAX_TOKENS) -> strawberry.Schema:
-    return strawberry.Schema(
-        query=Query,
-        mutation=Mutation,
-        extensions=[
-            ErrorMapper,
-            StorageTracing,
-            ParserCache(maxsize=1024),
-            ValidationCache(maxsize=1024),
-            MaxTokensLimiter(max_token_count=max_tokens),
-            MaxAliasesLimiter(max_alias_count=max_aliases),
-            QueryDepthLimiter(max_depth=max_depth),
-        ],
-    )
+    # Strawberry accepts configured extension instances, though its annotation
+    # names only classes and factories.
+    extensions: list[Any] = [
+        ErrorMapper,
+        StorageTracing,
+        ParserCache(maxsize=1024),
+        ValidationCache(maxsize=1024),
+        MaxTokensLimiter(max_token_count=max_tokens),
+        MaxAliasesLimiter(max_alias_count=max_aliases),
+        QueryDepthLimiter(max_depth=max_depth),
+    ]
+    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions)
 
 
 schema = build_schema()

@@ -24,12 +24,15 @@ from proofgate.errors import ConfigurationError
 from proofgate.storage.cursor import CursorCodec
 
 from .keyfile import read_or_create
+from .signing_keys import parse_signing_key, parse_verifying_keys
 
 __all__ = [
     "ADMIN_KEY_FILE",
     "ADMIN_KEY_MIN_LENGTH",
     "CURSOR_KEY_FILE",
+    "HASH_SALT_FILE",
     "MEMORY",
+    "SIGNING_KEY_FILE",
     "Backend",
     "Settings",
     "TableLocation",
@@ -39,6 +42,9 @@ MEMORY = ":memory:"
 CURSOR_KEY_FILE = "cursor.key"
 ADMIN_KEY_FILE = "admin.key"
 ADMIN_KEY_MIN_LENGTH = 16
+SIGNING_KEY_FILE = "signing.key"
+HASH_SALT_FILE = "hash.salt"
+HASH_SALT_MIN_BYTES = 16
 
 _TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
 _TABLE_RULE = "3 to 255 of the characters A-Z a-z 0-9 _ . -"
@@ -73,6 +79,17 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     demo: bool = False
+    signing_key: str | None = field(default=None, repr=False)
+    """PEM of the active Ed25519 certificate key, from the environment or a named file."""
+    signing_key_file: Path | None = None
+    """Where the embedded default keeps the signing key it generates on first
+    start. With neither set (direct construction) the key is ephemeral."""
+    verifying_keys: tuple[str, ...] = ()
+    """PEM bundles of retired public keys, still accepted for verification."""
+    hash_salt: bytes | None = field(default=None, repr=False)
+    """Keys the salted hashes of device fingerprints and IPs."""
+    hash_salt_file: Path | None = None
+    """Where the embedded default keeps the salt it generates on first start."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
@@ -86,6 +103,9 @@ class Settings:
         port = env.port("PROOFGATE_PORT", 8000)
         cursor_key = _decode_cursor_key(env.get("PROOFGATE_CURSOR_KEY"), "PROOFGATE_CURSOR_KEY")
         admin_key = _check_admin_key(env.get("PROOFGATE_ADMIN_KEY"))
+        signing_key = _signing_key(env)
+        verifying_keys = _verifying_keys(env)
+        hash_salt = _decode_salt(env.get("PROOFGATE_HASH_SALT"))
         if cursor_key is None:
             path = data_dir / CURSOR_KEY_FILE
             cursor_key = _decode_cursor_key(
@@ -108,6 +128,11 @@ class Settings:
             cors_origins=origins,
             host=env.get("PROOFGATE_HOST") or "127.0.0.1",
             port=port,
+            signing_key=signing_key,
+            signing_key_file=data_dir / SIGNING_KEY_FILE if signing_key is None else None,
+            verifying_keys=verifying_keys,
+            hash_salt=hash_salt,
+            hash_salt_file=data_dir / HASH_SALT_FILE if hash_salt is None else None,
         )
 
     @property
@@ -226,6 +251,53 @@ def _check_admin_key(key: str | None) -> str | None:
     if key is not None and len(key) < ADMIN_KEY_MIN_LENGTH:
         raise _invalid("PROOFGATE_ADMIN_KEY", f"needs at least {ADMIN_KEY_MIN_LENGTH} characters")
     return key
+
+
+def _read_named_file(name: str, path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as error:
+        raise _invalid(name, f"cannot read {path}: {error.strerror}") from None
+
+
+def _signing_key(env: _Environment) -> str | None:
+    """Checked here, so a bad key stops start-up before any file is written.
+    A PEM in a variable may spell its line breaks as ``\\n``."""
+    text, path = env.get("PROOFGATE_SIGNING_KEY"), env.get("PROOFGATE_SIGNING_KEY_FILE")
+    if text is not None and path is not None:
+        raise _invalid("PROOFGATE_SIGNING_KEY", "set it or PROOFGATE_SIGNING_KEY_FILE, not both")
+    if text is not None:
+        pem = text.replace("\\n", "\n")
+        parse_signing_key(pem, "PROOFGATE_SIGNING_KEY")
+        return pem
+    if path is not None:
+        pem = _read_named_file("PROOFGATE_SIGNING_KEY_FILE", path)
+        parse_signing_key(pem, f"PROOFGATE_SIGNING_KEY_FILE ({path})")
+        return pem
+    return None
+
+
+def _verifying_keys(env: _Environment) -> tuple[str, ...]:
+    path = env.get("PROOFGATE_VERIFYING_KEYS_FILE")
+    if path is None:
+        return ()
+    text = _read_named_file("PROOFGATE_VERIFYING_KEYS_FILE", path)
+    parse_verifying_keys(text, f"PROOFGATE_VERIFYING_KEYS_FILE ({path})")
+    return (text,)
+
+
+def _decode_salt(text: str | None) -> bytes | None:
+    if text is None:
+        return None
+    salt = b""
+    if _BASE64URL.fullmatch(text):
+        unpadded = text.rstrip("=")
+        with contextlib.suppress(binascii.Error, ValueError):
+            salt = base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
+    if len(salt) < HASH_SALT_MIN_BYTES:
+        problem = f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded"
+        raise _invalid("PROOFGATE_HASH_SALT", problem)
+    return salt
 
 
 def _invalid(name: str, problem: str) -> ConfigurationError:

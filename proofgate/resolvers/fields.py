@@ -14,10 +14,11 @@ before writing, if any.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple, TypeVar, overload
 
 import strawberry
+from strawberry.types.base import StrawberryObjectDefinition
 from strawberry.types.field import StrawberryField
 
 from proofgate.storage import AccessPattern
@@ -40,29 +41,58 @@ LOADS_METADATA = "proofgate.loads"
 WRITES_METADATA = "proofgate.writes"
 
 
-def ap_field(ap: AccessPattern, resolver: Any = None, *, loads: AccessPattern | None = None, **kwargs: Any) -> Any:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _field(
+    factory: Callable[..., Any], resolver: Any, metadata: dict[str, Any], kwargs: dict[str, Any]
+) -> Any:
+    if resolver is None:
+        return factory(metadata=metadata, **kwargs)
+    return factory(resolver=resolver, metadata=metadata, **kwargs)
+
+
+# The decorators are typed as returning the resolver, which is what mypy needs
+# to check it; at run time Strawberry's field object takes its place.
+@overload
+def ap_field(
+    ap: AccessPattern, resolver: _F, *, loads: AccessPattern | None = None, **kwargs: Any
+) -> _F: ...
+@overload
+def ap_field(
+    ap: AccessPattern, resolver: None = None, *, loads: AccessPattern | None = None, **kwargs: Any
+) -> Callable[[_F], _F]: ...
+def ap_field(
+    ap: AccessPattern, resolver: Any = None, *, loads: AccessPattern | None = None, **kwargs: Any
+) -> Any:
     metadata = {**kwargs.pop("metadata", {}), AP_METADATA: ap.id}
     if loads is not None:
         metadata[LOADS_METADATA] = loads.id
-    if resolver is None:
-        return strawberry.field(metadata=metadata, **kwargs)
-    return strawberry.field(resolver=resolver, metadata=metadata, **kwargs)
+    return _field(strawberry.field, resolver, metadata, kwargs)
 
 
+@overload
+def computed_field(resolver: _F, **kwargs: Any) -> _F: ...
+@overload
+def computed_field(resolver: None = None, **kwargs: Any) -> Callable[[_F], _F]: ...
 def computed_field(resolver: Any = None, **kwargs: Any) -> Any:
     metadata = {**kwargs.pop("metadata", {}), COMPUTED_METADATA: True}
-    if resolver is None:
-        return strawberry.field(metadata=metadata, **kwargs)
-    return strawberry.field(resolver=resolver, metadata=metadata, **kwargs)
+    return _field(strawberry.field, resolver, metadata, kwargs)
 
 
-def mutation_field(resolver: Any = None, *, reads: AccessPattern | None = None, **kwargs: Any) -> Any:
+@overload
+def mutation_field(resolver: _F, *, reads: AccessPattern | None = None, **kwargs: Any) -> _F: ...
+@overload
+def mutation_field(
+    resolver: None = None, *, reads: AccessPattern | None = None, **kwargs: Any
+) -> Callable[[_F], _F]: ...
+def mutation_field(
+    resolver: Any = None, *, reads: AccessPattern | None = None, **kwargs: Any
+) -> Any:
     metadata: dict[str, Any] = {**kwargs.pop("metadata", {}), WRITES_METADATA: True}
     if reads is not None:
         metadata[AP_METADATA] = reads.id
-    if resolver is None:
-        return strawberry.mutation(metadata=metadata, **kwargs)
-    return strawberry.mutation(resolver=resolver, metadata=metadata, **kwargs)
+    return _field(strawberry.mutation, resolver, metadata, kwargs)
 
 
 class FieldAccess(NamedTuple):
@@ -80,13 +110,12 @@ def field_access_patterns(schema: strawberry.Schema) -> Iterator[FieldAccess]:
     """Every object-type field in the schema with what it declares."""
     for type_definition in schema.schema_converter.type_map.values():
         definition = type_definition.definition
-        fields = getattr(definition, "fields", None)
-        if not fields:
+        if not isinstance(definition, StrawberryObjectDefinition):
             continue
-        for strawberry_field in fields:
+        for strawberry_field in definition.fields:
             if not isinstance(strawberry_field, StrawberryField):
                 continue
-            metadata = strawberry_field.metadata or {}
+            metadata: dict[str, Any] = dict(strawberry_field.metadata or {})
             writes = bool(metadata.get(WRITES_METADATA))
             has_resolver = (
                 strawberry_field.base_resolver is not None

@@ -75,7 +75,9 @@ class Idempotency:
             )
         return record
 
-    def create(self, now: datetime, result: Mapping[str, Any], status: RecordStatus = RecordStatus.COMPLETE) -> Put:
+    def create(
+        self, now: datetime, result: Mapping[str, Any], status: RecordStatus = RecordStatus.COMPLETE
+    ) -> Put:
         key = IDEMPOTENCY_RECORD.key(**self._params)
         return Put(
             {

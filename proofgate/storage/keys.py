@@ -11,15 +11,18 @@ fills in values. Converters:
   numeric order.
 - ``time``: a UTC datetime as ``YYYY-MM-DDTHH:MM:SS.ffffffZ``; fixed width so
   lexicographic order equals time order.
+
+A placeholder is followed by ``#`` or ends the template: an encoded value never
+contains ``#``, so every key has exactly one reading.
 """
 
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 from proofgate.errors import AccessPatternError, LimitExceeded
@@ -44,6 +47,7 @@ SEPARATOR = "#"
 INT_WIDTH = 12
 INT_MAX = 10**INT_WIDTH - 1
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+_TIME_WIDTH = len("2000-01-01T00:00:00.000000Z")
 
 
 class Key(NamedTuple):
@@ -103,11 +107,21 @@ def encode_time(value: datetime) -> str:
 
 
 def decode_time(encoded: str) -> datetime:
+    if len(encoded) != _TIME_WIDTH:
+        raise ValueError(f"{encoded!r} is not a key timestamp")
     return datetime.strptime(encoded, _TIME_FORMAT).replace(tzinfo=UTC)
 
 
-_CONVERTERS: dict[str, Callable[[Any], str]] = {"str": encode_str, "int": encode_int, "time": encode_time}
-_DECODERS: dict[str, Callable[[str], Any]] = {"str": decode_str, "int": decode_int, "time": decode_time}
+_CONVERTERS: dict[str, Callable[[Any], str]] = {
+    "str": encode_str,
+    "int": encode_int,
+    "time": encode_time,
+}
+_DECODERS: dict[str, Callable[[str], Any]] = {
+    "str": decode_str,
+    "int": decode_int,
+    "time": decode_time,
+}
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -147,7 +161,9 @@ class KeyTemplate:
             name, _, converter = match.group(1).partition(":")
             converter = converter or "str"
             if not name.isidentifier():
-                raise AccessPatternError(f"Template {source!r}: placeholder {match.group()!r} names no parameter")
+                raise AccessPatternError(
+                    f"Template {source!r}: placeholder {match.group()!r} names no parameter"
+                )
             if converter not in _CONVERTERS:
                 raise AccessPatternError(f"Template {source!r}: unknown converter {converter!r}")
             parts.append(_Field(name, converter))

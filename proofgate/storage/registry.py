@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from proofgate.errors import AccessPatternError, BadUserInput
+from proofgate.errors import AccessPatternError, BadUserInput, LimitExceeded
 
 from .keys import Key, KeyTemplate, check_key
-from .limits import PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX
+from .limits import PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, PARTITION_KEY_MAX_BYTES
 from .table import TABLE, IndexName, TableDefinition
 
 __all__ = [
@@ -140,7 +140,10 @@ class AccessPattern:
 
     def partition(self, params: Mapping[str, Any]) -> str:
         self._check_params(params)
-        return self.partition_key.format(params)
+        partition = self.partition_key.format(params)
+        if len(partition.encode("utf-8")) > PARTITION_KEY_MAX_BYTES:
+            raise LimitExceeded(f"Partition key longer than {PARTITION_KEY_MAX_BYTES} bytes")
+        return partition
 
     def key(self, **params: Any) -> Key:
         """The primary key a get-type pattern reads; also what writers use to

@@ -18,12 +18,14 @@ import pytest
 
 from proofgate.storage import Storage
 from proofgate.storage.dynamodb import create_table, open_dynamodb
+from proofgate.storage.sqlite import open_sqlite
 
 CURSOR_KEY = bytes(range(32))
 REGION = "us-east-1"
 BACKENDS = ("sqlite", "dynamodb")
 
 OpenStorage = Callable[[bytes], Awaitable[Storage]]
+MotoDeviation = Callable[[str], None]
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +36,6 @@ def conformance_table() -> str:
 
 @pytest.fixture(scope="module")
 async def sqlite_storage() -> AsyncIterator[Storage]:
-    from proofgate.storage.sqlite import open_sqlite  # TEMP until it lands
-
     storage = await open_sqlite(":memory:", cursor_key=CURSOR_KEY)
     yield storage
     await storage.close()
@@ -70,8 +70,6 @@ def open_storage(backend: str, storage: Storage, request: pytest.FixtureRequest)
     if backend == "sqlite":
 
         async def open_sqlite_(cursor_key: bytes) -> Storage:
-            from proofgate.storage.sqlite import open_sqlite  # TEMP
-
             return await open_sqlite(":memory:", cursor_key=cursor_key)
 
         return open_sqlite_
@@ -84,6 +82,18 @@ def open_storage(backend: str, storage: Storage, request: pytest.FixtureRequest)
         )
 
     return open_dynamodb_
+
+
+@pytest.fixture
+def moto_deviation(backend: str, request: pytest.FixtureRequest) -> Callable[[str], None]:
+    """Marks the test as an expected failure on moto, where moto is known to
+    differ from DynamoDB. Strict, so a moto that gets it right fails the mark."""
+
+    def mark(reason: str) -> None:
+        if backend == "dynamodb":
+            request.applymarker(pytest.mark.xfail(reason=f"moto differs from DynamoDB: {reason}", strict=True))
+
+    return mark
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from proofgate.storage.access_patterns import PRODUCT_BY_ID
 from proofgate.storage.conditions import Condition
 
 from ._support import typed
+from .conftest import MotoDeviation
 
 
 def key(uid: str) -> Key:
@@ -125,7 +126,10 @@ async def test_update_if_exists_on_a_missing_item_fails_and_creates_nothing(stor
     assert await read(storage, uid) is None
 
 
-async def test_add_to_a_non_number_is_refused_and_changes_nothing(storage: Storage, uid: str) -> None:
+async def test_add_to_a_non_number_is_refused_and_changes_nothing(
+    storage: Storage, uid: str, moto_deviation: MotoDeviation
+) -> None:
+    moto_deviation("UpdateItem applies SET before failing on ADD to a string")
     await storage.transact_write([Put(product(uid, name="text"))])
     with pytest.raises(ProofgateError):
         await storage.transact_write([Update(key(uid), add={"name": 1}, set={"other": 1})])

@@ -283,3 +283,11 @@ def test_key_length_boundaries_exactly() -> None:
 def test_empty_key_attributes_are_refused(key: Key) -> None:
     with pytest.raises(LimitExceeded):
         check_key(key)
+
+
+@pytest.mark.parametrize(
+    "encoded", ["2024-5-01T00:00:00.000000Z", "2024-05-01T00:00:00Z", "2024-05-01 00:00:00.000000Z"]
+)
+def test_decode_time_refuses_non_canonical_text(encoded: str) -> None:
+    with pytest.raises(ValueError):
+        decode_time(encoded)

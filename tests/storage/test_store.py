@@ -8,7 +8,6 @@ engines are covered by the backend and conformance suites.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -466,7 +465,6 @@ async def test_batch_get_gives_up_with_a_retryable_error(monkeypatch: pytest.Mon
 
 
 def test_backoff_is_full_jitter_exponential_and_capped() -> None:
-    random.seed(7)
     for attempt in range(1, 20):
         ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt)
         samples = [backoff_delay(attempt) for _ in range(50)]

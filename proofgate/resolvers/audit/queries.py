@@ -27,8 +27,12 @@ AUDIT_FIRST_MAX = 100
 
 @strawberry.type
 class AuditQueries:
-    @ap_field(AUDIT_DAY, description="The newest entries of the last `days` UTC days (1-31), newest first")
-    async def audit_log(self, info: Info, days: int = 1, first: int = AUDIT_FIRST_MAX) -> list[AuditEntry]:
+    @ap_field(
+        AUDIT_DAY, description="The newest entries of the last `days` UTC days (1-31), newest first"
+    )
+    async def audit_log(
+        self, info: Info, days: int = 1, first: int = AUDIT_FIRST_MAX
+    ) -> list[AuditEntry]:
         """One query per day, all in flight at once (scatter-gather); each day
         already reads newest first, so concatenating in day order keeps the order."""
         context = info.context

@@ -35,8 +35,16 @@ class BrandStats:
 
     @classmethod
     def from_item(cls, item: Item | None) -> BrandStats:
-        counts = [int((item or {}).get(name, 0)) for name in STAT_COUNTERS]
-        return cls(*counts)
+        values = item or {}
+        product_count, scan_count, threat_count, open_threat_count = (
+            int(values.get(n, 0)) for n in STAT_COUNTERS
+        )
+        return cls(
+            product_count=product_count,
+            scan_count=scan_count,
+            threat_count=threat_count,
+            open_threat_count=open_threat_count,
+        )
 
 
 @strawberry.type(

@@ -21,4 +21,9 @@ class SigningKey:
 
     @classmethod
     def from_key(cls, key: VerifyingKey, ring: KeyRing) -> SigningKey:
-        return cls(key_id=key.kid, algorithm=ALGORITHM, public_key_pem=key.public_key_pem, active=ring.is_active(key.kid))
+        return cls(
+            key_id=key.kid,
+            algorithm=ALGORITHM,
+            public_key_pem=key.public_key_pem,
+            active=ring.is_active(key.kid),
+        )

@@ -7,7 +7,14 @@ from dataclasses import dataclass
 import strawberry
 
 from proofgate.domain.canonical import JSONObject
-from proofgate.domain.validation import CATEGORY, DESCRIPTION, PRODUCT_NAME, SKU, validate_id, validate_metadata
+from proofgate.domain.validation import (
+    CATEGORY,
+    DESCRIPTION,
+    PRODUCT_NAME,
+    SKU,
+    validate_id,
+    validate_metadata,
+)
 
 from ..types.scalars import JSON
 from .items import product_name_digest
@@ -23,7 +30,9 @@ class RegisterProductInput:
     category: str | None = None
     description: str | None = None
     metadata: JSON | None = strawberry.field(
-        default=None, description="A JSON object (at most 16 KB as canonical JSON); integers only, send decimals as strings"
+        default=None,
+        description="A JSON object, at most 16 KB as canonical JSON. "
+        "Numbers must be integers: send decimals as strings.",
     )
 
 

@@ -95,12 +95,24 @@ def product_item(
 
 def verification_code_item(*, code: str, product_id: str, brand_id: str) -> Item:
     key = PRODUCT_BY_CODE.key(code=code)
-    return {"PK": key.pk, "SK": key.sk, "entity": "VerificationCode", "productId": product_id, "brandId": brand_id}
+    return {
+        "PK": key.pk,
+        "SK": key.sk,
+        "entity": "VerificationCode",
+        "productId": product_id,
+        "brandId": brand_id,
+    }
 
 
 def certificate_hash_item(*, certificate_hash: str, product_id: str, brand_id: str) -> Item:
     key = PRODUCT_BY_HASH.key(certificate_hash=certificate_hash)
-    return {"PK": key.pk, "SK": key.sk, "entity": "CertificateHash", "productId": product_id, "brandId": brand_id}
+    return {
+        "PK": key.pk,
+        "SK": key.sk,
+        "entity": "CertificateHash",
+        "productId": product_id,
+        "brandId": brand_id,
+    }
 
 
 def product_index_item(*, product_id: str, brand_id: str, created_at: datetime) -> Item:
@@ -121,5 +133,8 @@ def product_name_digest(name: str, sku: str | None) -> str:
 
 def product_name_item(*, brand_id: str, name: str, sku: str | None, product_id: str) -> Item:
     partition, sort = PRODUCT_NAME_KEY
-    key = Key(partition.format({"brand_id": brand_id}), sort.format({"digest": product_name_digest(name, sku)}))
+    key = Key(
+        partition.format({"brand_id": brand_id}),
+        sort.format({"digest": product_name_digest(name, sku)}),
+    )
     return {"PK": key.pk, "SK": key.sk, "entity": "ProductName", "productId": product_id}

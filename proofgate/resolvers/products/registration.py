@@ -65,7 +65,9 @@ class PlannedProduct:
         return product_id
 
 
-def plan_product(position: int, draft: ProductDraft, product_id: str, now: datetime, signer: SigningKey) -> PlannedProduct:
+def plan_product(
+    position: int, draft: ProductDraft, product_id: str, now: datetime, signer: SigningKey
+) -> PlannedProduct:
     """Every item is a conditional create: a second writer of any of them
     (a duplicate name, a colliding code) cancels the whole registration."""
     record = CertificateRecord(
@@ -91,7 +93,9 @@ def plan_product(position: int, draft: ProductDraft, product_id: str, now: datet
         certificate=certificate,
     )
     items = [
-        product_name_item(brand_id=draft.brand_id, name=draft.name, sku=draft.sku, product_id=product_id),
+        product_name_item(
+            brand_id=draft.brand_id, name=draft.name, sku=draft.sku, product_id=product_id
+        ),
         item,
         verification_code_item(code=code, **ids),
         certificate_hash_item(certificate_hash=certificate.hash, **ids),
@@ -114,6 +118,8 @@ def chunk_actions(
     return [
         *(a for planned in chunk for a in planned.actions),
         Update(brand_stats_key(brand_id), add={"productCount": len(chunk)}, condition=ItemExists()),
-        audit_entry(principal, action, now, brand_id=brand_id, target_ids=[p.product_id for p in chunk]),
+        audit_entry(
+            principal, action, now, brand_id=brand_id, target_ids=[p.product_id for p in chunk]
+        ),
         *extra,
     ]

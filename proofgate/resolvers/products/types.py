@@ -28,7 +28,9 @@ class Certificate:
     signature: str
     key_id: str
     algorithm: str
-    chain_head: str = strawberry.field(description="Hash of the latest provenance event (the certificate hash before any)")
+    chain_head: str = strawberry.field(
+        description="Hash of the latest provenance event (the certificate hash before any)"
+    )
 
     @classmethod
     def from_item(cls, item: Item) -> Certificate:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal as PyDecimal
 from decimal import InvalidOperation
-from typing import Any, NewType
+from typing import TYPE_CHECKING, Any, NewType, TypeAlias
 
 import strawberry
 
@@ -23,33 +23,41 @@ def _parse_datetime(value: Any) -> datetime:
 
 def _parse_decimal(value: Any) -> PyDecimal:
     if not isinstance(value, str):
-        raise BadUserInput("Decimal amounts are strings, e.g. \"1.00\"", hint="Never send floats for money.")
+        raise BadUserInput(
+            'Decimal amounts are strings, e.g. "1.00"', hint="Never send floats for money."
+        )
     try:
         return PyDecimal(value)
     except InvalidOperation:
         raise BadUserInput(f"Invalid decimal {value!r}") from None
 
 
-DateTime = strawberry.scalar(
-    NewType("DateTime", datetime),
-    name="DateTime",
-    description="ISO 8601 timestamp in UTC, e.g. 2026-01-31T12:00:00.000000Z",
-    serialize=format_datetime,
-    parse_value=_parse_datetime,
-)
+if TYPE_CHECKING:
+    # What resolvers hold; the schema sees the scalars below.
+    DateTime: TypeAlias = datetime
+    Decimal: TypeAlias = PyDecimal
+    JSON: TypeAlias = Any
+else:
+    DateTime = strawberry.scalar(
+        NewType("DateTime", datetime),
+        name="DateTime",
+        description="ISO 8601 timestamp in UTC, e.g. 2026-01-31T12:00:00.000000Z",
+        serialize=format_datetime,
+        parse_value=_parse_datetime,
+    )
 
-Decimal = strawberry.scalar(
-    NewType("Decimal", PyDecimal),
-    name="Decimal",
-    description="An exact decimal number, as a string",
-    serialize=str,
-    parse_value=_parse_decimal,
-)
+    Decimal = strawberry.scalar(
+        NewType("Decimal", PyDecimal),
+        name="Decimal",
+        description="An exact decimal number, as a string",
+        serialize=str,
+        parse_value=_parse_decimal,
+    )
 
-JSON = strawberry.scalar(
-    NewType("JSON", object),
-    name="JSON",
-    description="Arbitrary JSON value",
-    serialize=lambda v: v,
-    parse_value=lambda v: v,
-)
+    JSON = strawberry.scalar(
+        NewType("JSON", object),
+        name="JSON",
+        description="Arbitrary JSON value",
+        serialize=lambda v: v,
+        parse_value=lambda v: v,
+    )

@@ -10,8 +10,8 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from typing import Any
 
-import aioboto3  # type: ignore[import-untyped]
-from aiobotocore.config import AioConfig  # type: ignore[import-untyped]
+import aioboto3  # type: ignore[import-untyped, unused-ignore]
+from aiobotocore.config import AioConfig  # type: ignore[import-untyped, unused-ignore]
 
 from proofgate.errors import AccessPatternError
 
@@ -35,7 +35,6 @@ def client_config() -> Any:
         max_pool_connections=MAX_POOL_CONNECTIONS,
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         read_timeout=READ_TIMEOUT_SECONDS,
-        tcp_keepalive=True,
     )
 
 

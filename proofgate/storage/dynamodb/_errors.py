@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+from botocore.exceptions import ClientError  # type: ignore[import-untyped, unused-ignore]
 
 from proofgate.errors import (
     ConditionFailed,

@@ -12,7 +12,7 @@ import time
 from contextlib import AsyncExitStack
 from typing import Any
 
-from botocore.exceptions import ClientError  # type: ignore[import-untyped]
+from botocore.exceptions import ClientError  # type: ignore[import-untyped, unused-ignore]
 
 from proofgate.errors import ProofgateError, ServiceUnavailable
 

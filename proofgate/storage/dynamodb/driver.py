@@ -6,18 +6,17 @@ this module only speaks DynamoDB, retries throttled calls, and maps errors.
 
 from __future__ import annotations
 
-import asyncio
+from asyncio import sleep
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
-from botocore.exceptions import (  # type: ignore[import-untyped]
+from botocore.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+    BotoCoreError,
     ClientError,
     HTTPClientError,
 )
-from botocore.exceptions import (
-    ConnectionError as EndpointUnreachable,
-)
+from botocore.exceptions import ConnectionError as EndpointUnreachable
 
 from proofgate.errors import ProofgateError, ServiceUnavailable
 
@@ -30,7 +29,7 @@ from ..values import Item
 from ..writes import ConditionCheck, Put, Update, WriteAction
 from ._client import connect
 from ._codec import deserialize, deserialize_item, deserialize_key, serialize_key, serialize_strings
-from ._errors import is_retryable, transaction_error, translate
+from ._errors import error_code, is_retryable, transaction_error, translate
 from ._expressions import Expression
 from ._requests import transact_item, write_parameters
 
@@ -218,13 +217,13 @@ class DynamoDriver:
         cause = ""
         for attempt in range(self.max_attempts):
             if attempt:
-                await asyncio.sleep(backoff_delay(attempt))
+                await sleep(backoff_delay(attempt))
             try:
                 response: dict[str, Any] = await getattr(self.client, method)(**parameters)
             except ClientError as error:
                 if not is_retryable(error):
                     raise (failed(error) if failed else translate(error, operation)) from error
-                cause = str(error.response.get("Error", {}).get("Code", "throttled"))
+                cause = error_code(error)
             except EndpointUnreachable as error:
                 cause = type(error).__name__
             except HTTPClientError as error:
@@ -234,6 +233,9 @@ class DynamoDriver:
                         hint=_THROTTLED_HINT,
                     ) from error
                 cause = type(error).__name__
+            except BotoCoreError as error:
+                # Credentials, configuration, parameters: nothing a retry fixes.
+                raise ProofgateError(f"DynamoDB {operation}: {type(error).__name__}") from error
             else:
                 return response
         raise ServiceUnavailable(

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from proofgate.errors import ConfigurationError, LimitExceeded
 
@@ -23,6 +24,7 @@ __all__ = [
     "MEMORY",
     "SCHEMA_VERSION",
     "SELECT_ITEM",
+    "SELECT_SIZE",
     "UPSERT",
     "column",
     "connect_reader",
@@ -66,6 +68,7 @@ _DDL = [
 ]
 
 SELECT_ITEM = f"SELECT data, size FROM items WHERE {_PK} = ? AND {_SK} = ?"
+SELECT_SIZE = f"SELECT NULL, size FROM items WHERE {_PK} = ? AND {_SK} = ?"
 UPSERT = (
     f"INSERT OR REPLACE INTO items ({', '.join(_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(_COLUMNS))})"
@@ -98,22 +101,41 @@ def row_keys(item: Item) -> Sequence[str | None]:
     return keys
 
 
+# Enough page cache to hold every interior B-tree page of a table of millions
+# of items, so a key lookup touches the OS at most for its leaf.
+_CACHE_KIB = 32 * 1024
+
+
 def _connect(path: str, timeout: float) -> sqlite3.Connection:
     # Autocommit: every read is its own snapshot, writes say BEGIN IMMEDIATE.
-    return sqlite3.connect(path, timeout=timeout, isolation_level=None, cached_statements=512)
+    connection = sqlite3.connect(path, timeout=timeout, isolation_level=None, cached_statements=512)
+    connection.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
+    return connection
+
+
+@contextmanager
+def _opening(path: str) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise ConfigurationError(
+            f"Cannot open the SQLite store {path}: {error}",
+            hint="Check that the data directory exists and is writable.",
+        ) from error
 
 
 def connect_writer(path: str, timeout: float, ready: threading.Event) -> sqlite3.Connection:
     """Opens the writing connection and brings the schema up to date; ``ready``
     is set when readers may open (even on failure, so they report it)."""
     try:
-        connection = _connect(path, timeout)
-        try:
-            _prepare(connection, path)
-        except BaseException:
-            connection.close()
-            raise
-        return connection
+        with _opening(path):
+            connection = _connect(path, timeout)
+            try:
+                _prepare(connection, path)
+            except BaseException:
+                connection.close()
+                raise
+            return connection
     finally:
         ready.set()
 
@@ -147,6 +169,7 @@ def _prepare(connection: sqlite3.Connection, path: str) -> None:
 
 def connect_reader(path: str, timeout: float, ready: threading.Event) -> sqlite3.Connection:
     ready.wait()
-    connection = _connect(path, timeout)
-    connection.execute("PRAGMA query_only = 1")
-    return connection
+    with _opening(path):
+        connection = _connect(path, timeout)
+        connection.execute("PRAGMA query_only = 1")
+        return connection

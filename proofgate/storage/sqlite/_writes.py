@@ -18,7 +18,7 @@ from ..values import Item, item_size
 from ..writes import ConditionCheck, Delete, Put, Update, WriteAction
 from ._capacity import write_units
 from ._codec import decode_item, encode_item
-from ._schema import DELETE, SELECT_ITEM, UPSERT, row_keys
+from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, UPSERT, row_keys
 from ._update import apply_update
 
 __all__ = ["transact_write", "write"]
@@ -36,15 +36,21 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
+def _needs_image(action: WriteAction) -> bool:
+    return action.condition is not None or isinstance(action, Update)
+
+
 def _read(connection: sqlite3.Connection, action: WriteAction) -> tuple[str | None, int]:
-    rows = connection.execute(SELECT_ITEM, action.key).fetchall()
+    """The current item's stored form (when the action needs it) and size."""
+    statement = SELECT_ITEM if _needs_image(action) else SELECT_SIZE
+    rows = connection.execute(statement, action.key).fetchall()
     return (rows[0][0], rows[0][1]) if rows else (None, 0)
 
 
 def _check(action: WriteAction, index: int, data: str | None) -> Item | None:
     """The current image, decoded only when the action needs it; raises when
     the action's condition does not hold."""
-    if action.condition is None and not isinstance(action, Update):
+    if not _needs_image(action):
         return None
     current = decode_item(data) if data is not None else None
     if not evaluate(action.condition, current):

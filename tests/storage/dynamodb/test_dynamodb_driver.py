@@ -8,7 +8,12 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
+from botocore.exceptions import (
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    ReadTimeoutError,
+)
 
 from proofgate.errors import (
     ConditionFailed,
@@ -31,6 +36,7 @@ from proofgate.storage import (
 )
 from proofgate.storage.driver import QueryRequest
 from proofgate.storage.dynamodb import DynamoDriver
+from proofgate.storage.dynamodb import driver as driver_module
 from proofgate.storage.registry import SortOperator, SortRange
 from proofgate.storage.table import GSI1
 
@@ -357,7 +363,7 @@ async def test_backoff_uses_the_store_policy(
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    monkeypatch.setattr("proofgate.storage.dynamodb.driver.asyncio.sleep", sleep)
+    monkeypatch.setattr(driver_module, "sleep", sleep)
     inject(monkeypatch, driver, "get_item", [throttled("GetItem")] * 10)
 
     with pytest.raises(ServiceUnavailable):
@@ -379,6 +385,17 @@ async def test_other_errors_are_not_retried(
 
     assert type(failed.value) is ProofgateError
     assert "AccessDeniedException" in failed.value.message
+    assert len(calls) == 1 and backoffs == []
+
+
+async def test_client_side_failures_are_not_retried(
+    driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
+) -> None:
+    calls = inject(monkeypatch, driver, "get_item", [NoCredentialsError()])
+
+    with pytest.raises(ProofgateError, match="NoCredentialsError"):
+        await driver.get_item(Key("X", "Y"), consistent=False)
+
     assert len(calls) == 1 and backoffs == []
 
 
