@@ -20,6 +20,7 @@ from proofgate.errors import ProofgateError
 from proofgate.storage.access_patterns import REGISTRY
 
 from .explain import render_markdown, render_text
+from .ledger_commands import add_ledger_commands
 from .settings import Backend, Settings, TableLocation
 
 __all__ = ["main"]
@@ -64,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
     export.set_defaults(command=_export_schema)
+    add_ledger_commands(commands)
     return parser
 
 

@@ -40,8 +40,9 @@ def to_graphql_error(error: GraphQLError, request_id: str | None) -> GraphQLErro
             logger.error("request %s: %s", request_id, original.message, exc_info=original)
             message = "Internal server error"
             extensions = {"code": ErrorCode.INTERNAL_SERVER_ERROR.value}
-    elif original is None:
-        # Parse and validation errors: the document itself is wrong.
+    elif original is None or isinstance(original, GraphQLError):
+        # Parse and validation errors, and variables that do not coerce (a
+        # null for a non-null type): the request itself is wrong.
         message = error.message
         extensions = {"code": (error.extensions or {}).get("code", ErrorCode.BAD_USER_INPUT.value)}
     else:

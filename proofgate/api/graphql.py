@@ -11,6 +11,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
+from strawberry.types.unset import UNSET, UnsetType
 
 from proofgate.errors import ProofgateError
 from proofgate.resolvers.auth import ANONYMOUS, Principal, authenticate
@@ -19,6 +21,7 @@ from proofgate.resolvers.loaders import Loaders
 from proofgate.storage.trace import Trace
 
 from .errors import error_extensions
+from .websocket import KEEPALIVE_SECONDS, Connections, SocketContext, TransportWSHandler, WSHandler
 
 __all__ = ["GraphQLApp", "GraphQLEndpoint"]
 
@@ -27,9 +30,19 @@ _PRINCIPAL = "proofgate.principal"
 
 
 class GraphQLApp(GraphQL[RequestContext, None]):
+    graphql_transport_ws_handler_class = TransportWSHandler
+    graphql_ws_handler_class = WSHandler
+
     def __init__(self, schema: strawberry.Schema, services: Services, **options: Any) -> None:
+        pipeline = services.pipeline
+        if pipeline is not None:
+            options.setdefault("max_subscriptions_per_connection", pipeline.settings.subscriptions_per_connection)
+            options.setdefault("keep_alive_interval", pipeline.settings.keepalive_interval.total_seconds())
+        options.setdefault("keep_alive", True)
+        options.setdefault("keep_alive_interval", KEEPALIVE_SECONDS)
         super().__init__(schema, **options)
         self.services = services
+        self.connections = Connections()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -48,6 +61,15 @@ class GraphQLApp(GraphQL[RequestContext, None]):
 
     async def get_context(self, request: Request | WebSocket, response: Response | WebSocket) -> RequestContext:
         principal: Principal = request.scope.get(_PRINCIPAL, ANONYMOUS)
+        if isinstance(request, WebSocket):
+            return SocketContext(
+                services=self.services,
+                principal=principal,
+                loaders=Loaders(self.services.storage, principal.tenant),
+                request_id=secrets.token_hex(8),
+                request=request,
+                response=response,
+            )
         return RequestContext(
             services=self.services,
             principal=principal,
@@ -57,6 +79,22 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             request=request,
             response=response,
         )
+
+
+    async def on_ws_connect(self, context: RequestContext) -> UnsetType | dict[str, object] | None:
+        """Authenticates ``connection_init``'s ``authorization``; no key is anonymous."""
+        params = getattr(context, "connection_params", None) or {}
+        authorization = params.get("authorization") or params.get("Authorization")
+        if authorization is not None and not isinstance(authorization, str):
+            raise ConnectionRejectionError({"message": "authorization must be a string"})
+        try:
+            principal = await authenticate(self.services.storage, authorization, self.services.admin_key_hash)
+        except ProofgateError as error:
+            raise ConnectionRejectionError({"message": error.message, **error_extensions(error)}) from None
+        context.principal = principal
+        context.loaders = Loaders(self.services.storage, principal.tenant)
+        acknowledged: UnsetType = UNSET
+        return acknowledged
 
 
 class GraphQLEndpoint:

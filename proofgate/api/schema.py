@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from functools import partial
 
 import strawberry
 from strawberry.extensions import (
     MaxAliasesLimiter,
+    SchemaExtension,
     MaxTokensLimiter,
     ParserCache,
     QueryDepthLimiter,
     ValidationCache,
 )
+from strawberry.schema.config import StrawberryConfig
 
 from proofgate.resolvers.root import Mutation, Query
+from proofgate.resolvers.types.scalars import SCALAR_MAP
 
 from .errors import ErrorMapper
 from .tracing import StorageTracing
@@ -25,19 +29,26 @@ MAX_ALIASES = 30
 MAX_TOKENS = 2000
 
 
-def build_schema(*, max_depth: int = MAX_DEPTH, max_aliases: int = MAX_ALIASES, max_tokens: int = MAX_TOKENS) -> strawberry.Schema:
-    # Strawberry accepts configured extension instances, though its annotation
-    # names only classes and factories.
-    extensions: list[Any] = [
+def build_schema(
+    *, max_depth: int = MAX_DEPTH, max_aliases: int = MAX_ALIASES, max_tokens: int = MAX_TOKENS
+) -> strawberry.Schema:
+    # Factories, so each request gets fresh extensions; the parser and
+    # validation caches live at module level, shared by every instance.
+    extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         ErrorMapper,
         StorageTracing,
-        ParserCache(maxsize=1024),
-        ValidationCache(maxsize=1024),
-        MaxTokensLimiter(max_token_count=max_tokens),
-        MaxAliasesLimiter(max_alias_count=max_aliases),
-        QueryDepthLimiter(max_depth=max_depth),
+        partial(ParserCache, maxsize=1024),
+        partial(ValidationCache, maxsize=1024),
+        partial(MaxTokensLimiter, max_token_count=max_tokens),
+        partial(MaxAliasesLimiter, max_alias_count=max_aliases),
+        partial(QueryDepthLimiter, max_depth=max_depth),
     ]
-    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions)
+    return strawberry.Schema(
+        query=Query,
+        mutation=Mutation,
+        extensions=extensions,
+        config=StrawberryConfig(scalar_map=SCALAR_MAP),
+    )
 
 
 schema = build_schema()

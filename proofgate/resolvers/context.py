@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strawberry.types import Info as StrawberryInfo
 
@@ -16,6 +16,9 @@ from proofgate.storage.trace import Trace
 
 from .auth import Principal
 from .loaders import Loaders
+
+if TYPE_CHECKING:
+    from .pipeline.service import Pipeline
 
 __all__ = [
     "CLAIM_TTL_DEFAULT",
@@ -55,6 +58,9 @@ class Services:
     free_plan_credits: Decimal = FREE_PLAN_CREDITS_DEFAULT
     options: dict[str, Any] = field(default_factory=dict)
     clock: Callable[[], datetime] = utcnow
+    pipeline: Pipeline | None = None
+    """The threat pipeline of this process; None where nothing runs it (commands
+    still enqueue their events, for a relay elsewhere)."""
 
 
 @dataclass

@@ -66,7 +66,10 @@ class Loaders:
     def forget(self, ap: AccessPattern, /, **params: Any) -> None:
         """Drop a cached item, so a mutation whose write condition failed
         re-reads what changed instead of trusting its earlier read."""
-        self._item_loader(ap).clear(_freeze(params))
+        loader = self._items.get(ap.id)
+        key = _freeze(params)
+        if loader is not None and loader.cache_map.get(key) is not None:
+            loader.clear(key)
 
     async def page(
         self, ap: AccessPattern, params: Mapping[str, Any], *, first: int | None = None, after: str | None = None

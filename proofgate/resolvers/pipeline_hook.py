@@ -79,6 +79,7 @@ class ClaimDisputed:
     """``disputeClaim`` recorded a dispute (OWNERSHIP_DISPUTE); ``dispute_count``
     includes this one. Nothing about the claimant."""
 
+    dispute_id: str
     brand_id: str
     product_id: str
     disputed_at: datetime

@@ -9,18 +9,34 @@ from .audit.queries import AuditQueries
 from .brands.mutations import BrandMutations
 from .brands.queries import BrandQueries
 from .certificates.queries import CertificateQueries
+from .claims.mutations import ClaimMutations
+from .ledger.mutations import LedgerMutations
+from .ledger.queries import LedgerQueries
+from .lifecycle.mutations import LifecycleMutations
 from .products.mutations import ProductMutations
 from .products.queries import ProductQueries
+from .provenance.mutations import ProvenanceMutations
 from .system import SystemQueries
+from .verification.mutations import VerificationMutations
+from .verification.queries import VerificationQueries
 
 __all__ = ["Mutation", "Query"]
 
 
 @strawberry.type
-class Query(SystemQueries, BrandQueries, ProductQueries, CertificateQueries, AuditQueries):
+class Query(SystemQueries, BrandQueries, ProductQueries, VerificationQueries, CertificateQueries, AuditQueries, LedgerQueries):
     pass
 
 
 @strawberry.type
-class Mutation(BrandMutations, ApiKeyMutations, ProductMutations):
+class Mutation(
+    BrandMutations,
+    ApiKeyMutations,
+    ProductMutations,
+    ProvenanceMutations,
+    VerificationMutations,
+    ClaimMutations,
+    LifecycleMutations,
+    LedgerMutations,
+):
     pass

@@ -20,12 +20,14 @@ __all__ = [
     "BRAND_PRODUCTS",
     "BRAND_STATS",
     "BRAND_THREATS",
+    "BRAND_WEBHOOKS",
     "HEALTH_PROBE",
     "IDEMPOTENCY_RECORD",
     "LEDGER_BALANCE",
     "LEDGER_STATEMENT",
     "LEDGER_TRANSACTION",
     "OUTBOX_DUE",
+    "OUTBOX_PARKED",
     "PRODUCT_BY_CODE",
     "PRODUCT_BY_HASH",
     "PRODUCT_BY_ID",
@@ -35,6 +37,8 @@ __all__ = [
     "PROVENANCE_CHAIN",
     "REGISTRY",
     "THREAT_BY_ID",
+    "WEBHOOK_BY_ID",
+    "WEBHOOK_DELIVERIES",
 ]
 
 REGISTRY = Registry()
@@ -81,3 +85,7 @@ IDEMPOTENCY_RECORD = _ap("AP18", "idempotency record", _GET, _TABLE, "IDEM#{scop
 OUTBOX_DUE = _ap("AP19", "outbox due queue (sharded)", _QUERY, _GSI2, "OUTBOX#READY#{shard:int}", SortCondition("<", "DUE#{before:time}"), "OutboxItem")
 API_KEY_BY_HASH = _ap("AP20", "API key by hash", _GET, _TABLE, "APIKEY#{key_hash}", SortCondition("=", "META"), "ApiKey", consistent=True)
 HEALTH_PROBE = _ap("AP21", "health probe", _GET, _TABLE, "HEALTH", SortCondition("=", "PROBE"), "HealthProbe")
+OUTBOX_PARKED = _ap("AP22", "parked outbox items (dead letters)", _QUERY, _GSI2, "OUTBOX#PARKED", SortCondition("begins_with", "PARKED#"), "OutboxItem")
+BRAND_WEBHOOKS = _ap("AP23", "webhooks of a brand", _QUERY, _TABLE, "BRAND#{brand_id}", SortCondition("begins_with", "WEBHOOK#"), "Webhook", consistent=True)
+WEBHOOK_BY_ID = _ap("AP24", "webhook by id", _GET, _TABLE, "BRAND#{brand_id}", SortCondition("=", "WEBHOOK#{webhook_id}"), "Webhook", consistent=True)
+WEBHOOK_DELIVERIES = _ap("AP25", "webhook deliveries of a brand, newest first", _QUERY, _TABLE, "DELIVERIES#{brand_id}", SortCondition("begins_with", "DELIVERY#"), "WebhookDelivery", _NEWEST_FIRST)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeAlias
 
 from proofgate.storage import Item, Put, Storage
 from proofgate.storage.access_patterns import (
@@ -22,6 +22,8 @@ from proofgate.storage.registry import AccessPattern
 __all__ = [
     "BASE_TIME",
     "TENANT",
+    "MotoDeviation",
+    "OpenStorage",
     "at",
     "chain_event",
     "collect",
@@ -33,6 +35,9 @@ __all__ = [
     "typed",
     "walk",
 ]
+
+OpenStorage: TypeAlias = Callable[[bytes], Awaitable[Storage]]
+MotoDeviation: TypeAlias = Callable[[str], None]
 
 TENANT = "tenant-a"
 BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
@@ -60,7 +65,9 @@ def scan_record(product_id: str, when: datetime, **attributes: Any) -> Item:
     }
 
 
-def gallery_product(brand_id: str, product_id: str, created: datetime | None, **attributes: Any) -> Item:
+def gallery_product(
+    brand_id: str, product_id: str, created: datetime | None, **attributes: Any
+) -> Item:
     """A product item; with ``created`` it is projected into GSI1 for AP07."""
     key = PRODUCT_BY_ID.key(product_id=product_id)
     item: Item = {"PK": key.pk, "SK": key.sk, "productId": product_id, **attributes}
@@ -107,7 +114,9 @@ async def walk(
         assert len(pages) < 1000, "pagination does not terminate"
 
 
-async def collect(storage: Storage, ap: AccessPattern, params: Mapping[str, Any], first: int = 100) -> list[Item]:
+async def collect(
+    storage: Storage, ap: AccessPattern, params: Mapping[str, Any], first: int = 100
+) -> list[Item]:
     return [item for page in await walk(storage, ap, params, first) for item in page]
 
 

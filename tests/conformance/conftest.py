@@ -12,7 +12,7 @@ per action.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -20,12 +20,11 @@ from proofgate.storage import Storage
 from proofgate.storage.dynamodb import create_table, open_dynamodb
 from proofgate.storage.sqlite import open_sqlite
 
+from ._support import MotoDeviation, OpenStorage
+
 CURSOR_KEY = bytes(range(32))
 REGION = "us-east-1"
 BACKENDS = ("sqlite", "dynamodb")
-
-OpenStorage = Callable[[bytes], Awaitable[Storage]]
-MotoDeviation = Callable[[str], None]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +44,10 @@ async def sqlite_storage() -> AsyncIterator[Storage]:
 async def dynamodb_storage(moto_endpoint: str, conformance_table: str) -> AsyncIterator[Storage]:
     await create_table(table_name=conformance_table, region=REGION, endpoint_url=moto_endpoint)
     storage = await open_dynamodb(
-        table_name=conformance_table, region=REGION, cursor_key=CURSOR_KEY, endpoint_url=moto_endpoint
+        table_name=conformance_table,
+        region=REGION,
+        cursor_key=CURSOR_KEY,
+        endpoint_url=moto_endpoint,
     )
     yield storage
     await storage.close()
@@ -85,13 +87,15 @@ def open_storage(backend: str, storage: Storage, request: pytest.FixtureRequest)
 
 
 @pytest.fixture
-def moto_deviation(backend: str, request: pytest.FixtureRequest) -> Callable[[str], None]:
+def moto_deviation(backend: str, request: pytest.FixtureRequest) -> MotoDeviation:
     """Marks the test as an expected failure on moto, where moto is known to
     differ from DynamoDB. Strict, so a moto that gets it right fails the mark."""
 
     def mark(reason: str) -> None:
         if backend == "dynamodb":
-            request.applymarker(pytest.mark.xfail(reason=f"moto differs from DynamoDB: {reason}", strict=True))
+            request.applymarker(
+                pytest.mark.xfail(reason=f"moto differs from DynamoDB: {reason}", strict=True)
+            )
 
     return mark
 

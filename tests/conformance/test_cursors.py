@@ -13,8 +13,7 @@ from proofgate.storage import Storage
 from proofgate.storage.access_patterns import PRODUCT_SCANS, PROVENANCE_CHAIN
 from proofgate.storage.trace import tracing
 
-from ._support import TENANT, at, chain_event, put_all, scan_record
-from .conftest import OpenStorage
+from ._support import TENANT, OpenStorage, at, chain_event, put_all, scan_record
 
 
 async def chain_cursor(storage: Storage, product_id: str) -> str:
@@ -24,9 +23,13 @@ async def chain_cursor(storage: Storage, product_id: str) -> str:
     return page.end_cursor
 
 
-async def assert_refused(storage: Storage, cursor: str, product_id: str, tenant: str = TENANT) -> None:
+async def assert_refused(
+    storage: Storage, cursor: str, product_id: str, tenant: str = TENANT
+) -> None:
     with tracing() as trace, pytest.raises(InvalidCursor) as raised:
-        await storage.query(PROVENANCE_CHAIN, {"product_id": product_id}, tenant=tenant, after=cursor)
+        await storage.query(
+            PROVENANCE_CHAIN, {"product_id": product_id}, tenant=tenant, after=cursor
+        )
     assert trace.calls == [], "the store read before refusing the cursor"
     assert isinstance(raised.value, BadUserInput)
     assert raised.value.code is ErrorCode.BAD_USER_INPUT
@@ -41,7 +44,9 @@ def flip(cursor: str, position: int) -> str:
 async def test_a_valid_cursor_resumes_and_can_be_reused(storage: Storage, uid: str) -> None:
     cursor = await chain_cursor(storage, uid)
     for _ in range(2):
-        page = await storage.query(PROVENANCE_CHAIN, {"product_id": uid}, tenant=TENANT, after=cursor)
+        page = await storage.query(
+            PROVENANCE_CHAIN, {"product_id": uid}, tenant=TENANT, after=cursor
+        )
         assert [item["sequence"] for item in page.items] == [2, 3]
 
 
@@ -114,12 +119,17 @@ async def test_cursor_from_another_time_range(storage: Storage, uid: str) -> Non
     assert wide.end_cursor is not None
     with tracing() as trace, pytest.raises(InvalidCursor):
         await storage.query(
-            PRODUCT_SCANS, {"product_id": uid, "start": at(0), "end": at(2)}, tenant=TENANT, after=wide.end_cursor
+            PRODUCT_SCANS,
+            {"product_id": uid, "start": at(0), "end": at(2)},
+            tenant=TENANT,
+            after=wide.end_cursor,
         )
     assert trace.calls == []
 
 
-async def test_cursor_from_another_deployment_key(storage: Storage, open_storage: OpenStorage, uid: str) -> None:
+async def test_cursor_from_another_deployment_key(
+    storage: Storage, open_storage: OpenStorage, uid: str
+) -> None:
     cursor = await chain_cursor(storage, uid)
     other = await open_storage(os.urandom(32))
     try:

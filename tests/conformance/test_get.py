@@ -26,7 +26,11 @@ def _fields(template: KeyTemplate) -> list[Any]:
 def sample_params(ap: AccessPattern, uid: str) -> dict[str, Any]:
     """One value per key parameter, of the type its converter takes; strings
     carry separators so escaping is exercised on every pattern."""
-    samples: dict[str, Any] = {"str": lambda name: f"{name}#{uid}%", "int": lambda name: 7, "time": lambda name: BASE_TIME}
+    samples: dict[str, Any] = {
+        "str": lambda name: f"{name}#{uid}%",
+        "int": lambda name: 7,
+        "time": lambda name: BASE_TIME,
+    }
     fields = [*_fields(ap.partition_key), *_fields(ap.sort_key.template)]
     return {field.name: samples[field.converter](field.name) for field in fields}
 
@@ -118,7 +122,9 @@ async def test_values_round_trip_exactly(storage: Storage, uid: str, read: str) 
     ],
     ids=["trailing-zeros", "integral-decimal", "exponent", "negative-zero", "38-digits"],
 )
-async def test_numbers_come_back_normalised(storage: Storage, uid: str, written: Any, read: Any) -> None:
+async def test_numbers_come_back_normalised(
+    storage: Storage, uid: str, written: Any, read: Any
+) -> None:
     await storage.transact_write([Put(product(uid, n=written))])
     found = await storage.get(PRODUCT_BY_ID, product_id=uid)
     assert found is not None
@@ -135,7 +141,9 @@ async def test_float_refused_before_io(storage: Storage, uid: str, value: Any) -
         with pytest.raises(LimitExceeded):
             await storage.transact_write([Put(product(uid, value=value))])
         with pytest.raises(LimitExceeded):
-            await storage.transact_write([Update(PRODUCT_BY_ID.key(product_id=uid), set={"value": value})])
+            await storage.transact_write(
+                [Update(PRODUCT_BY_ID.key(product_id=uid), set={"value": value})]
+            )
     assert trace.calls == []
     assert await storage.get(PRODUCT_BY_ID, product_id=uid) is None
 
@@ -145,7 +153,9 @@ async def test_float_refused_before_io(storage: Storage, uid: str, value: Any) -
     [10**38 + 1, Decimal("1." + "0" * 37 + "1")],
     ids=["39-digit-int", "39-digit-decimal"],
 )
-async def test_more_than_38_digits_refused_before_io(storage: Storage, uid: str, value: Any) -> None:
+async def test_more_than_38_digits_refused_before_io(
+    storage: Storage, uid: str, value: Any
+) -> None:
     with tracing() as trace, pytest.raises(LimitExceeded):
         await storage.transact_write([Put(product(uid, n=value))])
     assert trace.calls == []
@@ -154,11 +164,18 @@ async def test_more_than_38_digits_refused_before_io(storage: Storage, uid: str,
 # --- batch_get -----------------------------------------------------------------
 
 
-async def test_batch_get_keeps_input_order_with_none_for_missing(storage: Storage, uid: str) -> None:
+async def test_batch_get_keeps_input_order_with_none_for_missing(
+    storage: Storage, uid: str
+) -> None:
     items = {name: product(f"{uid}-{name}", name=name) for name in "abc"}
     await put_all(storage, items.values())
     params = [{"product_id": f"{uid}-{name}"} for name in ["c", "missing", "a", "b"]]
-    assert await storage.batch_get(PRODUCT_BY_ID, params) == [items["c"], None, items["a"], items["b"]]
+    assert await storage.batch_get(PRODUCT_BY_ID, params) == [
+        items["c"],
+        None,
+        items["a"],
+        items["b"],
+    ]
 
 
 async def test_batch_get_reads_duplicate_keys_once(storage: Storage, uid: str) -> None:
@@ -176,7 +193,9 @@ async def test_batch_get_chunks_past_100_keys(storage: Storage, uid: str) -> Non
     items = [product(f"{uid}-{n:03d}", n=n) for n in range(250)]
     await put_all(storage, items[::2])
     with tracing() as trace:
-        found = await storage.batch_get(PRODUCT_BY_ID, [{"product_id": item["productId"]} for item in items])
+        found = await storage.batch_get(
+            PRODUCT_BY_ID, [{"product_id": item["productId"]} for item in items]
+        )
     assert found == [item if n % 2 == 0 else None for n, item in enumerate(items)]
     assert [call.operation for call in trace.calls] == ["BatchGetItem"] * 3
     assert trace.items == 125
@@ -186,4 +205,3 @@ async def test_batch_get_of_nothing_reads_nothing(storage: Storage) -> None:
     with tracing() as trace:
         assert await storage.batch_get(PRODUCT_BY_ID, []) == []
     assert trace.calls == []
-

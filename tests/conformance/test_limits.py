@@ -21,8 +21,7 @@ from proofgate.storage.table import IndexName
 from proofgate.storage.trace import tracing
 from proofgate.storage.values import item_size
 
-from ._support import BASE_TIME, TENANT
-from .conftest import MotoDeviation
+from ._support import BASE_TIME, TENANT, MotoDeviation
 
 
 def product(uid: str, **attributes: Any) -> dict[str, Any]:
@@ -54,11 +53,15 @@ async def test_put_over_400kb_is_refused_before_io(storage: Storage, uid: str) -
     assert trace.calls == []
 
 
-async def test_an_update_that_grows_an_item_past_400kb_is_refused(storage: Storage, uid: str) -> None:
+async def test_an_update_that_grows_an_item_past_400kb_is_refused(
+    storage: Storage, uid: str
+) -> None:
     item = padded(uid, 300 * 1024)
     await storage.transact_write([Put(item)])
     with pytest.raises(LimitExceeded):
-        await storage.transact_write([Update(PRODUCT_BY_ID.key(product_id=uid), set={"more": "y" * (150 * 1024)})])
+        await storage.transact_write(
+            [Update(PRODUCT_BY_ID.key(product_id=uid), set={"more": "y" * (150 * 1024)})]
+        )
     assert await storage.get(PRODUCT_BY_ID, product_id=uid) == item
 
 
@@ -67,21 +70,31 @@ async def test_an_update_creating_an_item_over_400kb_is_refused(
 ) -> None:
     moto_deviation("a refused UpdateItem of a missing item leaves a key-only item behind")
     with pytest.raises(LimitExceeded):
-        await storage.transact_write([Update(PRODUCT_BY_ID.key(product_id=uid), set={"body": "y" * (401 * 1024)})])
+        await storage.transact_write(
+            [Update(PRODUCT_BY_ID.key(product_id=uid), set={"body": "y" * (401 * 1024)})]
+        )
     assert await storage.get(PRODUCT_BY_ID, product_id=uid) is None
 
 
-@pytest.mark.parametrize("value", [Decimal("1E+126"), Decimal("1E-131"), Decimal("-1E+126")], ids=str)
-async def test_numbers_outside_dynamodb_range_are_refused(storage: Storage, uid: str, value: Decimal) -> None:
+@pytest.mark.parametrize(
+    "value", [Decimal("1E+126"), Decimal("1E-131"), Decimal("-1E+126")], ids=str
+)
+async def test_numbers_outside_dynamodb_range_are_refused(
+    storage: Storage, uid: str, value: Decimal
+) -> None:
     with pytest.raises(LimitExceeded):
         await storage.transact_write([Put(product(uid, n=value))])
     assert await storage.get(PRODUCT_BY_ID, product_id=uid) is None
 
 
 @pytest.mark.parametrize(
-    "value", [Decimal("9.9999999999999999999999999999999999999E+125"), Decimal("1E-130")], ids=["max", "min"]
+    "value",
+    [Decimal("9.9999999999999999999999999999999999999E+125"), Decimal("1E-130")],
+    ids=["max", "min"],
 )
-async def test_numbers_at_dynamodb_range_ends_round_trip(storage: Storage, uid: str, value: Decimal) -> None:
+async def test_numbers_at_dynamodb_range_ends_round_trip(
+    storage: Storage, uid: str, value: Decimal
+) -> None:
     await storage.transact_write([Put(product(uid, n=value))])
     found = await storage.get(PRODUCT_BY_ID, product_id=uid)
     assert found is not None and found["n"] == value
@@ -95,8 +108,12 @@ async def test_partition_key_at_2048_bytes_is_accepted(storage: Storage) -> None
     assert await storage.get(PRODUCT_BY_ID, product_id=product_id) is None
 
 
-@pytest.mark.parametrize("product_id", ["p" * 2041, "\u00e9" * 1021], ids=["ascii", "two-byte-chars"])
-async def test_partition_key_over_2048_bytes_is_refused_before_io(storage: Storage, product_id: str) -> None:
+@pytest.mark.parametrize(
+    "product_id", ["p" * 2041, "\u00e9" * 1021], ids=["ascii", "two-byte-chars"]
+)
+async def test_partition_key_over_2048_bytes_is_refused_before_io(
+    storage: Storage, product_id: str
+) -> None:
     with tracing() as trace:
         with pytest.raises(LimitExceeded):
             await storage.get(PRODUCT_BY_ID, product_id=product_id)
@@ -123,7 +140,9 @@ async def test_sort_key_over_1024_bytes_is_refused_before_io(storage: Storage, u
         with pytest.raises(LimitExceeded):
             await storage.transact_write([Put({"PK": "X", "SK": "s" * (SORT_KEY_MAX_BYTES + 1)})])
         with pytest.raises(LimitExceeded):
-            await storage.transact_write([Update(Key("X", "s" * (SORT_KEY_MAX_BYTES + 1)), add={"n": 1})])
+            await storage.transact_write(
+                [Update(Key("X", "s" * (SORT_KEY_MAX_BYTES + 1)), add={"n": 1})]
+            )
     assert trace.calls == []
 
 
@@ -139,12 +158,22 @@ async def test_empty_key_values_are_refused_before_io(storage: Storage, uid: str
 # --- the access-pattern contract --------------------------------------------------------
 
 UNREGISTERED = AccessPattern(
-    "AP99", "not registered", Operation.GET, IndexName.TABLE, KeyTemplate("PRODUCT#{product_id}"),
-    SortCondition("=", "META"), "Product",
+    "AP99",
+    "not registered",
+    Operation.GET,
+    IndexName.TABLE,
+    KeyTemplate("PRODUCT#{product_id}"),
+    SortCondition("=", "META"),
+    "Product",
 )
 UNREGISTERED_QUERY = AccessPattern(
-    "AP98", "not registered", Operation.QUERY, IndexName.TABLE, KeyTemplate("PRODUCT#{product_id}"),
-    SortCondition("begins_with", "EVENT#"), "Product",
+    "AP98",
+    "not registered",
+    Operation.QUERY,
+    IndexName.TABLE,
+    KeyTemplate("PRODUCT#{product_id}"),
+    SortCondition("begins_with", "EVENT#"),
+    "Product",
 )
 
 
@@ -183,7 +212,9 @@ UNREGISTERED_QUERY = AccessPattern(
         "wrong-param-type",
     ],
 )
-async def test_access_pattern_misuse_is_refused_before_io(storage: Storage, uid: str, call: Any) -> None:
+async def test_access_pattern_misuse_is_refused_before_io(
+    storage: Storage, uid: str, call: Any
+) -> None:
     with tracing() as trace, pytest.raises(AccessPatternError):
         await call(storage, uid)
     assert trace.calls == []

@@ -109,7 +109,9 @@ def test_backend_modules_define_nothing_named_scan() -> None:
         for module in _backend_modules()
         for name, value in vars(module).items()
         if SCAN_NAME.search(name)
-        or (isinstance(value, type) and value.__module__ == module.__name__ and _scan_members(value))
+        or (
+            isinstance(value, type) and value.__module__ == module.__name__ and _scan_members(value)
+        )
     }
     assert names == set()
 
@@ -141,5 +143,10 @@ def _own_objects(root: object, depth: int = 3) -> list[object]:
 def test_the_storage_exposes_nothing_named_scan(storage: Storage) -> None:
     objects = _own_objects(storage)
     assert len(objects) > 1, "the walk did not reach the backend behind the store"
-    exposed = {f"{type(obj).__name__}.{name}" for obj in objects for name in dir(obj) if SCAN_NAME.search(name)}
+    exposed = {
+        f"{type(obj).__name__}.{name}"
+        for obj in objects
+        for name in dir(obj)
+        if SCAN_NAME.search(name)
+    }
     assert exposed == set()

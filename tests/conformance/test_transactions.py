@@ -9,6 +9,7 @@ import pytest
 from proofgate.errors import AccessPatternError, ConditionFailed, LimitExceeded
 from proofgate.storage import (
     Compare,
+    Comparison,
     ConditionCheck,
     Delete,
     ItemAbsent,
@@ -39,18 +40,29 @@ async def read(storage: Storage, name: str) -> dict[str, Any] | None:
 
 async def seed(storage: Storage, uid: str) -> None:
     await storage.transact_write(
-        [Put(product(f"{uid}-counter", count=10)), Put(product(f"{uid}-doomed", v=1)), Put(product(f"{uid}-guard", v=1))]
+        [
+            Put(product(f"{uid}-counter", count=10)),
+            Put(product(f"{uid}-doomed", v=1)),
+            Put(product(f"{uid}-guard", v=1)),
+        ]
     )
 
 
 def four_actions(uid: str, failing: int) -> list[WriteAction]:
-    """Create, increment, delete, check; the action at ``failing`` gets a condition that cannot hold."""
-    never = Compare("v", "=", 999)
+    """Create, increment, delete, check; the action at ``failing`` gets a
+    condition that cannot hold."""
+    never = Compare("v", Comparison.EQ, 999)
     return [
         Put(product(f"{uid}-new", v=1), never if failing == 0 else ItemAbsent()),
-        Update(key(f"{uid}-counter"), add={"count": 1}, condition=never if failing == 1 else ItemExists()),
-        Delete(key(f"{uid}-doomed"), never if failing == 2 else Compare("v", "=", 1)),
-        ConditionCheck(key(f"{uid}-guard"), never if failing == 3 else Compare("v", "=", 1)),
+        Update(
+            key(f"{uid}-counter"),
+            add={"count": 1},
+            condition=never if failing == 1 else ItemExists(),
+        ),
+        Delete(key(f"{uid}-doomed"), never if failing == 2 else Compare("v", Comparison.EQ, 1)),
+        ConditionCheck(
+            key(f"{uid}-guard"), never if failing == 3 else Compare("v", Comparison.EQ, 1)
+        ),
     ]
 
 
@@ -64,7 +76,9 @@ async def test_all_actions_apply_together(storage: Storage, uid: str) -> None:
 
 
 @pytest.mark.parametrize("failing", [0, 1, 2, 3])
-async def test_a_failing_action_leaves_nothing_written_and_is_named(storage: Storage, uid: str, failing: int) -> None:
+async def test_a_failing_action_leaves_nothing_written_and_is_named(
+    storage: Storage, uid: str, failing: int
+) -> None:
     await seed(storage, uid)
     with pytest.raises(ConditionFailed) as raised:
         await storage.transact_write(four_actions(uid, failing))
@@ -74,9 +88,11 @@ async def test_a_failing_action_leaves_nothing_written_and_is_named(storage: Sto
     assert await read(storage, f"{uid}-doomed") == product(f"{uid}-doomed", v=1)
 
 
-async def test_the_first_failing_action_is_named_when_several_fail(storage: Storage, uid: str) -> None:
+async def test_the_first_failing_action_is_named_when_several_fail(
+    storage: Storage, uid: str
+) -> None:
     await seed(storage, uid)
-    actions = [
+    actions: list[WriteAction] = [
         Put(product(f"{uid}-a")),
         ConditionCheck(key(f"{uid}-missing"), ItemExists()),
         Put(product(f"{uid}-guard"), ItemAbsent()),
@@ -88,8 +104,12 @@ async def test_the_first_failing_action_is_named_when_several_fail(storage: Stor
 
 
 async def test_the_maximum_number_of_actions(storage: Storage, uid: str) -> None:
-    await storage.transact_write([Put(product(f"{uid}-{n}", n=n)) for n in range(TRANSACT_MAX_ITEMS)])
-    found = await storage.batch_get(PRODUCT_BY_ID, [{"product_id": f"{uid}-{n}"} for n in range(TRANSACT_MAX_ITEMS)])
+    await storage.transact_write(
+        [Put(product(f"{uid}-{n}", n=n)) for n in range(TRANSACT_MAX_ITEMS)]
+    )
+    found = await storage.batch_get(
+        PRODUCT_BY_ID, [{"product_id": f"{uid}-{n}"} for n in range(TRANSACT_MAX_ITEMS)]
+    )
     assert [item["n"] if item else None for item in found] == list(range(TRANSACT_MAX_ITEMS))
 
 
@@ -110,7 +130,9 @@ async def test_too_many_actions_are_refused_before_io(storage: Storage, uid: str
     ],
     ids=["check", "update", "put"],
 )
-async def test_two_actions_on_one_item_are_refused_before_io(storage: Storage, uid: str, second: Any) -> None:
+async def test_two_actions_on_one_item_are_refused_before_io(
+    storage: Storage, uid: str, second: Any
+) -> None:
     with tracing() as trace, pytest.raises(LimitExceeded):
         await storage.transact_write([Put(product(uid)), Put(product(f"{uid}-other")), second(uid)])
     assert trace.calls == []

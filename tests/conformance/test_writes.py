@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import ConditionFailed, ProofgateError
+from proofgate.errors import ConditionFailed, LimitExceeded
 from proofgate.storage import (
     All,
     Any_,
     AttributeAbsent,
     AttributeExists,
     Compare,
+    Comparison,
     ConditionCheck,
     Delete,
     ItemAbsent,
@@ -22,12 +23,12 @@ from proofgate.storage import (
     Put,
     Storage,
     Update,
+    WriteAction,
 )
 from proofgate.storage.access_patterns import PRODUCT_BY_ID
 from proofgate.storage.conditions import Condition
 
-from ._support import typed
-from .conftest import MotoDeviation
+from ._support import MotoDeviation, typed
 
 
 def key(uid: str) -> Key:
@@ -76,7 +77,19 @@ async def test_put_if_exists_on_a_missing_item_fails(storage: Storage, uid: str)
 
 async def test_update_set_add_remove_and_set_if_absent(storage: Storage, uid: str) -> None:
     await storage.transact_write(
-        [Put(product(uid, name="old", count=5, total=Decimal("1.25"), gone="x", kept="original", tags=["a"]))]
+        [
+            Put(
+                product(
+                    uid,
+                    name="old",
+                    count=5,
+                    total=Decimal("1.25"),
+                    gone="x",
+                    kept="original",
+                    tags=["a"],
+                )
+            )
+        ]
     )
     await storage.transact_write(
         [
@@ -115,11 +128,15 @@ async def test_add_creates_the_missing_item_and_attribute(storage: Storage, uid:
 
 
 async def test_update_of_a_missing_item_creates_it(storage: Storage, uid: str) -> None:
-    await storage.transact_write([Update(key(uid), set={"name": "made"}, set_if_absent={"created": 1})])
+    await storage.transact_write(
+        [Update(key(uid), set={"name": "made"}, set_if_absent={"created": 1})]
+    )
     assert await read(storage, uid) == product(uid, name="made", created=1)
 
 
-async def test_update_if_exists_on_a_missing_item_fails_and_creates_nothing(storage: Storage, uid: str) -> None:
+async def test_update_if_exists_on_a_missing_item_fails_and_creates_nothing(
+    storage: Storage, uid: str
+) -> None:
     with pytest.raises(ConditionFailed) as raised:
         await storage.transact_write([Update(key(uid), add={"count": 1}, condition=ItemExists())])
     assert raised.value.index == 0
@@ -131,7 +148,7 @@ async def test_add_to_a_non_number_is_refused_and_changes_nothing(
 ) -> None:
     moto_deviation("UpdateItem applies SET before failing on ADD to a string")
     await storage.transact_write([Put(product(uid, name="text"))])
-    with pytest.raises(ProofgateError):
+    with pytest.raises(LimitExceeded):
         await storage.transact_write([Update(key(uid), add={"name": 1}, set={"other": 1})])
     assert await read(storage, uid) == product(uid, name="text")
 
@@ -190,9 +207,11 @@ COMPARISONS: list[tuple[str, str, Any, bool]] = [
     COMPARISONS,
     ids=[f"{a}{op}{v!r}" for a, op, v, _ in COMPARISONS],
 )
-async def test_compare(storage: Storage, uid: str, attribute: str, op: str, value: Any, holds: bool) -> None:
+async def test_compare(
+    storage: Storage, uid: str, attribute: str, op: str, value: Any, holds: bool
+) -> None:
     await storage.transact_write([Put(product(uid, **STORED))])
-    await assert_condition(storage, uid, Compare(attribute, op, value), holds)
+    await assert_condition(storage, uid, Compare(attribute, Comparison(op), value), holds)
 
 
 TYPE_MISMATCHED_ORDERINGS: list[tuple[str, str, Any]] = [
@@ -209,14 +228,16 @@ TYPE_MISMATCHED_ORDERINGS: list[tuple[str, str, Any]] = [
     TYPE_MISMATCHED_ORDERINGS,
     ids=[f"{a}{op}{v!r}" for a, op, v in TYPE_MISMATCHED_ORDERINGS],
 )
-async def test_ordering_across_types_is_false(storage: Storage, uid: str, attribute: str, op: str, value: Any) -> None:
+async def test_ordering_across_types_is_false(
+    storage: Storage, uid: str, attribute: str, op: str, value: Any
+) -> None:
     await storage.transact_write([Put(product(uid, **STORED))])
-    await assert_condition(storage, uid, Compare(attribute, op, value), holds=False)
+    await assert_condition(storage, uid, Compare(attribute, Comparison(op), value), holds=False)
 
 
 async def test_binary_orders_by_unsigned_bytes(storage: Storage, uid: str) -> None:
     await storage.transact_write([Put(product(uid, b=b"\x00"))])
-    await assert_condition(storage, uid, Compare("b", "<", b"\xff"), holds=True)
+    await assert_condition(storage, uid, Compare("b", Comparison.LT, b"\xff"), holds=True)
 
 
 @pytest.mark.parametrize(
@@ -227,26 +248,29 @@ async def test_binary_orders_by_unsigned_bytes(storage: Storage, uid: str) -> No
         (AttributeExists("z"), True),
         (AttributeAbsent("missing"), True),
         (AttributeAbsent("n"), False),
-        (All(Compare("n", "=", 5), AttributeExists("s")), True),
-        (All(Compare("n", "=", 5), AttributeExists("missing")), False),
-        (Any_(Compare("n", "=", 6), AttributeExists("s")), True),
-        (Any_(Compare("n", "=", 6), AttributeExists("missing")), False),
-        (All(ItemExists(), Any_(AttributeAbsent("n"), Compare("s", "<>", "m"))), False),
+        (All(Compare("n", Comparison.EQ, 5), AttributeExists("s")), True),
+        (All(Compare("n", Comparison.EQ, 5), AttributeExists("missing")), False),
+        (Any_(Compare("n", Comparison.EQ, 6), AttributeExists("s")), True),
+        (Any_(Compare("n", Comparison.EQ, 6), AttributeExists("missing")), False),
+        (All(ItemExists(), Any_(AttributeAbsent("n"), Compare("s", Comparison.NE, "m"))), False),
         (ItemExists(), True),
         (ItemAbsent(), False),
     ],
     ids=lambda value: repr(value) if not isinstance(value, bool) else str(value),
 )
-async def test_composed_conditions(storage: Storage, uid: str, condition: Condition, holds: bool) -> None:
+async def test_composed_conditions(
+    storage: Storage, uid: str, condition: Condition, holds: bool
+) -> None:
     await storage.transact_write([Put(product(uid, **STORED))])
     await assert_condition(storage, uid, condition, holds)
 
 
 async def assert_condition(storage: Storage, uid: str, condition: Condition, holds: bool) -> None:
-    """Checks the condition three ways: guarding an Update, a Put and a transaction's ConditionCheck."""
+    """Checks the condition three ways: guarding an Update, a Put, and a
+    ConditionCheck in a transaction."""
     before = await read(storage, uid)
     update = Update(key(uid), add={"touched": 1}, condition=condition)
-    check = [ConditionCheck(key(uid), condition), Put(product(f"{uid}-side"))]
+    check: list[WriteAction] = [ConditionCheck(key(uid), condition), Put(product(f"{uid}-side"))]
     if holds:
         await storage.transact_write([update])
         await storage.transact_write(check)
@@ -281,14 +305,14 @@ async def test_delete_of_a_missing_item_is_a_no_op(storage: Storage, uid: str) -
 
 async def test_delete_with_a_holding_condition(storage: Storage, uid: str) -> None:
     await storage.transact_write([Put(product(uid, version=2))])
-    await storage.transact_write([Delete(key(uid), Compare("version", "=", 2))])
+    await storage.transact_write([Delete(key(uid), Compare("version", Comparison.EQ, 2))])
     assert await read(storage, uid) is None
 
 
 async def test_delete_with_a_failing_condition_keeps_the_item(storage: Storage, uid: str) -> None:
     await storage.transact_write([Put(product(uid, version=2))])
     with pytest.raises(ConditionFailed):
-        await storage.transact_write([Delete(key(uid), Compare("version", "=", 1))])
+        await storage.transact_write([Delete(key(uid), Compare("version", Comparison.EQ, 1))])
     assert await read(storage, uid) == product(uid, version=2)
 
 

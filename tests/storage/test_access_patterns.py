@@ -39,6 +39,7 @@ GETS: dict[str, tuple[dict[str, Any], Key]] = {
     "AP18": ({"scope": "registerProduct", "key": "k1"}, Key("IDEM#registerProduct#k1", "REQUEST")),
     "AP20": ({"key_hash": "abc"}, Key("APIKEY#abc", "META")),
     "AP21": ({}, Key("HEALTH", "PROBE")),
+    "AP24": ({"brand_id": "b1", "webhook_id": "w1"}, Key("BRAND#b1", "WEBHOOK#w1")),
 }
 
 QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
@@ -86,12 +87,25 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
         "OUTBOX#READY#000000000003",
         SortRange(SortOperator.LT, f"DUE#{T0_KEY}"),
     ),
+    "AP22": (IndexName.GSI2, {}, "OUTBOX#PARKED", SortRange(SortOperator.BEGINS_WITH, "PARKED#")),
+    "AP23": (
+        IndexName.TABLE,
+        {"brand_id": "b1"},
+        "BRAND#b1",
+        SortRange(SortOperator.BEGINS_WITH, "WEBHOOK#"),
+    ),
+    "AP25": (
+        IndexName.TABLE,
+        {"brand_id": "b1"},
+        "DELIVERIES#b1",
+        SortRange(SortOperator.BEGINS_WITH, "DELIVERY#"),
+    ),
 }
 
 
-def test_all_21_patterns_are_registered_with_ids_ap01_to_ap21() -> None:
+def test_all_25_patterns_are_registered_with_ids_ap01_to_ap25() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 22)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 26)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 
@@ -140,12 +154,12 @@ def test_get_patterns_refuse_a_missing_parameter(ap_id: str) -> None:
 
 def test_newest_first_patterns_read_backward() -> None:
     backward = {ap.id for ap in REGISTRY if ap.direction is Direction.BACKWARD}
-    assert backward == {"AP02", "AP07", "AP08", "AP10", "AP12", "AP14"}
+    assert backward == {"AP02", "AP07", "AP08", "AP10", "AP12", "AP14", "AP25"}
 
 
 def test_consistent_reads_only_on_the_table() -> None:
     consistent = {ap.id for ap in REGISTRY if ap.consistent}
-    assert consistent == {"AP09", "AP18", "AP20"}
+    assert consistent == {"AP09", "AP18", "AP20", "AP23", "AP24"}
     assert all(REGISTRY[i].index is IndexName.TABLE for i in consistent)
 
 

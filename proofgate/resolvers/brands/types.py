@@ -13,6 +13,7 @@ from proofgate.storage.access_patterns import BRAND_PRODUCTS, BRAND_STATS, PRODU
 
 from ..context import Info
 from ..fields import ap_field, computed_field
+from ..ledger.types import Ledger
 from ..types.connection import Connection, connection
 from ..types.scalars import DateTime
 from ..visibility import require_owner
@@ -94,3 +95,7 @@ class Brand:
             # product in this request read nothing.
             loaders.prime(PRODUCT_BY_ID, item, product_id=item["id"])
         return connection(page, Product.from_item)
+
+    @computed_field(description="The brand's credits; the operator and the brand's BRAND keys only")
+    def ledger(self, info: Info) -> Ledger | None:
+        return Ledger.of(info.context.principal, self.id)

@@ -8,11 +8,14 @@ from proofgate.domain.datetimes import parse_datetime
 from proofgate.domain.enums import ProductStatus
 from proofgate.errors import ProofgateError
 from proofgate.storage import Item
-from proofgate.storage.access_patterns import BRAND_BY_ID
+from proofgate.storage.access_patterns import BRAND_BY_ID, PRODUCT_CLAIM, PRODUCT_SCANS, PROVENANCE_CHAIN
 
 from ..brands.types import Brand
+from ..claims.fields import product_claim
 from ..context import Info
 from ..fields import ap_field, computed_field
+from ..provenance.fields import product_provenance
+from ..scans.fields import product_scans
 from ..types.scalars import JSON, DateTime
 from ..visibility import require_owner
 
@@ -67,7 +70,7 @@ class Product:
             sku=item.get("sku"),
             category=item.get("category"),
             description=item.get("description"),
-            metadata=item.get("metadata") or {},
+            metadata=JSON(item.get("metadata") or {}),
             status=ProductStatus(item["status"]),
             created_at=parse_datetime(item["createdAt"]),
             updated_at=parse_datetime(item["updatedAt"]),
@@ -100,3 +103,7 @@ class Product:
     def scan_count(self, info: Info) -> int | None:
         require_owner(info.context.principal, self.brand_id, "scanCount")
         return int(self._item.get("scanCount", 0))
+
+    provenance = ap_field(PROVENANCE_CHAIN, resolver=product_provenance, description="The hash chain, oldest first")
+    scans = ap_field(PRODUCT_SCANS, resolver=product_scans, description="Recorded verifications; the brand's keys only")
+    claim = ap_field(PRODUCT_CLAIM, resolver=product_claim, description="The active claim; the brand's keys only")

@@ -67,7 +67,9 @@ class EventDraft:
         latitude, longitude = validate_coordinates(data.latitude, data.longitude)
         return cls(
             type=event_type,
-            occurred_at=utc(data.occurred_at, field=f"{field}.occurredAt") if data.occurred_at else None,
+            occurred_at=utc(data.occurred_at, field=f"{field}.occurredAt")
+            if data.occurred_at
+            else None,
             actor=ACTOR.optional(data.actor, field=f"{field}.actor"),
             location=LOCATION.optional(data.location, field=f"{field}.location"),
             latitude=latitude,

@@ -23,10 +23,15 @@ EVENT_SORT = KeyTemplate("EVENT#{sequence:int}")
 
 
 def event_key(product_id: str, sequence: int) -> Key:
-    return Key(PROVENANCE_CHAIN.partition({"product_id": product_id}), EVENT_SORT.format({"sequence": sequence}))
+    return Key(
+        PROVENANCE_CHAIN.partition({"product_id": product_id}),
+        EVENT_SORT.format({"sequence": sequence}),
+    )
 
 
-def event_item(event: ProvenanceEvent, *, product_id: str, brand_id: str, recorded_at: datetime) -> Item:
+def event_item(
+    event: ProvenanceEvent, *, product_id: str, brand_id: str, recorded_at: datetime
+) -> Item:
     key = event_key(product_id, event.sequence)
     return {
         "PK": key.pk,
@@ -81,4 +86,3 @@ def head_update(event: ProvenanceEvent) -> dict[str, object]:
         "chainHead": event.hash,
         "chainHeadAt": format_datetime(event.occurred_at),
     }
-

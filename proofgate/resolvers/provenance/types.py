@@ -41,7 +41,7 @@ class ProvenanceEvent:
             latitude=None if event.latitude is None else float(event.latitude),
             longitude=None if event.longitude is None else float(event.longitude),
             occurred_at=event.occurred_at,
-            data=dict(event.data or {}),
+            data=JSON(dict(event.data or {})),
             hash=event.hash,
             previous_hash=event.previous_hash,
         )

@@ -10,7 +10,14 @@ from enum import StrEnum
 
 import strawberry
 
-from proofgate.domain import enums
+from proofgate.domain.enums import (
+    Plan,
+    ProductStatus,
+    ProvenanceEventType,
+    ScanResult,
+    Severity,
+    ThreatType,
+)
 
 __all__ = [
     "ApiKeyRole",
@@ -22,12 +29,10 @@ __all__ = [
     "ThreatType",
 ]
 
-Plan = strawberry.enum(enums.Plan, name="Plan")
-ProductStatus = strawberry.enum(enums.ProductStatus, name="ProductStatus")
-ProvenanceEventType = strawberry.enum(enums.ProvenanceEventType, name="ProvenanceEventType")
-ScanResult = strawberry.enum(enums.ScanResult, name="ScanResult")
-ThreatType = strawberry.enum(enums.ThreatType, name="ThreatType")
-Severity = strawberry.enum(enums.Severity, name="Severity")
+# strawberry.enum marks the class itself, so the names above are both the
+# domain's enums and the schema's.
+for _enum in (Plan, ProductStatus, ProvenanceEventType, ScanResult, Severity, ThreatType):
+    strawberry.enum(_enum)
 
 
 @strawberry.enum(description="What an API key may do: BRAND writes, PARTNER only reads")

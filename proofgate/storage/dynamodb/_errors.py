@@ -50,7 +50,7 @@ _THROTTLED_REASONS = frozenset(
 # ValidationException messages that report a DynamoDB limit rather than a bug.
 _LIMIT_MESSAGE = re.compile(
     r"size|exceed|too many|too long|length|38 significant|magnitude|multiple operations on one item"
-    r"|empty string",
+    r"|empty string|incorrect data type",
     re.IGNORECASE,
 )
 _REASONS_IN_MESSAGE = re.compile(r"\[([^\]]*)\]\s*$")

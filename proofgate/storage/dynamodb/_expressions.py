@@ -18,6 +18,7 @@ from ..conditions import (
     AttributeAbsent,
     AttributeExists,
     Compare,
+    Comparison,
     Condition,
     ItemAbsent,
     ItemExists,
@@ -55,8 +56,11 @@ class Expression:
         return placeholder
 
     def value(self, value: Value) -> str:
+        return self._attribute_value(serialize(value))
+
+    def _attribute_value(self, value: AttributeValue) -> str:
         placeholder = f":v{len(self._values)}"
-        self._values[placeholder] = serialize(value)
+        self._values[placeholder] = value
         return placeholder
 
     def parameters(self) -> dict[str, Any]:
@@ -79,12 +83,24 @@ class Expression:
             case AttributeAbsent(name):
                 return f"attribute_not_exists({self.name(name)})"
             case Compare(name, op, value):
-                return f"{self.name(name)} {op.value} {self.value(value)}"
+                return self._compare(name, op, value)
             case All(conditions):
                 return "(" + " AND ".join(self.condition(c) for c in conditions) + ")"
             case Any_(conditions):
                 return "(" + " OR ".join(self.condition(c) for c in conditions) + ")"
         raise AccessPatternError(f"Unknown condition {condition!r}")
+
+    def _compare(self, attribute: str, op: Comparison, value: Value) -> str:
+        """Typed, as ``conditions.evaluate`` is: a value of another type is never
+        equal and never ordered. Spelled out because engines disagree (moto
+        holds ``True = 1`` and fails with a 500 on ``"5" < 6``)."""
+        name = self.name(attribute)
+        operand = serialize(value)
+        kind = next(iter(operand))
+        typed = f"attribute_type({name}, {self.value(kind)})"
+        operator = Comparison.EQ.value if op is Comparison.NE else op.value
+        compared = f"({typed} AND {name} {operator} {self._attribute_value(operand)})"
+        return f"(NOT {compared})" if op is Comparison.NE else compared
 
     def update(self, update: Update) -> str:
         assignments = [f"{self.name(a)} = {self.value(v)}" for a, v in update.set.items()]

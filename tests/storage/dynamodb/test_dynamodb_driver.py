@@ -139,6 +139,36 @@ async def test_update_clauses_against_the_service(driver: DynamoDriver, unique: 
     assert item == {"PK": key.pk, "SK": key.sk, "name": "a", "created": "t1", "n": Decimal("2.5")}
 
 
+@pytest.mark.parametrize(
+    ("condition", "holds"),
+    [
+        (Compare("flag", Comparison.EQ, 1), False),
+        (Compare("flag", Comparison.NE, 1), True),
+        (Compare("flag", Comparison.EQ, True), True),
+        (Compare("n", Comparison.LT, "6"), False),
+        (Compare("n", Comparison.LT, 6), True),
+        (Compare("s", Comparison.GT, b"a"), False),
+        (Compare("none", Comparison.EQ, None), True),
+        (Compare("missing", Comparison.NE, "x"), True),
+    ],
+)
+async def test_comparisons_are_typed_on_the_service(
+    driver: DynamoDriver, unique: Unique, condition: Compare, holds: bool
+) -> None:
+    """moto alone would hold True = 1 and answer "5" < 6 with a 500."""
+    key = Key(unique("TYPED"), "META")
+    await driver.write(
+        Put({"PK": key.pk, "SK": key.sk, "flag": True, "n": 5, "s": "m", "none": None})
+    )
+
+    check = driver.write(Update(key, set={"checked": True}, condition=condition))
+    if holds:
+        await check
+    else:
+        with pytest.raises(ConditionFailed):
+            await check
+
+
 async def test_conditional_delete(driver: DynamoDriver, unique: Unique) -> None:
     key = Key(unique("DEL"), "META")
     await driver.write(Put({"PK": key.pk, "SK": key.sk, "version": 2}))

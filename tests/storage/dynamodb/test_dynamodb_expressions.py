@@ -59,14 +59,31 @@ def test_composite_condition() -> None:
         )
     )
 
-    assert (
-        text
-        == "(attribute_exists(#n0) AND (#n0 <> :v0 OR attribute_not_exists(#n1)) AND #n2 <= :v1)"
+    assert text == (
+        "(attribute_exists(#n0)"
+        " AND ((NOT (attribute_type(#n0, :v0) AND #n0 = :v1)) OR attribute_not_exists(#n1))"
+        " AND (attribute_type(#n2, :v2) AND #n2 <= :v3))"
     )
     assert parameters == {
         "ExpressionAttributeNames": {"#n0": "status", "#n1": "recalledAt", "#n2": "version"},
-        "ExpressionAttributeValues": {":v0": {"S": "RECALLED"}, ":v1": {"N": "3"}},
+        "ExpressionAttributeValues": {
+            ":v0": {"S": "S"},
+            ":v1": {"S": "RECALLED"},
+            ":v2": {"S": "N"},
+            ":v3": {"N": "3"},
+        },
     }
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [("a", "S"), (1, "N"), (Decimal("1.5"), "N"), (b"a", "B"), (True, "BOOL"), (None, "NULL")],
+)
+def test_comparisons_are_typed(value: Any, kind: str) -> None:
+    text, parameters = _render(Compare("a", Comparison.EQ, value))
+
+    assert text == "(attribute_type(#n0, :v0) AND #n0 = :v1)"
+    assert parameters["ExpressionAttributeValues"][":v0"] == {"S": kind}
 
 
 def test_reserved_words_never_reach_the_expression() -> None:

@@ -352,6 +352,18 @@ async def test_reaching_the_limit_returns_a_key_even_at_the_end(driver: SqliteDr
     assert (after.items, after.last_evaluated_key) == ([], None)
 
 
+@pytest.mark.parametrize(("forward", "start"), [(True, "EVENT#0"), (False, "EVENT#9")])
+async def test_a_start_key_outside_the_range_never_widens_it(
+    driver: SqliteDriver, forward: bool, start: str
+) -> None:
+    for n in range(1, 6):
+        await driver.write(Put({"PK": "P#1", "SK": f"EVENT#{n}"}))
+    between = SortRange(SortOperator.BETWEEN, "EVENT#2", "EVENT#4")
+    request = table_query("P#1", between, forward=forward, start={"PK": "P#1", "SK": start})
+    result = await driver.query(request)
+    assert sorted(item["SK"] for item in result.items) == ["EVENT#2", "EVENT#3", "EVENT#4"]
+
+
 async def test_string_keys_order_by_utf8_bytes_and_begins_with_is_case_sensitive(
     driver: SqliteDriver,
 ) -> None:

@@ -1,0 +1,78 @@
+"""threatAlerts: a brand's alerts, live, optionally resuming after a cursor.
+
+The subscription registers with the broker before it reads the backlog, so
+every alert committed meanwhile is either in the backlog or buffered; the
+buffered copies of backlog alerts are dropped by id. Nothing falls between
+replay and live, and nothing arrives twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable
+from typing import Protocol
+
+import strawberry
+
+from proofgate.domain.enums import Severity, ThreatType
+from proofgate.domain.validation import validate_id
+from proofgate.errors import ServiceUnavailable
+from proofgate.storage.access_patterns import BRAND_THREATS
+
+from ..context import Info
+from ..fields import AP_METADATA
+from ..pipeline.alerts import alert_matches
+from .types import ThreatAlert
+
+__all__ = ["LiveConnection", "ThreatSubscriptions"]
+
+
+class LiveConnection(Protocol):
+    """What the WebSocket layer puts on the context as ``connection``."""
+
+    def slow_consumer(self) -> None:
+        """Close the connection: a subscription's queue overflowed."""
+
+
+def _overflow_handler(info: Info) -> Callable[[], None] | None:
+    connection: LiveConnection | None = getattr(info.context, "connection", None)
+    return None if connection is None else connection.slow_consumer
+
+
+@strawberry.type
+class ThreatSubscriptions:
+    @strawberry.subscription(
+        description="The brand's alerts as they are detected. With `after` (an alert cursor), "
+        "first every stored alert after it, oldest first, then live ones.",
+        metadata={AP_METADATA: BRAND_THREATS.id},
+    )
+    async def threat_alerts(
+        self,
+        info: Info,
+        brand_id: strawberry.ID,
+        min_severity: Severity | None = None,
+        types: list[ThreatType] | None = None,
+        after: str | None = None,
+    ) -> AsyncGenerator[ThreatAlert, None]:
+        context = info.context
+        brand = validate_id(brand_id, field="brandId")
+        context.principal.require_read(brand)
+        pipeline = context.services.pipeline
+        if pipeline is None:
+            raise ServiceUnavailable("Live alerts are not available on this gateway")
+        wanted = None if types is None else frozenset(types)
+        subscriber = await pipeline.subscribe(brand, _overflow_handler(info))
+        try:
+            replayed: set[str] = set()
+            if after is not None:
+                for item in await pipeline.replay(brand, after, context.principal.tenant):
+                    replayed.add(item["id"])
+                    if alert_matches(item, min_severity=min_severity, types=wanted):
+                        yield ThreatAlert.from_item(item)
+            while (item := await subscriber.next()) is not None:
+                if item["id"] in replayed:
+                    replayed.discard(item["id"])
+                    continue
+                if alert_matches(item, min_severity=min_severity, types=wanted):
+                    yield ThreatAlert.from_item(item)
+        finally:
+            pipeline.unsubscribe(subscriber)

@@ -1,0 +1,44 @@
+"""The Verification type: the verdict on a code, as a consumer sees it."""
+
+from __future__ import annotations
+
+import strawberry
+
+from ..products.types import Product
+from ..types.enums import ScanResult
+from .checks import Checks
+
+__all__ = ["Verification"]
+
+
+@strawberry.type(
+    description="The verdict on a verification code. `claimed` says whether someone holds an "
+    "active claim; `isClaimant` whether it is the device the scan names. Who the claimant "
+    "is, is never revealed."
+)
+class Verification:
+    authentic: bool
+    result: ScanResult
+    product: Product | None
+    signature_valid: bool
+    chain_intact: bool
+    claimed: bool
+    is_claimant: bool
+    warnings: list[str]
+    scan_count: int = strawberry.field(
+        description="Verifications recorded for the product, this one included"
+    )
+
+    @classmethod
+    def of(cls, checks: Checks, *, scan_count: int) -> Verification:
+        return cls(
+            authentic=checks.outcome.authentic,
+            result=checks.outcome.result,
+            product=Product.from_item(checks.product) if checks.product is not None else None,
+            signature_valid=checks.signature_valid,
+            chain_intact=checks.chain_intact,
+            claimed=checks.claim is not None,
+            is_claimant=checks.is_claimant,
+            warnings=list(checks.outcome.warnings),
+            scan_count=scan_count,
+        )

@@ -1,0 +1,189 @@
+"""The GraphQL API over HTTP, on each backend.
+
+``gateway`` is the ASGI app with its lifespan running, reached through
+httpx's ASGI transport, on each backend. Tests isolate themselves by
+registering their own brands, never by relying on an empty store.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+
+from proofgate.api.app import create_app
+from proofgate.api.settings import Backend, Settings
+from proofgate.domain.signing import SigningKey
+
+ADMIN_KEY = "graphql-test-admin-key"
+REGION = "us-east-1"
+BACKENDS = ("sqlite", "dynamodb")
+SIGNING_KEY = SigningKey.generate()
+
+
+@dataclass
+class Brand:
+    id: str
+    key: str
+
+
+class Gateway:
+    admin_key = ADMIN_KEY
+    signing_key = SIGNING_KEY
+
+    def __init__(self, app: Starlette, client: httpx.AsyncClient, backend: str) -> None:
+        self.app = app
+        self.client = client
+        self.backend = backend
+
+    @staticmethod
+    def codes(body: Mapping[str, Any]) -> list[str]:
+        """The ``extensions.code`` of every error in a response body."""
+        return [error["extensions"]["code"] for error in body.get("errors", [])]
+
+    async def post(
+        self,
+        query: str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        key: str | None = None,
+        trace: bool = False,
+    ) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        if trace:
+            headers["X-Proofgate-Trace"] = "1"
+        body = {"query": query, "variables": dict(variables or {})}
+        return await self.client.post("/graphql", json=body, headers=headers)
+
+    async def execute(
+        self,
+        query: str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        key: str | None = None,
+        trace: bool = False,
+    ) -> dict[str, Any]:
+        """The response body; any HTTP status but 200 fails the test."""
+        response = await self.post(query, variables, key=key, trace=trace)
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def data(
+        self, query: str, variables: Mapping[str, Any] | None = None, *, key: str | None = None
+    ) -> dict[str, Any]:
+        """The data of a response that must have no errors."""
+        body = await self.execute(query, variables, key=key)
+        assert "errors" not in body, body["errors"]
+        data: dict[str, Any] = body["data"]
+        return data
+
+    async def register_brand(self, name: str = "Acme", plan: str = "FREE") -> Brand:
+        data = await self.data(
+            """mutation($input: RegisterBrandInput!) {
+                registerBrand(input: $input) { apiKey brand { id } }
+            }""",
+            {"input": {"name": name, "domain": f"{uuid.uuid4().hex[:8]}.example.com", "plan": plan}},
+            key=ADMIN_KEY,
+        )
+        payload = data["registerBrand"]
+        return Brand(payload["brand"]["id"], payload["apiKey"])
+
+    async def create_key(self, brand: Brand, role: str) -> str:
+        data = await self.data(
+            """mutation($brandId: ID!, $role: ApiKeyRole!) {
+                createApiKey(brandId: $brandId, name: "test", role: $role) { id apiKey }
+            }""",
+            {"brandId": brand.id, "role": role},
+            key=brand.key,
+        )
+        key: str = data["createApiKey"]["apiKey"]
+        return key
+
+    async def register_product(self, brand: Brand, **fields: Any) -> dict[str, Any]:
+        data = await self.data(
+            """mutation($input: RegisterProductInput!) {
+                registerProduct(input: $input) {
+                    id name sku metadata createdAt verificationCode
+                    certificate { hash signature keyId algorithm chainHead }
+                }
+            }""",
+            {"input": {"brandId": brand.id, "name": f"Product {uuid.uuid4().hex[:8]}", **fields}},
+            key=brand.key,
+        )
+        product: dict[str, Any] = data["registerProduct"]
+        return product
+
+
+def _settings(backend: str, request: pytest.FixtureRequest) -> Settings:
+    common: dict[str, Any] = {
+        "cursor_key": bytes(range(32)),
+        "admin_key": ADMIN_KEY,
+        "signing_key": SIGNING_KEY.private_key_pem().decode(),
+        "hash_salt": bytes(range(32)),
+    }
+    if backend == "sqlite":
+        return Settings(sqlite_path=":memory:", **common)
+    return Settings(
+        backend=Backend.DYNAMODB,
+        table=f"graphql-{uuid.uuid4().hex[:8]}",
+        dynamodb_endpoint=request.getfixturevalue("moto_endpoint"),
+        aws_region=REGION,
+        **common,
+    )
+
+
+@asynccontextmanager
+async def _serve(settings: Settings, backend: str) -> AsyncIterator[Gateway]:
+    if settings.backend is Backend.DYNAMODB:
+        from proofgate.storage.dynamodb import create_table
+
+        await create_table(
+            table_name=settings.table, region=REGION, endpoint_url=settings.dynamodb_endpoint
+        )
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield Gateway(app, client, backend)
+
+
+@pytest.fixture(scope="module")
+async def sqlite_gateway(request: pytest.FixtureRequest) -> AsyncIterator[Gateway]:
+    async with _serve(_settings("sqlite", request), "sqlite") as gateway:
+        yield gateway
+
+
+@pytest.fixture(scope="module")
+async def dynamodb_gateway(request: pytest.FixtureRequest) -> AsyncIterator[Gateway]:
+    async with _serve(_settings("dynamodb", request), "dynamodb") as gateway:
+        yield gateway
+
+
+@pytest.fixture
+async def fresh_dynamodb_gateway(request: pytest.FixtureRequest) -> AsyncIterator[Gateway]:
+    async with _serve(_settings("dynamodb", request), "dynamodb") as gateway:
+        yield gateway
+
+
+@pytest.fixture(params=BACKENDS, ids=BACKENDS)
+def gateway(request: pytest.FixtureRequest) -> Gateway:
+    """One store per test module and backend."""
+    served: Gateway = request.getfixturevalue(f"{request.param}_gateway")
+    return served
+
+
+@pytest.fixture(params=BACKENDS, ids=BACKENDS)
+def batch_gateway(request: pytest.FixtureRequest) -> Gateway:
+    """For tests that write large batches: a moto table of their own, because
+    moto copies the whole table for every action of a transaction, so batches
+    into a table that grew through a module crawl. SQLite needs no such care."""
+    name = "sqlite_gateway" if request.param == "sqlite" else "fresh_dynamodb_gateway"
+    served: Gateway = request.getfixturevalue(name)
+    return served
