@@ -25,6 +25,7 @@ from proofgate.storage.access_patterns import HEALTH_PROBE
 
 from .backend import open_storage
 from .graphql import GraphQLApp, GraphQLEndpoint
+from .pipeline import running_pipeline, watching_keys
 from .schema import schema
 from .services import build_services
 from .settings import Settings
@@ -43,8 +44,11 @@ def create_app(settings: Settings) -> Starlette:
         app.state.storage = await open_storage(settings)
         try:
             services = build_services(settings, app.state.storage)
-            app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
-            yield
+            async with running_pipeline(settings, services) as pipeline:
+                app.state.pipeline = pipeline
+                app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
+                async with watching_keys(app.state.graphql, settings):
+                    yield
         finally:
             await app.state.storage.close()
 

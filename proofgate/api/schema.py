@@ -16,7 +16,7 @@ from strawberry.extensions import (
 )
 from strawberry.schema.config import StrawberryConfig
 
-from proofgate.resolvers.root import Mutation, Query
+from proofgate.resolvers.root import Mutation, Query, Subscription
 from proofgate.resolvers.types.scalars import SCALAR_MAP
 
 from .errors import ErrorMapper
@@ -46,6 +46,7 @@ def build_schema(
     return strawberry.Schema(
         query=Query,
         mutation=Mutation,
+        subscription=Subscription,
         extensions=extensions,
         config=StrawberryConfig(scalar_map=SCALAR_MAP),
     )

@@ -21,6 +21,7 @@ from typing import TypeVar, overload
 from urllib.parse import urlsplit
 
 from proofgate.errors import ConfigurationError
+from proofgate.resolvers.pipeline.settings import PipelineSettings
 from proofgate.storage.cursor import CursorCodec
 
 from .keyfile import read_or_create
@@ -90,6 +91,8 @@ class Settings:
     """Keys the salted hashes of device fingerprints and IPs."""
     hash_salt_file: Path | None = None
     """Where the embedded default keeps the salt it generates on first start."""
+    pipeline: PipelineSettings = field(default_factory=PipelineSettings)
+    """Outbox, relay, live delivery and webhooks (``PipelineSettings.from_env``)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
@@ -106,6 +109,7 @@ class Settings:
         signing_key = _signing_key(env)
         verifying_keys = _verifying_keys(env)
         hash_salt = _decode_salt(env.get("PROOFGATE_HASH_SALT"))
+        pipeline = PipelineSettings.from_env(environ)
         if cursor_key is None:
             path = data_dir / CURSOR_KEY_FILE
             cursor_key = _decode_cursor_key(
@@ -133,6 +137,7 @@ class Settings:
             verifying_keys=verifying_keys,
             hash_salt=hash_salt,
             hash_salt_file=data_dir / HASH_SALT_FILE if hash_salt is None else None,
+            pipeline=pipeline,
         )
 
     @property

@@ -7,9 +7,9 @@ delivered exactly when the change it describes commits: a scan and its outbox
 item (AP19), a recall and its PRODUCT_RECALL alert, a dispute and its
 OWNERSHIP_DISPUTE alert.
 
-Until the pipeline lands (its own issue) the hook returns no actions.
-Whatever it returns later must not touch an item the command's transaction
-already writes (DynamoDB refuses two actions on one item): a scan's
+The hook returns the signal's outbox item (``proofgate.resolvers.pipeline``);
+the relay raises the alerts. What it returns must not touch an item the
+command's transaction already writes (DynamoDB refuses two actions on one item): a scan's
 transaction writes the scan, the product and the brand's STATS, so threat
 counters are bumped by the relay, not here. Signals carry facts, never the
 raw device fingerprint or IP: only their salted hashes.
@@ -92,5 +92,7 @@ PipelineSignal: TypeAlias = ScanRecorded | EventAppended | ProductRecalled | Cla
 
 def pipeline_hook(signal: PipelineSignal, services: Services) -> list[WriteAction]:
     """The actions that deliver ``signal`` to the threat pipeline, written in
-    the same transaction as the change it describes. None yet."""
-    return []
+    the same transaction as the change it describes: its outbox item."""
+    from .pipeline.hook import enqueue_signal
+
+    return enqueue_signal(signal, services)

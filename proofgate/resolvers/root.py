@@ -17,14 +17,18 @@ from .products.mutations import ProductMutations
 from .products.queries import ProductQueries
 from .provenance.mutations import ProvenanceMutations
 from .system import SystemQueries
+from .threats.mutations import ThreatMutations
+from .threats.queries import ThreatQueries
+from .threats.subscriptions import ThreatSubscriptions
 from .verification.mutations import VerificationMutations
 from .verification.queries import VerificationQueries
+from .webhooks.mutations import WebhookMutations
 
-__all__ = ["Mutation", "Query"]
+__all__ = ["Mutation", "Query", "Subscription"]
 
 
 @strawberry.type
-class Query(SystemQueries, BrandQueries, ProductQueries, VerificationQueries, CertificateQueries, AuditQueries, LedgerQueries):
+class Query(SystemQueries, BrandQueries, ProductQueries, VerificationQueries, CertificateQueries, AuditQueries, LedgerQueries, ThreatQueries):
     pass
 
 
@@ -38,5 +42,12 @@ class Mutation(
     ClaimMutations,
     LifecycleMutations,
     LedgerMutations,
+    ThreatMutations,
+    WebhookMutations,
 ):
+    pass
+
+
+@strawberry.type
+class Subscription(ThreatSubscriptions):
     pass

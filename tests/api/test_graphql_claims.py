@@ -15,12 +15,18 @@ from proofgate.resolvers.context import CLAIM_TTL_DEFAULT, Services
 from proofgate.storage.access_patterns import PRODUCT_CLAIM
 
 SALT = bytes(range(32))  # the gateway fixture's hash salt
-CLAIM = """mutation($c: String!, $d: String!) { claimProduct(code: $c, deviceFingerprint: $d) { claimedAt expiresAt } }"""
+CLAIM = """mutation($c: String!, $d: String!) {
+    claimProduct(code: $c, deviceFingerprint: $d) { claimedAt expiresAt }
+}"""
 DISPUTE = """mutation($c: String!, $d: String!, $r: String!) {
     disputeClaim(code: $c, deviceFingerprint: $d, reason: $r) { claimedAt expiresAt }
 }"""
-VERIFY = """mutation($c: String!, $d: String) { verifyProduct(code: $c, scan: {deviceFingerprint: $d}) { claimed isClaimant } }"""
-VERIFICATION = """query($c: String!, $d: String) { verification(code: $c, deviceFingerprint: $d) { claimed isClaimant } }"""
+VERIFY = """mutation($c: String!, $d: String) {
+    verifyProduct(code: $c, scan: {deviceFingerprint: $d}) { claimed isClaimant }
+}"""
+VERIFICATION = """query($c: String!, $d: String) {
+    verification(code: $c, deviceFingerprint: $d) { claimed isClaimant }
+}"""
 PRODUCT_CLAIM_QUERY = "query($p: ID!) { product(id: $p) { claim { claimedAt expiresAt } } }"
 ALICE, BOB = "alice-phone-3f9a", "bob-phone-77c1"
 MOTO_TRANSACTIONS_RACE = (
@@ -46,7 +52,9 @@ async def dispute(gateway, code: str, device: str, reason: str = "I bought it") 
 
 
 async def stored_claim(gateway, product_id: str) -> dict[str, Any] | None:
-    item: dict[str, Any] | None = await gateway.app.state.storage.get(PRODUCT_CLAIM, product_id=product_id)
+    item: dict[str, Any] | None = await gateway.app.state.storage.get(
+        PRODUCT_CLAIM, product_id=product_id
+    )
     return item
 
 
@@ -63,19 +71,36 @@ async def test_one_claimant_who_is_recognised_but_never_revealed(gateway) -> Non
     for device in (BOB, ALICE):
         again = await claim(gateway, code, device)
         assert gateway.codes(again) == ["CONFLICT"]
-    assert (await gateway.data(VERIFY, {"c": code, "d": ALICE}))["verifyProduct"] == {"claimed": True, "isClaimant": True}
-    assert (await gateway.data(VERIFY, {"c": code, "d": BOB}))["verifyProduct"] == {"claimed": True, "isClaimant": False}
-    assert (await gateway.data(VERIFY, {"c": code, "d": None}))["verifyProduct"] == {"claimed": True, "isClaimant": False}
-    assert (await gateway.data(VERIFICATION, {"c": code, "d": ALICE}))["verification"]["isClaimant"] is True
+    assert (await gateway.data(VERIFY, {"c": code, "d": ALICE}))["verifyProduct"] == {
+        "claimed": True,
+        "isClaimant": True,
+    }
+    assert (await gateway.data(VERIFY, {"c": code, "d": BOB}))["verifyProduct"] == {
+        "claimed": True,
+        "isClaimant": False,
+    }
+    assert (await gateway.data(VERIFY, {"c": code, "d": None}))["verifyProduct"] == {
+        "claimed": True,
+        "isClaimant": False,
+    }
+    assert (await gateway.data(VERIFICATION, {"c": code, "d": ALICE}))["verification"][
+        "isClaimant"
+    ] is True
     owner_view = await gateway.data(PRODUCT_CLAIM_QUERY, {"p": product["id"]}, key=brand.key)
     assert owner_view["product"]["claim"] == made
     item = await stored_claim(gateway, product["id"])
     assert item is not None and item["deviceHash"] == hash_device_fingerprint(SALT, ALICE)
     assert ALICE not in str(item)
-    audit = await gateway.execute("{ auditLog(days: 1) { action actorRole targetIds } }", key=gateway.admin_key)
+    audit = await gateway.execute(
+        "{ auditLog(days: 1) { action actorRole targetIds } }", key=gateway.admin_key
+    )
     seen = str([owner_view, before, made, audit])
     assert ALICE not in seen and item["deviceHash"] not in seen
-    assert {"action": "claimProduct", "actorRole": "ANONYMOUS", "targetIds": [product["id"]]} in audit["data"]["auditLog"]
+    assert {
+        "action": "claimProduct",
+        "actorRole": "ANONYMOUS",
+        "targetIds": [product["id"]],
+    } in audit["data"]["auditLog"]
 
 
 async def test_product_claim_is_for_the_brand_only(gateway) -> None:
@@ -89,12 +114,16 @@ async def test_product_claim_is_for_the_brand_only(gateway) -> None:
         body = await gateway.execute(query, {"c": product["verificationCode"]}, key=key)
         assert gateway.codes(body) == [code]
         assert body["data"]["productByCode"] == {"id": product["id"], "claim": None}
-    assert (await gateway.data(query, {"c": product["verificationCode"]}, key=partner))["productByCode"]["claim"]
+    assert (await gateway.data(query, {"c": product["verificationCode"]}, key=partner))[
+        "productByCode"
+    ]["claim"]
     foreign = await gateway.execute(PRODUCT_CLAIM_QUERY, {"p": product["id"]}, key=other.key)
     assert gateway.codes(foreign) == ["NOT_FOUND"]
 
 
-async def test_an_expired_claim_is_gone_and_can_be_replaced(gateway, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_expired_claim_is_gone_and_can_be_replaced(
+    gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
     code = product["verificationCode"]
@@ -102,12 +131,20 @@ async def test_an_expired_claim_is_gone_and_can_be_replaced(gateway, monkeypatch
     services = services_of(gateway)
     later = datetime.now(UTC) + CLAIM_TTL_DEFAULT + timedelta(seconds=2)
     monkeypatch.setattr(services, "clock", lambda: later)
-    assert (await gateway.data(VERIFICATION, {"c": code, "d": ALICE}))["verification"] == {"claimed": False, "isClaimant": False}
-    assert (await gateway.data(PRODUCT_CLAIM_QUERY, {"p": product["id"]}, key=brand.key))["product"]["claim"] is None
+    assert (await gateway.data(VERIFICATION, {"c": code, "d": ALICE}))["verification"] == {
+        "claimed": False,
+        "isClaimant": False,
+    }
+    assert (await gateway.data(PRODUCT_CLAIM_QUERY, {"p": product["id"]}, key=brand.key))[
+        "product"
+    ]["claim"] is None
     assert gateway.codes(await dispute(gateway, code, BOB)) == ["BAD_USER_INPUT"]
     replaced = await claim(gateway, code, BOB)
     assert "errors" not in replaced
-    assert (await gateway.data(VERIFICATION, {"c": code, "d": BOB}))["verification"] == {"claimed": True, "isClaimant": True}
+    assert (await gateway.data(VERIFICATION, {"c": code, "d": BOB}))["verification"] == {
+        "claimed": True,
+        "isClaimant": True,
+    }
     item = await stored_claim(gateway, product["id"])
     assert item is not None and item["disputeCount"] == 0
 
@@ -127,8 +164,12 @@ async def test_disputes_are_counted_against_the_active_claim(gateway) -> None:
         item = await stored_claim(gateway, product["id"])
         assert item is not None and item["disputeCount"] == expected
     assert ALICE not in str(body) and BOB not in str(body)
-    entries = (await gateway.data("{ auditLog(days: 1) { action targetIds } }", key=gateway.admin_key))["auditLog"]
-    assert [e["action"] for e in entries if product["id"] in e["targetIds"]].count("disputeClaim") == 2
+    entries = (
+        await gateway.data("{ auditLog(days: 1) { action targetIds } }", key=gateway.admin_key)
+    )["auditLog"]
+    assert [e["action"] for e in entries if product["id"] in e["targetIds"]].count(
+        "disputeClaim"
+    ) == 2
 
 
 async def test_unknown_codes_and_bad_input(gateway) -> None:
@@ -156,7 +197,9 @@ async def test_concurrent_claims_have_exactly_one_winner(gateway) -> None:
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
     devices = [f"device-{n}" for n in range(8)]
-    bodies = await asyncio.gather(*(claim(gateway, product["verificationCode"], d) for d in devices))
+    bodies = await asyncio.gather(
+        *(claim(gateway, product["verificationCode"], d) for d in devices)
+    )
     winners = [d for d, b in zip(devices, bodies, strict=True) if "errors" not in b]
     assert len(winners) == 1
     assert sorted(code for b in bodies for code in gateway.codes(b)) == ["CONFLICT"] * 7

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 TRANSFER = """mutation($p: ID!, $to: String!, $reason: String) {
-    transferProduct(productId: $p, to: $to, reason: $reason) { id status updatedAt certificate { chainHead } }
+    transferProduct(productId: $p, to: $to, reason: $reason) {
+        id status updatedAt certificate { chainHead }
+    }
 }"""
 RECALL = """mutation($p: ID!, $reason: String!) {
     recallProduct(productId: $p, reason: $reason) { id status certificate { chainHead } }
@@ -30,13 +32,21 @@ async def history(gateway, product_id: str, key: str) -> tuple[str, list[dict[st
     return data["product"]["status"], [e["node"] for e in data["product"]["provenance"]["edges"]]
 
 
-async def transfer(gateway, product_id: str, key: str | None, to: str = "Retailer 9", reason: str | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = await gateway.execute(TRANSFER, {"p": product_id, "to": to, "reason": reason}, key=key)
+async def transfer(
+    gateway, product_id: str, key: str | None, to: str = "Retailer 9", reason: str | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = await gateway.execute(
+        TRANSFER, {"p": product_id, "to": to, "reason": reason}, key=key
+    )
     return body
 
 
-async def recall(gateway, product_id: str, key: str | None, reason: str = "Faulty battery") -> dict[str, Any]:
-    body: dict[str, Any] = await gateway.execute(RECALL, {"p": product_id, "reason": reason}, key=key)
+async def recall(
+    gateway, product_id: str, key: str | None, reason: str = "Faulty battery"
+) -> dict[str, Any]:
+    body: dict[str, Any] = await gateway.execute(
+        RECALL, {"p": product_id, "reason": reason}, key=key
+    )
     return body
 
 
@@ -55,9 +65,13 @@ async def test_transfer_appends_an_event_and_sets_the_status(gateway) -> None:
     again = await transfer(gateway, product["id"], brand.key, to="Consumer")
     assert again["data"]["transferProduct"]["status"] == "TRANSFERRED"
     _, events = await history(gateway, product["id"], brand.key)
-    assert [e["data"] for e in events] == [{"to": "Retailer 9", "reason": "Sold to retailer"}, {"to": "Consumer"}]
+    assert [e["data"] for e in events] == [
+        {"to": "Retailer 9", "reason": "Sold to retailer"},
+        {"to": "Consumer"},
+    ]
     verdict = await gateway.data(
-        "mutation($c: String!) { verifyProduct(code: $c) { result chainIntact } }", {"c": product["verificationCode"]}
+        "mutation($c: String!) { verifyProduct(code: $c) { result chainIntact } }",
+        {"c": product["verificationCode"]},
     )
     assert verdict["verifyProduct"] == {"result": "AUTHENTIC", "chainIntact": True}
 
@@ -77,7 +91,9 @@ async def test_recall_is_final(gateway) -> None:
     assert [(e["type"], e["data"]) for e in events] == [("RECALLED", {"reason": "Faulty battery"})]
     # The history stays open for what happens to a recalled item.
     noted = await gateway.data(
-        "mutation($p: ID!) { addProvenanceEvent(productId: $p, input: {type: INSPECTED}) { sequence } }",
+        """mutation($p: ID!) {
+            addProvenanceEvent(productId: $p, input: {type: INSPECTED}) { sequence }
+        }""",
         {"p": product["id"]},
         key=brand.key,
     )
@@ -139,4 +155,6 @@ async def test_concurrent_status_changes_yield_one_event(gateway, operation: str
     bodies = await asyncio.gather(*(call(gateway, product["id"], brand.key) for _ in range(6)))
     assert sorted(code for b in bodies for code in gateway.codes(b)) == ["CONFLICT"] * 5
     _, events = await history(gateway, product["id"], brand.key)
-    assert [e["type"] for e in events] == [{"transfer": "TRANSFERRED", "recall": "RECALLED"}[operation]]
+    assert [e["type"] for e in events] == [
+        {"transfer": "TRANSFERRED", "recall": "RECALLED"}[operation]
+    ]

@@ -20,7 +20,13 @@ PROVENANCE = """query($p: ID!, $first: Int, $after: String) {
     product(id: $p) {
         certificate { hash chainHead }
         provenance(first: $first, after: $after) {
-            edges { cursor node { sequence type actor location latitude longitude occurredAt data hash previousHash } }
+            edges {
+                cursor
+                node {
+                    sequence type actor location latitude longitude
+                    occurredAt data hash previousHash
+                }
+            }
             pageInfo { hasNextPage endCursor }
         }
     }
@@ -60,7 +66,9 @@ def offline_hash(event: dict[str, Any]) -> str:
 
 
 async def add_event(gateway, product_id: str, key: str, **fields: Any) -> dict[str, Any]:
-    body = await gateway.execute(ADD_EVENT, {"p": product_id, "input": {"type": "SHIPPED", **fields}}, key=key)
+    body = await gateway.execute(
+        ADD_EVENT, {"p": product_id, "input": {"type": "SHIPPED", **fields}}, key=key
+    )
     return body
 
 
@@ -69,7 +77,9 @@ async def chain(gateway, product_id: str, key: str) -> tuple[dict[str, Any], lis
     events: list[dict[str, Any]] = []
     after = None
     while True:
-        data = await gateway.data(PROVENANCE, {"p": product_id, "first": 3, "after": after}, key=key)
+        data = await gateway.data(
+            PROVENANCE, {"p": product_id, "first": 3, "after": after}, key=key
+        )
         connection = data["product"]["provenance"]
         events.extend(edge["node"] for edge in connection["edges"])
         if not connection["pageInfo"]["hasNextPage"]:
@@ -123,7 +133,11 @@ async def test_provenance_pages_in_order_with_exact_has_next_page(gateway) -> No
     page = data["product"]["provenance"]
     assert [e["node"]["sequence"] for e in page["edges"]] == [1, 2, 3, 4]
     assert page["pageInfo"]["hasNextPage"] is False
-    data = await gateway.data(PROVENANCE, {"p": product["id"], "first": 2, "after": page["edges"][1]["cursor"]}, key=brand.key)
+    data = await gateway.data(
+        PROVENANCE,
+        {"p": product["id"], "first": 2, "after": page["edges"][1]["cursor"]},
+        key=brand.key,
+    )
     assert [e["node"]["sequence"] for e in data["product"]["provenance"]["edges"]] == [3, 4]
 
 
@@ -132,10 +146,14 @@ async def test_provenance_is_public_through_the_code(gateway) -> None:
     product = await gateway.register_product(brand)
     await add_event(gateway, product["id"], brand.key, location="Lyon")
     data = await gateway.data(
-        "query($c: String!) { productByCode(code: $c) { provenance { edges { node { sequence location } } } } }",
+        """query($c: String!) {
+            productByCode(code: $c) { provenance { edges { node { sequence location } } } }
+        }""",
         {"c": product["verificationCode"]},
     )
-    assert data["productByCode"]["provenance"]["edges"] == [{"node": {"sequence": 1, "location": "Lyon"}}]
+    assert data["productByCode"]["provenance"]["edges"] == [
+        {"node": {"sequence": 1, "location": "Lyon"}}
+    ]
 
 
 async def test_an_event_earlier_than_the_head_is_bad_user_input(gateway) -> None:
@@ -143,7 +161,9 @@ async def test_an_event_earlier_than_the_head_is_bad_user_input(gateway) -> None
     product = await gateway.register_product(brand)
     ok = await add_event(gateway, product["id"], brand.key, occurredAt="2030-01-02T00:00:00Z")
     assert ok["data"]["addProvenanceEvent"]["occurredAt"] == "2030-01-02T00:00:00.000000Z"
-    same_time = await add_event(gateway, product["id"], brand.key, occurredAt="2030-01-02T00:00:00Z")
+    same_time = await add_event(
+        gateway, product["id"], brand.key, occurredAt="2030-01-02T00:00:00Z"
+    )
     assert same_time["data"]["addProvenanceEvent"]["sequence"] == 2
     earlier = await add_event(gateway, product["id"], brand.key, occurredAt="2030-01-01T23:59:59Z")
     assert gateway.codes(earlier) == ["BAD_USER_INPUT"]
@@ -217,9 +237,13 @@ async def test_append_access_control(gateway) -> None:
     for key, code in cases:
         body = await add_event(gateway, product["id"], key)
         assert gateway.codes(body) == [code]
-        assert product["id"] not in str(body["errors"]) and product["name"] not in str(body["errors"])
+        assert product["id"] not in str(body["errors"]) and product["name"] not in str(
+            body["errors"]
+        )
     missing = await add_event(gateway, "01ARZ3NDEKTSV4RRFFQ69G5FAV", other.key)
-    assert missing["errors"][0]["message"] == body_message(await add_event(gateway, product["id"], other.key))
+    assert missing["errors"][0]["message"] == body_message(
+        await add_event(gateway, product["id"], other.key)
+    )
     assert gateway.codes(await add_event(gateway, "not-an-id", owner.key)) == ["BAD_USER_INPUT"]
     by_admin = await add_event(gateway, product["id"], gateway.admin_key)
     assert by_admin["data"]["addProvenanceEvent"]["sequence"] == 1
@@ -239,12 +263,18 @@ async def test_a_cursor_is_bound_to_its_product_and_tenant(gateway) -> None:
     for _ in range(2):
         await add_event(gateway, product["id"], brand.key)
     await add_event(gateway, sibling["id"], brand.key)
-    page = (await gateway.data(PROVENANCE, {"p": product["id"], "first": 1}, key=brand.key))["product"]["provenance"]
+    page = (await gateway.data(PROVENANCE, {"p": product["id"], "first": 1}, key=brand.key))[
+        "product"
+    ]["provenance"]
     cursor = page["pageInfo"]["endCursor"]
-    elsewhere = await gateway.execute(PROVENANCE, {"p": sibling["id"], "first": 1, "after": cursor}, key=brand.key)
+    elsewhere = await gateway.execute(
+        PROVENANCE, {"p": sibling["id"], "first": 1, "after": cursor}, key=brand.key
+    )
     assert gateway.codes(elsewhere) == ["BAD_USER_INPUT"]
     public = await gateway.execute(
-        "query($c: String!, $a: String) { productByCode(code: $c) { provenance(after: $a) { edges { node { sequence } } } } }",
+        """query($c: String!, $a: String) {
+            productByCode(code: $c) { provenance(after: $a) { edges { node { sequence } } } }
+        }""",
         {"c": product["verificationCode"], "a": cursor},
     )
     assert gateway.codes(public) == ["BAD_USER_INPUT"]

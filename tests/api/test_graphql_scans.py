@@ -32,7 +32,9 @@ def times(connection: dict[str, Any]) -> list[str]:
     return [edge["node"]["scannedAt"] for edge in connection["edges"]]
 
 
-async def scanned_product(gateway, monkeypatch: pytest.MonkeyPatch, count: int) -> tuple[Any, dict[str, Any], list[str]]:
+async def scanned_product(
+    gateway, monkeypatch: pytest.MonkeyPatch, count: int
+) -> tuple[Any, dict[str, Any], list[str]]:
     """A product scanned once an hour from T0, with the clock pinned to each scan."""
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
@@ -44,7 +46,9 @@ async def scanned_product(gateway, monkeypatch: pytest.MonkeyPatch, count: int) 
     return brand, product, [format_datetime(m) for m in moments]
 
 
-async def test_scans_read_newest_first_within_a_half_open_range(gateway, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_scans_read_newest_first_within_a_half_open_range(
+    gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
     brand, product, moments = await scanned_product(gateway, monkeypatch, 4)
     everything = await scans(gateway, product["id"], brand.key)
     assert times(everything) == moments[::-1]
@@ -61,7 +65,9 @@ async def test_scans_paginate_within_their_range(gateway, monkeypatch: pytest.Mo
     first = await scans(gateway, product["id"], brand.key, first=3, **bounds)
     assert times(first) == moments[:0:-1]
     assert first["pageInfo"]["hasNextPage"] is True
-    rest = await scans(gateway, product["id"], brand.key, first=3, after=first["pageInfo"]["endCursor"], **bounds)
+    rest = await scans(
+        gateway, product["id"], brand.key, first=3, after=first["pageInfo"]["endCursor"], **bounds
+    )
     assert times(rest) == [moments[0]]
     assert rest["pageInfo"]["hasNextPage"] is False
     # A cursor cannot widen a range it was not minted for.
@@ -77,7 +83,9 @@ async def test_a_reversed_range_is_bad_user_input(gateway) -> None:
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
     body = await gateway.execute(
-        SCANS, {"p": product["id"], "since": "2031-01-02T00:00:00Z", "until": "2031-01-01T00:00:00Z"}, key=brand.key
+        SCANS,
+        {"p": product["id"], "since": "2031-01-02T00:00:00Z", "until": "2031-01-01T00:00:00Z"},
+        key=brand.key,
     )
     assert gateway.codes(body) == ["BAD_USER_INPUT"]
 
@@ -90,7 +98,9 @@ async def test_scans_are_for_the_brand_and_its_partners_only(gateway) -> None:
     await gateway.data(VERIFY, {"c": product["verificationCode"]})
     assert len((await scans(gateway, product["id"], partner))["edges"]) == 1
     assert len((await scans(gateway, product["id"], gateway.admin_key))["edges"]) == 1
-    by_code = "query($c: String!) { productByCode(code: $c) { id scans { edges { node { id } } } } }"
+    by_code = (
+        "query($c: String!) { productByCode(code: $c) { id scans { edges { node { id } } } } }"
+    )
     for key, code in ((None, "UNAUTHENTICATED"), (other.key, "FORBIDDEN")):
         body = await gateway.execute(by_code, {"c": product["verificationCode"]}, key=key)
         assert gateway.codes(body) == [code]

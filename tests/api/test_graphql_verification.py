@@ -14,11 +14,18 @@ from proofgate.storage import Put, Storage, Update
 from proofgate.storage.access_patterns import PRODUCT_BY_ID, PRODUCT_SCANS, PROVENANCE_CHAIN
 
 SALT = bytes(range(32))  # the gateway fixture's hash salt
-VERDICT = "authentic result signatureValid chainIntact claimed isClaimant warnings scanCount product { id name }"
-VERIFY = f"""mutation($code: String!, $scan: ScanInput) {{ verifyProduct(code: $code, scan: $scan) {{ {VERDICT} }} }}"""
+VERDICT = """authentic result signatureValid chainIntact claimed isClaimant warnings scanCount
+    product { id name }"""
+VERIFY = f"""mutation($code: String!, $scan: ScanInput) {{
+    verifyProduct(code: $code, scan: $scan) {{ {VERDICT} }}
+}}"""
 VERIFICATION = f"""query($code: String!) {{ verification(code: $code) {{ {VERDICT} }} }}"""
 COUNTERS = """query($p: ID!) {
-    product(id: $p) { scanCount brand { stats { scanCount } } scans { edges { node { id result country city scannedAt } } } }
+    product(id: $p) {
+        scanCount
+        brand { stats { scanCount } }
+        scans { edges { node { id result country city scannedAt } } }
+    }
 }"""
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "ConditionCheckItem", "TransactWriteItems"}
 MOTO_TRANSACTIONS_RACE = (
@@ -34,10 +41,14 @@ def storage_of(gateway) -> Storage:
 
 
 def write_calls(body: dict[str, Any]) -> list[str]:
-    return [c["operation"] for c in body["extensions"]["trace"]["calls"] if c["operation"] in WRITES]
+    return [
+        c["operation"] for c in body["extensions"]["trace"]["calls"] if c["operation"] in WRITES
+    ]
 
 
-async def verify(gateway, code: str, scan: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+async def verify(
+    gateway, code: str, scan: dict[str, Any] | None = None, **options: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = await gateway.execute(VERIFY, {"code": code, "scan": scan}, **options)
     return body
 
@@ -87,8 +98,14 @@ async def test_device_and_ip_are_stored_only_as_salted_hashes(gateway) -> None:
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
     fingerprint = "device-fingerprint-5d1c"
-    await verdict(gateway, product["verificationCode"], {"deviceFingerprint": fingerprint, "userAgent": "UA/1"})
-    page = await storage_of(gateway).query(PRODUCT_SCANS, _whole_range(product["id"]), tenant="test")
+    await verdict(
+        gateway,
+        product["verificationCode"],
+        {"deviceFingerprint": fingerprint, "userAgent": "UA/1"},
+    )
+    page = await storage_of(gateway).query(
+        PRODUCT_SCANS, _whole_range(product["id"]), tenant="test"
+    )
     (item,) = page.items
     assert item["deviceHash"] == hash_device_fingerprint(SALT, fingerprint)
     assert item["ipHash"] == hash_ip(SALT, "127.0.0.1")
@@ -99,7 +116,11 @@ async def test_device_and_ip_are_stored_only_as_salted_hashes(gateway) -> None:
 def _whole_range(product_id: str) -> dict[str, Any]:
     from datetime import UTC, datetime
 
-    return {"product_id": product_id, "start": datetime(1970, 1, 1, tzinfo=UTC), "end": datetime(2999, 1, 1, tzinfo=UTC)}
+    return {
+        "product_id": product_id,
+        "start": datetime(1970, 1, 1, tzinfo=UTC),
+        "end": datetime(2999, 1, 1, tzinfo=UTC),
+    }
 
 
 @pytest.mark.parametrize("code", ["ABCD-EFGH-JKMN", "not a code at all", "x" * 500])
@@ -141,7 +162,9 @@ async def test_a_tampered_event_location_breaks_the_chain(gateway) -> None:
     product = await gateway.register_product(brand)
     for location in ("Porto", "Lyon"):
         await gateway.data(
-            "mutation($p: ID!, $l: String) { addProvenanceEvent(productId: $p, input: {type: SHIPPED, location: $l}) { sequence } }",
+            """mutation($p: ID!, $l: String) {
+                addProvenanceEvent(productId: $p, input: {type: SHIPPED, location: $l}) { sequence }
+            }""",
             {"p": product["id"], "l": location},
             key=brand.key,
         )
@@ -164,7 +187,9 @@ async def test_a_removed_last_event_breaks_the_chain(gateway) -> None:
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
     await gateway.data(
-        "mutation($p: ID!) { addProvenanceEvent(productId: $p, input: {type: SHIPPED}) { sequence } }",
+        """mutation($p: ID!) {
+            addProvenanceEvent(productId: $p, input: {type: SHIPPED}) { sequence }
+        }""",
         {"p": product["id"]},
         key=brand.key,
     )
@@ -196,7 +221,9 @@ async def test_a_tampered_certificate_is_counterfeit(
     assert result["authentic"] is False
     assert result["signatureValid"] is signature_valid
     assert WARNINGS[warning] in result["warnings"]
-    assert (await counters(gateway, product["id"], brand.key))["scans"]["edges"][0]["node"]["result"] == "COUNTERFEIT"
+    assert (await counters(gateway, product["id"], brand.key))["scans"]["edges"][0]["node"][
+        "result"
+    ] == "COUNTERFEIT"
 
 
 async def test_a_recalled_product_is_suspicious(gateway) -> None:
@@ -223,7 +250,9 @@ async def test_a_recalled_product_is_suspicious(gateway) -> None:
         ({"userAgent": "u" * 513}, "userAgent"),
     ],
 )
-async def test_scan_input_is_validated_before_anything_is_read(gateway, scan: dict[str, Any], field: str) -> None:
+async def test_scan_input_is_validated_before_anything_is_read(
+    gateway, scan: dict[str, Any], field: str
+) -> None:
     body = await verify(gateway, "ABCD-EFGH-JKMN", scan, trace=True)
     assert gateway.codes(body) == ["BAD_USER_INPUT"]
     assert f"scan.{field}" in body["errors"][0]["message"]
@@ -235,10 +264,16 @@ async def test_concurrent_verifications_count_every_scan(gateway) -> None:
         pytest.skip(MOTO_TRANSACTIONS_RACE)
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
-    results = await asyncio.gather(*(verdict(gateway, product["verificationCode"]) for _ in range(50)))
+    results = await asyncio.gather(
+        *(verdict(gateway, product["verificationCode"]) for _ in range(50))
+    )
     assert {r["result"] for r in results} == {"AUTHENTIC"}
     seen = await gateway.data(
-        "query($p: ID!) { product(id: $p) { scanCount brand { stats { scanCount } } scans(first: 100) { edges { node { id } } } } }",
+        """query($p: ID!) {
+            product(id: $p) {
+                scanCount brand { stats { scanCount } } scans(first: 100) { edges { node { id } } }
+            }
+        }""",
         {"p": product["id"]},
         key=brand.key,
     )

@@ -17,6 +17,7 @@ from ..audit.items import audit_entry
 from ..auth import Role
 from ..context import Info
 from ..fields import mutation_field
+from ..ledger import grant_actions
 from ..transact import transact
 from .inputs import RegisterBrandInput, RegisterBrandPayload
 from .items import brand_index_item, brand_profile_item, brand_stats_item
@@ -51,6 +52,8 @@ class BrandMutations:
             created_at=created_at,
         )
         stats = brand_stats_item(brand_id)
+        credits = context.services.free_plan_credits
+        grant = grant_actions(brand_id, now, credits) if plan is Plan.FREE else []
         await transact(
             context.storage,
             [
@@ -74,6 +77,7 @@ class BrandMutations:
                     brand_id=brand_id,
                     target_ids=[brand_id],
                 ),
+                *grant,
             ],
         )
         context.loaders.prime(BRAND_BY_ID, profile, brand_id=brand_id)

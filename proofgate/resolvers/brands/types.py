@@ -9,14 +9,23 @@ import strawberry
 from proofgate.domain.datetimes import parse_datetime
 from proofgate.domain.enums import Plan
 from proofgate.storage import Item
-from proofgate.storage.access_patterns import BRAND_PRODUCTS, BRAND_STATS, PRODUCT_BY_ID
+from proofgate.storage.access_patterns import (
+    BRAND_PRODUCTS,
+    BRAND_STATS,
+    BRAND_THREATS,
+    BRAND_WEBHOOKS,
+    PRODUCT_BY_ID,
+    WEBHOOK_DELIVERIES,
+)
 
 from ..context import Info
 from ..fields import ap_field, computed_field
 from ..ledger.types import Ledger
+from ..threats.fields import brand_threats
 from ..types.connection import Connection, connection
 from ..types.scalars import DateTime
 from ..visibility import require_owner
+from ..webhooks.fields import brand_webhook_deliveries, brand_webhooks
 from .items import STAT_COUNTERS
 
 if TYPE_CHECKING:
@@ -99,3 +108,13 @@ class Brand:
     @computed_field(description="The brand's credits; the operator and the brand's BRAND keys only")
     def ledger(self, info: Info) -> Ledger | None:
         return Ledger.of(info.context.principal, self.id)
+
+    threats = ap_field(
+        BRAND_THREATS, resolver=brand_threats, description="Threat alerts, newest first; the brand's keys only"
+    )
+    webhooks = ap_field(BRAND_WEBHOOKS, resolver=brand_webhooks, description="The brand's BRAND keys only")
+    webhook_deliveries = ap_field(
+        WEBHOOK_DELIVERIES,
+        resolver=brand_webhook_deliveries,
+        description="Webhook deliveries, newest first, with their status; the brand's BRAND keys only",
+    )

@@ -19,6 +19,7 @@ from proofgate.storage.access_patterns import PRODUCT_BY_ID
 
 from ..context import RequestContext
 from ..idempotency import Idempotency, RecordStatus
+from ..ledger import FeeReservation, charge_actions, ledger_failure
 from ..transact import transact
 from .inputs import ProductDraft
 from .registration import (
@@ -86,26 +87,46 @@ async def register_products(
     ]
     result = {"productIds": ids}
     written: dict[str, Item] = dict(existing)
-    for number, chunk in enumerate(chunks):
-        extra: list[WriteAction] = []
-        if idempotency is not None:
-            first, last = number == 0 and not resuming, number == len(chunks) - 1
-            if first:
-                status = RecordStatus.COMPLETE if last else RecordStatus.PENDING
-                extra.append(idempotency.create(now, result, status))
-            elif last:
-                extra.append(idempotency.complete(result))
-        actions = chunk_actions(
-            chunk, principal=context.principal, action=operation, now=now, extra=extra
-        )
-        try:
-            await transact(context.storage, actions)
-        except ConditionFailed as error:
-            replay = await _replay(context, idempotency, error, len(chunk))
-            if replay is not None:
-                return replay
-            raise _explain(error, chunk, fields, list(written)) from None
-        written.update((planned.product_id, planned.item) for planned in chunk)
+    # A batch that spans transactions reserves its whole fee first, so it can
+    # never run out of credits half-way; one transaction pays directly.
+    fee = context.services.registration_fee
+    reservation = (
+        await FeeReservation.reserve(context.storage, brand_id, len(plans), fee, now)
+        if len(chunks) > 1
+        else None
+    )
+    try:
+        for number, chunk in enumerate(chunks):
+            extra: list[WriteAction] = []
+            if idempotency is not None:
+                first, last = number == 0 and not resuming, number == len(chunks) - 1
+                if first:
+                    status = RecordStatus.COMPLETE if last else RecordStatus.PENDING
+                    extra.append(idempotency.create(now, result, status))
+                elif last:
+                    extra.append(idempotency.complete(result))
+            chunk_ids = [planned.product_id for planned in chunk]
+            if reservation is not None:
+                extra.extend(reservation.settle_actions(chunk_ids, now))
+            else:
+                extra.extend(charge_actions(brand_id, chunk_ids, now, fee))
+            actions = chunk_actions(
+                chunk, principal=context.principal, action=operation, now=now, extra=extra
+            )
+            try:
+                await transact(context.storage, actions)
+            except ConditionFailed as error:
+                replay = await _replay(context, idempotency, error, len(chunk))
+                if replay is not None:
+                    return replay
+                failure = ledger_failure(error, actions)
+                raise failure or _explain(error, chunk, fields, list(written)) from None
+            if reservation is not None:
+                reservation.settled(len(chunk))
+            written.update((planned.product_id, planned.item) for planned in chunk)
+    finally:
+        if reservation is not None:
+            await reservation.release(context.storage)
     for product_id, item in written.items():
         context.loaders.prime(PRODUCT_BY_ID, item, product_id=product_id)
     return [written[product_id] for product_id in ids]

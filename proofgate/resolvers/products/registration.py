@@ -21,6 +21,7 @@ from proofgate.storage.limits import TRANSACT_MAX_ITEMS
 from ..audit.items import audit_entry
 from ..auth import Principal
 from ..brands.items import brand_stats_key
+from ..ledger import FEE_ACTIONS
 from .inputs import ProductDraft
 from .items import (
     certificate_hash_item,
@@ -47,7 +48,8 @@ class Slot:
 
 
 PRODUCT_ACTIONS = 5
-_SHARED_ACTIONS = 3  # brand counters, audit entry, idempotency record
+# brand counters, audit entry, idempotency record, and the fee's actions
+_SHARED_ACTIONS = 3 + FEE_ACTIONS
 PRODUCTS_PER_TRANSACTION = (TRANSACT_MAX_ITEMS - _SHARED_ACTIONS) // PRODUCT_ACTIONS
 
 

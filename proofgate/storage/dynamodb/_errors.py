@@ -25,7 +25,7 @@ from ..keys import Key
 from ..writes import WriteAction
 
 __all__ = [
-    "THROTTLING_CODES",
+    "RETRYABLE_CODES",
     "cancellation_reasons",
     "error_code",
     "is_retryable",
@@ -33,7 +33,8 @@ __all__ = [
     "translate",
 ]
 
-THROTTLING_CODES = frozenset(
+# Throttling, and the server-side failures the AWS SDKs retry.
+RETRYABLE_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
         "ThrottlingException",
@@ -82,9 +83,10 @@ def cancellation_reasons(error: ClientError) -> list[str | None]:
 
 
 def is_retryable(error: ClientError) -> bool:
-    """Throttled requests were not applied, so sending them again is safe."""
+    """Throttled requests were not applied, so sending them again is safe; a
+    server-side failure is retried as every AWS SDK does."""
     code = error_code(error)
-    if code in THROTTLING_CODES:
+    if code in RETRYABLE_CODES:
         return True
     if code == "TransactionCanceledException":
         reasons = {r for r in cancellation_reasons(error) if r is not None}

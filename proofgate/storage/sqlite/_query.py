@@ -114,7 +114,7 @@ def _sql(
     if resume:
         # On a GSI the sort key may repeat: ties resume on the table key.
         where.append(
-            f"({sort} <> ? OR ({_PK_COLUMN}, {_SK_COLUMN}) {'>=' if forward else '<'} (?, ?))"
+            f"({sort} <> ? OR ({_PK_COLUMN}, {_SK_COLUMN}) {'>' if forward else '<'} (?, ?))"
         )
     direction = "ASC" if forward else "DESC"
     order = [sort, _PK_COLUMN, _SK_COLUMN] if gsi else [sort]

@@ -77,7 +77,8 @@ async def test_a_debit_beyond_the_available_credits_writes_nothing(api) -> None:
         (lambda b, o: [*lines(b, "-1.00"), lines(b, "-1.00")[0]], "appears twice"),
     ],
 )
-async def test_malformed_transactions_are_refused(api, entries, problem) -> None:
+async def test_malformed_transactions_are_refused(sqlite_api, entries, problem) -> None:
+    api = sqlite_api
     brand, other = await api.brand(), await api.brand()
     await api.grant(brand, "5.00")
     body = await post(api, brand, entries(brand, other))
@@ -91,7 +92,8 @@ async def test_malformed_transactions_are_refused(api, entries, problem) -> None
     ["1.005", "0.001", "NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "inf", "1e15", "1E+400",
      "1E-400", "1_000", "", " 1", "١", "0x10"],
 )
-async def test_amounts_that_are_not_exact_credits_are_bad_input(api, amount) -> None:
+async def test_amounts_that_are_not_exact_credits_are_bad_input(sqlite_api, amount) -> None:
+    api = sqlite_api
     brand = await api.brand()
     body = await api.execute(GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex})
     assert api.codes(body) == ["BAD_USER_INPUT"], body
@@ -103,14 +105,16 @@ async def test_amounts_that_are_not_exact_credits_are_bad_input(api, amount) -> 
 
 
 @pytest.mark.parametrize("amount", [1.5, 1, True, None])
-async def test_amounts_must_be_strings(api, amount) -> None:
+async def test_amounts_must_be_strings(sqlite_api, amount) -> None:
+    api = sqlite_api
     brand = await api.brand()
     body = await api.execute(GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex})
     assert api.codes(body) == ["BAD_USER_INPUT"]
 
 
 @pytest.mark.parametrize(("amount", "stored"), [("1", "1.00"), ("1.5", "1.50"), ("2.000", "2.00"), ("1e2", "100.00")])
-async def test_exact_spellings_are_accepted_at_scale(api, amount, stored) -> None:
+async def test_exact_spellings_are_accepted_at_scale(sqlite_api, amount, stored) -> None:
+    api = sqlite_api
     brand = await api.brand()
     body = await api.execute(GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex})
     assert "errors" not in body, body

@@ -125,7 +125,7 @@ async def test_command_events_raise_their_alerts_through_the_outbox(
         RecallEvent(product, brand, t0, "contaminated batch"),
         DisputeEvent(new_id(), product, brand, t0 + minutes(1), "it is mine", 1),
         AppendEvent(product, brand, 3, t0 + timedelta(hours=80), t0 + minutes(2)),
-        AppendEvent(product, brand, 2, t0 + minutes(2), t0 - timedelta(hours=72)),
+        AppendEvent(product, brand, 2, t0 + minutes(2), t0 + minutes(2) - timedelta(hours=72)),
     ]
     for event in events:
         await storage.transact_write(pipeline.enqueue(event))
@@ -179,7 +179,7 @@ async def test_an_expired_lease_is_taken_over_after_a_crash_mid_item(
 
     async def persist_then_die(*args: Any) -> bool:
         nonlocal writes
-        created = await persist(*args)
+        await persist(*args)
         writes += 1
         raise asyncio.CancelledError
 

@@ -1,0 +1,49 @@
+"""Starting and stopping this process's threat pipeline with the app.
+
+Every gateway process runs a relay (so outbox items are processed wherever
+gateways run, and a dead process's leases are taken over) and a tailer (so
+its subscribers see alerts other processes write).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from proofgate.resolvers.context import Services
+from proofgate.resolvers.pipeline import Pipeline
+from proofgate.storage import CursorCodec
+
+from .graphql import GraphQLApp
+from .settings import Settings
+
+__all__ = ["running_pipeline", "watching_keys"]
+
+
+@contextlib.asynccontextmanager
+async def running_pipeline(settings: Settings, services: Services) -> AsyncIterator[Pipeline]:
+    pipeline = Pipeline(
+        services.storage, settings.pipeline, cursors=CursorCodec(settings.cursor_key), clock=services.clock
+    )
+    services.pipeline = pipeline
+    await pipeline.start()
+    try:
+        yield pipeline
+    finally:
+        await pipeline.stop()
+        services.pipeline = None
+
+
+@contextlib.asynccontextmanager
+async def watching_keys(graphql: GraphQLApp, settings: Settings) -> AsyncIterator[None]:
+    """Closes WebSockets whose API key gets revoked, on whichever process revoked it."""
+    watcher = asyncio.create_task(
+        graphql.connections.watch(graphql.services.storage, settings.pipeline.key_check_interval)
+    )
+    try:
+        yield
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
