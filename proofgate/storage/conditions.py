@@ -113,7 +113,9 @@ class Any_:
         object.__setattr__(self, "conditions", conditions)
 
 
-Condition: TypeAlias = ItemExists | ItemAbsent | AttributeExists | AttributeAbsent | Compare | All | Any_
+Condition: TypeAlias = (
+    ItemExists | ItemAbsent | AttributeExists | AttributeAbsent | Compare | All | Any_
+)
 
 
 _NUMBERS = (int, Decimal)

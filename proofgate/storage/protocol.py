@@ -45,7 +45,9 @@ class Storage(Protocol):
 
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None: ...
 
-    async def batch_get(self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]) -> list[Item | None]:
+    async def batch_get(
+        self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
+    ) -> list[Item | None]:
         """Items in input order, None where missing; duplicates read once."""
 
     async def query(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 from proofgate.errors import AccessPatternError, BadUserInput, LimitExceeded
@@ -87,7 +88,9 @@ class SortCondition:
     template: KeyTemplate
     upper: KeyTemplate | None
 
-    def __init__(self, operator: SortOperator | str, template: str, upper: str | None = None) -> None:
+    def __init__(
+        self, operator: SortOperator | str, template: str, upper: str | None = None
+    ) -> None:
         operator = SortOperator(operator)
         if (operator is SortOperator.BETWEEN) != (upper is not None):
             raise AccessPatternError("Only a 'between' sort condition takes an upper template")
@@ -151,19 +154,31 @@ class AccessPattern:
         if self.operation is Operation.QUERY:
             raise AccessPatternError(f"{self.id} is a query; it has no single key")
         self._check_params(params)
-        return check_key(Key(self.partition_key.format(params), self.sort_key.template.format(params)))
+        return check_key(
+            Key(self.partition_key.format(params), self.sort_key.template.format(params))
+        )
 
     def sort_range(self, params: Mapping[str, Any]) -> SortRange:
         self._check_params(params)
         return self.sort_key.resolve(params)
 
+    @cached_property
+    def _param_names(self) -> frozenset[str]:
+        return frozenset(self.params)
+
     def _check_params(self, params: Mapping[str, Any]) -> None:
+        if params.keys() == self._param_names:
+            return
         missing = [p for p in self.params if p not in params]
         if missing:
-            raise AccessPatternError(f"{self.id} ({self.name}) needs parameter(s) {', '.join(missing)}")
+            raise AccessPatternError(
+                f"{self.id} ({self.name}) needs parameter(s) {', '.join(missing)}"
+            )
         unknown = [p for p in params if p not in self.params]
         if unknown:
-            raise AccessPatternError(f"{self.id} ({self.name}) takes no parameter(s) {', '.join(unknown)}")
+            raise AccessPatternError(
+                f"{self.id} ({self.name}) takes no parameter(s) {', '.join(unknown)}"
+            )
 
     def validate(self) -> None:
         where = f"Access pattern {self.id} ({self.name})"
@@ -177,9 +192,13 @@ class AccessPattern:
             if self.sort_key.operator is not SortOperator.EQ:
                 raise AccessPatternError(f"{where}: a {self.operation} needs an exact sort key")
             if self.index is not IndexName.TABLE:
-                raise AccessPatternError(f"{where}: a {self.operation} reads the table, not an index")
+                raise AccessPatternError(
+                    f"{where}: a {self.operation} reads the table, not an index"
+                )
         if not 0 < self.default_page <= self.max_page <= PAGE_SIZE_MAX:
-            raise AccessPatternError(f"{where}: page sizes must satisfy 0 < default <= max <= {PAGE_SIZE_MAX}")
+            raise AccessPatternError(
+                f"{where}: page sizes must satisfy 0 < default <= max <= {PAGE_SIZE_MAX}"
+            )
 
 
 class Registry:
@@ -213,7 +232,11 @@ class Registry:
     def require(self, pattern: AccessPattern, operation: Operation) -> AccessPattern:
         if pattern not in self:
             raise AccessPatternError(f"Access pattern {pattern.id!r} is not registered")
-        allowed = {Operation.GET: (Operation.GET, Operation.BATCH_GET), Operation.BATCH_GET: (Operation.GET, Operation.BATCH_GET), Operation.QUERY: (Operation.QUERY,)}
+        allowed = {
+            Operation.GET: (Operation.GET, Operation.BATCH_GET),
+            Operation.BATCH_GET: (Operation.GET, Operation.BATCH_GET),
+            Operation.QUERY: (Operation.QUERY,),
+        }
         if pattern.operation not in allowed[operation]:
             raise AccessPatternError(f"{pattern.id} is a {pattern.operation}, not a {operation}")
         return pattern

@@ -59,11 +59,15 @@ class Store:
         record("GetItem", ap.id, int(item is not None), capacity)
         return item
 
-    async def batch_get(self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]) -> list[Item | None]:
+    async def batch_get(
+        self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
+    ) -> list[Item | None]:
         self._registry.require(ap, Operation.BATCH_GET)
         keys = [ap.key(**p) for p in params]
         unique = list(dict.fromkeys(keys))
-        chunks = [unique[i : i + BATCH_GET_MAX_KEYS] for i in range(0, len(unique), BATCH_GET_MAX_KEYS)]
+        chunks = [
+            unique[i : i + BATCH_GET_MAX_KEYS] for i in range(0, len(unique), BATCH_GET_MAX_KEYS)
+        ]
         found: dict[Key, Item] = {}
         for items in await asyncio.gather(*(self._batch_chunk(ap, c) for c in chunks)):
             found.update((_item_key(item), item) for item in items)
@@ -103,7 +107,9 @@ class Store:
         sort = ap.sort_range(params)
         index = TABLE.index(ap.index)
         start = self._cursors.decode(after, ap.id, partition, tenant) if after is not None else None
-        if start is not None and not _in_range(start, index.partition_key, index.sort_key, partition, sort):
+        if start is not None and not _in_range(
+            start, index.partition_key, index.sort_key, partition, sort
+        ):
             raise InvalidCursor("Cursor belongs to another list")
         collected: list[Item] = []
         wanted = first + 1  # one extra item makes hasNextPage exact
@@ -124,10 +130,16 @@ class Store:
             if result.last_evaluated_key is None:
                 break
             start = result.last_evaluated_key
-        key_attributes = (_PK, _SK) if index is TABLE.primary else (_PK, _SK, index.partition_key, index.sort_key)
+        key_attributes = (
+            (_PK, _SK)
+            if index is TABLE.primary
+            else (_PK, _SK, index.partition_key, index.sort_key)
+        )
 
         def mint(item: Item) -> str:
-            return self._cursors.encode(ap.id, partition, {a: item[a] for a in key_attributes}, tenant)
+            return self._cursors.encode(
+                ap.id, partition, {a: item[a] for a in key_attributes}, tenant
+            )
 
         return Page(collected[:first], len(collected) > first, mint)
 
@@ -136,7 +148,9 @@ class Store:
         if not actions:
             raise AccessPatternError("A transaction needs at least one action")
         if len(actions) > TRANSACT_MAX_ITEMS:
-            raise LimitExceeded(f"A transaction takes at most {TRANSACT_MAX_ITEMS} actions, got {len(actions)}")
+            raise LimitExceeded(
+                f"A transaction takes at most {TRANSACT_MAX_ITEMS} actions, got {len(actions)}"
+            )
         keys = [action.key for action in actions]
         if len(set(keys)) != len(keys):
             raise LimitExceeded("A transaction cannot include two actions on one item")
@@ -156,10 +170,16 @@ class Store:
         await self._driver.close()
 
 
-def _in_range(start: dict[str, str], pk_attribute: str, sk_attribute: str, partition: str, sort: SortRange) -> bool:
+def _in_range(
+    start: dict[str, str], pk_attribute: str, sk_attribute: str, partition: str, sort: SortRange
+) -> bool:
     """A cursor from another time range of the same partition must not widen this one."""
     sort_key = start.get(sk_attribute)
-    return start.get(pk_attribute) == partition and isinstance(sort_key, str) and sort.matches(sort_key)
+    return (
+        start.get(pk_attribute) == partition
+        and isinstance(sort_key, str)
+        and sort.matches(sort_key)
+    )
 
 
 def _update_size(action: WriteAction) -> int:

@@ -84,7 +84,9 @@ class Gateway:
         data: dict[str, Any] = body["data"]
         return data
 
-    async def register_brand(self, name: str = "Acme", plan: str = "FREE") -> Brand:
+    async def register_brand(self, name: str = "Acme", plan: str = "FREE", credits: int = 0) -> Brand:
+        """A brand and its first key. FREE brands start with 10 credits and each
+        registration costs one; ``credits`` grants more for larger tests."""
         data = await self.data(
             """mutation($input: RegisterBrandInput!) {
                 registerBrand(input: $input) { apiKey brand { id } }
@@ -93,7 +95,16 @@ class Gateway:
             key=ADMIN_KEY,
         )
         payload = data["registerBrand"]
-        return Brand(payload["brand"]["id"], payload["apiKey"])
+        brand = Brand(payload["brand"]["id"], payload["apiKey"])
+        if credits:
+            await self.data(
+                """mutation($b: ID!, $amount: Decimal!, $key: String!) {
+                    grantCredits(brandId: $b, amount: $amount, idempotencyKey: $key) { id }
+                }""",
+                {"b": brand.id, "amount": str(credits), "key": uuid.uuid4().hex},
+                key=ADMIN_KEY,
+            )
+        return brand
 
     async def create_key(self, brand: Brand, role: str) -> str:
         data = await self.data(

@@ -98,13 +98,16 @@ async def register_products(
     try:
         for number, chunk in enumerate(chunks):
             extra: list[WriteAction] = []
+            record_action: WriteAction | None = None
             if idempotency is not None:
                 first, last = number == 0 and not resuming, number == len(chunks) - 1
                 if first:
                     status = RecordStatus.COMPLETE if last else RecordStatus.PENDING
-                    extra.append(idempotency.create(now, result, status))
+                    record_action = idempotency.create(now, result, status)
                 elif last:
-                    extra.append(idempotency.complete(result))
+                    record_action = idempotency.complete(result)
+            if record_action is not None:
+                extra.append(record_action)
             chunk_ids = [planned.product_id for planned in chunk]
             if reservation is not None:
                 extra.extend(reservation.settle_actions(chunk_ids, now))
@@ -116,9 +119,8 @@ async def register_products(
             try:
                 await transact(context.storage, actions)
             except ConditionFailed as error:
-                replay = await _replay(context, idempotency, error, len(chunk))
-                if replay is not None:
-                    return replay
+                if idempotency is not None and actions[error.index] is record_action:
+                    return await _replay(context, idempotency)
                 failure = ledger_failure(error, actions)
                 raise failure or _explain(error, chunk, fields, list(written)) from None
             if reservation is not None:
@@ -146,13 +148,9 @@ async def _load_existing(context: RequestContext, ids: Sequence[str]) -> dict[st
     }
 
 
-async def _replay(
-    context: RequestContext, idempotency: Idempotency | None, error: ConditionFailed, products: int
-) -> list[Item] | None:
+async def _replay(context: RequestContext, idempotency: Idempotency) -> list[Item]:
     """A concurrent request with the same key won the record: return its
     result once it is complete."""
-    if idempotency is None or error.index != products * PRODUCT_ACTIONS + 2:
-        return None
     record = await idempotency.lookup(context.loaders, context.now(), fresh=True)
     if record is None or record["status"] != RecordStatus.COMPLETE:
         raise Conflict(

@@ -8,7 +8,12 @@ from proofgate.domain.datetimes import parse_datetime
 from proofgate.domain.enums import ProductStatus
 from proofgate.errors import ProofgateError
 from proofgate.storage import Item
-from proofgate.storage.access_patterns import BRAND_BY_ID, PRODUCT_CLAIM, PRODUCT_SCANS, PROVENANCE_CHAIN
+from proofgate.storage.access_patterns import (
+    BRAND_BY_ID,
+    PRODUCT_CLAIM,
+    PRODUCT_SCANS,
+    PROVENANCE_CHAIN,
+)
 
 from ..brands.types import Brand
 from ..claims.fields import product_claim
@@ -104,6 +109,14 @@ class Product:
         require_owner(info.context.principal, self.brand_id, "scanCount")
         return int(self._item.get("scanCount", 0))
 
-    provenance = ap_field(PROVENANCE_CHAIN, resolver=product_provenance, description="The hash chain, oldest first")
-    scans = ap_field(PRODUCT_SCANS, resolver=product_scans, description="Recorded verifications; the brand's keys only")
-    claim = ap_field(PRODUCT_CLAIM, resolver=product_claim, description="The active claim; the brand's keys only")
+    provenance = ap_field(
+        PROVENANCE_CHAIN, resolver=product_provenance, description="The hash chain, oldest first"
+    )
+    scans = ap_field(
+        PRODUCT_SCANS,
+        resolver=product_scans,
+        description="Recorded verifications; the brand's keys only",
+    )
+    claim = ap_field(
+        PRODUCT_CLAIM, resolver=product_claim, description="The active claim; the brand's keys only"
+    )
