@@ -19,6 +19,7 @@ import pytest
 from aiobotocore.client import AioBaseClient
 from botocore.client import BaseClient
 from moto.dynamodb.exceptions import MockValidationException
+from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.responses import DynamoHandler
 from moto.server import ThreadedMotoServer
 
@@ -110,6 +111,26 @@ def _refuse_on_server(tripwire: ScanTripwire, patch: pytest.MonkeyPatch) -> None
         patch.setattr(DynamoHandler, handler, refuse)
 
 
+_MOTO_TABLE_CALLS = ("get_item", "query", "put_item", "update_item", "delete_item", "transact_write_items")
+
+
+def _serialize_moto(patch: pytest.MonkeyPatch) -> None:
+    """moto's server answers on several threads, but its in-memory tables have
+    no lock: a query or a transaction (which deep-copies the table) racing a
+    write fails with a 500. DynamoDB isolates them; one lock gives moto the same
+    guarantee. Every test app runs a relay that writes in the background, so
+    every suite on the moto server needs it."""
+    lock = threading.RLock()
+    for name in _MOTO_TABLE_CALLS:
+        method = getattr(DynamoDBBackend, name)
+
+        def call(*args: Any, _method: Callable[..., Any] = method, **kwargs: Any) -> Any:
+            with lock:
+                return _method(*args, **kwargs)
+
+        patch.setattr(DynamoDBBackend, name, call)
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
     """A moto server on a free loopback port, with dummy credentials in the environment.
@@ -129,6 +150,7 @@ def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
         requests_log = logging.getLogger("werkzeug")
         level = requests_log.level
         requests_log.setLevel(logging.ERROR)
+        _serialize_moto(patch)
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         try:

@@ -66,3 +66,11 @@ class ErrorMapper(SchemaExtension):
         if isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult)) and result.errors:
             request_id = self._request_id()
             result.errors = [to_graphql_error(e, request_id) for e in result.errors]
+
+    def on_stream_result(self, result: Any) -> Iterator[None]:
+        """Subscriptions send each result as it is produced, long before
+        ``on_operation`` ends, so their errors are mapped here."""
+        if isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult)) and result.errors:
+            request_id = self._request_id()
+            result.errors = [to_graphql_error(e, request_id) for e in result.errors]
+        yield

@@ -26,13 +26,16 @@ async def running_pipeline(settings: Settings, services: Services) -> AsyncItera
     pipeline = Pipeline(
         services.storage, settings.pipeline, cursors=CursorCodec(settings.cursor_key), clock=services.clock
     )
+    store = services.storage
     services.pipeline = pipeline
+    services.storage = pipeline.committing(store)
     await pipeline.start()
     try:
         yield pipeline
     finally:
         await pipeline.stop()
         services.pipeline = None
+        services.storage = store
 
 
 @contextlib.asynccontextmanager

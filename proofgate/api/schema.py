@@ -6,15 +6,17 @@ from collections.abc import Callable
 from functools import partial
 
 import strawberry
+from graphql import GraphQLError
 from strawberry.extensions import (
     MaxAliasesLimiter,
-    SchemaExtension,
     MaxTokensLimiter,
     ParserCache,
     QueryDepthLimiter,
+    SchemaExtension,
     ValidationCache,
 )
 from strawberry.schema.config import StrawberryConfig
+from strawberry.types import ExecutionContext
 
 from proofgate.resolvers.root import Mutation, Query, Subscription
 from proofgate.resolvers.types.scalars import SCALAR_MAP
@@ -22,11 +24,20 @@ from proofgate.resolvers.types.scalars import SCALAR_MAP
 from .errors import ErrorMapper
 from .tracing import StorageTracing
 
-__all__ = ["build_schema", "schema"]
+__all__ = ["ProofgateSchema", "build_schema", "schema"]
 
 MAX_DEPTH = 10
 MAX_ALIASES = 30
 MAX_TOKENS = 2000
+
+
+class ProofgateSchema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        """Strawberry logs every error with its traceback; here a NOT_FOUND or
+        a CONFLICT is an answer, not an incident. ``ErrorMapper`` logs the
+        internal ones, under the request id the client was given."""
 
 
 def build_schema(
@@ -43,7 +54,7 @@ def build_schema(
         partial(MaxAliasesLimiter, max_alias_count=max_aliases),
         partial(QueryDepthLimiter, max_depth=max_depth),
     ]
-    return strawberry.Schema(
+    return ProofgateSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,

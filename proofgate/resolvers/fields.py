@@ -107,7 +107,8 @@ class FieldAccess(NamedTuple):
 
 
 def field_access_patterns(schema: strawberry.Schema) -> Iterator[FieldAccess]:
-    """Every object-type field in the schema with what it declares."""
+    """Every object-type field in the schema, by its GraphQL name, with what it declares."""
+    names = schema.config.name_converter
     for type_definition in schema.schema_converter.type_map.values():
         definition = type_definition.definition
         if not isinstance(definition, StrawberryObjectDefinition):
@@ -124,7 +125,7 @@ def field_access_patterns(schema: strawberry.Schema) -> Iterator[FieldAccess]:
             )
             yield FieldAccess(
                 definition.name,
-                strawberry_field.python_name,
+                names.get_graphql_name(strawberry_field),
                 metadata.get(AP_METADATA),
                 has_resolver,
                 metadata.get(LOADS_METADATA),

@@ -84,14 +84,22 @@ class Gateway:
         data: dict[str, Any] = body["data"]
         return data
 
-    async def register_brand(self, name: str = "Acme", plan: str = "FREE", credits: int = 0) -> Brand:
+    async def register_brand(
+        self, name: str = "Acme", plan: str = "FREE", credits: int = 0
+    ) -> Brand:
         """A brand and its first key. FREE brands start with 10 credits and each
         registration costs one; ``credits`` grants more for larger tests."""
         data = await self.data(
             """mutation($input: RegisterBrandInput!) {
                 registerBrand(input: $input) { apiKey brand { id } }
             }""",
-            {"input": {"name": name, "domain": f"{uuid.uuid4().hex[:8]}.example.com", "plan": plan}},
+            {
+                "input": {
+                    "name": name,
+                    "domain": f"{uuid.uuid4().hex[:8]}.example.com",
+                    "plan": plan,
+                }
+            },
             key=ADMIN_KEY,
         )
         payload = data["registerBrand"]

@@ -10,7 +10,8 @@ from proofgate.resolvers.audit.items import audit_entry
 from proofgate.resolvers.auth import Principal, Role
 
 AUDIT = """query($days: Int!, $first: Int!) {
-    auditLog(days: $days, first: $first) { id occurredAt action actorRole actorBrandId actorKeyId brandId targetIds }
+    auditLog(days: $days, first: $first) { id occurredAt action actorRole actorBrandId
+        actorKeyId brandId targetIds }
 }"""
 
 
@@ -25,13 +26,23 @@ async def test_every_mutation_is_recorded_newest_first(gateway) -> None:
     product = await gateway.register_product(brand)
     key = await gateway.create_key(brand, "PARTNER")
     key_id = hashlib.sha256(key.encode()).hexdigest()
-    await gateway.data("mutation($id: ID!) { revokeApiKey(id: $id) { id } }", {"id": key_id}, key=brand.key)
+    await gateway.data(
+        "mutation($id: ID!) { revokeApiKey(id: $id) { id } }", {"id": key_id}, key=brand.key
+    )
     mine = [e for e in await entries(gateway) if e["brandId"] == brand.id]
-    assert [e["action"] for e in mine] == ["revokeApiKey", "createApiKey", "registerProduct", "registerBrand"]
+    assert [e["action"] for e in mine] == [
+        "revokeApiKey",
+        "createApiKey",
+        "registerProduct",
+        "registerBrand",
+    ]
     assert [e["targetIds"] for e in mine] == [[key_id], [key_id], [product["id"]], [brand.id]]
     assert mine[-1]["actorRole"] == "ADMIN" and mine[-1]["actorBrandId"] is None
     brand_key_id = hashlib.sha256(brand.key.encode()).hexdigest()
-    assert all((e["actorRole"], e["actorBrandId"], e["actorKeyId"]) == ("BRAND", brand.id, brand_key_id) for e in mine[:3])
+    assert all(
+        (e["actorRole"], e["actorBrandId"], e["actorKeyId"]) == ("BRAND", brand.id, brand_key_id)
+        for e in mine[:3]
+    )
     times = [parse_datetime(e["occurredAt"]) for e in mine]
     assert times == sorted(times, reverse=True)
 
@@ -40,7 +51,9 @@ async def test_failed_mutations_leave_no_entry(gateway) -> None:
     brand = await gateway.register_brand()
     await gateway.register_product(brand, name="Dup")
     body = await gateway.execute(
-        """mutation($b: ID!) { registerProduct(input: {brandId: $b, name: "Dup"}) { id } }""", {"b": brand.id}, key=brand.key
+        """mutation($b: ID!) { registerProduct(input: {brandId: $b, name: "Dup"}) { id } }""",
+        {"b": brand.id},
+        key=brand.key,
     )
     assert gateway.codes(body) == ["CONFLICT"]
     actions = [e["action"] for e in await entries(gateway) if e["brandId"] == brand.id]
@@ -55,7 +68,12 @@ async def test_audit_log_is_admin_only(gateway) -> None:
 
 
 async def test_days_and_first_are_bounded(gateway) -> None:
-    for variables in ({"days": 0, "first": 10}, {"days": 32, "first": 10}, {"days": 1, "first": 0}, {"days": 1, "first": 101}):
+    for variables in (
+        {"days": 0, "first": 10},
+        {"days": 32, "first": 10},
+        {"days": 1, "first": 0},
+        {"days": 1, "first": 101},
+    ):
         body = await gateway.execute(AUDIT, variables, key=gateway.admin_key)
         assert gateway.codes(body) == ["BAD_USER_INPUT"], variables
 

@@ -9,15 +9,22 @@ import pytest
 REGISTER_BRAND = """mutation($input: RegisterBrandInput!) {
     registerBrand(input: $input) {
         apiKey
-        brand { id name domain industry plan createdAt stats { productCount scanCount threatCount openThreatCount } }
+        brand { id name domain industry plan createdAt stats { productCount scanCount
+            threatCount openThreatCount } }
     }
 }"""
 VIEWER = "{ viewer { role brandId } }"
 REVOKE = "mutation($id: ID!) { revokeApiKey(id: $id) { id name role brandId revokedAt } }"
 BRANDS = """query($first: Int, $after: String) {
-    brands(first: $first, after: $after) { edges { cursor node { id name } } pageInfo { hasNextPage endCursor } }
+    brands(first: $first, after: $after) { edges { cursor node { id name } } pageInfo {
+        hasNextPage endCursor } }
 }"""
-BRAND_INPUT = {"name": "Acme Shoes", "domain": "Acme.Example.com", "industry": "footwear", "plan": "PRO"}
+BRAND_INPUT = {
+    "name": "Acme Shoes",
+    "domain": "Acme.Example.com",
+    "industry": "footwear",
+    "plan": "PRO",
+}
 
 
 async def test_register_brand_is_admin_only(gateway) -> None:
@@ -37,7 +44,12 @@ async def test_register_brand_returns_profile_and_zero_counters(gateway) -> None
     assert brand["industry"] == "footwear"
     assert brand["plan"] == "PRO"
     assert brand["createdAt"].endswith("Z")
-    assert brand["stats"] == {"productCount": 0, "scanCount": 0, "threatCount": 0, "openThreatCount": 0}
+    assert brand["stats"] == {
+        "productCount": 0,
+        "scanCount": 0,
+        "threatCount": 0,
+        "openThreatCount": 0,
+    }
 
 
 async def test_first_key_works_and_is_shown_only_once(gateway) -> None:
@@ -47,7 +59,8 @@ async def test_first_key_works_and_is_shown_only_once(gateway) -> None:
     viewer = await gateway.data(VIEWER, key=key)
     assert viewer["viewer"] == {"role": "BRAND", "brandId": brand_id}
     later = await gateway.execute(
-        """query($id: ID!) { brand(id: $id) { id name plan stats { productCount } } auditLog(days: 1) { targetIds } }""",
+        """query($id: ID!) { brand(id: $id) { id name plan stats { productCount } }
+            auditLog(days: 1) { targetIds } }""",
         {"id": brand_id},
         key=gateway.admin_key,
     )
@@ -56,10 +69,18 @@ async def test_first_key_works_and_is_shown_only_once(gateway) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("name", ""), ("name", "x" * 201), ("domain", "not a domain"), ("domain", "https://acme.example/"), ("industry", "\x00")],
+    [
+        ("name", ""),
+        ("name", "x" * 201),
+        ("domain", "not a domain"),
+        ("domain", "https://acme.example/"),
+        ("industry", "\x00"),
+    ],
 )
 async def test_register_brand_validates_input(gateway, field: str, value: str) -> None:
-    body = await gateway.execute(REGISTER_BRAND, {"input": {**BRAND_INPUT, field: value}}, key=gateway.admin_key)
+    body = await gateway.execute(
+        REGISTER_BRAND, {"input": {**BRAND_INPUT, field: value}}, key=gateway.admin_key
+    )
     assert gateway.codes(body) == ["BAD_USER_INPUT"]
     assert field in body["errors"][0]["message"]
 
@@ -67,7 +88,8 @@ async def test_register_brand_validates_input(gateway, field: str, value: str) -
 async def test_create_api_key_roles(gateway) -> None:
     brand = await gateway.register_brand()
     data = await gateway.data(
-        """mutation($b: ID!) { createApiKey(brandId: $b, name: "ci", role: PARTNER) { id apiKey } }""",
+        """mutation($b: ID!) { createApiKey(brandId: $b, name: "ci", role: PARTNER) { id
+            apiKey } }""",
         {"b": brand.id},
         key=brand.key,
     )
@@ -81,7 +103,8 @@ async def test_create_api_key_roles(gateway) -> None:
 
 async def test_create_api_key_for_missing_brand_is_not_found(gateway) -> None:
     body = await gateway.execute(
-        """mutation { createApiKey(brandId: "01ARZ3NDEKTSV4RRFFQ69G5FAV", name: "x", role: BRAND) { id } }""",
+        """mutation { createApiKey(brandId: "01ARZ3NDEKTSV4RRFFQ69G5FAV", name: "x", role:
+            BRAND) { id } }""",
         key=gateway.admin_key,
     )
     assert gateway.codes(body) == ["NOT_FOUND"]
@@ -123,7 +146,8 @@ async def test_partner_reads_but_cannot_write(gateway) -> None:
     partner = await gateway.create_key(brand, "PARTNER")
     read = await gateway.data(
         """query($b: ID!, $p: ID!) {
-            brand(id: $b) { id plan stats { productCount } products { edges { node { id verificationCode } } } }
+            brand(id: $b) { id plan stats { productCount } products { edges { node { id
+                verificationCode } } } }
             product(id: $p) { id verificationCode scanCount }
         }""",
         {"b": brand.id, "p": product["id"]},
@@ -132,16 +156,29 @@ async def test_partner_reads_but_cannot_write(gateway) -> None:
     assert read["brand"]["stats"]["productCount"] == 1
     assert read["product"]["verificationCode"] == product["verificationCode"]
     writes = [
-        ("""mutation($b: ID!) { registerProduct(input: {brandId: $b, name: "P"}) { id } }""", {"b": brand.id}),
-        ("""mutation($b: ID!) { registerProducts(inputs: [{brandId: $b, name: "P"}]) { id } }""", {"b": brand.id}),
-        ("""mutation($b: ID!) { createApiKey(brandId: $b, name: "x", role: BRAND) { id } }""", {"b": brand.id}),
+        (
+            """mutation($b: ID!) { registerProduct(input: {brandId: $b, name: "P"}) { id } }""",
+            {"b": brand.id},
+        ),
+        (
+            """mutation($b: ID!) { registerProducts(inputs: [{brandId: $b, name: "P"}]) { id } }""",
+            {"b": brand.id},
+        ),
+        (
+            """mutation($b: ID!) { createApiKey(brandId: $b, name: "x", role: BRAND) { id } }""",
+            {"b": brand.id},
+        ),
         (REVOKE, {"id": hashlib.sha256(brand.key.encode()).hexdigest()}),
     ]
     for query, variables in writes:
         body = await gateway.execute(query, variables, key=partner)
         assert gateway.codes(body) == ["FORBIDDEN"], query
     assert (await gateway.data(VIEWER, key=brand.key))["viewer"]["role"] == "BRAND"
-    stats = await gateway.data("query($b: ID!) { brand(id: $b) { stats { productCount } } }", {"b": brand.id}, key=brand.key)
+    stats = await gateway.data(
+        "query($b: ID!) { brand(id: $b) { stats { productCount } } }",
+        {"b": brand.id},
+        key=brand.key,
+    )
     assert stats["brand"]["stats"]["productCount"] == 1
 
 
@@ -158,18 +195,31 @@ async def test_brands_paginate_newest_first(gateway) -> None:
     assert [e["node"]["id"] for e in first["edges"]] == ids[::-1][:2]
     assert [e["node"]["name"] for e in first["edges"]] == ["Brand 2", "Brand 1"]
     assert first["pageInfo"]["hasNextPage"] is True
-    second = (await gateway.data(BRANDS, {"first": 1, "after": first["pageInfo"]["endCursor"]}, key=gateway.admin_key))["brands"]
+    second = (
+        await gateway.data(
+            BRANDS, {"first": 1, "after": first["pageInfo"]["endCursor"]}, key=gateway.admin_key
+        )
+    )["brands"]
     assert [e["node"]["id"] for e in second["edges"]] == [ids[0]]
-    middle = (await gateway.data(BRANDS, {"first": 1, "after": first["edges"][0]["cursor"]}, key=gateway.admin_key))["brands"]
+    middle = (
+        await gateway.data(
+            BRANDS, {"first": 1, "after": first["edges"][0]["cursor"]}, key=gateway.admin_key
+        )
+    )["brands"]
     assert [e["node"]["id"] for e in middle["edges"]] == [ids[1]]
 
 
 async def test_brands_page_reads_index_then_one_batch(gateway) -> None:
     for n in range(3):
         await gateway.register_brand(f"Batch {n}")
-    body = await gateway.execute("{ brands(first: 3) { edges { node { name } } } }", key=gateway.admin_key, trace=True)
+    body = await gateway.execute(
+        "{ brands(first: 3) { edges { node { name } } } }", key=gateway.admin_key, trace=True
+    )
     calls = body["extensions"]["trace"]["calls"]
-    assert [(c["operation"], c["accessPattern"]) for c in calls] == [("Query", "AP02"), ("BatchGetItem", "AP01")]
+    assert [(c["operation"], c["accessPattern"]) for c in calls] == [
+        ("Query", "AP02"),
+        ("BatchGetItem", "AP01"),
+    ]
 
 
 async def test_brands_first_out_of_range_is_bad_input(gateway) -> None:

@@ -34,14 +34,18 @@ def third_party_check(product: dict[str, Any], keys: list[dict[str, Any]]) -> bo
         "metadata": product["metadata"],
         "createdAt": product["createdAt"],
     }
-    canonical = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    canonical = json.dumps(
+        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    ).encode()
     certificate = product["certificate"]
     if hashlib.sha256(canonical).hexdigest() != certificate["hash"]:
         return False
     pem = next(k["publicKeyPem"] for k in keys if k["keyId"] == certificate["keyId"])
     public_key = load_pem_public_key(pem.encode())
     assert isinstance(public_key, Ed25519PublicKey)
-    signature = base64.urlsafe_b64decode(certificate["signature"] + "=" * (-len(certificate["signature"]) % 4))
+    signature = base64.urlsafe_b64decode(
+        certificate["signature"] + "=" * (-len(certificate["signature"]) % 4)
+    )
     try:
         public_key.verify(signature, bytes.fromhex(certificate["hash"]))
     except InvalidSignature:
@@ -65,13 +69,23 @@ async def test_signing_keys_are_public(gateway) -> None:
 async def test_certificate_verifies_with_only_the_public_key(gateway) -> None:
     brand = await gateway.register_brand()
     registered = await gateway.register_product(
-        brand, name="Sneaker \u00e9\u00e8 \U0001f45f", sku=None, metadata={"z": [1, {"b": "\n", "a": None}], "a": "\u2028"}
+        brand,
+        name="Sneaker \u00e9\u00e8 \U0001f45f",
+        sku=None,
+        metadata={"z": [1, {"b": "\n", "a": None}], "a": "\u2028"},
     )
-    product = (await gateway.data(BY_CODE, {"code": registered["verificationCode"]}))["productByCode"]
+    product = (await gateway.data(BY_CODE, {"code": registered["verificationCode"]}))[
+        "productByCode"
+    ]
     keys = (await gateway.data(SIGNING_KEYS))["signingKeys"]
     assert product["certificate"]["algorithm"] == "Ed25519"
     assert third_party_check(product, keys)
-    for field, value in (("name", "Sneaker"), ("sku", "X"), ("metadata", {}), ("createdAt", "2020-01-01T00:00:00.000000Z")):
+    for field, value in (
+        ("name", "Sneaker"),
+        ("sku", "X"),
+        ("metadata", {}),
+        ("createdAt", "2020-01-01T00:00:00.000000Z"),
+    ):
         assert not third_party_check({**product, field: value}, keys), field
     forged = {**product, "certificate": {**product["certificate"], "signature": "A" * 86}}
     assert not third_party_check(forged, keys)
@@ -86,7 +100,9 @@ async def test_rotation_keeps_old_certificates_verifiable(tmp_path: Path) -> Non
         "hash_salt": bytes(16),
     }
 
-    async def run(settings: Settings, queries: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    async def run(
+        settings: Settings, queries: list[tuple[str, dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
         app = create_app(settings)
         results = []
         async with app.router.lifespan_context(app):
@@ -94,28 +110,46 @@ async def test_rotation_keeps_old_certificates_verifiable(tmp_path: Path) -> Non
             async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
                 for query, variables in queries:
                     headers = {"Authorization": "Bearer rotation-admin-key"}
-                    response = await client.post("/graphql", json={"query": query, "variables": variables}, headers=headers)
+                    response = await client.post(
+                        "/graphql", json={"query": query, "variables": variables}, headers=headers
+                    )
                     body = response.json()
                     assert "errors" not in body, body
                     results.append(body["data"])
         return results
 
     before = Settings(signing_key=old.private_key_pem().decode(), **common)
-    [brand] = await run(before, [("""mutation { registerBrand(input: {name: "R", domain: "r.example"}) { brand { id } } }""", {})])
+    [brand] = await run(
+        before,
+        [
+            (
+                """mutation { registerBrand(input: {name: "R", domain: "r.example"}) { brand {
+                    id } } }""",
+                {},
+            )
+        ],
+    )
     brand_id = brand["registerBrand"]["brand"]["id"]
-    register = """mutation($b: ID!) { registerProduct(input: {brandId: $b, name: "Old"}) { verificationCode } }"""
+    register = """mutation($b: ID!) { registerProduct(input: {brandId: $b, name: "Old"}) {
+        verificationCode } }"""
     [product] = await run(before, [(register, {"b": brand_id})])
     code = product["registerProduct"]["verificationCode"]
 
-    after = Settings(signing_key=new.private_key_pem().decode(), verifying_keys=(old.public_key_pem,), **common)
+    after = Settings(
+        signing_key=new.private_key_pem().decode(), verifying_keys=(old.public_key_pem,), **common
+    )
     keys, found, fresh = await run(
         after,
         [
             (SIGNING_KEYS, {}),
             (BY_CODE, {"code": code}),
-            ("""mutation($b: ID!) { registerProduct(input: {brandId: $b, name: "New"}) {
-                id name sku metadata createdAt brand { id } certificate { hash signature keyId algorithm }
-            } }""", {"b": brand_id}),
+            (
+                """mutation($b: ID!) { registerProduct(input: {brandId: $b, name: "New"}) {
+                id name sku metadata createdAt brand { id } certificate { hash signature keyId
+                    algorithm }
+            } }""",
+                {"b": brand_id},
+            ),
         ],
     )
     published = keys["signingKeys"]

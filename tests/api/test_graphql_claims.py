@@ -29,11 +29,6 @@ VERIFICATION = """query($c: String!, $d: String) {
 }"""
 PRODUCT_CLAIM_QUERY = "query($p: ID!) { product(id: $p) { claim { claimedAt expiresAt } } }"
 ALICE, BOB = "alice-phone-3f9a", "bob-phone-77c1"
-MOTO_TRANSACTIONS_RACE = (
-    "moto's TransactWriteItems is not thread-safe (it deep-copies the table while other "
-    "request threads write it, answering HTTP 500), so concurrent transactions prove "
-    "nothing there; DynamoDB's own conflict handling is covered by the storage suite"
-)
 
 
 def services_of(gateway) -> Services:
@@ -192,8 +187,6 @@ async def test_unknown_codes_and_bad_input(gateway) -> None:
 
 
 async def test_concurrent_claims_have_exactly_one_winner(gateway) -> None:
-    if gateway.backend == "dynamodb":
-        pytest.skip(MOTO_TRANSACTIONS_RACE)
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
     devices = [f"device-{n}" for n in range(8)]

@@ -20,11 +20,6 @@ HISTORY = """query($p: ID!) {
 }"""
 AUDIT = "{ auditLog(days: 1) { action targetIds actorRole } }"
 MISSING_ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
-MOTO_TRANSACTIONS_RACE = (
-    "moto's TransactWriteItems is not thread-safe (it deep-copies the table while other "
-    "request threads write it, answering HTTP 500), so concurrent transactions prove "
-    "nothing there; DynamoDB's own conflict handling is covered by the storage suite"
-)
 
 
 async def history(gateway, product_id: str, key: str) -> tuple[str, list[dict[str, Any]]]:
@@ -147,8 +142,6 @@ async def test_input_is_validated(gateway) -> None:
 
 @pytest.mark.parametrize("operation", ["transfer", "recall"])
 async def test_concurrent_status_changes_yield_one_event(gateway, operation: str) -> None:
-    if gateway.backend == "dynamodb":
-        pytest.skip(MOTO_TRANSACTIONS_RACE)
     call = transfer if operation == "transfer" else recall
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)

@@ -18,7 +18,8 @@ REGISTER_MANY = """mutation($inputs: [RegisterProductInput!]!, $key: String) {
 BRAND_PRODUCTS = """query($b: ID!, $first: Int, $after: String) {
     brand(id: $b) {
         stats { productCount }
-        products(first: $first, after: $after) { edges { cursor node { id name } } pageInfo { hasNextPage endCursor } }
+        products(first: $first, after: $after) { edges { cursor node { id name } } pageInfo {
+            hasNextPage endCursor } }
     }
 }"""
 BY_CODE = """query($code: String!) {
@@ -50,11 +51,17 @@ async def test_register_product_stores_what_was_sent(gateway) -> None:
     brand = await gateway.register_brand()
     metadata = {"colour": "blue", "sizes": [40, 41], "nested": {"ok": True, "none": None}}
     product = await gateway.register_product(
-        brand, name="Runner", sku="RUN-1", category="shoes", description="Line one\nLine two", metadata=metadata
+        brand,
+        name="Runner",
+        sku="RUN-1",
+        category="shoes",
+        description="Line one\nLine two",
+        metadata=metadata,
     )
     data = await gateway.data(
         """query($id: ID!) { product(id: $id) {
-            id name sku category description metadata status createdAt updatedAt verificationCode scanCount
+            id name sku category description metadata status createdAt updatedAt
+                verificationCode scanCount
             brand { id } certificate { hash signature keyId algorithm chainHead }
         } }""",
         {"id": product["id"]},
@@ -79,13 +86,17 @@ async def test_register_product_stores_what_was_sent(gateway) -> None:
 async def test_duplicate_name_and_sku_is_conflict(gateway) -> None:
     brand, other = await gateway.register_brand(), await gateway.register_brand()
     await gateway.register_product(brand, name="Runner", sku="RUN-1")
-    body = await gateway.execute(REGISTER, {"input": {"brandId": brand.id, "name": "Runner", "sku": "RUN-1"}}, key=brand.key)
+    body = await gateway.execute(
+        REGISTER, {"input": {"brandId": brand.id, "name": "Runner", "sku": "RUN-1"}}, key=brand.key
+    )
     assert gateway.codes(body) == ["CONFLICT"]
     assert "Runner" in body["errors"][0]["message"]
     await gateway.register_product(brand, name="Runner", sku="RUN-2")
     await gateway.register_product(brand, name="Runner")
     await gateway.register_product(other, name="Runner", sku="RUN-1")
-    body = await gateway.execute(REGISTER, {"input": {"brandId": brand.id, "name": "Runner"}}, key=brand.key)
+    body = await gateway.execute(
+        REGISTER, {"input": {"brandId": brand.id, "name": "Runner"}}, key=brand.key
+    )
     assert gateway.codes(body) == ["CONFLICT"]
     assert await product_count(gateway, brand) == 3
 
@@ -94,7 +105,9 @@ async def test_concurrent_duplicates_register_exactly_one(gateway) -> None:
     concurrent(gateway)
     brand = await gateway.register_brand()
     variables = {"input": {"brandId": brand.id, "name": "Limited", "sku": "L-1"}}
-    bodies = await asyncio.gather(*(gateway.execute(REGISTER, variables, key=brand.key) for _ in range(8)))
+    bodies = await asyncio.gather(
+        *(gateway.execute(REGISTER, variables, key=brand.key) for _ in range(8))
+    )
     winners = [b for b in bodies if b.get("data") and b["data"]["registerProduct"]]
     assert len(winners) == 1
     assert sorted(code for b in bodies for code in gateway.codes(b)) == ["CONFLICT"] * 7
@@ -105,7 +118,12 @@ async def test_concurrent_distinct_registrations_all_count(gateway) -> None:
     concurrent(gateway)
     brand = await gateway.register_brand()
     bodies = await asyncio.gather(
-        *(gateway.execute(REGISTER, {"input": {"brandId": brand.id, "name": f"P{n}"}}, key=brand.key) for n in range(8))
+        *(
+            gateway.execute(
+                REGISTER, {"input": {"brandId": brand.id, "name": f"P{n}"}}, key=brand.key
+            )
+            for n in range(8)
+        )
     )
     assert all("errors" not in body for body in bodies)
     assert await product_count(gateway, brand) == 8
@@ -113,7 +131,9 @@ async def test_concurrent_distinct_registrations_all_count(gateway) -> None:
 
 async def test_register_for_missing_brand_is_not_found(gateway) -> None:
     body = await gateway.execute(
-        REGISTER, {"input": {"brandId": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "name": "P"}}, key=gateway.admin_key
+        REGISTER,
+        {"input": {"brandId": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "name": "P"}},
+        key=gateway.admin_key,
     )
     assert gateway.codes(body) == ["NOT_FOUND"]
 
@@ -134,14 +154,21 @@ async def test_anonymous_cannot_register(gateway) -> None:
         ({"description": "d" * 2001}, "input.description"),
         ({"metadata": [1, 2]}, "input.metadata"),
         ({"metadata": {"price": 1.5}}, "input.metadata.price"),
-        ({"metadata": {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {}}}}}}}}}}, "input.metadata"),
+        (
+            {"metadata": {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {}}}}}}}}}},
+            "input.metadata",
+        ),
         ({"metadata": {"blob": "x" * (17 * 1024)}}, "input.metadata"),
         ({"brandId": "not-an-id"}, "input.brandId"),
     ],
 )
-async def test_register_product_validates_input(gateway, fields: dict[str, object], message: str) -> None:
+async def test_register_product_validates_input(
+    gateway, fields: dict[str, object], message: str
+) -> None:
     brand = await gateway.register_brand()
-    body = await gateway.execute(REGISTER, {"input": {"brandId": brand.id, "name": "Valid", **fields}}, key=brand.key)
+    body = await gateway.execute(
+        REGISTER, {"input": {"brandId": brand.id, "name": "Valid", **fields}}, key=brand.key
+    )
     assert gateway.codes(body) == ["BAD_USER_INPUT"]
     assert body["errors"][0]["message"].startswith(message)
     assert await product_count(gateway, brand) == 0
@@ -154,7 +181,9 @@ async def test_register_products_in_several_transactions(batch_gateway) -> None:
     products = body["data"]["registerProducts"]
     assert [p["name"] for p in products] == [i["name"] for i in inputs]
     assert len({p["id"] for p in products}) == 40
-    writes = [c for c in body["extensions"]["trace"]["calls"] if c["operation"] == "TransactWriteItems"]
+    writes = [
+        c for c in body["extensions"]["trace"]["calls"] if c["operation"] == "TransactWriteItems"
+    ]
     registering = [c for c in writes if c["items"] > 10]
     assert len(registering) == -(-40 // PRODUCTS_PER_TRANSACTION) == 3
     assert all(c["items"] <= 100 for c in writes)
@@ -180,7 +209,9 @@ async def test_register_products_over_100_writes_nothing(gateway) -> None:
         ({"brandId": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "inputs[60].brandId"),
     ],
 )
-async def test_a_bad_input_late_in_a_batch_writes_nothing(gateway, late: dict[str, str], message: str) -> None:
+async def test_a_bad_input_late_in_a_batch_writes_nothing(
+    gateway, late: dict[str, str], message: str
+) -> None:
     brand = await gateway.register_brand(credits=100)
     inputs = [{"brandId": brand.id, "name": f"Item {n:02d}"} for n in range(70)]
     inputs[60] = {**inputs[60], **late}
@@ -209,7 +240,9 @@ async def test_idempotent_retry_returns_the_first_product(gateway) -> None:
     first = await gateway.data(REGISTER, variables, key=brand.key)
     again = await gateway.data(REGISTER, variables, key=brand.key)
     assert again == first
-    changed = await gateway.execute(REGISTER, {**variables, "input": {**variables["input"], "sku": "O-2"}}, key=brand.key)
+    changed = await gateway.execute(
+        REGISTER, {**variables, "input": {**variables["input"], "sku": "O-2"}}, key=brand.key
+    )
     assert gateway.codes(changed) == ["CONFLICT"]
     assert "idempotencyKey" in changed["errors"][0]["message"]
     assert await product_count(gateway, brand) == 1
@@ -219,7 +252,9 @@ async def test_concurrent_idempotent_retries_register_once(gateway) -> None:
     concurrent(gateway)
     brand = await gateway.register_brand()
     variables = {"input": {"brandId": brand.id, "name": "Racy"}, "key": uuid.uuid4().hex}
-    bodies = await asyncio.gather(*(gateway.execute(REGISTER, variables, key=brand.key) for _ in range(6)))
+    bodies = await asyncio.gather(
+        *(gateway.execute(REGISTER, variables, key=brand.key) for _ in range(6))
+    )
     ids = {b["data"]["registerProduct"]["id"] for b in bodies if b.get("data")}
     assert len(ids) == 1
     assert set(code for b in bodies for code in gateway.codes(b)) <= {"CONFLICT"}
@@ -229,8 +264,12 @@ async def test_concurrent_idempotent_retries_register_once(gateway) -> None:
 async def test_idempotency_keys_are_per_brand(gateway) -> None:
     one, two = await gateway.register_brand(), await gateway.register_brand()
     key = uuid.uuid4().hex
-    a = await gateway.data(REGISTER, {"input": {"brandId": one.id, "name": "Same"}, "key": key}, key=one.key)
-    b = await gateway.data(REGISTER, {"input": {"brandId": two.id, "name": "Same"}, "key": key}, key=two.key)
+    a = await gateway.data(
+        REGISTER, {"input": {"brandId": one.id, "name": "Same"}, "key": key}, key=one.key
+    )
+    b = await gateway.data(
+        REGISTER, {"input": {"brandId": two.id, "name": "Same"}, "key": key}, key=two.key
+    )
     assert a["registerProduct"]["id"] != b["registerProduct"]["id"]
 
 
@@ -251,7 +290,10 @@ async def test_idempotent_batch_retry_skips_what_committed(batch_gateway) -> Non
 
 async def test_idempotent_batch_replays_its_result(batch_gateway) -> None:
     brand = await batch_gateway.register_brand(credits=100)
-    variables = {"inputs": [{"brandId": brand.id, "name": f"B{n}"} for n in range(25)], "key": uuid.uuid4().hex}
+    variables = {
+        "inputs": [{"brandId": brand.id, "name": f"B{n}"} for n in range(25)],
+        "key": uuid.uuid4().hex,
+    }
     first = await batch_gateway.data(REGISTER_MANY, variables, key=brand.key)
     again = await batch_gateway.data(REGISTER_MANY, variables, key=brand.key)
     assert again == first
@@ -263,23 +305,35 @@ async def test_brand_products_newest_first_with_pages(gateway) -> None:
     names = [f"Page {n}" for n in range(5)]
     for name in names:
         await gateway.register_product(brand, name=name)
-    first = (await gateway.data(BRAND_PRODUCTS, {"b": brand.id, "first": 3}, key=brand.key))["brand"]["products"]
+    first = (await gateway.data(BRAND_PRODUCTS, {"b": brand.id, "first": 3}, key=brand.key))[
+        "brand"
+    ]["products"]
     assert [e["node"]["name"] for e in first["edges"]] == ["Page 4", "Page 3", "Page 2"]
     assert first["pageInfo"]["hasNextPage"] is True
-    rest = await gateway.data(BRAND_PRODUCTS, {"b": brand.id, "first": 3, "after": first["pageInfo"]["endCursor"]}, key=brand.key)
+    rest = await gateway.data(
+        BRAND_PRODUCTS,
+        {"b": brand.id, "first": 3, "after": first["pageInfo"]["endCursor"]},
+        key=brand.key,
+    )
     page = rest["brand"]["products"]
     assert [e["node"]["name"] for e in page["edges"]] == ["Page 1", "Page 0"]
     assert page["pageInfo"]["hasNextPage"] is False
 
 
-async def test_brand_page_of_20_with_brand_stats_and_certificate_is_3_storage_calls(batch_gateway) -> None:
+async def test_brand_page_of_20_with_brand_stats_and_certificate_is_3_storage_calls(
+    batch_gateway,
+) -> None:
     brand = await batch_gateway.register_brand(credits=100)
     await batch_gateway.execute(
-        REGISTER_MANY, {"inputs": [{"brandId": brand.id, "name": f"N{n}"} for n in range(20)]}, key=brand.key
+        REGISTER_MANY,
+        {"inputs": [{"brandId": brand.id, "name": f"N{n}"} for n in range(20)]},
+        key=brand.key,
     )
     body = await batch_gateway.execute(
-        """query($b: ID!) { brand(id: $b) { name stats { productCount } products(first: 20) { edges { node {
-            id name brand { id name stats { productCount scanCount } } certificate { hash signature keyId chainHead }
+        """query($b: ID!) { brand(id: $b) { name stats { productCount } products(first: 20) {
+            edges { node {
+            id name brand { id name stats { productCount scanCount } } certificate { hash
+                signature keyId chainHead }
         } } } } }""",
         {"b": brand.id},
         key=brand.key,
@@ -300,7 +354,8 @@ async def test_product_by_code_is_public_with_private_fields_refused(gateway) ->
     code = product["verificationCode"]
     body = await gateway.execute(
         """query($code: String!) { productByCode(code: $code) {
-            id name sku metadata certificate { hash } verificationCode scanCount brand { id name plan stats { productCount } }
+            id name sku metadata certificate { hash } verificationCode scanCount brand { id
+                name plan stats { productCount } }
         } }""",
         {"code": code.lower().replace("-", " ")},
     )
@@ -323,7 +378,9 @@ async def test_product_by_code_is_public_with_private_fields_refused(gateway) ->
         ("brand", "stats"): "UNAUTHENTICATED",
     }
     own = await gateway.data(
-        "query($code: String!) { productByCode(code: $code) { verificationCode scanCount } }", {"code": code}, key=brand.key
+        "query($code: String!) { productByCode(code: $code) { verificationCode scanCount } }",
+        {"code": code},
+        key=brand.key,
     )
     assert own["productByCode"] == {"verificationCode": code, "scanCount": 0}
 
@@ -340,7 +397,8 @@ async def test_explore_is_public_newest_first(gateway) -> None:
     for name in ("Gallery A", "Gallery B"):
         await gateway.register_product(brand, name=name)
     body = await gateway.execute(
-        "{ explore(first: 2) { edges { node { name brand { name } verificationCode } } pageInfo { hasNextPage } } }",
+        "{ explore(first: 2) { edges { node { name brand { name } verificationCode } } "
+        "pageInfo { hasNextPage } } }",
         trace=True,
     )
     edges = body["data"]["explore"]["edges"]

@@ -6,8 +6,6 @@ import asyncio
 from decimal import Decimal
 from typing import Any
 
-import pytest
-
 from proofgate.domain.canonical import canonical_json, decimal_text, sha256_hex
 from proofgate.domain.validation import EVENT_DATA_MAX_BYTES
 
@@ -31,18 +29,6 @@ PROVENANCE = """query($p: ID!, $first: Int, $after: String) {
         }
     }
 }"""
-
-
-MOTO_TRANSACTIONS_RACE = (
-    "moto's TransactWriteItems is not thread-safe (it deep-copies the table while other "
-    "request threads write it, answering HTTP 500), so concurrent transactions prove "
-    "nothing there; DynamoDB's own conflict handling is covered by the storage suite"
-)
-
-
-def concurrent_transactions_supported(gateway) -> None:
-    if gateway.backend == "dynamodb":
-        pytest.skip(MOTO_TRANSACTIONS_RACE)
 
 
 def offline_hash(event: dict[str, Any]) -> str:
@@ -122,6 +108,9 @@ async def test_events_link_into_a_chain_a_third_party_can_verify(gateway) -> Non
     certificate, events = await chain(gateway, product["id"], brand.key)
     assert [e["type"] for e in events] == ["MANUFACTURED", *["SHIPPED"] * 4]
     assert_linear(certificate, events)
+    audit = await gateway.data("{ auditLog(days: 1) { action targetIds } }", key=gateway.admin_key)
+    actions = [e["action"] for e in audit["auditLog"] if product["id"] in e["targetIds"]]
+    assert actions.count("addProvenanceEvent") == 5
 
 
 async def test_provenance_pages_in_order_with_exact_has_next_page(gateway) -> None:
@@ -205,7 +194,6 @@ async def test_event_input_is_validated_and_writes_nothing(gateway) -> None:
 
 
 async def test_concurrent_appends_leave_one_linear_chain(gateway) -> None:
-    concurrent_transactions_supported(gateway)
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
     bodies = await asyncio.gather(

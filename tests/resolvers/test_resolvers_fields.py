@@ -8,7 +8,13 @@ from __future__ import annotations
 import strawberry
 
 from proofgate.api.schema import schema
-from proofgate.resolvers.fields import FieldAccess, ap_field, computed_field, field_access_patterns, mutation_field
+from proofgate.resolvers.fields import (
+    FieldAccess,
+    ap_field,
+    computed_field,
+    field_access_patterns,
+    mutation_field,
+)
 from proofgate.storage import REGISTRY
 from proofgate.storage.access_patterns import BRAND_BY_ID, PRODUCT_BY_ID
 from proofgate.storage.keys import KeyTemplate
@@ -23,7 +29,9 @@ def violations(accesses: list[FieldAccess]) -> list[str]:
     for access in accesses:
         name = f"{access.type_name}.{access.field_name}"
         if access.has_resolver and access.access_pattern is None:
-            found.append(f"{name}: resolver without an access pattern (use ap_field or computed_field)")
+            found.append(
+                f"{name}: resolver without an access pattern (use ap_field or computed_field)"
+            )
         for declared in (access.access_pattern, access.loads):
             if declared is not None and declared not in REGISTERED:
                 found.append(f"{name}: {declared} is not a registered access pattern")
@@ -37,7 +45,10 @@ def test_every_field_declares_a_registered_access_pattern() -> None:
 
 
 def test_the_map_names_the_reads_it_should() -> None:
-    declared = {(a.type_name, a.field_name): (a.access_pattern, a.loads) for a in field_access_patterns(schema)}
+    declared = {
+        (a.type_name, a.field_name): (a.access_pattern, a.loads)
+        for a in field_access_patterns(schema)
+    }
     assert declared[("Query", "brand")] == ("AP01", None)
     assert declared[("Query", "brands")] == ("AP02", "AP01")
     assert declared[("Query", "productByCode")] == ("AP05", "AP04")
@@ -51,7 +62,13 @@ def test_the_map_names_the_reads_it_should() -> None:
 
 def test_the_walk_catches_undeclared_and_unregistered_fields() -> None:
     stray = AccessPattern(
-        "AP99", "not registered", Operation.GET, IndexName.TABLE, KeyTemplate("X#{x}"), SortCondition("=", "Y"), "X"
+        "AP99",
+        "not registered",
+        Operation.GET,
+        IndexName.TABLE,
+        KeyTemplate("X#{x}"),
+        SortCondition("=", "Y"),
+        "X",
     )
 
     @strawberry.type
@@ -90,7 +107,7 @@ def test_the_walk_catches_undeclared_and_unregistered_fields() -> None:
     assert violations(list(field_access_patterns(broken))) == [
         "Broken.undeclared: resolver without an access pattern (use ap_field or computed_field)",
         "Broken.unregistered: AP99 is not a registered access pattern",
-        "Broken.unregistered_load: AP99 is not a registered access pattern",
+        "Broken.unregisteredLoad: AP99 is not a registered access pattern",
         "Mutation.plain: resolver without an access pattern (use ap_field or computed_field)",
         "Mutation.plain: mutation not declared with mutation_field",
     ]

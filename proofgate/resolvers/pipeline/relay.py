@@ -50,14 +50,9 @@ from .outbox import (
 from .settings import PipelineSettings
 from .tailer import PIPELINE_TENANT
 
-__all__ = ["EXPECT_DELAYS", "Relay", "retry_delay"]
+__all__ = ["Relay", "retry_delay"]
 
 logger = logging.getLogger("proofgate.pipeline")
-
-EXPECT_DELAYS = (0.0, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128)
-"""When this process just enqueued an item, it tries to claim it at once,
-rather than wait for the next poll, for as long as the enqueuing transaction
-may plausibly take to commit."""
 
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -114,9 +109,9 @@ class Relay:
         self._wake.set()
 
     def expect(self, item: Item) -> None:
-        """Claims an item this process is about to commit, without waiting for a poll."""
+        """Claims an item this process just committed, without waiting for a poll."""
         if self._running:
-            self._spawn(self._claim_expected(item))
+            self._spawn(self._claim_committed(item))
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coroutine)
@@ -141,21 +136,16 @@ class Relay:
             claimed = await self._lane.get()
             await self.handle(claimed)
 
-    async def _claim_expected(self, item: Item) -> None:
-        for delay in EXPECT_DELAYS:
-            await asyncio.sleep(delay)
-            try:
-                claimed = await self._claim(item)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                logger.warning(
-                    "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
-                )
-                return
-            if claimed is not None:
-                self._dispatch(claimed)
-                return
+    async def _claim_committed(self, item: Item) -> None:
+        try:
+            claimed = await self._claim(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.warning("Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True)
+            return
+        if claimed is not None:
+            self._dispatch(claimed)
 
     # --- claiming ------------------------------------------------------------
 

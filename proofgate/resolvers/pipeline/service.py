@@ -14,11 +14,12 @@ from collections.abc import Callable
 from datetime import datetime
 
 from proofgate.errors import BadUserInput, InvalidCursor
-from proofgate.storage import CursorCodec, Item, Put, Storage, WriteAction
+from proofgate.storage import CursorCodec, Item, Storage, WriteAction
 from proofgate.storage.access_patterns import BRAND_THREATS
 
 from .alerts import ALERT_SORT
 from .broker import Broker, Subscriber
+from .committing import CommittingStorage
 from .events import OutboxEvent
 from .outbox import outbox_put
 from .relay import Relay
@@ -84,13 +85,13 @@ class Pipeline:
     # --- commands ----------------------------------------------------------------
 
     def enqueue(self, event: OutboxEvent) -> list[WriteAction]:
-        """``outbox_actions``, plus a head start: this process's relay claims
-        the item as soon as the command's transaction commits."""
-        actions = outbox_actions(event, self.settings)
-        for action in actions:
-            if isinstance(action, Put):
-                self.relay.expect(action.item)
-        return actions
+        """``outbox_actions`` with this pipeline's shard layout."""
+        return outbox_actions(event, self.settings)
+
+    def committing(self, storage: Storage) -> CommittingStorage:
+        """``storage`` for commands: outbox items they commit go straight to
+        this process's relay instead of waiting for its next poll."""
+        return CommittingStorage(storage, self.relay.expect)
 
     # --- subscriptions -------------------------------------------------------------
 

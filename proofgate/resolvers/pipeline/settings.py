@@ -98,7 +98,8 @@ class PipelineSettings:
         (``version:count,...``), ``PROOFGATE_TAIL_INTERVAL_MS``,
         ``PROOFGATE_RELAY_POLL_MS``, ``PROOFGATE_OUTBOX_LEASE_SECONDS``,
         ``PROOFGATE_OUTBOX_MAX_ATTEMPTS``, ``PROOFGATE_WEBHOOK_RETRY_BASE_MS``,
-        ``PROOFGATE_KEY_CHECK_MS`` and ``PROOFGATE_WEBHOOK_ALLOW_PRIVATE``."""
+        ``PROOFGATE_KEY_CHECK_MS``, ``PROOFGATE_WS_KEEPALIVE_MS`` and
+        ``PROOFGATE_WEBHOOK_ALLOW_PRIVATE``."""
         settings = cls()
         changes: dict[str, object] = {}
         shards = environ.get("PROOFGATE_OUTBOX_SHARDS", "").strip()
@@ -109,6 +110,7 @@ class PipelineSettings:
             "PROOFGATE_RELAY_POLL_MS": "poll_interval",
             "PROOFGATE_WEBHOOK_RETRY_BASE_MS": "retry_base",
             "PROOFGATE_KEY_CHECK_MS": "key_check_interval",
+            "PROOFGATE_WS_KEEPALIVE_MS": "keepalive_interval",
         }
         for variable, name in millis.items():
             value = _positive_int(environ, variable)

@@ -4,11 +4,14 @@ The subscription registers with the broker before it reads the backlog, so
 every alert committed meanwhile is either in the backlog or buffered; the
 buffered copies of backlog alerts are dropped by id. Nothing falls between
 replay and live, and nothing arrives twice.
+
+The stream unsubscribes when it is closed, even if it never started (a
+client that goes away at once), so no registration outlives its operation.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Protocol, TypeVar
 
 import strawberry
@@ -16,11 +19,14 @@ import strawberry
 from proofgate.domain.enums import Severity, ThreatType
 from proofgate.domain.validation import validate_id
 from proofgate.errors import ServiceUnavailable
+from proofgate.storage import Item
 from proofgate.storage.access_patterns import BRAND_THREATS
 
 from ..context import Info
 from ..fields import AP_METADATA
 from ..pipeline.alerts import alert_matches
+from ..pipeline.broker import Subscriber
+from ..pipeline.service import Pipeline
 from .types import ThreatAlert
 
 __all__ = ["LiveConnection", "ThreatSubscriptions"]
@@ -61,27 +67,62 @@ class ThreatSubscriptions:
         min_severity: Severity | None = None,
         types: list[ThreatType] | None = None,
         after: str | None = None,
-    ) -> AsyncGenerator[ThreatAlert, None]:
+    ) -> AsyncIterator[ThreatAlert]:
+        """Checks and registers before returning the stream, so a refused
+        subscription is an ``error`` message, and alerts written from this
+        moment on are buffered while the backlog is read."""
         context = info.context
         brand = validate_id(brand_id, field="brandId")
         context.principal.require_read(brand)
         pipeline = context.services.pipeline
         if pipeline is None:
             raise ServiceUnavailable("Live alerts are not available on this gateway")
-        wanted = None if types is None else frozenset(types)
         subscriber = await pipeline.subscribe(brand, _overflow_handler(info))
         try:
-            replayed: set[str] = set()
-            if after is not None:
-                for item in await pipeline.replay(brand, after, context.principal.tenant):
-                    replayed.add(item["id"])
-                    if alert_matches(item, min_severity=min_severity, types=wanted):
-                        yield ThreatAlert.from_item(item)
-            while (live := await subscriber.next()) is not None:
-                if live["id"] in replayed:
-                    replayed.discard(live["id"])
-                    continue
-                if alert_matches(live, min_severity=min_severity, types=wanted):
-                    yield ThreatAlert.from_item(live)
-        finally:
+            backlog = [] if after is None else await pipeline.replay(brand, after, context.principal.tenant)
+        except BaseException:
             pipeline.unsubscribe(subscriber)
+            raise
+        wanted = None if types is None else frozenset(types)
+        return _AlertStream(pipeline, subscriber, _alerts(subscriber, backlog, min_severity, wanted))
+
+
+async def _alerts(
+    subscriber: Subscriber,
+    backlog: list[Item],
+    min_severity: Severity | None,
+    types: frozenset[ThreatType] | None,
+) -> AsyncGenerator[ThreatAlert, None]:
+    replayed = {item["id"] for item in backlog}
+    for item in backlog:
+        if alert_matches(item, min_severity=min_severity, types=types):
+            yield ThreatAlert.from_item(item)
+    while (live := await subscriber.next()) is not None:
+        if live["id"] in replayed:
+            replayed.discard(live["id"])
+            continue
+        if alert_matches(live, min_severity=min_severity, types=types):
+            yield ThreatAlert.from_item(live)
+
+
+class _AlertStream(AsyncIterator[ThreatAlert]):
+    def __init__(self, pipeline: Pipeline, subscriber: Subscriber, alerts: AsyncGenerator[ThreatAlert, None]) -> None:
+        self._pipeline = pipeline
+        self._subscriber = subscriber
+        self._alerts = alerts
+
+    def __aiter__(self) -> _AlertStream:
+        return self
+
+    async def __anext__(self) -> ThreatAlert:
+        try:
+            return await self._alerts.__anext__()
+        except BaseException:
+            self._pipeline.unsubscribe(self._subscriber)
+            raise
+
+    async def aclose(self) -> None:
+        try:
+            await self._alerts.aclose()
+        finally:
+            self._pipeline.unsubscribe(self._subscriber)

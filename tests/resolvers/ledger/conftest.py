@@ -135,12 +135,20 @@ class Api:
         """PRO by default: no plan grant, so balances start at exactly zero."""
         data = await self.data(
             REGISTER_BRAND,
-            {"input": {"name": "Acme", "domain": f"{uuid.uuid4().hex[:8]}.example.com", "plan": plan}},
+            {
+                "input": {
+                    "name": "Acme",
+                    "domain": f"{uuid.uuid4().hex[:8]}.example.com",
+                    "plan": plan,
+                }
+            },
         )
         brand_id = data["registerBrand"]["brand"]["id"]
         return LedgerBrand(brand_id, Principal(Role.BRAND, brand_id, f"key-{brand_id}"))
 
-    async def grant(self, brand: LedgerBrand, amount: str, key: str | None = None) -> dict[str, Any]:
+    async def grant(
+        self, brand: LedgerBrand, amount: str, key: str | None = None
+    ) -> dict[str, Any]:
         data = await self.data(
             GRANT, {"brandId": brand.id, "amount": amount, "key": key or uuid.uuid4().hex}
         )
@@ -188,6 +196,25 @@ def make_services(storage: Storage, **options: Any) -> Services:
 
 @pytest.fixture(scope="module", params=BACKENDS, ids=BACKENDS)
 async def api(request: pytest.FixtureRequest) -> AsyncIterator[Api]:
+    storage = await open_store(request.param, request)
+    yield Api(make_services(storage), request.param)
+    await storage.close()
+
+
+@pytest.fixture
+def api_over() -> Callable[[Storage], Api]:
+    """An Api over a store the test wraps (e.g. to inject failures)."""
+
+    def build(storage: Storage) -> Api:
+        return Api(make_services(storage), storage.backend)
+
+    return build
+
+
+@pytest.fixture(params=BACKENDS, ids=BACKENDS)
+async def fresh_api(request: pytest.FixtureRequest) -> AsyncIterator[Api]:
+    """A store of its own: moto deep-copies the whole table once per action of
+    a transaction, so 100-action batches stay fast only on a small table."""
     storage = await open_store(request.param, request)
     yield Api(make_services(storage), request.param)
     await storage.close()

@@ -69,7 +69,9 @@ async def test_stored_amounts_are_numbers_never_floats(api) -> None:
 async def test_balance_of_a_brand_without_credits_is_zero(api) -> None:
     brand = await api.brand()
     data = await api.data(
-        "query($id: ID!) { brand(id: $id) { ledger { balances { currency posted available version } } } }",
+        """query($id: ID!) {
+            brand(id: $id) { ledger { balances { currency posted available version } } }
+        }""",
         {"id": brand.id},
         as_=brand.principal,
     )
@@ -111,9 +113,7 @@ async def test_statement_is_per_month(api) -> None:
     assert await month("2031-02") == [february["id"]]
     assert await month(None) == [february["id"]]
     assert await month("2030-12") == []
-    body = await api.execute(
-        STATEMENT, {"id": brand.id, "month": "2031-13"}, as_=brand.principal
-    )
+    body = await api.execute(STATEMENT, {"id": brand.id, "month": "2031-13"}, as_=brand.principal)
     assert api.codes(body) == ["BAD_USER_INPUT"]
 
 

@@ -62,7 +62,9 @@ async def test_the_same_key_with_another_body_is_a_conflict(api) -> None:
 async def test_concurrent_first_use_of_one_key_posts_one_transaction(api, serialized_moto) -> None:
     brand = await api.brand()
     key = uuid.uuid4().hex
-    bodies = await asyncio.gather(*(api.execute(GRANT, grant(brand, "2.00", key)) for _ in range(6)))
+    bodies = await asyncio.gather(
+        *(api.execute(GRANT, grant(brand, "2.00", key)) for _ in range(6))
+    )
     assert all("errors" not in body for body in bodies), bodies
     assert len({body["data"]["grantCredits"]["id"] for body in bodies}) == 1
     balance = await api.balance(brand)
@@ -98,7 +100,7 @@ async def test_a_retry_after_the_record_expired_still_posts_once(sqlite_api) -> 
 async def test_keys_are_required_and_validated(api) -> None:
     brand = await api.brand()
     missing = await api.execute(
-        "mutation($b: ID!) { grantCredits(brandId: $b, amount: \"1\") { id } }", {"b": brand.id}
+        'mutation($b: ID!) { grantCredits(brandId: $b, amount: "1") { id } }', {"b": brand.id}
     )
     assert api.codes(missing) == ["BAD_USER_INPUT"]
     for bad in ("", "has space", "x" * 129):

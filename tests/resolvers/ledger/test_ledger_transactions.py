@@ -35,7 +35,10 @@ def lines(brand, amount: str, counter: str = "platform:revenue") -> list[dict[st
 
 
 async def post(api, brand, entries, memo: str = "adjustment") -> dict[str, object]:
-    variables = {"input": {"brandId": brand.id, "memo": memo, "lines": entries}, "key": uuid.uuid4().hex}
+    variables = {
+        "input": {"brandId": brand.id, "memo": memo, "lines": entries},
+        "key": uuid.uuid4().hex,
+    }
     return await api.execute(POST, variables)
 
 
@@ -68,11 +71,23 @@ async def test_a_debit_beyond_the_available_credits_writes_nothing(api) -> None:
     ("entries", "problem"),
     [
         (lambda b, o: lines(b, "-1.00")[:1], "at least two lines"),
-        (lambda b, o: [*lines(b, "-1.00")[:1], {**lines(b, "-1.00")[1], "amount": "0.99"}], "sum to zero"),
+        (
+            lambda b, o: [*lines(b, "-1.00")[:1], {**lines(b, "-1.00")[1], "amount": "0.99"}],
+            "sum to zero",
+        ),
         (lambda b, o: lines(o, "1.00", "platform:grants"), "other than"),
-        (lambda b, o: [*lines(b, "-1.00")[:1], {**lines(b, "-1.00")[0], "account": o.account, "amount": "1.00"}], "exactly one brand"),
+        (
+            lambda b, o: [
+                *lines(b, "-1.00")[:1],
+                {**lines(b, "-1.00")[0], "account": o.account, "amount": "1.00"},
+            ],
+            "exactly one brand",
+        ),
         (lambda b, o: lines(b, "-1.00", "platform:nowhere"), "Unknown ledger account"),
-        (lambda b, o: [{**line, "currency": "EUR"} for line in lines(b, "-1.00")], "Unknown currency"),
+        (
+            lambda b, o: [{**line, "currency": "EUR"} for line in lines(b, "-1.00")],
+            "Unknown currency",
+        ),
         (lambda b, o: lines(b, "0.00"), "must not be zero"),
         (lambda b, o: [*lines(b, "-1.00"), lines(b, "-1.00")[0]], "appears twice"),
     ],
@@ -89,13 +104,31 @@ async def test_malformed_transactions_are_refused(sqlite_api, entries, problem) 
 
 @pytest.mark.parametrize(
     "amount",
-    ["1.005", "0.001", "NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "inf", "1e15", "1E+400",
-     "1E-400", "1_000", "", " 1", "١", "0x10"],
+    [
+        "1.005",
+        "0.001",
+        "NaN",
+        "-NaN",
+        "sNaN",
+        "Infinity",
+        "-Infinity",
+        "inf",
+        "1e15",
+        "1E+400",
+        "1E-400",
+        "1_000",
+        "",
+        " 1",
+        "\u0661",  # ARABIC-INDIC DIGIT ONE: Decimal() would read it as 1
+        "0x10",
+    ],
 )
 async def test_amounts_that_are_not_exact_credits_are_bad_input(sqlite_api, amount) -> None:
     api = sqlite_api
     brand = await api.brand()
-    body = await api.execute(GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex})
+    body = await api.execute(
+        GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex}
+    )
     assert api.codes(body) == ["BAD_USER_INPUT"], body
     entries = lines(brand, "1.00", "platform:grants")
     entries[0]["amount"] = amount
@@ -108,15 +141,21 @@ async def test_amounts_that_are_not_exact_credits_are_bad_input(sqlite_api, amou
 async def test_amounts_must_be_strings(sqlite_api, amount) -> None:
     api = sqlite_api
     brand = await api.brand()
-    body = await api.execute(GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex})
+    body = await api.execute(
+        GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex}
+    )
     assert api.codes(body) == ["BAD_USER_INPUT"]
 
 
-@pytest.mark.parametrize(("amount", "stored"), [("1", "1.00"), ("1.5", "1.50"), ("2.000", "2.00"), ("1e2", "100.00")])
+@pytest.mark.parametrize(
+    ("amount", "stored"), [("1", "1.00"), ("1.5", "1.50"), ("2.000", "2.00"), ("1e2", "100.00")]
+)
 async def test_exact_spellings_are_accepted_at_scale(sqlite_api, amount, stored) -> None:
     api = sqlite_api
     brand = await api.brand()
-    body = await api.execute(GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex})
+    body = await api.execute(
+        GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex}
+    )
     assert "errors" not in body, body
     assert (await api.balance(brand))["posted"] == stored
 
@@ -124,7 +163,9 @@ async def test_exact_spellings_are_accepted_at_scale(sqlite_api, amount, stored)
 async def test_negative_and_zero_grants_are_refused(api) -> None:
     brand = await api.brand()
     for amount in ("0", "-1.00"):
-        body = await api.execute(GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex})
+        body = await api.execute(
+            GRANT, {"brandId": brand.id, "amount": amount, "key": uuid.uuid4().hex}
+        )
         assert api.codes(body) == ["BAD_USER_INPUT"]
 
 

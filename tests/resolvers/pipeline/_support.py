@@ -76,8 +76,10 @@ async def record_scan(
 ) -> ScanEvent:
     """The scan and its outbox item in one transaction, as verifyProduct commits them."""
     item, event = product.scan(at, **scan)
-    outbox = pipeline.enqueue(event) if pipeline is not None else outbox_actions(event)
-    await storage.transact_write([Put(item), *outbox])
+    if pipeline is None:
+        await storage.transact_write([Put(item), *outbox_actions(event)])
+    else:
+        await pipeline.committing(storage).transact_write([Put(item), *pipeline.enqueue(event)])
     return event
 
 

@@ -128,7 +128,7 @@ async def test_command_events_raise_their_alerts_through_the_outbox(
         AppendEvent(product, brand, 2, t0 + minutes(2), t0 + minutes(2) - timedelta(hours=72)),
     ]
     for event in events:
-        await storage.transact_write(pipeline.enqueue(event))
+        await pipeline.committing(storage).transact_write(pipeline.enqueue(event))
     await drained(storage, settings)
     found = await alerts(storage, brand)
     assert types_of(found) == ["CHAIN_GAP", "OWNERSHIP_DISPUTE", "PRODUCT_RECALL"]

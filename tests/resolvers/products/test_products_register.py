@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from proofgate.domain.certificates import CertificateRecord, verify_certificate
 from proofgate.domain.certificates import Certificate as DomainCertificate
+from proofgate.domain.certificates import CertificateRecord, verify_certificate
 from proofgate.domain.identifiers import new_id
 from proofgate.domain.signing import KeyRing, SigningKey
 from proofgate.errors import ServiceUnavailable
 from proofgate.resolvers.auth import Principal, Role
 from proofgate.resolvers.brands.items import brand_stats_item
 from proofgate.resolvers.context import RequestContext, Services, utcnow
+from proofgate.resolvers.ledger import FEE_ACTIONS
 from proofgate.resolvers.loaders import Loaders
 from proofgate.resolvers.products.inputs import ProductDraft
 from proofgate.resolvers.products.register import register_products
@@ -60,9 +62,17 @@ async def store() -> AsyncIterator[Storage]:
 
 
 def context(storage: Any, brand_id: str) -> RequestContext:
-    services = Services(storage=storage, admin_key_hash="0" * 64, key_ring=KeyRing.of(SIGNER), hash_salt=bytes(16))
+    services = Services(
+        storage=storage,
+        admin_key_hash="0" * 64,
+        key_ring=KeyRing.of(SIGNER),
+        hash_salt=bytes(16),
+        registration_fee=Decimal(0),
+    )
     principal = Principal(Role.BRAND, brand_id, "k" * 64)
-    return RequestContext(services, principal, Loaders(storage, principal.tenant), request_id="test")
+    return RequestContext(
+        services, principal, Loaders(storage, principal.tenant), request_id="test"
+    )
 
 
 def drafts(brand_id: str, count: int) -> list[ProductDraft]:
@@ -70,19 +80,27 @@ def drafts(brand_id: str, count: int) -> list[ProductDraft]:
 
 
 def test_a_full_chunk_fits_one_transaction() -> None:
-    assert PRODUCTS_PER_TRANSACTION * PRODUCT_ACTIONS + 3 <= TRANSACT_MAX_ITEMS
-    assert (PRODUCTS_PER_TRANSACTION + 1) * PRODUCT_ACTIONS + 3 > TRANSACT_MAX_ITEMS
+    shared = 3 + FEE_ACTIONS  # counters, audit entry, idempotency record, the fee
+    assert PRODUCTS_PER_TRANSACTION * PRODUCT_ACTIONS + shared <= TRANSACT_MAX_ITEMS
+    assert (PRODUCTS_PER_TRANSACTION + 1) * PRODUCT_ACTIONS + shared > TRANSACT_MAX_ITEMS
 
 
 def test_chunk_layout_matches_the_slots() -> None:
     brand_id = new_id()
     now = utcnow()
-    plans = [plan_product(n, d, new_id(now), now, SIGNER) for n, d in enumerate(drafts(brand_id, 2))]
-    actions = chunk_actions(plans, principal=Principal(Role.ADMIN), action="registerProducts", now=now)
+    plans = [
+        plan_product(n, d, new_id(now), now, SIGNER) for n, d in enumerate(drafts(brand_id, 2))
+    ]
+    actions = chunk_actions(
+        plans, principal=Principal(Role.ADMIN), action="registerProducts", now=now
+    )
     assert len(actions) == 2 * PRODUCT_ACTIONS + 2
     for index, planned in enumerate(plans):
         own = actions[index * PRODUCT_ACTIONS : (index + 1) * PRODUCT_ACTIONS]
-        assert isinstance(own[Slot.PRODUCT], Put) and own[Slot.PRODUCT].item["id"] == planned.product_id
+        assert (
+            isinstance(own[Slot.PRODUCT], Put)
+            and own[Slot.PRODUCT].item["id"] == planned.product_id
+        )
         assert own[Slot.NAME].key.sk.startswith("PRODUCT_NAME#")
         assert own[Slot.CODE].key.pk.startswith("VERIFY#")
         assert own[Slot.HASH].key.pk == f"HASH#{planned.item['certificateHash']}"
@@ -97,7 +115,9 @@ def test_planned_certificate_verifies() -> None:
     [draft] = drafts(new_id(), 1)
     planned = plan_product(0, draft, new_id(now), now, SIGNER)
     item = planned.item
-    record = CertificateRecord(item["id"], item["brandId"], item["name"], now, item["sku"], item["metadata"])
+    record = CertificateRecord(
+        item["id"], item["brandId"], item["name"], now, item["sku"], item["metadata"]
+    )
     certificate = DomainCertificate(item["certificateHash"], item["signature"], item["keyId"])
     assert verify_certificate(record, certificate, KeyRing.of(SIGNER)).valid
 
@@ -110,16 +130,26 @@ async def test_batch_resumes_with_its_planned_ids_after_a_failure(store: Storage
     flaky = FlakyStorage(store, fail_on={2})
     with pytest.raises(ServiceUnavailable):
         await register_products(
-            context(flaky, brand_id), batch, fields, operation="registerProducts", idempotency_key="resume-me"
+            context(flaky, brand_id),
+            batch,
+            fields,
+            operation="registerProducts",
+            idempotency_key="resume-me",
         )
     record = await store.get(IDEMPOTENCY_RECORD, scope=brand_id, key="resume-me")
     assert record is not None and record["status"] == "PENDING"
     planned = record["result"]["productIds"]
-    assert (await store.get(BRAND_STATS, brand_id=brand_id) or {})["productCount"] == PRODUCTS_PER_TRANSACTION
+    assert (await store.get(BRAND_STATS, brand_id=brand_id) or {})[
+        "productCount"
+    ] == PRODUCTS_PER_TRANSACTION
 
     retry = FlakyStorage(store, fail_on=set())
     items = await register_products(
-        context(retry, brand_id), batch, fields, operation="registerProducts", idempotency_key="resume-me"
+        context(retry, brand_id),
+        batch,
+        fields,
+        operation="registerProducts",
+        idempotency_key="resume-me",
     )
     assert [item["id"] for item in items] == planned
     assert [item["name"] for item in items] == [d.name for d in batch]
@@ -130,7 +160,11 @@ async def test_batch_resumes_with_its_planned_ids_after_a_failure(store: Storage
 
     replay = FlakyStorage(store, fail_on=set())
     again = await register_products(
-        context(replay, brand_id), batch, fields, operation="registerProducts", idempotency_key="resume-me"
+        context(replay, brand_id),
+        batch,
+        fields,
+        operation="registerProducts",
+        idempotency_key="resume-me",
     )
     assert [item["id"] for item in again] == planned
     assert replay.transactions == 0

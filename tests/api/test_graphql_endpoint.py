@@ -1,0 +1,48 @@
+"""/graphql as mounted by the app: GraphiQL, GET queries, authentication, logging."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+
+async def test_graphiql_for_browsers(gateway) -> None:
+    response = await gateway.client.get("/graphql", headers={"Accept": "text/html"})
+    assert response.status_code == 200
+    assert "graphiql" in response.text.lower()
+
+
+async def test_queries_over_get(gateway) -> None:
+    response = await gateway.client.get(
+        "/graphql", params={"query": "{ health { status storage } }"}
+    )
+    assert response.status_code == 200
+    assert response.json()["data"]["health"] == {"status": "ok", "storage": gateway.backend}
+
+
+@pytest.mark.parametrize("authorization", ["Bearer pg_unknown", "Basic abc", "Bearer "])
+async def test_bad_keys_are_401(gateway, authorization: str) -> None:
+    response = await gateway.client.post(
+        "/graphql", json={"query": "{ viewer { role } }"}, headers={"Authorization": authorization}
+    )
+    assert response.status_code == 401
+    assert gateway.codes(response.json()) == ["UNAUTHENTICATED"]
+
+
+async def test_anonymous_viewer(gateway) -> None:
+    assert (await gateway.data("{ viewer { role brandId } }"))["viewer"] == {
+        "role": "ANONYMOUS",
+        "brandId": None,
+    }
+
+
+async def test_client_errors_are_not_logged_as_incidents(
+    gateway, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR):
+        body = await gateway.execute(
+            '{ product(id: "01ARZ3NDEKTSV4RRFFQ69G5FAV") { id } }', key=gateway.admin_key
+        )
+    assert gateway.codes(body) == ["NOT_FOUND"]
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
