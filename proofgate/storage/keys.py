@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -125,10 +125,18 @@ _DECODERS: dict[str, Callable[[str], Any]] = {
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
+# UTF-8 spends at most 4 bytes on a character: shorter keys need no encoding.
+_PK_SAFE_CHARS = PARTITION_KEY_MAX_BYTES // 4
+_SK_SAFE_CHARS = SORT_KEY_MAX_BYTES // 4
+
+
 def check_key(key: Key) -> Key:
     """Refuse keys DynamoDB would refuse, so both backends fail alike."""
-    if not key.pk or not key.sk:
+    pk, sk = key
+    if not pk or not sk:
         raise LimitExceeded("Key attributes must not be empty")
+    if len(pk) <= _PK_SAFE_CHARS and len(sk) <= _SK_SAFE_CHARS:
+        return key
     if len(key.pk.encode("utf-8")) > PARTITION_KEY_MAX_BYTES:
         raise LimitExceeded(f"Partition key longer than {PARTITION_KEY_MAX_BYTES} bytes")
     if len(key.sk.encode("utf-8")) > SORT_KEY_MAX_BYTES:
@@ -148,6 +156,8 @@ class KeyTemplate:
 
     source: str
     parts: tuple[str | _Field, ...]
+    params: tuple[str, ...] = field(init=False, compare=False)
+    format: Callable[[Mapping[str, Any]], str] = field(init=False, compare=False, repr=False)
 
     def __init__(self, source: str) -> None:
         literal = _PLACEHOLDER.sub("", source)
@@ -185,12 +195,33 @@ class KeyTemplate:
             raise AccessPatternError(f"Template {source!r} repeats a parameter")
         object.__setattr__(self, "source", source)
         object.__setattr__(self, "parts", tuple(parts))
+        object.__setattr__(self, "params", tuple(names))
+        object.__setattr__(self, "format", self._compile())
 
-    @property
-    def params(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.parts if isinstance(p, _Field))
+    def _compile(self) -> Callable[[Mapping[str, Any]], str]:
+        """The common shapes, literal and prefix-field-suffix, as one
+        expression each: key building is on every request's path."""
+        parts = self.parts
+        if len(parts) == 1 and isinstance(parts[0], str):
+            constant = parts[0]
+            return lambda params: constant
+        fields = [p for p in parts if isinstance(p, _Field)]
+        if len(fields) == 1 and len(parts) <= 3:
+            index = parts.index(fields[0])
+            prefix = "".join(p for p in parts[:index] if isinstance(p, str))
+            suffix = "".join(p for p in parts[index + 1 :] if isinstance(p, str))
+            name, convert, general = fields[0].name, _CONVERTERS[fields[0].converter], self._format
 
-    def format(self, params: Mapping[str, Any]) -> str:
+            def format_one(params: Mapping[str, Any]) -> str:
+                try:
+                    return prefix + convert(params[name]) + suffix
+                except KeyError:
+                    return general(params)
+
+            return format_one
+        return self._format
+
+    def _format(self, params: Mapping[str, Any]) -> str:
         out: list[str] = []
         for part in self.parts:
             if isinstance(part, str):

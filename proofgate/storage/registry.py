@@ -201,6 +201,14 @@ class AccessPattern:
             )
 
 
+# A get-type pattern serves both GetItem and BatchGetItem.
+_SERVES = {
+    Operation.GET: frozenset((Operation.GET, Operation.BATCH_GET)),
+    Operation.BATCH_GET: frozenset((Operation.GET, Operation.BATCH_GET)),
+    Operation.QUERY: frozenset((Operation.QUERY,)),
+}
+
+
 class Registry:
     """Access patterns by id, validated on registration."""
 
@@ -230,13 +238,8 @@ class Registry:
         return len(self._patterns)
 
     def require(self, pattern: AccessPattern, operation: Operation) -> AccessPattern:
-        if pattern not in self:
+        if self._patterns.get(pattern.id) is not pattern:
             raise AccessPatternError(f"Access pattern {pattern.id!r} is not registered")
-        allowed = {
-            Operation.GET: (Operation.GET, Operation.BATCH_GET),
-            Operation.BATCH_GET: (Operation.GET, Operation.BATCH_GET),
-            Operation.QUERY: (Operation.QUERY,),
-        }
-        if pattern.operation not in allowed[operation]:
+        if pattern.operation not in _SERVES[operation]:
             raise AccessPatternError(f"{pattern.id} is a {pattern.operation}, not a {operation}")
         return pattern
