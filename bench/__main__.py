@@ -6,7 +6,7 @@ import asyncio
 import importlib
 import sys
 
-SECTIONS = ("storage",)
+SECTIONS = ("storage", "ledger", "api")
 
 
 def main(argv: list[str]) -> None:

@@ -24,21 +24,32 @@ from proofgate import __version__
 from proofgate.storage.access_patterns import HEALTH_PROBE
 
 from .backend import open_storage
+from .demo import start_demo
+from .explorer import explorer_asset
 from .graphql import GraphQLApp, GraphQLEndpoint
+from .http_guard import HTTPGuard
 from .pipeline import running_pipeline, watching_keys
-from .schema import schema
+from .schema import build_schema
 from .services import build_services
 from .settings import Settings
 
 __all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app"]
 
 READY_TIMEOUT_SECONDS = 2.0
-CORS_HEADERS = ("Authorization", "Content-Type", "X-Proofgate-Trace")
+CORS_HEADERS = (
+    "Authorization",
+    "Content-Type",
+    "X-Proofgate-Trace",
+    "X-Proofgate-CSRF",
+    "Apollo-Require-Preflight",
+)
 
 logger = logging.getLogger("proofgate.api")
 
 
 def create_app(settings: Settings) -> Starlette:
+    schema = build_schema(settings.limits)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.storage = await open_storage(settings)
@@ -48,6 +59,9 @@ def create_app(settings: Settings) -> Starlette:
                 app.state.pipeline = pipeline
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
                 async with watching_keys(app.state.graphql, settings):
+                    app.state.demo = (
+                        await start_demo(schema, services, settings) if settings.demo else None
+                    )
                     yield
         finally:
             await app.state.storage.close()
@@ -62,20 +76,25 @@ def _routes() -> list[BaseRoute]:
         Route("/health", health, methods=["GET"]),
         Route("/ready", ready, methods=["GET"]),
         Route("/graphql", GraphQLEndpoint()),
+        Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
         WebSocketRoute("/graphql", GraphQLEndpoint()),
     ]
 
 
 def _middleware(settings: Settings) -> list[Middleware]:
+    """CORS outermost, so refusals (413, 415) reach a browser app readably."""
+    guard = Middleware(HTTPGuard, max_bytes=settings.limits.max_body_bytes)
     if not settings.cors_origins:
-        return []
+        return [guard]
     return [
         Middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
             allow_methods=("GET", "POST"),
             allow_headers=CORS_HEADERS,
-        )
+            expose_headers=("Retry-After",),
+        ),
+        guard,
     ]
 
 

@@ -59,7 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--region", help="AWS region (PROOFGATE_AWS_REGION, default us-east-1)")
     create.set_defaults(command=_create_table)
 
-    explain = commands.add_parser("explain", help="print the access-pattern registry")
+    explain = commands.add_parser(
+        "explain", help="print the access-pattern registry and the field -> AP map"
+    )
     explain.add_argument("--markdown", action="store_true", help="print docs/access-patterns.md")
     explain.set_defaults(command=_explain)
 
@@ -79,13 +81,14 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
+    from .gc_freeze import FreezeAfterStartup
 
     environ = _environ(host=args.host, port=args.port, data_dir=args.data_dir)
     settings = replace(Settings.from_env(environ), demo=args.demo)
     app = create_app(settings)
     print(_banner(settings, [getattr(r, "path", "") for r in app.routes]), flush=True)
     uvicorn.run(
-        app,
+        FreezeAfterStartup(app),
         host=settings.host,
         port=settings.port,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
@@ -128,8 +131,11 @@ def _create_table(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    from .fieldmap import field_map
+    from .schema import schema
+
     render = render_markdown if args.markdown else render_text
-    sys.stdout.write(render(REGISTRY))
+    sys.stdout.write(render(REGISTRY, field_map(schema, REGISTRY)))
     return 0
 
 

@@ -1,14 +1,17 @@
 """Renders the access-pattern registry for people: ``proofgate explain``.
 
-docs/access-patterns.md is exactly ``render_markdown(REGISTRY)``; a test
-regenerates it and fails when the committed file is stale.
+docs/access-patterns.md is exactly ``render_markdown(REGISTRY, field_map(...))``
+(the registry, then the schema's field map); a test regenerates it and fails
+when the committed file is stale.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from proofgate.storage.registry import AccessPattern, Operation, SortCondition, SortOperator
+
+from .fieldmap import FieldRow, render_field_markdown, render_field_text
 
 __all__ = ["COLUMNS", "render_markdown", "render_text"]
 
@@ -30,7 +33,7 @@ _NOT_PAGED = "-"
 _PREAMBLE = """\
 # Access patterns
 
-Generated from `proofgate/storage/access_patterns.py` by
+Generated from `proofgate/storage/access_patterns.py` and the schema by
 `proofgate explain --markdown`; do not edit by hand, run `make docs`.
 
 Every read the gateway makes is one of these. A `get` pattern is a GetItem, or
@@ -56,7 +59,7 @@ def _row(pattern: AccessPattern) -> tuple[str, ...]:
     )
 
 
-def render_text(patterns: Iterable[AccessPattern]) -> str:
+def render_text(patterns: Iterable[AccessPattern], fields: Sequence[FieldRow] = ()) -> str:
     table = [COLUMNS, *(_row(p) for p in patterns)]
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = [
@@ -64,10 +67,11 @@ def render_text(patterns: Iterable[AccessPattern]) -> str:
         for row in table
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    return f"{text}\n{render_field_text(fields)}" if fields else text
 
 
-def render_markdown(patterns: Iterable[AccessPattern]) -> str:
+def render_markdown(patterns: Iterable[AccessPattern], fields: Sequence[FieldRow] = ()) -> str:
     lines = [
         _PREAMBLE,
         "| " + " | ".join(COLUMNS) + " |",
@@ -78,7 +82,8 @@ def render_markdown(patterns: Iterable[AccessPattern]) -> str:
         cells[4] = _code(pattern.partition_key.source)
         cells[5] = _sort_markdown(pattern.sort_key)
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    return f"{text}\n{render_field_markdown(fields)}" if fields else text
 
 
 def _sort_markdown(condition: SortCondition) -> str:

@@ -12,6 +12,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
+from strawberry.http.base import BaseRequestProtocol
 from strawberry.types.unset import UNSET, UnsetType
 
 from proofgate.errors import ProofgateError
@@ -21,6 +22,7 @@ from proofgate.resolvers.loaders import Loaders
 from proofgate.storage.trace import Trace
 
 from .errors import error_extensions
+from .explorer import explorer_page
 from .websocket import KEEPALIVE_SECONDS, Connections, SocketContext, TransportWSHandler, WSHandler
 
 __all__ = ["GraphQLApp", "GraphQLEndpoint"]
@@ -58,6 +60,16 @@ class GraphQLApp(GraphQL[RequestContext, None]):
                 await JSONResponse(body, status_code=401)(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return explorer_page(request)
+
+    def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
+        """Not for a GET that names a persisted query (APQ): it has no
+        ``query`` either, and a browser's fetch accepts ``*/*``."""
+        if "extensions" in request.query_params:
+            return False
+        return super().should_render_graphql_ide(request)
 
     async def get_context(self, request: Request | WebSocket, response: Response | WebSocket) -> RequestContext:
         principal: Principal = request.scope.get(_PRINCIPAL, ANONYMOUS)

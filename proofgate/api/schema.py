@@ -7,28 +7,22 @@ from functools import partial
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import (
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    SchemaExtension,
-    ValidationCache,
-)
+from strawberry.extensions import AddValidationRules, SchemaExtension, ValidationCache
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 
 from proofgate.resolvers.root import Mutation, Query, Subscription
 from proofgate.resolvers.types.scalars import SCALAR_MAP
 
+from .cost import CostBudget
 from .errors import ErrorMapper
+from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
+from .persisted import PersistedQueries, PersistedQueryStore
+from .ratelimit import RateLimit, RateLimiter
 from .tracing import StorageTracing
+from .validation import PARSE_CACHE_SIZE, LimitedParser, document_rules, hide_suggestions
 
-__all__ = ["ProofgateSchema", "build_schema", "schema"]
-
-MAX_DEPTH = 10
-MAX_ALIASES = 30
-MAX_TOKENS = 2000
+__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "ProofgateSchema", "build_schema", "schema"]
 
 
 class ProofgateSchema(strawberry.Schema):
@@ -39,27 +33,46 @@ class ProofgateSchema(strawberry.Schema):
         a CONFLICT is an answer, not an incident. ``ErrorMapper`` logs the
         internal ones, under the request id the client was given."""
 
+    @staticmethod
+    def remove_field_suggestion(error: GraphQLError) -> None:
+        """With suggestions off, every "Did you mean", not only the field
+        ones Strawberry removes: argument, type and enum value names spell
+        out the schema just as well."""
+        error.message = hide_suggestions(error.message)
 
-def build_schema(
-    *, max_depth: int = MAX_DEPTH, max_aliases: int = MAX_ALIASES, max_tokens: int = MAX_TOKENS
-) -> strawberry.Schema:
-    # Factories, so each request gets fresh extensions; the parser and
-    # validation caches live at module level, shared by every instance.
+
+def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+    """A schema enforcing ``limits``; each app builds its own from its settings.
+
+    Extensions are factories, so each request gets fresh instances. What they
+    share is built here once per schema (validation rules, so
+    ``ValidationCache`` recognises a repeated document; the rate limiter; the
+    persisted queries) or lives at module level (the parse and validation
+    caches). ``PersistedQueries`` comes first: it must find the query before
+    anything else looks at it.
+    """
+    limits = limits or Limits()
+    rules = document_rules(limits)
+    limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
+    persisted = PersistedQueryStore(limits.persisted_queries)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
+        partial(PersistedQueries, persisted),
         ErrorMapper,
         StorageTracing,
-        partial(ParserCache, maxsize=1024),
-        partial(ValidationCache, maxsize=1024),
-        partial(MaxTokensLimiter, max_token_count=max_tokens),
-        partial(MaxAliasesLimiter, max_alias_count=max_aliases),
-        partial(QueryDepthLimiter, max_depth=max_depth),
+        partial(LimitedParser, max_tokens=limits.max_tokens),
+        partial(AddValidationRules, rules),
+        partial(ValidationCache, maxsize=PARSE_CACHE_SIZE),
+        partial(CostBudget, max_cost=limits.max_cost),
+        partial(RateLimit, limiter),
     ]
     return ProofgateSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
         extensions=extensions,
-        config=StrawberryConfig(scalar_map=SCALAR_MAP),
+        config=StrawberryConfig(
+            scalar_map=SCALAR_MAP, disable_field_suggestions=not limits.suggestions
+        ),
     )
 
 

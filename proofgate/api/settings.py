@@ -25,6 +25,7 @@ from proofgate.resolvers.pipeline.settings import PipelineSettings
 from proofgate.storage.cursor import CursorCodec
 
 from .keyfile import read_or_create
+from .limits import Limits
 from .signing_keys import parse_signing_key, parse_verifying_keys
 
 __all__ = [
@@ -93,6 +94,8 @@ class Settings:
     """Where the embedded default keeps the salt it generates on first start."""
     pipeline: PipelineSettings = field(default_factory=PipelineSettings)
     """Outbox, relay, live delivery and webhooks (``PipelineSettings.from_env``)."""
+    limits: Limits = field(default_factory=Limits)
+    """Operation, body and rate limits, introspection, APQ (``Limits.from_env``)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
@@ -110,6 +113,7 @@ class Settings:
         verifying_keys = _verifying_keys(env)
         hash_salt = _decode_salt(env.get("PROOFGATE_HASH_SALT"))
         pipeline = PipelineSettings.from_env(environ)
+        limits = Limits.from_env(environ)
         if cursor_key is None:
             path = data_dir / CURSOR_KEY_FILE
             cursor_key = _decode_cursor_key(
@@ -138,6 +142,7 @@ class Settings:
             hash_salt=hash_salt,
             hash_salt_file=data_dir / HASH_SALT_FILE if hash_salt is None else None,
             pipeline=pipeline,
+            limits=limits,
         )
 
     @property

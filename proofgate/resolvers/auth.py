@@ -50,7 +50,9 @@ class Principal:
 
     def require_authenticated(self) -> None:
         if self.role is Role.ANONYMOUS:
-            raise Unauthenticated("This operation needs an API key", hint="Send Authorization: Bearer <key>.")
+            raise Unauthenticated(
+                "This operation needs an API key", hint="Send Authorization: Bearer <key>."
+            )
 
     def require_admin(self) -> None:
         self.require_authenticated()
@@ -58,7 +60,9 @@ class Principal:
             raise Forbidden("This operation needs the operator (admin) key")
 
     def can_read(self, brand_id: str) -> bool:
-        return self.is_admin or (self.brand_id == brand_id and self.role in (Role.BRAND, Role.PARTNER))
+        return self.is_admin or (
+            self.brand_id == brand_id and self.role in (Role.BRAND, Role.PARTNER)
+        )
 
     def require_read(self, brand_id: str, what: str = "Brand") -> None:
         self.require_authenticated()
@@ -74,12 +78,16 @@ class Principal:
 ANONYMOUS = Principal(Role.ANONYMOUS)
 
 
-async def authenticate(storage: Storage, authorization: str | None, admin_key_hash: str) -> Principal:
+async def authenticate(
+    storage: Storage, authorization: str | None, admin_key_hash: str
+) -> Principal:
     """Resolve an ``Authorization: Bearer <key>`` value; no header is anonymous."""
     if not authorization:
         return ANONYMOUS
     if not authorization[: len(_BEARER)].lower() == _BEARER:
-        raise Unauthenticated("Malformed Authorization header", hint="Use: Authorization: Bearer <key>.")
+        raise Unauthenticated(
+            "Malformed Authorization header", hint="Use: Authorization: Bearer <key>."
+        )
     key_hash = hash_api_key(authorization[len(_BEARER) :].strip())
     if hmac.compare_digest(key_hash, admin_key_hash):
         return Principal(Role.ADMIN)

@@ -54,7 +54,9 @@ class Loaders:
             raise TypeError(f"{ap.id} is a query; use Loaders.page")
         return await self._item_loader(ap).load(_freeze(params))
 
-    async def items(self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]) -> list[Item | None]:
+    async def items(
+        self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
+    ) -> list[Item | None]:
         results = await self._item_loader(ap).load_many([_freeze(p) for p in params])
         return list(results)
 
@@ -72,7 +74,12 @@ class Loaders:
             loader.clear(key)
 
     async def page(
-        self, ap: AccessPattern, params: Mapping[str, Any], *, first: int | None = None, after: str | None = None
+        self,
+        ap: AccessPattern,
+        params: Mapping[str, Any],
+        *,
+        first: int | None = None,
+        after: str | None = None,
     ) -> Page:
         loader = self._pages.get(ap.id)
         if loader is None:
@@ -80,10 +87,12 @@ class Loaders:
 
             async def load(requests: list[PageRequest]) -> Sequence[Page]:
                 return await asyncio.gather(
-                    *(storage.query(ap, dict(p), tenant=tenant, first=f, after=a) for p, f, a in requests)
+                    *(
+                        storage.query(ap, dict(p), tenant=tenant, first=f, after=a)
+                        for p, f, a in requests
+                    )
                 )
 
             loader = DataLoader(load)
             self._pages[ap.id] = loader
         return await loader.load((_freeze(params), first, after))
-

@@ -28,7 +28,16 @@ __all__ = ["Mutation", "Query", "Subscription"]
 
 
 @strawberry.type
-class Query(SystemQueries, BrandQueries, ProductQueries, VerificationQueries, CertificateQueries, AuditQueries, LedgerQueries, ThreatQueries):
+class Query(
+    SystemQueries,
+    BrandQueries,
+    ProductQueries,
+    VerificationQueries,
+    CertificateQueries,
+    AuditQueries,
+    LedgerQueries,
+    ThreatQueries,
+):
     pass
 
 

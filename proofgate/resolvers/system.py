@@ -26,7 +26,10 @@ class SystemQueries:
     @computed_field
     def viewer(self, info: Info) -> Viewer:
         principal = info.context.principal
-        return Viewer(role=principal.role.value, brand_id=strawberry.ID(principal.brand_id) if principal.brand_id else None)
+        return Viewer(
+            role=principal.role.value,
+            brand_id=strawberry.ID(principal.brand_id) if principal.brand_id else None,
+        )
 
     @computed_field
     def access_patterns(self) -> list[AccessPattern]:

@@ -17,6 +17,8 @@ import pytest
 
 from proofgate.api.cli import main
 from proofgate.api.explain import COLUMNS, render_markdown
+from proofgate.api.fieldmap import field_map
+from proofgate.api.schema import schema
 from proofgate.storage.access_patterns import REGISTRY
 from proofgate.storage.table import TABLE
 
@@ -25,7 +27,7 @@ SCHEMA_MODULE = "proofgate.api.schema"
 
 def test_explain_lists_every_access_pattern(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().out.split("\n\n")[0].splitlines()
     assert lines[0].split()[:3] == list(COLUMNS[:3])
     rows = {line.split()[0]: line for line in lines[2:]}
     assert list(rows) == [ap.id for ap in REGISTRY]
@@ -46,7 +48,7 @@ def test_explain_lists_every_access_pattern(capsys: pytest.CaptureFixture[str]) 
 
 def test_explain_markdown_is_the_generated_doc(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "--markdown"]) == 0
-    assert capsys.readouterr().out == render_markdown(REGISTRY)
+    assert capsys.readouterr().out == render_markdown(REGISTRY, field_map(schema, REGISTRY))
 
 
 def test_export_schema_without_a_schema_fails_clearly(

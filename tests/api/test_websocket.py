@@ -70,12 +70,16 @@ async def test_replay_from_a_cursor_then_live_has_no_gap_and_no_duplicate(gatewa
         for _ in range(12):
             await gateway.dispute(product)
 
+    print("backlog ok", flush=True)
     producer = asyncio.create_task(produce())
     await asyncio.sleep(0.05)
     socket = await Socket.open(gateway, key)
+    print("open", flush=True)
     inbox = Inbox(socket)
     operation = await socket.subscribe(brand, after=cursor)
+    print("sub", flush=True)
     await producer
+    print("produced", flush=True)
     stored = await gateway.wait_for_alerts(brand, key, 16)
     expected = [alert["id"] for alert in stored[2:]]
     received = [(await inbox.alert(operation))["id"] for _ in expected]

@@ -4,6 +4,8 @@ import re
 from pathlib import Path
 
 from proofgate.api.explain import render_markdown
+from proofgate.api.fieldmap import field_map
+from proofgate.api.schema import schema
 from proofgate.storage.access_patterns import REGISTRY
 
 ACCESS_PATTERNS_DOC = Path(__file__).parents[2] / "docs" / "access-patterns.md"
@@ -11,8 +13,9 @@ ACCESS_PATTERNS_DOC = Path(__file__).parents[2] / "docs" / "access-patterns.md"
 
 def test_access_pattern_doc_is_current() -> None:
     committed = ACCESS_PATTERNS_DOC.read_text() if ACCESS_PATTERNS_DOC.exists() else ""
-    assert committed == render_markdown(REGISTRY), (
-        "docs/access-patterns.md is stale: the access-pattern registry changed. Run `make docs`."
+    assert committed == render_markdown(REGISTRY, field_map(schema, REGISTRY)), (
+        "docs/access-patterns.md is stale: the access-pattern registry or the schema's"
+        " field -> AP map changed. Run `make docs`."
     )
 
 

@@ -21,7 +21,9 @@ __all__ = [
 BRAND_INDEX_SORT = KeyTemplate("BRAND#{created_at:time}#{brand_id}")
 
 
-def brand_profile_item(*, brand_id: str, name: str, domain: str, industry: str | None, plan: str, created_at: str) -> Item:
+def brand_profile_item(
+    *, brand_id: str, name: str, domain: str, industry: str | None, plan: str, created_at: str
+) -> Item:
     key = BRAND_BY_ID.key(brand_id=brand_id)
     return {
         "PK": key.pk,
@@ -39,7 +41,9 @@ def brand_profile_item(*, brand_id: str, name: str, domain: str, industry: str |
 def brand_index_item(*, brand_id: str, created_at: str) -> Item:
     return {
         "PK": BRANDS_NEWEST.partition({}),
-        "SK": BRAND_INDEX_SORT.format({"created_at": parse_datetime(created_at), "brand_id": brand_id}),
+        "SK": BRAND_INDEX_SORT.format(
+            {"created_at": parse_datetime(created_at), "brand_id": brand_id}
+        ),
         "entity": "BrandIndexEntry",
         "brandId": brand_id,
     }

@@ -110,11 +110,16 @@ class Brand:
         return Ledger.of(info.context.principal, self.id)
 
     threats = ap_field(
-        BRAND_THREATS, resolver=brand_threats, description="Threat alerts, newest first; the brand's keys only"
+        BRAND_THREATS,
+        resolver=brand_threats,
+        description="Threat alerts, newest first; the brand's keys only",
     )
-    webhooks = ap_field(BRAND_WEBHOOKS, resolver=brand_webhooks, description="The brand's BRAND keys only")
+    webhooks = ap_field(
+        BRAND_WEBHOOKS, resolver=brand_webhooks, description="The brand's BRAND keys only"
+    )
     webhook_deliveries = ap_field(
         WEBHOOK_DELIVERIES,
         resolver=brand_webhook_deliveries,
-        description="Webhook deliveries, newest first, with their status; the brand's BRAND keys only",
+        description="Webhook deliveries, newest first, with their status; "
+        "the brand's BRAND keys only",
     )

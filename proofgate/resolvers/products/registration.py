@@ -2,8 +2,9 @@
 transactions they are grouped into.
 
 A transaction holds at most ``TRANSACT_MAX_ITEMS`` actions: five per product
-plus the brand's counter, the audit entry and the idempotency record, so a
-batch of 100 runs as ``ceil(100 / PRODUCTS_PER_TRANSACTION)`` transactions.
+plus the brand's counter, the audit entry, the idempotency record and the
+registration fee's actions, so a batch of 100 runs as
+``ceil(100 / PRODUCTS_PER_TRANSACTION)`` transactions.
 """
 
 from __future__ import annotations

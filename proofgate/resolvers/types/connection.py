@@ -39,9 +39,14 @@ class Connection(Generic[NodeT]):
     page_info: PageInfo
 
 
-def connection(page: Page, to_node: Callable[[Item], NodeT], nodes: list[NodeT] | None = None) -> Connection[NodeT]:
+def connection(
+    page: Page, to_node: Callable[[Item], NodeT], nodes: list[NodeT] | None = None
+) -> Connection[NodeT]:
     """``nodes`` lets a caller pass nodes it loaded itself (e.g. through a
     second AP for index entries); they pair with the page's items by position."""
     values = nodes if nodes is not None else [to_node(item) for item in page.items]
     edges = [Edge(node=node, _page=page, _index=index) for index, node in enumerate(values)]
-    return Connection(edges=edges, page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor))
+    return Connection(
+        edges=edges,
+        page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
+    )

@@ -1,0 +1,212 @@
+"""Bare Strawberry serving the benchmarked shapes from memory.
+
+The baseline of DESIGN.md section 8: the same field names and nesting as the
+gateway's schema for the two benchmarked operations, a plain
+``strawberry.asgi.GraphQL`` with no extensions, and resolvers that return
+objects built once at import. What the gateway spends beyond this is its
+storage, auth, checks and tracing. ``python -m bench._bare --port P`` serves
+it with the gateway's uvicorn settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import sys
+from enum import Enum
+from typing import Any
+
+import strawberry
+from strawberry.asgi import GraphQL
+
+__all__ = ["PAGE_SIZE", "app", "schema"]
+
+PAGE_SIZE = 50
+
+
+@strawberry.enum
+class ProductStatus(Enum):
+    ACTIVE = "ACTIVE"
+    TRANSFERRED = "TRANSFERRED"
+    RECALLED = "RECALLED"
+    FLAGGED = "FLAGGED"
+
+
+@strawberry.enum
+class ScanResult(Enum):
+    AUTHENTIC = "AUTHENTIC"
+    SUSPICIOUS = "SUSPICIOUS"
+    COUNTERFEIT = "COUNTERFEIT"
+    UNKNOWN = "UNKNOWN"
+
+
+@strawberry.type
+class Certificate:
+    hash: str
+    signature: str
+    key_id: str
+    algorithm: str
+    chain_head: str
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@strawberry.type
+class Edge:
+    cursor: str
+    node: Product
+
+
+@strawberry.type
+class ProductConnection:
+    edges: list[Edge]
+    page_info: PageInfo
+
+
+@strawberry.type
+class Brand:
+    id: strawberry.ID
+    name: str
+    domain: str
+    _products: strawberry.Private[ProductConnection | None] = None
+
+    @strawberry.field
+    def products(self, first: int | None = None, after: str | None = None) -> ProductConnection:
+        assert self._products is not None
+        return self._products
+
+
+@strawberry.type
+class Product:
+    id: strawberry.ID
+    name: str
+    sku: str | None
+    status: ProductStatus
+    certificate: Certificate
+    brand: Brand
+
+
+@strawberry.type
+class Verification:
+    authentic: bool
+    result: ScanResult
+    product: Product | None
+    signature_valid: bool
+    chain_intact: bool
+    claimed: bool
+    is_claimant: bool
+    warnings: list[str]
+    scan_count: int
+
+
+@strawberry.input
+class ScanInput:
+    country: str | None = None
+    city: str | None = None
+    device_fingerprint: str | None = None
+    user_agent: str | None = None
+
+
+def _product(brand: Brand, index: int) -> Product:
+    digest = hashlib.sha256(f"product {index}".encode()).hexdigest()
+    return Product(
+        id=strawberry.ID(f"01BENCHPRODUCT{index:012d}"),
+        name=f"Product {index}",
+        sku=f"SKU-{index:05d}",
+        status=ProductStatus.ACTIVE,
+        certificate=Certificate(
+            hash=digest,
+            signature="s" * 86,
+            key_id="k" * 16,
+            algorithm="Ed25519",
+            chain_head=digest,
+        ),
+        brand=brand,
+    )
+
+
+BRAND = Brand(id=strawberry.ID("01BENCHBRAND00000000000000"), name="Bench", domain="bench.example")
+PRODUCTS = [_product(BRAND, i) for i in range(PAGE_SIZE)]
+BRAND._products = ProductConnection(
+    edges=[Edge(cursor=f"cursor-{i:04d}-" + "c" * 80, node=p) for i, p in enumerate(PRODUCTS)],
+    page_info=PageInfo(has_next_page=True, end_cursor=f"cursor-{PAGE_SIZE - 1:04d}-" + "c" * 80),
+)
+VERIFICATION = Verification(
+    authentic=True,
+    result=ScanResult.AUTHENTIC,
+    product=PRODUCTS[0],
+    signature_valid=True,
+    chain_intact=True,
+    claimed=False,
+    is_claimant=False,
+    warnings=[],
+    scan_count=1,
+)
+
+
+@strawberry.type
+class Query:
+    @strawberry.field
+    async def brand(self, id: strawberry.ID) -> Brand | None:
+        return BRAND
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation
+    async def verify_product(self, code: str, scan: ScanInput | None = None) -> Verification:
+        return VERIFICATION
+
+
+schema = strawberry.Schema(query=Query, mutation=Mutation)
+graphql = GraphQL[None, None](schema)
+
+
+async def app(scope: Any, receive: Any, send: Any) -> None:
+    """The GraphQL app, plus the lifespan protocol the gateway's settings turn on."""
+    if scope["type"] != "lifespan":
+        await graphql(scope, receive, send)
+        return
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            if FREEZE_GC:
+                gc.collect()
+                gc.freeze()
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+FREEZE_GC = False
+
+
+def main(argv: list[str]) -> None:
+    import uvicorn
+
+    global FREEZE_GC
+    parser = argparse.ArgumentParser(prog="python -m bench._bare")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--freeze-gc", action="store_true")
+    args = parser.parse_args(argv)
+    FREEZE_GC = args.freeze_gc
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=args.port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        server_header=False,
+        log_level="info",
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

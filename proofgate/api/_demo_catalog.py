@@ -1,0 +1,213 @@
+"""What ``proofgate serve --demo`` loads: two brands and their products.
+
+Chosen so every example operation of the explorer has something to show: a
+PRO and a FREE brand, chains of several events, scans from several countries
+(one product enough to raise a GEOGRAPHIC_ANOMALY alert), a claimed product
+scanned by another device, a transfer and a recall.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CATALOG", "BrandPlan", "EventPlan", "ProductPlan", "ScanPlan"]
+
+
+@dataclass(frozen=True)
+class EventPlan:
+    type: str
+    actor: str
+    location: str
+    latitude: float | None = None
+    longitude: float | None = None
+    data: dict[str, Any] | None = None
+
+    def as_input(self) -> dict[str, Any]:
+        fields = {
+            "type": self.type,
+            "actor": self.actor,
+            "location": self.location,
+            "latitude": self.latitude,
+            "longitude": self.longitude,
+            "data": self.data,
+        }
+        return {name: value for name, value in fields.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    country: str
+    city: str
+    device: str
+
+    def as_input(self) -> dict[str, str]:
+        return {
+            "country": self.country,
+            "city": self.city,
+            "deviceFingerprint": self.device,
+            "userAgent": "proofgate-demo",
+        }
+
+
+@dataclass(frozen=True)
+class ProductPlan:
+    name: str
+    sku: str
+    category: str
+    description: str
+    metadata: dict[str, Any]
+    events: tuple[EventPlan, ...]
+    scans: tuple[ScanPlan, ...] = ()
+    claimed_by: str | None = None
+    """The device that claims the product, before any scan."""
+    transfer_to: str | None = None
+    recall_reason: str | None = None
+
+    def as_input(self, brand_id: str) -> dict[str, Any]:
+        return {
+            "brandId": brand_id,
+            "name": self.name,
+            "sku": self.sku,
+            "category": self.category,
+            "description": self.description,
+            "metadata": self.metadata,
+        }
+
+
+@dataclass(frozen=True)
+class BrandPlan:
+    slug: str
+    """Names the brand in the demo key file."""
+    name: str
+    domain: str
+    industry: str
+    plan: str
+    products: tuple[ProductPlan, ...]
+    credits: int = 0
+    """Granted before registering products: only FREE brands start with credits."""
+
+    def as_input(self) -> dict[str, str]:
+        return {
+            "name": self.name,
+            "domain": self.domain,
+            "industry": self.industry,
+            "plan": self.plan,
+        }
+
+
+def _watch_chain(model: str, retailer: str, city: str) -> tuple[EventPlan, ...]:
+    return (
+        EventPlan(
+            "MANUFACTURED",
+            "Aurora Manufacture",
+            "Le Locle, CH",
+            47.0562,
+            6.7492,
+            {"calibre": 3120, "model": model},
+        ),
+        EventPlan("INSPECTED", "COSC", "Biel/Bienne, CH", 47.1368, 7.2468, {"rating": 1}),
+        EventPlan("SHIPPED", "Swiss Post Logistics", "Zurich, CH", 47.3769, 8.5417),
+        EventPlan("RECEIVED", retailer, city),
+        EventPlan("SOLD", retailer, city, data={"receipt": 1042}),
+    )
+
+
+def _serum_chain(batch: int) -> tuple[EventPlan, ...]:
+    return (
+        EventPlan("MANUFACTURED", "Verdant Lab", "Grasse, FR", 43.6589, 6.9248, {"batch": batch}),
+        EventPlan("INSPECTED", "Verdant QA", "Grasse, FR", data={"batch": batch}),
+        EventPlan("SHIPPED", "Verdant Logistics", "Lyon, FR", 45.764, 4.8357),
+    )
+
+
+AURORA = BrandPlan(
+    slug="aurora",
+    name="Aurora Timepieces",
+    domain="aurora-timepieces.example",
+    industry="Luxury watches",
+    plan="PRO",
+    credits=50,
+    products=(
+        ProductPlan(
+            name="Meridian Chronograph",
+            sku="AUR-MER-001",
+            category="Watches",
+            description="Automatic chronograph, 42 mm steel case.",
+            metadata={"caseMm": 42, "material": "steel", "waterResistanceM": 100},
+            events=_watch_chain("Meridian", "Maison Horloge", "Paris, FR"),
+            scans=(
+                ScanPlan("FR", "Paris", "demo-phone-claire"),
+                ScanPlan("US", "New York", "demo-phone-sam"),
+                ScanPlan("JP", "Tokyo", "demo-phone-yuki"),
+                ScanPlan("BR", "Sao Paulo", "demo-phone-ana"),
+            ),
+        ),
+        ProductPlan(
+            name="Solstice Diver",
+            sku="AUR-SOL-200",
+            category="Watches",
+            description="Dive watch with a ceramic bezel, 300 m.",
+            metadata={"caseMm": 41, "material": "titanium", "waterResistanceM": 300},
+            events=_watch_chain("Solstice", "Uhren Keller", "Munich, DE"),
+            scans=(
+                ScanPlan("DE", "Munich", "demo-phone-jonas"),
+                ScanPlan("DE", "Berlin", "demo-phone-unknown"),
+            ),
+            claimed_by="demo-phone-jonas",
+        ),
+        ProductPlan(
+            name="Equinox Dress Watch",
+            sku="AUR-EQX-310",
+            category="Watches",
+            description="Hand-wound dress watch, 38 mm rose gold.",
+            metadata={"caseMm": 38, "material": "rose gold"},
+            events=_watch_chain("Equinox", "Orologi Bianchi", "Milan, IT"),
+            scans=(ScanPlan("IT", "Milan", "demo-phone-luca"),),
+            transfer_to="Second owner (private sale)",
+        ),
+        ProductPlan(
+            name="Polaris GMT",
+            sku="AUR-POL-420",
+            category="Watches",
+            description="Travel watch with a second time zone.",
+            metadata={"caseMm": 40, "material": "steel"},
+            events=_watch_chain("Polaris", "Time Square Watches", "London, GB")[:3],
+            scans=(ScanPlan("GB", "London", "demo-phone-oliver"),),
+            recall_reason="Crown gasket may let water in",
+        ),
+    ),
+)
+
+VERDANT = BrandPlan(
+    slug="verdant",
+    name="Verdant Botanicals",
+    domain="verdant-botanicals.example",
+    industry="Cosmetics",
+    plan="FREE",
+    products=(
+        ProductPlan(
+            name="Rosehip Renewal Serum",
+            sku="VB-RRS-30",
+            category="Skincare",
+            description="Cold-pressed rosehip oil serum, 30 ml.",
+            metadata={"volumeMl": 30, "vegan": True},
+            events=_serum_chain(2401),
+            scans=(
+                ScanPlan("FR", "Lyon", "demo-phone-ines"),
+                ScanPlan("BE", "Brussels", "demo-phone-noah"),
+            ),
+        ),
+        ProductPlan(
+            name="Lavender Night Balm",
+            sku="VB-LNB-50",
+            category="Skincare",
+            description="Overnight balm with Provence lavender, 50 ml.",
+            metadata={"volumeMl": 50, "vegan": True},
+            events=_serum_chain(2402),
+            scans=(ScanPlan("ES", "Madrid", "demo-phone-lucia"),),
+        ),
+    ),
+)
+
+CATALOG: tuple[BrandPlan, ...] = (AURORA, VERDANT)

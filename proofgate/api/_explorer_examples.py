@@ -1,0 +1,186 @@
+"""The operations the explorer opens with, one tab each.
+
+Under ``--demo`` they are filled in with a demo brand's id, key and a
+verification code, so each runs as it stands; otherwise they carry
+placeholders to replace. The operator key is never put in a page.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .demo import Demo
+
+__all__ = ["Example", "examples"]
+
+PASTE_KEY = "<paste an API key>"
+PASTE_BRAND_ID = "<your brand id: run { viewer { brandId } } with your key>"
+PASTE_CODE = "<a verification code>"
+
+EXPLORE = """\
+# Welcome to the proofgate explorer.
+#
+# Each tab holds an example: run it with the play
+# button or Ctrl-Enter. Anyone may run this one: the
+# public gallery, newest first.
+#
+# API keys go in the Headers pane below:
+#   {"Authorization": "Bearer <key>"}
+
+query Explore($after: String) {
+  explore(first: 10, after: $after) {
+    edges {
+      node {
+        name
+        sku
+        category
+        status
+        brand { name domain }
+        certificate { hash signature keyId algorithm }
+      }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+"""
+
+VERIFY = """\
+# Public and read-only: the verdict on a code,
+# recording nothing. The code is in Variables below.
+
+query Verify($code: String!) {
+  verification(code: $code) {
+    authentic
+    result
+    signatureValid
+    chainIntact
+    claimed
+    warnings
+    scanCount
+    product {
+      name
+      status
+      brand { name }
+      provenance(first: 10) {
+        edges { node { sequence type actor location occurredAt hash previousHash } }
+      }
+    }
+  }
+}
+"""
+
+RECORD_SCAN = """\
+# Public: verify a product and record the scan, as a
+# consumer's phone would. Scans of one product from
+# three countries within a day raise an alert.
+
+mutation RecordScan($code: String!, $scan: ScanInput) {
+  verifyProduct(code: $code, scan: $scan) {
+    authentic
+    result
+    warnings
+    scanCount
+  }
+}
+"""
+
+BRAND = """\
+# Needs one of the brand's keys (Headers pane): its
+# products with what only the brand may see
+# (verification codes, scan counts) and certificates.
+
+query MyBrand($brandId: ID!) {
+  viewer { role brandId }
+  brand(id: $brandId) {
+    name
+    plan
+    stats { productCount scanCount threatCount openThreatCount }
+    products(first: 20) {
+      edges {
+        node {
+          id
+          name
+          sku
+          status
+          verificationCode
+          scanCount
+          certificate { hash signature keyId chainHead }
+        }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}
+"""
+
+THREATS = """\
+# Needs one of the brand's keys (Headers pane): the
+# alerts the threat rules raised, newest first.
+
+query Threats($brandId: ID!) {
+  brand(id: $brandId) {
+    stats { threatCount openThreatCount }
+    threats(first: 20) {
+      edges {
+        node { type severity country city detectedAt resolved details product { name } }
+      }
+    }
+  }
+}
+"""
+
+LIVE_ALERTS = """\
+# Needs one of the brand's keys (Headers pane):
+# alerts as they happen, over WebSocket. Start it,
+# then record scans in the RecordScan tab.
+
+subscription LiveAlerts($brandId: ID!) {
+  threatAlerts(brandId: $brandId, minSeverity: LOW) {
+    type
+    severity
+    detectedAt
+    details
+    product { name }
+  }
+}
+"""
+
+
+@dataclass(frozen=True)
+class Example:
+    query: str
+    variables: dict[str, Any] | None = None
+    authorization: str | None = None
+    """The key for the Authorization header; None for a public operation."""
+
+    def as_tab(self) -> dict[str, str | None]:
+        """A GraphiQL tab: variables and headers are JSON text, as its editors hold them."""
+        return {
+            "query": self.query,
+            "variables": _json(self.variables),
+            "headers": _json({"Authorization": f"Bearer {self.authorization}"})
+            if self.authorization is not None
+            else None,
+        }
+
+
+def examples(demo: Demo | None) -> tuple[Example, ...]:
+    key = demo.brand.api_key if demo else PASTE_KEY
+    brand = {"brandId": demo.brand.id if demo else PASTE_BRAND_ID}
+    code = demo.verification_code if demo else PASTE_CODE
+    scan = {"country": "FR", "city": "Paris", "deviceFingerprint": "explorer"}
+    return (
+        Example(EXPLORE),
+        Example(VERIFY, {"code": code}),
+        Example(RECORD_SCAN, {"code": code, "scan": scan}),
+        Example(BRAND, brand, key),
+        Example(THREATS, brand, key),
+        Example(LIVE_ALERTS, brand, key),
+    )
+
+
+def _json(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(value, indent=2)
