@@ -5,8 +5,14 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= .data
+# Browser origins a local frontend is served from during development.
+PROOFGATE_CORS_ORIGINS ?= http://localhost:3000,http://127.0.0.1:3000,http://localhost:5173,http://127.0.0.1:5173,http://localhost:8080,http://127.0.0.1:8080,http://localhost:$(PORT),http://127.0.0.1:$(PORT)
+GRAPHIQL_VERSION := 3.8.3
+REACT_VERSION := 18.3.1
+ESBUILD_VERSION := 0.25.12
+EXPLORER_STATIC := proofgate/api/static
 
-.PHONY: run test bench lint typecheck schema docs clean
+.PHONY: run test bench lint typecheck schema docs explorer-assets clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +21,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/proofgate serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) --demo
+	PROOFGATE_CORS_ORIGINS="$(PROOFGATE_CORS_ORIGINS)" \
+		$(BIN)/proofgate serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) --demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
@@ -32,6 +39,27 @@ schema: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/proofgate explain --markdown > docs/access-patterns.md
+
+# The explorer's vendored GraphiQL, rebuilt from the npm registry (needs npm).
+# The output is committed: neither `make run` nor a browser needs the network.
+explorer-assets:
+	set -e; work=$$(mktemp -d); trap 'rm -rf "$$work"' EXIT; cd "$$work"; \
+	npm pack --silent graphiql@$(GRAPHIQL_VERSION) react@$(REACT_VERSION) \
+		react-dom@$(REACT_VERSION) >/dev/null; \
+	printf '%s  %s\n' \
+		1cadb1c2ca0dc51ea71fb4bb2680e6185e83fe400c9a62ca5fb9dfb922472bbd graphiql-$(GRAPHIQL_VERSION).tgz \
+		8d9bed01a672e7eaf387942d781ad47c6a43089a30a0306060f9fd5ac7870347 react-$(REACT_VERSION).tgz \
+		031d4427a99f2f3f6cac18bbbf308594a67e4f47d10f4896fdec446505b040e0 react-dom-$(REACT_VERSION).tgz \
+		| sha256sum --quiet -c -; \
+	for f in *.tgz; do mkdir "$${f%.tgz}"; tar xzf "$$f" -C "$${f%.tgz}"; done; \
+	npm install --silent --no-save --no-audit --no-fund esbuild@$(ESBUILD_VERSION) >/dev/null; \
+	static="$(CURDIR)/$(EXPLORER_STATIC)"; graphiql=graphiql-$(GRAPHIQL_VERSION)/package; \
+	for asset in graphiql.min.js graphiql.min.css; do \
+		node_modules/.bin/esbuild "$$graphiql/$$asset" --minify --legal-comments=eof \
+			--log-level=error --outfile="$$static/$$asset"; \
+	done; \
+	cp react-$(REACT_VERSION)/package/umd/react.production.min.js "$$static/"; \
+	cp react-dom-$(REACT_VERSION)/package/umd/react-dom.production.min.js "$$static/"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

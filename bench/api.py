@@ -38,6 +38,17 @@ PRODUCTS = 500
 """Verifications rotate over these, so no one product's counter is the only hot key."""
 PAGE_SIZE = 50
 ADMIN_KEY = "bench-admin-" + uuid.uuid4().hex
+UNREACHABLE_RATE = str(10**9)
+GATEWAY_ENV = {
+    "PROOFGATE_ADMIN_KEY": ADMIN_KEY,
+    # Thousands of anonymous verifications from one address: at the default
+    # per-IP rate all but the first few would be refused. The limiters stay
+    # on, so their cost is measured, at a rate the loader cannot reach.
+    "PROOFGATE_RATE_LIMIT": UNREACHABLE_RATE,
+    "PROOFGATE_RATE_BURST": UNREACHABLE_RATE,
+    "PROOFGATE_KEY_RATE_LIMIT": UNREACHABLE_RATE,
+    "PROOFGATE_KEY_RATE_BURST": UNREACHABLE_RATE,
+}
 LOADS = {
     # (measured requests per round, seconds per round at most)
     "products page of 50": (1500, 4.0),
@@ -242,7 +253,7 @@ async def run() -> None:
                 port=ours_port,
                 probe="/health",
                 log_dir=data_dir,
-                env={"PROOFGATE_ADMIN_KEY": ADMIN_KEY},
+                env=GATEWAY_ENV,
             ) as ours,
             serving(
                 "bare",

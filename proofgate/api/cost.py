@@ -22,6 +22,7 @@ BAD_USER_INPUT before anything runs, rather than a storage error halfway.
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,8 +42,13 @@ from graphql import (
     GraphQLSchema,
     GraphQLSkipDirective,
     InlineFragmentNode,
+    ListValueNode,
+    ObjectValueNode,
     OperationType,
+    SelectionNode,
     SelectionSetNode,
+    ValueNode,
+    VariableNode,
     get_named_type,
     get_nullable_type,
     get_operation_ast,
@@ -64,7 +70,7 @@ from proofgate.storage.registry import AccessPattern, Operation
 
 from ._refuse import refuse
 
-__all__ = ["FAN_OUT", "MAX_FIELDS", "CostBudget", "CostModel", "cost_model"]
+__all__ = ["FAN_OUT", "MAX_FIELDS", "STATIC_COSTS", "CostBudget", "CostModel", "cost_model"]
 
 FAN_OUT: Mapping[tuple[str, str], str] = {("Query", "auditLog"): "days"}
 """Fields that run their query once per unit of an argument: ``auditLog``
@@ -72,6 +78,9 @@ reads one partition per day (a scatter-gather)."""
 MAX_FIELDS = 10_000
 """Selected fields after fragments are expanded. Fragments spread inside
 fragments multiply; past this the operation is refused whatever it reads."""
+
+STATIC_COSTS = 1024
+"""Operations remembered with their cost, the most recently used."""
 
 _SMALLER = "Ask for smaller pages (first) or fewer nested connections, or split the operation."
 
@@ -81,6 +90,9 @@ class _Reads:
     pattern: AccessPattern
     loads: AccessPattern | None
     fan_out: str | None
+
+
+_Known = tuple[weakref.ref[DocumentNode], int]
 
 
 class _Unmeasurable(Exception):
@@ -93,6 +105,7 @@ class CostModel:
     def __init__(self, schema: strawberry.Schema) -> None:
         self.schema: GraphQLSchema = schema._schema
         self.reads: dict[tuple[str, str], _Reads] = {}
+        self._static: OrderedDict[tuple[int, str | None], _Known] = OrderedDict()
         for access in field_access_patterns(schema):
             if access.access_pattern is None:
                 continue
@@ -107,7 +120,17 @@ class CostModel:
         variables: Mapping[str, Any] | None,
     ) -> int | None:
         """The operation's cost, or None when it cannot run anyway (no such
-        operation, variables that do not coerce), so execution says why."""
+        operation, variables that do not coerce), so execution says why.
+
+        The cost of an operation whose variables change nothing it counts
+        (``verifyProduct(code: $code)``) is remembered for its document, which
+        the parse cache keeps as one object per query text.
+        """
+        key = (id(document), operation_name)
+        known = self._static.get(key)
+        if known is not None and known[0]() is document:
+            self._static.move_to_end(key)
+            return known[1]
         operation = get_operation_ast(document, operation_name)
         if operation is None:
             return None
@@ -124,9 +147,14 @@ class CostModel:
             self, fragments, coerced, per_event=operation.operation is OperationType.SUBSCRIPTION
         )
         try:
-            return walk.selections(root, [operation.selection_set], 1, root=True)
+            cost = walk.selections(root, [operation.selection_set], 1, root=True)
         except _Unmeasurable:
             return None
+        if not walk.dynamic:
+            self._static[key] = (weakref.ref(document), cost)
+            if len(self._static) > STATIC_COSTS:
+                self._static.popitem(last=False)
+        return cost
 
 
 class _Walk:
@@ -143,6 +171,8 @@ class _Walk:
         self.variables = variables
         self.per_event = per_event
         self.fields = 0
+        self.dynamic = False
+        """Whether a variable changed what was counted."""
 
     def selections(
         self,
@@ -179,11 +209,14 @@ class _Walk:
                 maxFields=MAX_FIELDS,
             )
         definition = parent.fields[name]
-        try:
-            arguments = get_argument_values(definition, node, self.variables)
-        except GraphQLError:
-            raise _Unmeasurable from None
         reads = self.model.reads.get((parent.name, name))
+        arguments: dict[str, Any] = {}
+        if _counts_arguments(definition, reads):
+            self.dynamic = self.dynamic or any(_has_variable(a.value) for a in node.arguments or ())
+            try:
+                arguments = get_argument_values(definition, node, self.variables)
+            except GraphQLError:
+                raise _Unmeasurable from None
         _check_first(parent.name, name, arguments, reads)
         own, per_item = _cost(definition, arguments, reads, per_event=self.per_event and root)
         selection_sets = [n.selection_set for n in nodes if n.selection_set is not None]
@@ -225,7 +258,12 @@ class _Walk:
             visit(selection_set)
         return fields
 
-    def included(self, node: FieldNode | InlineFragmentNode | FragmentSpreadNode | Any) -> bool:
+    def included(self, node: SelectionNode) -> bool:
+        if not node.directives:
+            return True
+        self.dynamic = self.dynamic or any(
+            _has_variable(a.value) for d in node.directives for a in d.arguments or ()
+        )
         skip = get_directive_values(GraphQLSkipDirective, node, self.variables)
         if skip is not None and skip.get("if") is True:
             return False
@@ -239,6 +277,26 @@ class _Walk:
         if conditional is not None and is_abstract_type(conditional):
             return self.model.schema.is_sub_type(conditional, type_)
         return False
+
+
+def _counts_arguments(definition: GraphQLField, reads: _Reads | None) -> bool:
+    """Whether the field's arguments change its cost: a page size, a fan-out
+    or, for a list without paging, the lists it is given."""
+    return (
+        "first" in definition.args
+        or (reads is not None and reads.fan_out is not None)
+        or isinstance(get_nullable_type(definition.type), GraphQLList)
+    )
+
+
+def _has_variable(value: ValueNode) -> bool:
+    if isinstance(value, VariableNode):
+        return True
+    if isinstance(value, ListValueNode):
+        return any(_has_variable(v) for v in value.values)
+    if isinstance(value, ObjectValueNode):
+        return any(_has_variable(f.value) for f in value.fields)
+    return False
 
 
 def _check_first(

@@ -20,7 +20,7 @@ from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
 from .tracing import StorageTracing
-from .validation import PARSE_CACHE_SIZE, LimitedParser, document_rules, hide_suggestions
+from .validation import PARSE_CACHE_SIZE, DocumentLimits, document_rules, hide_suggestions
 
 __all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "ProofgateSchema", "build_schema", "schema"]
 
@@ -59,7 +59,7 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
         partial(PersistedQueries, persisted),
         ErrorMapper,
         StorageTracing,
-        partial(LimitedParser, max_tokens=limits.max_tokens),
+        partial(DocumentLimits, max_tokens=limits.max_tokens),
         partial(AddValidationRules, rules),
         partial(ValidationCache, maxsize=PARSE_CACHE_SIZE),
         partial(CostBudget, max_cost=limits.max_cost),

@@ -24,6 +24,7 @@ from graphql import (
     ValidationRule,
     parse,
 )
+from graphql.validation.validate import ValidationAbortedError
 from strawberry.extensions import SchemaExtension
 from strawberry.extensions.max_aliases import create_validator as alias_validator
 from strawberry.extensions.query_depth_limiter import create_validator as depth_validator
@@ -32,7 +33,7 @@ from proofgate.errors import QueryTooComplex
 
 from .limits import Limits
 
-__all__ = ["PARSE_CACHE_SIZE", "LimitedParser", "document_rules", "hide_suggestions"]
+__all__ = ["PARSE_CACHE_SIZE", "DocumentLimits", "document_rules", "hide_suggestions"]
 
 PARSE_CACHE_SIZE = 1024
 _SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
@@ -44,8 +45,11 @@ def _parse(query: str, max_tokens: int) -> DocumentNode:
     return parse(query, max_tokens=max_tokens)
 
 
-class LimitedParser(SchemaExtension):
-    """Parses through a shared LRU cache, with the token limit.
+class DocumentLimits(SchemaExtension):
+    """Parses through a shared LRU cache, with the token limit, and reports
+    the document-level refusals as QUERY_TOO_COMPLEX: too many tokens, and
+    validation that graphql-core aborts (overlapping-field comparisons,
+    fragment work or errors past its budgets).
 
     A document that does not parse is left to Strawberry's own parse (with the
     same limit), which reports it as a result error that the error mapping
@@ -59,11 +63,10 @@ class LimitedParser(SchemaExtension):
     def on_parse(self) -> Iterator[None]:
         execution_context = self.execution_context
         execution_context.parse_options["max_tokens"] = self.max_tokens
-        if execution_context.query is not None:
+        query = execution_context.query
+        if query is not None:
             with contextlib.suppress(GraphQLError):
-                execution_context.graphql_document = _parse(
-                    execution_context.query, self.max_tokens
-                )
+                execution_context.graphql_document = _parse(query, self.max_tokens)
         yield
         for error in execution_context.pre_execution_errors or ():
             if error.message.endswith(self._too_long):
@@ -71,6 +74,14 @@ class LimitedParser(SchemaExtension):
                     f"The document has more than {self.max_tokens} tokens",
                     hint=_SIMPLER,
                     maxTokens=self.max_tokens,
+                )
+
+    def on_validate(self) -> Iterator[None]:
+        yield
+        for error in self.execution_context.pre_execution_errors or ():
+            if isinstance(error, ValidationAbortedError) and error.original_error is None:
+                error.original_error = QueryTooComplex(
+                    "The document is too complex to validate", hint=_SIMPLER
                 )
 
 

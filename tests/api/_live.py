@@ -54,9 +54,10 @@ def free_port() -> int:
 class Gateway:
     """One ``proofgate serve`` process."""
 
-    def __init__(self, data_dir: Path, **env: str) -> None:
+    def __init__(self, data_dir: Path, port: int | None = None, **env: str) -> None:
+        """``port``: talk to a gateway already listening there instead of starting one."""
         self.data_dir = data_dir
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}/graphql"
         self.env = {
@@ -68,6 +69,8 @@ class Gateway:
             "PROOFGATE_KEY_CHECK_MS": "200",
             "PROOFGATE_WS_KEEPALIVE_MS": "300",
             "PROOFGATE_WEBHOOK_ALLOW_PRIVATE": "1",
+            "PROOFGATE_RATE_LIMIT": "off",
+            "PROOFGATE_KEY_RATE_LIMIT": "off",
             "PROOFGATE_WEBHOOK_RETRY_BASE_MS": "50",
             **env,
         }
@@ -187,9 +190,10 @@ class Socket:
 
     async def receive(self, timeout: float = 5) -> dict[str, Any]:
         """The next protocol message, answering pings and counting keep-alives."""
+        deadline = time.monotonic() + timeout
         while True:
             try:
-                raw = await asyncio.wait_for(self.connection.recv(), timeout)
+                raw = await asyncio.wait_for(self.connection.recv(), max(0.0, deadline - time.monotonic()))
             except Exception as error:
                 close = self.connection.close_code, self.connection.close_reason or ""
                 if close[0] is not None:

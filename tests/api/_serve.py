@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,10 +32,13 @@ class Served:
 
 
 @contextlib.contextmanager
-def serve(data_dir: Path, *args: str, timeout: float = 60) -> Iterator[Served]:
+def serve(
+    data_dir: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 60
+) -> Iterator[Served]:
     """A running gateway; on exit it is stopped and its output captured."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PROOFGATE_")}
+    environ.update(env or {})
     command = [str(Path(sys.executable).with_name("proofgate")), "serve"]
     command += ["--port", str(port), "--data-dir", str(data_dir), *args]
     process = subprocess.Popen(

@@ -18,6 +18,7 @@ import pytest
 from starlette.applications import Starlette
 
 from proofgate.api.app import create_app
+from proofgate.api.limits import Limits
 from proofgate.api.settings import Backend, Settings
 from proofgate.domain.signing import SigningKey
 
@@ -146,6 +147,8 @@ def _settings(backend: str, request: pytest.FixtureRequest) -> Settings:
         "admin_key": ADMIN_KEY,
         "signing_key": SIGNING_KEY.private_key_pem().decode(),
         "hash_salt": bytes(range(32)),
+        # Many verifications from one client; tests/api/test_limits_rate.py covers the limits.
+        "limits": Limits(anonymous_rate=None, key_rate=None),
     }
     if backend == "sqlite":
         return Settings(sqlite_path=":memory:", **common)

@@ -30,6 +30,11 @@ TAB_TITLES = "[...document.querySelectorAll('.graphiql-tab-button')].map(b => b.
 
 
 @pytest.fixture(scope="module")
+def chromium() -> str:
+    return chromium_or_skip()
+
+
+@pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with serve(tmp_path_factory.mktemp("explorer") / "data", "--demo") as gateway:
         yield gateway
@@ -61,11 +66,12 @@ async def run_tab(page: Page, title: str) -> dict[str, Any]:
     return body
 
 
-async def test_the_explorer_runs_example_operations_offline(served: Served, tmp_path: Path) -> None:
-    executable = chromium_or_skip()
+async def test_the_explorer_runs_example_operations_offline(
+    chromium: str, served: Served, tmp_path: Path
+) -> None:
     url = served.url
     demo = json.loads((served.data_dir / DEMO_KEYS_FILE).read_text())["brands"]["aurora"]
-    async with chromium_page(executable, tmp_path / "profile") as page:
+    async with chromium_page(chromium, tmp_path / "profile") as page:
         await page.send("Page.navigate", url=f"{url}/graphql")
         titles = await page.wait_for(
             f"(() => {{ const t = {TAB_TITLES}; return t.length && t; }})()"

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _live import LEGACY_WS, RECALL, VERIFY, Closed, Gateway, Inbox, Socket
+import uvicorn
+from _live import ADMIN_KEY, LEGACY_WS, RECALL, VERIFY, Closed, Gateway, Inbox, Socket, free_port
+
+from proofgate.api.app import create_app
+from proofgate.api.settings import Settings
+from proofgate.domain.threats import product_recall
+from proofgate.resolvers.pipeline import PipelineSettings
+from proofgate.resolvers.pipeline.alerts import alert_item
 
 pytestmark = pytest.mark.slow
 
@@ -70,16 +78,12 @@ async def test_replay_from_a_cursor_then_live_has_no_gap_and_no_duplicate(gatewa
         for _ in range(12):
             await gateway.dispute(product)
 
-    print("backlog ok", flush=True)
     producer = asyncio.create_task(produce())
     await asyncio.sleep(0.05)
     socket = await Socket.open(gateway, key)
-    print("open", flush=True)
     inbox = Inbox(socket)
     operation = await socket.subscribe(brand, after=cursor)
-    print("sub", flush=True)
     await producer
-    print("produced", flush=True)
     stored = await gateway.wait_for_alerts(brand, key, 16)
     expected = [alert["id"] for alert in stored[2:]]
     received = [(await inbox.alert(operation))["id"] for _ in expected]
@@ -196,3 +200,47 @@ async def test_an_alert_caused_on_one_process_reaches_a_subscriber_on_another(
         assert alert["type"] == "OWNERSHIP_DISPUTE"
     assert max(latencies) < 0.1 + 0.1 + 0.5, latencies
     await socket.close()
+
+
+async def test_a_slow_consumer_is_disconnected_with_a_clear_reason(tmp_path: Path) -> None:
+    """In-process uvicorn (a real server and socket) so the test can flood the
+    broker faster than any connection drains: the subscription's queue holds
+    four alerts, the fifth closes the connection rather than pile up or be dropped."""
+    settings = Settings(
+        cursor_key=bytes(range(32)),
+        admin_key=ADMIN_KEY,
+        sqlite_path=str(tmp_path / "slow.db"),
+        port=free_port(),
+        pipeline=PipelineSettings(queue_max=4),
+    )
+    app = create_app(settings)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=settings.port, log_level="warning"))
+    serving = asyncio.create_task(server.serve())
+    gateway = Gateway(tmp_path, port=settings.port)
+    try:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        brand, key = await gateway.brand()
+        socket = await Socket.open(gateway, key)
+        await socket.subscribe(brand)
+        broker = app.state.pipeline.broker
+        while broker.subscription_count == 0:
+            await asyncio.sleep(0.01)
+        now = datetime.now(UTC)
+        for index in range(50):
+            draft = product_recall(brand_id=brand, product_id=f"P{index}", recalled_at=now, reason=None)
+            broker.publish(alert_item(draft, now + timedelta(microseconds=index)))
+        received = 0
+        with pytest.raises(Closed) as closed:
+            while True:
+                await socket.receive(timeout=3)
+                received += 1
+        assert closed.value.code == 4008
+        assert closed.value.reason.startswith("Slow consumer")
+        assert received <= 4
+        while broker.subscription_count:
+            await asyncio.sleep(0.01)
+    finally:
+        await gateway.stop()
+        server.should_exit = True
+        await serving

@@ -1,0 +1,155 @@
+"""The cost budget and ``first``: computed before execution, and over the
+limit nothing runs (the trace shows no storage call where the same shape
+under the limit makes some)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from _limits import ADMIN_KEY, Client, codes, serve
+from graphql import parse
+
+from proofgate.api.cost import cost_model
+from proofgate.api.limits import MAX_COST, Limits
+from proofgate.api.schema import schema
+
+BRANDS_AND_PRODUCTS = """query($brands: Int, $products: Int) {
+    brands(first: $brands) {
+        edges { node { id products(first: $products) { edges { node { id } } } } }
+    }
+}"""
+
+
+@pytest.fixture(scope="module")
+async def client() -> AsyncIterator[Client]:
+    async with serve() as client:
+        yield client
+
+
+def storage_calls(body: dict[str, Any]) -> int:
+    calls: int = body["extensions"]["trace"]["storageCalls"]
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "cost"),
+    [
+        # 10 brand index entries + 10 brands, then 10 pages of 50 products.
+        (BRANDS_AND_PRODUCTS, {"brands": 10, "products": 50}, 10 + 10 + 10 * 50),
+        # Defaults: 20 brands, 20 products each.
+        (BRANDS_AND_PRODUCTS, {}, 20 + 20 + 20 * 20),
+        # Each product also reads its brand (a get) and the brand's counters.
+        (
+            "{ brands(first: 2) { edges { node { products(first: 3) { edges { node {"
+            " brand { id stats { scanCount } } } } } } } } }",
+            None,
+            2 + 2 + 2 * 3 + 2 * 3 * (1 + 1),
+        ),
+        # One field in two fragments is read once, as execution merges it.
+        (
+            "{ explore(first: 5) { edges { node { ...A ...B } } } }"
+            " fragment A on Product { brand { id } } fragment B on Product { brand { name } }",
+            None,
+            5 + 5 + 5,
+        ),
+        # Skipped fields read nothing.
+        (
+            "query($skip: Boolean!) { explore(first: 5) { edges { node {"
+            " brand @skip(if: $skip) { id } } } } }",
+            {"skip": True},
+            5 + 5,
+        ),
+        # auditLog reads one partition per day.
+        ("{ auditLog(days: 7, first: 10) { id } }", None, 7 * 10),
+        ("{ health { status } viewer { role } }", None, 1),
+    ],
+    ids=["nested", "defaults", "gets-per-item", "fragments", "skip", "scatter-gather", "gets"],
+)
+async def test_cost(
+    client: Client, query: str, variables: dict[str, Any] | None, cost: int
+) -> None:
+    body = await client.execute(query, variables, key=ADMIN_KEY, trace=True)
+    assert "errors" not in body, body["errors"]
+    assert body["extensions"]["cost"] == cost
+    assert body["extensions"]["maxCost"] == MAX_COST
+
+
+def test_an_operation_its_variables_change_is_measured_each_time() -> None:
+    model = cost_model(schema)
+    document = parse(BRANDS_AND_PRODUCTS)
+    assert model.measure(document, None, {"brands": 1, "products": 1}) == 1 + 1 + 1
+    assert model.measure(document, None, {"brands": 2, "products": 3}) == 2 + 2 + 6
+
+
+async def test_over_budget_nothing_runs(client: Client) -> None:
+    query = """{ explore(first: 100) { edges { node {
+        provenance(first: 100) { edges { node { hash } } }
+    } } } }"""
+    body = await client.execute(query, trace=True)
+    assert body["data"] is None
+    assert codes(body) == ["QUERY_TOO_COMPLEX"]
+    extensions = body["errors"][0]["extensions"]
+    assert extensions["cost"] == 100 + 100 + 100 * 100
+    assert extensions["maxCost"] == MAX_COST
+    assert storage_calls(body) == 0
+
+
+async def test_budget_just_under_and_just_over() -> None:
+    # explore(first: 50) costs 100 (entries and products); health costs 1.
+    query = "{ explore(first: 50) { edges { node { id } } } %s }"
+    async with serve(Limits(max_cost=100)) as client:
+        under = await client.execute(query % "", trace=True)
+        assert "errors" not in under
+        assert under["extensions"]["cost"] == 100
+        assert storage_calls(under) > 0
+        over = await client.execute(query % "health { status }", trace=True)
+        assert codes(over) == ["QUERY_TOO_COMPLEX"]
+        assert over["errors"][0]["extensions"]["cost"] == 101
+        assert storage_calls(over) == 0
+
+
+async def test_a_mutation_over_budget_writes_nothing() -> None:
+    async with serve(Limits(max_cost=5)) as client:
+        brand_id, brand_key = await client.brand()
+        product = await client.product(brand_key, brand_id)
+        verify = """mutation($code: String!) { verifyProduct(code: $code) {
+            scanCount product { provenance(first: 10) { edges { node { hash } } } }
+        } }"""
+        body = await client.execute(verify, {"code": product["verificationCode"]}, trace=True)
+        assert codes(body) == ["QUERY_TOO_COMPLEX"]
+        assert storage_calls(body) == 0
+        check = "query($id: ID!) { product(id: $id) { scanCount } }"
+        data = await client.data(check, {"id": product["id"]}, key=brand_key)
+        assert data["product"]["scanCount"] == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        ("{ explore(first: 101) { edges { node { id } } } }", None),
+        ("query($n: Int) { explore(first: $n) { edges { node { id } } } }", {"n": 101}),
+        ("{ explore(first: -1) { edges { node { id } } } }", None),
+        (
+            "{ explore(first: 1) { edges { node {"
+            " provenance(first: 500) { edges { node { hash } } } } } } }",
+            None,
+        ),
+    ],
+    ids=["literal", "variable", "negative", "nested"],
+)
+async def test_first_out_of_range_runs_nothing(
+    client: Client, query: str, variables: dict[str, Any] | None
+) -> None:
+    body = await client.execute(query, variables, trace=True)
+    assert body["data"] is None
+    assert codes(body) == ["BAD_USER_INPUT"]
+    assert "must be between 0 and 100" in body["errors"][0]["message"]
+    assert storage_calls(body) == 0
+
+
+async def test_first_at_the_maximum_runs(client: Client) -> None:
+    body = await client.execute("{ explore(first: 100) { edges { node { id } } } }", trace=True)
+    assert "errors" not in body
+    assert storage_calls(body) > 0

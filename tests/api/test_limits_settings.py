@@ -1,0 +1,84 @@
+"""The limits' settings: PROOFGATE_* variables, checked at start-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proofgate.api.limits import ANONYMOUS_RATE, KEY_RATE, Limits, Rate
+from proofgate.api.settings import Settings
+from proofgate.errors import ConfigurationError
+
+
+def test_defaults() -> None:
+    limits = Limits.from_env({})
+    assert limits == Limits()
+    assert (limits.max_depth, limits.max_aliases, limits.max_tokens) == (10, 30, 2000)
+    assert (limits.max_cost, limits.max_body_bytes) == (5000, 1024 * 1024)
+    assert limits.introspection and limits.suggestions
+    assert (limits.anonymous_rate, limits.key_rate) == (ANONYMOUS_RATE, KEY_RATE)
+    assert limits.persisted_queries == 1000
+
+
+def test_every_variable() -> None:
+    limits = Limits.from_env(
+        {
+            "PROOFGATE_MAX_DEPTH": "7",
+            "PROOFGATE_MAX_ALIASES": "5",
+            "PROOFGATE_MAX_TOKENS": "500",
+            "PROOFGATE_MAX_COST": "900",
+            "PROOFGATE_MAX_BODY_BYTES": "65536",
+            "PROOFGATE_INTROSPECTION": "off",
+            "PROOFGATE_SUGGESTIONS": "OFF",
+            "PROOFGATE_RATE_LIMIT": "30",
+            "PROOFGATE_RATE_BURST": "5",
+            "PROOFGATE_KEY_RATE_LIMIT": "off",
+            "PROOFGATE_PERSISTED_QUERIES": "off",
+        }
+    )
+    assert limits == Limits(
+        max_depth=7,
+        max_aliases=5,
+        max_tokens=500,
+        max_cost=900,
+        max_body_bytes=65536,
+        introspection=False,
+        suggestions=False,
+        anonymous_rate=Rate(per_minute=30, burst=5),
+        key_rate=None,
+        persisted_queries=0,
+    )
+
+
+def test_a_burst_alone_keeps_the_default_rate() -> None:
+    limits = Limits.from_env({"PROOFGATE_KEY_RATE_BURST": "7"})
+    assert limits.key_rate == Rate(per_minute=KEY_RATE.per_minute, burst=7)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("PROOFGATE_MAX_DEPTH", "0"),
+        ("PROOFGATE_MAX_COST", "lots"),
+        ("PROOFGATE_MAX_BODY_BYTES", "1MB"),
+        ("PROOFGATE_INTROSPECTION", "maybe"),
+        ("PROOFGATE_RATE_LIMIT", "-5"),
+        ("PROOFGATE_RATE_BURST", "0"),
+        ("PROOFGATE_PERSISTED_QUERIES", "many"),
+    ],
+)
+def test_a_bad_value_names_its_variable(variable: str, value: str) -> None:
+    with pytest.raises(ConfigurationError, match=variable):
+        Limits.from_env({variable: value})
+
+
+def test_settings_read_the_limits(tmp_path: Path) -> None:
+    settings = Settings.from_env({"PROOFGATE_DATA_DIR": str(tmp_path), "PROOFGATE_MAX_COST": "42"})
+    assert settings.limits.max_cost == 42
+
+
+def test_a_bad_limit_stops_settings_before_any_key_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="PROOFGATE_MAX_DEPTH"):
+        Settings.from_env({"PROOFGATE_DATA_DIR": str(tmp_path), "PROOFGATE_MAX_DEPTH": "x"})
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
