@@ -329,13 +329,14 @@ def _report(
     trace_rows: list[tuple[str, ...]] = []
     for operation, trace in traces.items():
         minimum = MINIMUMS[operation]
-        calls = int(trace.get("storageCalls", -1))
+        own = _own_calls(trace)
         trace_rows.append(
             (
                 operation,
-                str(calls),
+                str(trace.get("storageCalls", "?")),
+                str(own),
                 str(minimum.calls),
-                "yes" if calls == minimum.calls else "NO",
+                "yes" if own <= minimum.calls else "NO",
                 _call_summary(trace),
                 f"{trace.get('capacityUnits', 0):g}",
             )
@@ -343,7 +344,15 @@ def _report(
     print_table(
         "api: storage calls per request (X-Proofgate-Trace: 1) against the minimum",
         trace_rows,
-        ("operation", "calls", "minimum", "at minimum", "calls made", "capacity units"),
+        (
+            "operation",
+            "traced",
+            "request's own",
+            "minimum",
+            "at minimum",
+            "calls traced",
+            "capacity units",
+        ),
     )
     for operation, minimum in MINIMUMS.items():
         print(f"\n- {operation}: minimum {minimum.calls} = {minimum.reasoning}.")
@@ -368,6 +377,10 @@ def _background(call: dict[str, Any]) -> bool:
     return call.get("accessPattern") is None and call.get("operation") != "TransactWriteItems"
 
 
+def _own_calls(trace: dict[str, Any]) -> int:
+    return sum(not _background(c) for c in trace.get("calls", []))
+
+
 def _verdicts(measured: dict[tuple[str, str], Measured], traces: dict[str, dict[str, Any]]) -> None:
     """DESIGN.md section 8, checked against this run."""
     page = "products page of 50"
@@ -388,10 +401,9 @@ def _verdicts(measured: dict[tuple[str, str], Measured], traces: dict[str, dict[
         *(
             (
                 f"storage calls at the minimum ({operation})",
-                sum(not _background(c) for c in traces[operation].get("calls", []))
-                <= MINIMUMS[operation].calls,
-                f"{sum(not _background(c) for c in traces[operation].get('calls', []))} "
-                f"on the request's path, minimum {MINIMUMS[operation].calls}",
+                _own_calls(traces[operation]) <= MINIMUMS[operation].calls,
+                f"{_own_calls(traces[operation])} on the request's path, "
+                f"minimum {MINIMUMS[operation].calls}",
             )
             for operation in LOADS
         ),

@@ -24,19 +24,30 @@ from proofgate.errors import BadUserInput, ProofgateError
 
 from .errors import to_graphql_error
 
-__all__ = ["NOT_FOUND", "NOT_SUPPORTED", "PersistedQueries", "PersistedQueryStore"]
+__all__ = [
+    "NOT_FOUND",
+    "NOT_SUPPORTED",
+    "STORE_MAX_CHARS",
+    "PersistedQueries",
+    "PersistedQueryStore",
+]
 
 NOT_FOUND = "PersistedQueryNotFound"
 NOT_SUPPORTED = "PersistedQueryNotSupported"
+STORE_MAX_CHARS = 16 * 1024 * 1024
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class PersistedQueryStore:
-    """Query texts by their SHA-256, the ``capacity`` most recently used."""
+    """Query texts by their SHA-256, the ``capacity`` most recently used and
+    at most ``max_chars`` characters in all: one query may be a whole request
+    body of comments, so a count alone would not bound the memory."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, *, max_chars: int = STORE_MAX_CHARS) -> None:
         self.capacity = capacity
+        self.max_chars = max_chars
         self._queries: OrderedDict[str, str] = OrderedDict()
+        self._chars = 0
 
     def __len__(self) -> int:
         return len(self._queries)
@@ -64,10 +75,11 @@ class PersistedQueryStore:
                 "provided sha does not match query",
                 hint="sha256Hash is the lowercase hex SHA-256 of the query's UTF-8 bytes.",
             )
-        self._queries[digest] = query
-        self._queries.move_to_end(digest)
-        if len(self._queries) > self.capacity:
-            self._queries.popitem(last=False)
+        if digest not in self._queries and len(query) <= self.max_chars:
+            self._queries[digest] = query
+            self._chars += len(query)
+            while len(self._queries) > self.capacity or self._chars > self.max_chars:
+                self._chars -= len(self._queries.popitem(last=False)[1])
         return query
 
 

@@ -22,8 +22,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from graphql import (
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -124,30 +126,34 @@ class RateLimit(SchemaExtension):
             and document is not None
             and execution_context.operation_type is OperationType.MUTATION
         ):
-            operation = get_operation_ast(document, execution_context.operation_name)
-            fragments = {
-                d.name.value: d
-                for d in document.definitions
-                if isinstance(d, FragmentDefinitionNode)
-            }
-            calls = 0
-            if operation is not None:
-                calls = sum(1 for _ in _root_fields(operation.selection_set, fragments, set()))
-            if calls:
-                context = execution_context.context
-                request = getattr(context, "request", None)
-                client = getattr(getattr(request, "client", None), "host", None)
-                try:
-                    self.limiter.check(context.principal, client, calls)
-                except RateLimited as error:
-                    response = getattr(context, "response", None)
-                    if isinstance(response, Response) and "retryAfter" in error.extensions:
-                        response.status_code = 429
-                        response.headers["Retry-After"] = str(
-                            math.ceil(error.extensions["retryAfter"])
-                        )
-                    refuse(execution_context, error)
+            try:
+                self._check(execution_context.context, document, execution_context.operation_name)
+            except RateLimited as error:
+                response = getattr(execution_context.context, "response", None)
+                wait = error.extensions.get("retryAfter")
+                if isinstance(response, Response) and wait is not None:
+                    response.status_code = 429
+                    response.headers["Retry-After"] = str(math.ceil(wait))
+                refuse(execution_context, error)
         yield
+
+    def _check(self, context: Any, document: DocumentNode, operation_name: str | None) -> None:
+        client = getattr(getattr(context, "request", None), "client", None)
+        if client is None:
+            return
+        calls = _public_calls(document, operation_name)
+        if calls:
+            self.limiter.check(context.principal, client.host, calls)
+
+
+def _public_calls(document: DocumentNode, operation_name: str | None) -> int:
+    operation = get_operation_ast(document, operation_name)
+    if operation is None:
+        return 0
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    return sum(1 for _ in _root_fields(operation.selection_set, fragments, set()))
 
 
 def _root_fields(

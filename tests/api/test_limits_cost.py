@@ -5,6 +5,7 @@ under the limit makes some)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from graphql import parse
 
 from proofgate.api.cost import cost_model
 from proofgate.api.limits import MAX_COST, Limits
-from proofgate.api.schema import schema
+from proofgate.api.schema import build_schema, schema
 
 BRANDS_AND_PRODUCTS = """query($brands: Int, $products: Int) {
     brands(first: $brands) {
@@ -153,3 +154,19 @@ async def test_first_at_the_maximum_runs(client: Client) -> None:
     body = await client.execute("{ explore(first: 100) { edges { node { id } } } }", trace=True)
     assert "errors" not in body
     assert storage_calls(body) > 0
+
+
+async def test_a_subscription_over_budget_ends_with_the_error() -> None:
+    """A subscription's cost is that of one event; over the budget the stream
+    yields the refusal and nothing subscribes."""
+    limited = build_schema(Limits(max_cost=6))
+    context = SimpleNamespace(request_id="r1", trace=None, request=None, response=None)
+    subscription = """subscription { threatAlerts(brandId: "b") {
+        product { provenance(first: 5) { edges { node { hash } } } }
+    } }"""
+    results = await limited.subscribe(subscription, context_value=context)
+    result = await anext(aiter(results))  # type: ignore[arg-type]
+    [error] = result.errors
+    assert error.extensions is not None
+    assert (error.extensions["code"], error.extensions["cost"]) == ("QUERY_TOO_COMPLEX", 1 + 1 + 5)
+    assert error.extensions["requestId"] == "r1"

@@ -113,3 +113,18 @@ def test_the_store_keeps_the_most_recently_used() -> None:
     assert store.resolve(None, persisted("{ a }")["persistedQuery"]) == "{ a }"
     with pytest.raises(BadUserInput, match=NOT_FOUND):
         store.resolve(None, persisted("{ b }")["persistedQuery"])
+
+
+def test_the_store_is_bounded_in_characters_too() -> None:
+    store = PersistedQueryStore(capacity=10, max_chars=25)
+    small, large, huge = "{ a }", "{ " + "b" * 12 + " }", "{ " + "c" * 30 + " }"
+    for query in (small, large, huge):
+        assert store.resolve(query, persisted(query)["persistedQuery"]) == query
+    assert len(store) == 2
+    assert store.resolve(None, persisted(small)["persistedQuery"]) == small
+    other = "{ " + "d" * 10 + " }"
+    store.resolve(other, persisted(other)["persistedQuery"])
+    with pytest.raises(BadUserInput, match=NOT_FOUND):
+        store.resolve(None, persisted(large)["persistedQuery"])
+    with pytest.raises(BadUserInput, match=NOT_FOUND):
+        store.resolve(None, persisted(huge)["persistedQuery"])

@@ -1,0 +1,96 @@
+"""A gateway killed with SIGKILL while its relay works loses and duplicates nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from _live import VERIFY, Gateway
+
+from proofgate.domain.threats import parse_alert_id
+from proofgate.resolvers.pipeline import PipelineSettings
+from proofgate.storage import Storage
+from proofgate.storage.access_patterns import OUTBOX_DUE
+from proofgate.storage.sqlite import open_sqlite
+
+FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
+PRODUCTS = 6
+SCANS = 12
+LEASE = {"PROOFGATE_OUTBOX_LEASE_SECONDS": "1"}
+STATS = "query($b: ID!) { brand(id: $b) { stats { threatCount openThreatCount scanCount } } }"
+
+
+async def unfinished(storage: Storage) -> int:
+    total = 0
+    for shard in PipelineSettings().shards:
+        page = await storage.query(OUTBOX_DUE, {"shard": shard, "before": FAR_FUTURE}, tenant="test", first=100)
+        total += len(page)
+    return total
+
+
+async def away_from_the_hour() -> None:
+    """Twelve scans of a product must share one hourly burst window."""
+    now = datetime.now(UTC)
+    left = 3600 - (now.minute * 60 + now.second)
+    if left < 15:
+        await asyncio.sleep(left + 1)
+
+
+@pytest.mark.slow
+async def test_after_a_kill_and_restart_every_scans_alerts_exist_exactly_once(tmp_path: Path) -> None:
+    """The gateway dies with scans in flight and outbox items claimed or
+    waiting. After a restart, a product has its BURST_SCAN exactly when
+    more than ten of its scans committed, and the counters match the alerts."""
+    first = await Gateway(tmp_path, **LEASE).start()
+    try:
+        brand, key = await first.brand()
+        products = [await first.product(brand, key) for _ in range(PRODUCTS)]
+        await away_from_the_hour()
+        scans = [
+            asyncio.create_task(first.execute(VERIFY, {"code": product["verificationCode"], "scan": {"country": "DE"}}))
+            for _ in range(SCANS)
+            for product in products
+        ]
+        while sum(scan.done() for scan in scans) < len(scans) * 2 // 3:
+            await asyncio.sleep(0.002)
+        first.kill()
+        await asyncio.gather(*scans, return_exceptions=True)
+    finally:
+        await first.stop()
+
+    store = await open_sqlite(tmp_path / "proofgate.db", cursor_key=bytes(32))
+    try:
+        left_over = await unfinished(store)
+    finally:
+        await store.close()
+    assert left_over > 0, "the relay had finished before the kill; nothing was recovered"
+
+    second = await Gateway(tmp_path, **LEASE).start()
+    try:
+        committed = {product["id"]: await _scan_count(second, product["id"], key) for product in products}
+        expected = sorted(product_id for product_id, count in committed.items() if count > 10)
+        deadline = time.monotonic() + 15
+        while len(alerts := await second.alerts(brand, key)) < len(expected):
+            assert time.monotonic() < deadline, alerts
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.5)
+        alerts = await second.alerts(brand, key)
+        stats = await second.data(STATS, {"b": brand}, key)
+    finally:
+        await second.stop()
+    assert [alert["type"] for alert in alerts] == ["BURST_SCAN"] * len(expected)
+    assert sorted(parse_alert_id(alert["id"]).product_id for alert in alerts) == expected
+    assert stats["brand"]["stats"] == {
+        "threatCount": len(expected),
+        "openThreatCount": len(expected),
+        "scanCount": sum(committed.values()),
+    }
+
+
+async def _scan_count(gateway: Gateway, product_id: str, key: str) -> int:
+    data = await gateway.data("query($id: ID!) { product(id: $id) { scanCount } }", {"id": product_id}, key)
+    count: int = data["product"]["scanCount"]
+    return count
