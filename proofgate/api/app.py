@@ -28,7 +28,7 @@ from .demo import start_demo
 from .explorer import explorer_asset
 from .graphql import GraphQLApp, GraphQLEndpoint
 from .http_guard import HTTPGuard
-from .pipeline import running_pipeline, watching_keys
+from .pipeline import running_pipeline, watching_connections
 from .schema import build_schema
 from .services import build_services
 from .settings import Settings
@@ -58,7 +58,7 @@ def create_app(settings: Settings) -> Starlette:
             async with running_pipeline(settings, services) as pipeline:
                 app.state.pipeline = pipeline
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
-                async with watching_keys(app.state.graphql, settings):
+                async with watching_connections(app.state.graphql, settings):
                     app.state.demo = (
                         await start_demo(schema, services, settings) if settings.demo else None
                     )

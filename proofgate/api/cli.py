@@ -21,6 +21,7 @@ from proofgate.storage.access_patterns import REGISTRY
 
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
+from .outbox_commands import add_outbox_commands
 from .settings import Backend, Settings, TableLocation
 
 __all__ = ["main"]
@@ -68,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
     export.set_defaults(command=_export_schema)
     add_ledger_commands(commands)
+    add_outbox_commands(commands)
     return parser
 
 
@@ -94,6 +96,9 @@ def _serve(args: argparse.Namespace) -> int:
         loop="uvloop" if sys.platform != "win32" else "asyncio",
         http="httptools",
         lifespan="on",
+        # A permessage-deflate context holds ~300 KB per connection, six times
+        # what an idle subscription otherwise costs; alerts are small JSON.
+        ws_per_message_deflate=False,
         server_header=False,
         log_level="info",
     )

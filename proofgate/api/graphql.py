@@ -23,7 +23,7 @@ from proofgate.storage.trace import Trace
 
 from .errors import error_extensions
 from .explorer import explorer_page
-from .websocket import KEEPALIVE_SECONDS, Connections, SocketContext, TransportWSHandler, WSHandler
+from .websocket import Connections, SocketContext, TransportWSHandler, WSHandler
 
 __all__ = ["GraphQLApp", "GraphQLEndpoint"]
 
@@ -38,10 +38,10 @@ class GraphQLApp(GraphQL[RequestContext, None]):
     def __init__(self, schema: strawberry.Schema, services: Services, **options: Any) -> None:
         pipeline = services.pipeline
         if pipeline is not None:
-            options.setdefault("max_subscriptions_per_connection", pipeline.settings.subscriptions_per_connection)
-            options.setdefault("keep_alive_interval", pipeline.settings.keepalive_interval.total_seconds())
-        options.setdefault("keep_alive", True)
-        options.setdefault("keep_alive_interval", KEEPALIVE_SECONDS)
+            limit = pipeline.settings.subscriptions_per_connection
+            options.setdefault("max_subscriptions_per_connection", limit)
+        # Keep-alives are sent by ``Connections.keep_alive``, one task for all.
+        options["keep_alive"] = False
         super().__init__(schema, **options)
         self.services = services
         self.connections = Connections()
@@ -100,9 +100,12 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         if authorization is not None and not isinstance(authorization, str):
             raise ConnectionRejectionError({"message": "authorization must be a string"})
         try:
-            principal = await authenticate(self.services.storage, authorization, self.services.admin_key_hash)
+            principal = await authenticate(
+                self.services.storage, authorization, self.services.admin_key_hash
+            )
         except ProofgateError as error:
-            raise ConnectionRejectionError({"message": error.message, **error_extensions(error)}) from None
+            payload = {"message": error.message, **error_extensions(error)}
+            raise ConnectionRejectionError(payload) from None
         context.principal = principal
         context.loaders = Loaders(self.services.storage, principal.tenant)
         acknowledged: UnsetType = UNSET

@@ -18,13 +18,16 @@ from proofgate.storage import CursorCodec
 from .graphql import GraphQLApp
 from .settings import Settings
 
-__all__ = ["running_pipeline", "watching_keys"]
+__all__ = ["running_pipeline", "watching_connections"]
 
 
 @contextlib.asynccontextmanager
 async def running_pipeline(settings: Settings, services: Services) -> AsyncIterator[Pipeline]:
     pipeline = Pipeline(
-        services.storage, settings.pipeline, cursors=CursorCodec(settings.cursor_key), clock=services.clock
+        services.storage,
+        settings.pipeline,
+        cursors=CursorCodec(settings.cursor_key),
+        clock=services.clock,
     )
     store = services.storage
     services.pipeline = pipeline
@@ -39,14 +42,19 @@ async def running_pipeline(settings: Settings, services: Services) -> AsyncItera
 
 
 @contextlib.asynccontextmanager
-async def watching_keys(graphql: GraphQLApp, settings: Settings) -> AsyncIterator[None]:
-    """Closes WebSockets whose API key gets revoked, on whichever process revoked it."""
-    watcher = asyncio.create_task(
-        graphql.connections.watch(graphql.services.storage, settings.pipeline.key_check_interval)
-    )
+async def watching_connections(graphql: GraphQLApp, settings: Settings) -> AsyncIterator[None]:
+    """Keeps WebSockets alive, and closes those whose API key gets revoked, on
+    whichever process revoked it."""
+    connections, storage = graphql.connections, graphql.services.storage
+    tasks = [
+        asyncio.create_task(connections.watch(storage, settings.pipeline.key_check_interval)),
+        asyncio.create_task(connections.keep_alive(settings.pipeline.keepalive_interval)),
+    ]
     try:
         yield
     finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

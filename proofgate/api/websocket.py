@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -41,20 +42,24 @@ logger = logging.getLogger("proofgate.websocket")
 CLOSE_SLOW_CONSUMER = (4008, "Slow consumer: too many alerts were waiting to be sent")
 CLOSE_REVOKED = (4403, "API key revoked")
 _CLOSE_TIMEOUT_SECONDS = 5.0
-KEEPALIVE_SECONDS = 15.0
 
 
 class LiveConnection:
     """One open WebSocket, as the rest of the gateway sees it."""
 
-    def __init__(self, websocket: Any, context: SocketContext) -> None:
+    def __init__(
+        self, websocket: Any, context: Any, keepalive: Callable[[], Awaitable[None]]
+    ) -> None:
         self._websocket = websocket
         self.context = context
+        self.keepalive = keepalive
+        """Sends the protocol's keep-alive message once the connection is acknowledged."""
         self._closing: asyncio.Task[None] | None = None
 
     @property
     def key_id(self) -> str | None:
-        return self.context.principal.key_id
+        key_id: str | None = self.context.principal.key_id
+        return key_id
 
     def slow_consumer(self) -> None:
         self.close_soon(*CLOSE_SLOW_CONSUMER)
@@ -124,6 +129,22 @@ class Connections:
             except Exception:
                 logger.exception("Checking the API keys of open WebSockets failed")
 
+    async def keep_alive(self, interval: timedelta) -> None:
+        """One task for every connection's keep-alive, rather than one task per
+        connection: an idle subscription should cost as little as possible."""
+        while True:
+            await asyncio.sleep(interval.total_seconds())
+            open_ = list(self._open)
+            if open_:
+                await asyncio.gather(*(_quietly(c.keepalive()) for c in open_))
+
+
+async def _quietly(send: Awaitable[None]) -> None:
+    """A keep-alive that fails means the connection is going; its handler cleans up."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(_CLOSE_TIMEOUT_SECONDS):
+            await send
+
 
 class _Registered:
     """Shared by both protocol handlers: register the connection while it is open."""
@@ -137,8 +158,8 @@ class _Registered:
         connections: Connections = self.view.connections
         return connections
 
-    def _register(self) -> LiveConnection:
-        connection = LiveConnection(self.websocket, self.context)
+    def _register(self, keepalive: Callable[[], Awaitable[None]]) -> LiveConnection:
+        connection = LiveConnection(self.websocket, self.context, keepalive)
         if isinstance(self.context, SocketContext):
             self.context.connection = connection
         self.connections.add(connection)
@@ -149,40 +170,28 @@ class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestConte
     """graphql-transport-ws, with server pings so idle connections stay open
     through proxies and dead ones are noticed."""
 
-    _pinger: asyncio.Task[None] | None = None
-
     async def handle(self) -> None:
-        connection = self._register()
+        connection = self._register(self._ping)
         try:
             await super().handle()
         finally:
             self.connections.discard(connection)
-            if self._pinger is not None:
-                self._pinger.cancel()
-                with contextlib.suppress(BaseException):
-                    await self._pinger
-
-    async def handle_connection_init(self, message: Any) -> None:
-        await super().handle_connection_init(message)
-        if self.connection_acknowledged and self._pinger is None:
-            self._pinger = asyncio.create_task(self._ping())
 
     async def _ping(self) -> None:
-        interval: float = self.view.keep_alive_interval or KEEPALIVE_SECONDS
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.send_message({"type": "ping"})
-            except Exception:
-                return
+        if self.connection_acknowledged:
+            await self.send_message({"type": "ping"})
 
 
 class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
     """Legacy graphql-ws; its keep-alive is the protocol's own ``ka`` message."""
 
     async def handle(self) -> None:
-        connection = self._register()
+        connection = self._register(self._keep_alive)
         try:
             await super().handle()
         finally:
             self.connections.discard(connection)
+
+    async def _keep_alive(self) -> None:
+        if self.connection_acknowledged:
+            await self.send_message({"type": "ka"})

@@ -27,20 +27,35 @@ ADMIN_KEY = "live-test-admin-key-0123456789"
 TRANSPORT_WS = "graphql-transport-ws"
 LEGACY_WS = "graphql-ws"
 
-REGISTER_BRAND = """mutation($input: RegisterBrandInput!) { registerBrand(input: $input) { apiKey brand { id } } }"""
-REGISTER_PRODUCT = """mutation($input: RegisterProductInput!) { registerProduct(input: $input) { id verificationCode } }"""
-CLAIM = """mutation($code: String!) { claimProduct(code: $code, deviceFingerprint: "alice") { claimedAt } }"""
-DISPUTE = """mutation($code: String!) { disputeClaim(code: $code, deviceFingerprint: "bob", reason: "Mine") { claimedAt } }"""
+REGISTER_BRAND = """mutation($input: RegisterBrandInput!) {
+    registerBrand(input: $input) { apiKey brand { id } }
+}"""
+REGISTER_PRODUCT = """mutation($input: RegisterProductInput!) {
+    registerProduct(input: $input) { id verificationCode }
+}"""
+CLAIM = """mutation($code: String!) {
+    claimProduct(code: $code, deviceFingerprint: "alice") { claimedAt }
+}"""
+DISPUTE = """mutation($code: String!) {
+    disputeClaim(code: $code, deviceFingerprint: "bob", reason: "Mine") { claimedAt }
+}"""
 RECALL = """mutation($id: ID!) { recallProduct(productId: $id, reason: "Recalled") { status } }"""
-VERIFY = """mutation($code: String!, $scan: ScanInput) { verifyProduct(code: $code, scan: $scan) { result } }"""
+VERIFY = """mutation($code: String!, $scan: ScanInput) {
+    verifyProduct(code: $code, scan: $scan) { result }
+}"""
 THREATS = """query($id: ID!, $after: String) {
     brand(id: $id) {
         stats { threatCount }
-        threats(first: 100, after: $after) { edges { node { id cursor type severity } } pageInfo { hasNextPage endCursor } }
+        threats(first: 100, after: $after) {
+            edges { node { id cursor type severity } }
+            pageInfo { hasNextPage endCursor }
+        }
     }
 }"""
 SUBSCRIBE = """subscription($brand: ID!, $min: Severity, $types: [ThreatType!], $after: String) {
-    threatAlerts(brandId: $brand, minSeverity: $min, types: $types, after: $after) { id type severity cursor }
+    threatAlerts(brandId: $brand, minSeverity: $min, types: $types, after: $after) {
+        id type severity cursor
+    }
 }"""
 
 
@@ -69,9 +84,10 @@ class Gateway:
             "PROOFGATE_KEY_CHECK_MS": "200",
             "PROOFGATE_WS_KEEPALIVE_MS": "300",
             "PROOFGATE_WEBHOOK_ALLOW_PRIVATE": "1",
+            "PROOFGATE_WEBHOOK_RETRY_BASE_MS": "50",
+            # Many anonymous verifications from one address; test_limits_rate covers the limits.
             "PROOFGATE_RATE_LIMIT": "off",
             "PROOFGATE_KEY_RATE_LIMIT": "off",
-            "PROOFGATE_WEBHOOK_RETRY_BASE_MS": "50",
             **env,
         }
         self.process: subprocess.Popen[bytes] | None = None
@@ -112,13 +128,19 @@ class Gateway:
                 self.process.wait(10)
         await self.client.aclose()
 
-    async def execute(self, query: str, variables: Mapping[str, Any] | None = None, key: str | None = None) -> dict[str, Any]:
+    async def execute(
+        self, query: str, variables: Mapping[str, Any] | None = None, key: str | None = None
+    ) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        response = await self.client.post("/graphql", json={"query": query, "variables": dict(variables or {})}, headers=headers)
+        response = await self.client.post(
+            "/graphql", json={"query": query, "variables": dict(variables or {})}, headers=headers
+        )
         body: dict[str, Any] = response.json()
         return body
 
-    async def data(self, query: str, variables: Mapping[str, Any] | None = None, key: str | None = None) -> dict[str, Any]:
+    async def data(
+        self, query: str, variables: Mapping[str, Any] | None = None, key: str | None = None
+    ) -> dict[str, Any]:
         body = await self.execute(query, variables, key)
         assert "errors" not in body, body["errors"]
         data: dict[str, Any] = body["data"]
@@ -127,12 +149,16 @@ class Gateway:
     async def brand(self) -> tuple[str, str]:
         """A new brand's id and key."""
         data = await self.data(
-            REGISTER_BRAND, {"input": {"name": "Live", "domain": f"{uuid.uuid4().hex[:8]}.example.com"}}, ADMIN_KEY
+            REGISTER_BRAND,
+            {"input": {"name": "Live", "domain": f"{uuid.uuid4().hex[:8]}.example.com"}},
+            ADMIN_KEY,
         )
         return data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
 
     async def product(self, brand_id: str, key: str, *, claimed: bool = False) -> dict[str, str]:
-        data = await self.data(REGISTER_PRODUCT, {"input": {"brandId": brand_id, "name": uuid.uuid4().hex}}, key)
+        data = await self.data(
+            REGISTER_PRODUCT, {"input": {"brandId": brand_id, "name": uuid.uuid4().hex}}, key
+        )
         product: dict[str, str] = data["registerProduct"]
         if claimed:
             await self.data(CLAIM, {"code": product["verificationCode"]})
@@ -147,7 +173,9 @@ class Gateway:
         data = await self.data(THREATS, {"id": brand_id}, key)
         return [edge["node"] for edge in reversed(data["brand"]["threats"]["edges"])]
 
-    async def wait_for_alerts(self, brand_id: str, key: str, count: int, timeout: float = 10) -> list[dict[str, Any]]:
+    async def wait_for_alerts(
+        self, brand_id: str, key: str, count: int, timeout: float = 10
+    ) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
         while True:
             found = await self.alerts(brand_id, key)
@@ -193,7 +221,9 @@ class Socket:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                raw = await asyncio.wait_for(self.connection.recv(), max(0.0, deadline - time.monotonic()))
+                raw = await asyncio.wait_for(
+                    self.connection.recv(), max(0.0, deadline - time.monotonic())
+                )
             except Exception as error:
                 close = self.connection.close_code, self.connection.close_reason or ""
                 if close[0] is not None:

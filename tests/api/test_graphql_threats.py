@@ -21,8 +21,12 @@ def error_codes(body: dict[str, Any]) -> list[str]:
     return [error["extensions"]["code"] for error in body.get("errors", [])]
 
 
-VERIFY = """mutation($code: String!, $scan: ScanInput) { verifyProduct(code: $code, scan: $scan) { result } }"""
-CLAIM = """mutation($code: String!, $device: String!) { claimProduct(code: $code, deviceFingerprint: $device) { claimedAt } }"""
+VERIFY = """mutation($code: String!, $scan: ScanInput) {
+    verifyProduct(code: $code, scan: $scan) { result }
+}"""
+CLAIM = """mutation($code: String!, $device: String!) {
+    claimProduct(code: $code, deviceFingerprint: $device) { claimedAt }
+}"""
 DISPUTE = """mutation($code: String!) {
     disputeClaim(code: $code, deviceFingerprint: "mallory", reason: "That is mine") { claimedAt }
 }"""
@@ -34,7 +38,12 @@ THREATS = """query($id: ID!, $first: Int, $after: String, $since: DateTime, $min
     brand(id: $id) {
         stats { threatCount openThreatCount }
         threats(first: $first, after: $after, since: $since, minSeverity: $min) {
-            edges { cursor node { id cursor type severity details detectedAt resolved product { id } brand { id } } }
+            edges {
+                cursor
+                node {
+                    id cursor type severity details detectedAt resolved product { id } brand { id }
+                }
+            }
             pageInfo { hasNextPage endCursor }
         }
     }

@@ -26,7 +26,9 @@ DELETE = "mutation($id: ID!) { deleteWebhook(id: $id) { id url } }"
 WEBHOOKS = """query($b: ID!) {
     brand(id: $b) {
         webhooks { id url minSeverity types }
-        webhookDeliveries(first: 50) { edges { node { id webhookId alertId status attempts lastStatusCode } } }
+        webhookDeliveries(first: 50) {
+            edges { node { id webhookId alertId status attempts lastStatusCode } }
+        }
     }
 }"""
 
@@ -35,7 +37,9 @@ def codes(body: dict[str, Any]) -> list[str]:
     return [error["extensions"]["code"] for error in body.get("errors", [])]
 
 
-def register(url: str, brand: str, min_severity: str = "LOW", types: list[str] | None = None) -> dict[str, Any]:
+def register(
+    url: str, brand: str, min_severity: str = "LOW", types: list[str] | None = None
+) -> dict[str, Any]:
     return {"b": brand, "url": url, "min": min_severity, "types": types}
 
 
@@ -44,27 +48,51 @@ async def test_registration_is_for_the_brands_own_brand_keys(sqlite_gateway: Any
     brand, stranger = await gateway.register_brand(), await gateway.register_brand()
     partner = await gateway.create_key(brand, "PARTNER")
     url = "https://hooks.example.com/proofgate"
-    payload = (await gateway.data(REGISTER, register(url, brand.id, "HIGH", ["BURST_SCAN"]), key=brand.key))["registerWebhook"]
+    payload = (
+        await gateway.data(REGISTER, register(url, brand.id, "HIGH", ["BURST_SCAN"]), key=brand.key)
+    )["registerWebhook"]
     assert payload["secret"].startswith("whsec_")
-    assert payload["webhook"]["types"] == ["BURST_SCAN"] and payload["webhook"]["minSeverity"] == "HIGH"
+    assert (
+        payload["webhook"]["types"] == ["BURST_SCAN"]
+        and payload["webhook"]["minSeverity"] == "HIGH"
+    )
     listed = (await gateway.data(WEBHOOKS, {"b": brand.id}, key=brand.key))["brand"]
-    assert listed["webhooks"] == [{k: payload["webhook"][k] for k in ("id", "url", "minSeverity", "types")}]
+    assert listed["webhooks"] == [
+        {k: payload["webhook"][k] for k in ("id", "url", "minSeverity", "types")}
+    ]
     assert payload["secret"] not in json.dumps(listed)
 
-    assert codes(await gateway.execute(REGISTER, register(url, brand.id), key=partner)) == ["FORBIDDEN"]
-    assert codes(await gateway.execute(REGISTER, register(url, brand.id), key=stranger.key)) == ["NOT_FOUND"]
+    assert codes(await gateway.execute(REGISTER, register(url, brand.id), key=partner)) == [
+        "FORBIDDEN"
+    ]
+    assert codes(await gateway.execute(REGISTER, register(url, brand.id), key=stranger.key)) == [
+        "NOT_FOUND"
+    ]
     partner_view = await gateway.execute(WEBHOOKS, {"b": brand.id}, key=partner)
     assert partner_view["data"]["brand"]["webhooks"] is None and "FORBIDDEN" in codes(partner_view)
-    for bad in ("ftp://hooks.example.com/x", "http://user:pw@hooks.example.com/", "http://127.0.0.1:9/x", "http://localhost/x"):
-        assert codes(await gateway.execute(REGISTER, register(bad, brand.id), key=brand.key)) == ["BAD_USER_INPUT"], bad
-    assert codes(await gateway.execute(REGISTER, {**register(url, brand.id), "types": []}, key=brand.key)) == ["BAD_USER_INPUT"]
+    for bad in (
+        "ftp://hooks.example.com/x",
+        "http://user:pw@hooks.example.com/",
+        "http://127.0.0.1:9/x",
+        "http://localhost/x",
+    ):
+        assert codes(await gateway.execute(REGISTER, register(bad, brand.id), key=brand.key)) == [
+            "BAD_USER_INPUT"
+        ], bad
+    assert codes(
+        await gateway.execute(REGISTER, {**register(url, brand.id), "types": []}, key=brand.key)
+    ) == ["BAD_USER_INPUT"]
 
     hook_id = payload["webhook"]["id"]
     assert codes(await gateway.execute(DELETE, {"id": hook_id}, key=stranger.key)) == ["NOT_FOUND"]
     assert codes(await gateway.execute(DELETE, {"id": hook_id}, key=partner)) == ["FORBIDDEN"]
-    assert (await gateway.data(DELETE, {"id": hook_id}, key=brand.key))["deleteWebhook"]["id"] == hook_id
+    assert (await gateway.data(DELETE, {"id": hook_id}, key=brand.key))["deleteWebhook"][
+        "id"
+    ] == hook_id
     assert codes(await gateway.execute(DELETE, {"id": hook_id}, key=brand.key)) == ["NOT_FOUND"]
-    assert codes(await gateway.execute(DELETE, {"id": "wh_nonsense"}, key=brand.key)) == ["BAD_USER_INPUT"]
+    assert codes(await gateway.execute(DELETE, {"id": "wh_nonsense"}, key=brand.key)) == [
+        "BAD_USER_INPUT"
+    ]
     assert (await gateway.data(WEBHOOKS, {"b": brand.id}, key=brand.key))["brand"]["webhooks"] == []
 
 
@@ -72,8 +100,12 @@ async def test_a_brand_has_a_bounded_number_of_webhooks(sqlite_gateway: Any) -> 
     gateway = sqlite_gateway
     brand = await gateway.register_brand()
     for index in range(10):
-        await gateway.data(REGISTER, register(f"https://hooks.example.com/{index}", brand.id), key=brand.key)
-    refused = await gateway.execute(REGISTER, register("https://hooks.example.com/x", brand.id), key=brand.key)
+        await gateway.data(
+            REGISTER, register(f"https://hooks.example.com/{index}", brand.id), key=brand.key
+        )
+    refused = await gateway.execute(
+        REGISTER, register("https://hooks.example.com/x", brand.id), key=brand.key
+    )
     assert codes(refused) == ["BAD_USER_INPUT"]
 
 
@@ -98,7 +130,9 @@ async def test_alerts_are_delivered_signed_with_retries_and_listed(gateway: Gate
         await gateway.dispute(product)
         await gateway.dispute(product)
         await gateway.data(RECALL, {"id": product["id"]}, key)
-        await gateway.data(VERIFY, {"code": product["verificationCode"], "scan": {"deviceFingerprint": "alice"}})
+        await gateway.data(
+            VERIFY, {"code": product["verificationCode"], "scan": {"deviceFingerprint": "alice"}}
+        )
         deadline = time.monotonic() + 10
         while True:
             brand_view = (await gateway.data(WEBHOOKS, {"b": brand}, key))["brand"]
@@ -116,9 +150,13 @@ async def test_alerts_are_delivered_signed_with_retries_and_listed(gateway: Gate
     delivered = receiver.delivered()
     assert len(delivered) == 3 and len(receiver.requests) == 6
     delivered_ids = [request.headers["x-proofgate-delivery"] for request in delivered]
-    assert sorted(delivered_ids) == sorted(record["id"] for record in records), "no duplicate delivery ids"
+    assert sorted(delivered_ids) == sorted(record["id"] for record in records), (
+        "no duplicate delivery ids"
+    )
     now = datetime.now(UTC)
     for request in receiver.requests:
-        assert verify_signature(secret, request.headers["x-proofgate-signature"], request.body, now=now)
+        assert verify_signature(
+            secret, request.headers["x-proofgate-signature"], request.body, now=now
+        )
         assert request.headers["x-proofgate-event"] == "threat.alert"
     assert {json.loads(request.body)["alert"]["id"] for request in delivered} == critical

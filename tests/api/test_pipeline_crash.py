@@ -26,7 +26,9 @@ STATS = "query($b: ID!) { brand(id: $b) { stats { threatCount openThreatCount sc
 async def unfinished(storage: Storage) -> int:
     total = 0
     for shard in PipelineSettings().shards:
-        page = await storage.query(OUTBOX_DUE, {"shard": shard, "before": FAR_FUTURE}, tenant="test", first=100)
+        page = await storage.query(
+            OUTBOX_DUE, {"shard": shard, "before": FAR_FUTURE}, tenant="test", first=100
+        )
         total += len(page)
     return total
 
@@ -40,7 +42,9 @@ async def away_from_the_hour() -> None:
 
 
 @pytest.mark.slow
-async def test_after_a_kill_and_restart_every_scans_alerts_exist_exactly_once(tmp_path: Path) -> None:
+async def test_after_a_kill_and_restart_every_scans_alerts_exist_exactly_once(
+    tmp_path: Path,
+) -> None:
     """The gateway dies with scans in flight and outbox items claimed or
     waiting. After a restart, a product has its BURST_SCAN exactly when
     more than ten of its scans committed, and the counters match the alerts."""
@@ -50,7 +54,11 @@ async def test_after_a_kill_and_restart_every_scans_alerts_exist_exactly_once(tm
         products = [await first.product(brand, key) for _ in range(PRODUCTS)]
         await away_from_the_hour()
         scans = [
-            asyncio.create_task(first.execute(VERIFY, {"code": product["verificationCode"], "scan": {"country": "DE"}}))
+            asyncio.create_task(
+                first.execute(
+                    VERIFY, {"code": product["verificationCode"], "scan": {"country": "DE"}}
+                )
+            )
             for _ in range(SCANS)
             for product in products
         ]
@@ -70,7 +78,9 @@ async def test_after_a_kill_and_restart_every_scans_alerts_exist_exactly_once(tm
 
     second = await Gateway(tmp_path, **LEASE).start()
     try:
-        committed = {product["id"]: await _scan_count(second, product["id"], key) for product in products}
+        committed = {
+            product["id"]: await _scan_count(second, product["id"], key) for product in products
+        }
         expected = sorted(product_id for product_id, count in committed.items() if count > 10)
         deadline = time.monotonic() + 15
         while len(alerts := await second.alerts(brand, key)) < len(expected):
@@ -91,6 +101,8 @@ async def test_after_a_kill_and_restart_every_scans_alerts_exist_exactly_once(tm
 
 
 async def _scan_count(gateway: Gateway, product_id: str, key: str) -> int:
-    data = await gateway.data("query($id: ID!) { product(id: $id) { scanCount } }", {"id": product_id}, key)
+    data = await gateway.data(
+        "query($id: ID!) { product(id: $id) { scanCount } }", {"id": product_id}, key
+    )
     count: int = data["product"]["scanCount"]
     return count

@@ -13,6 +13,7 @@ import uvicorn
 from _live import ADMIN_KEY, LEGACY_WS, RECALL, VERIFY, Closed, Gateway, Inbox, Socket, free_port
 
 from proofgate.api.app import create_app
+from proofgate.api.limits import Limits
 from proofgate.api.settings import Settings
 from proofgate.domain.threats import product_recall
 from proofgate.resolvers.pipeline import PipelineSettings
@@ -45,12 +46,19 @@ async def test_live_alerts_are_filtered_by_brand_severity_and_type(gateway: Gate
     await gateway.dispute(product)
     await gateway.dispute(their_product)
     await gateway.data(RECALL, {"id": product["id"]}, key)
-    await gateway.data(VERIFY, {"code": product["verificationCode"], "scan": {"deviceFingerprint": "alice"}})
+    await gateway.data(
+        VERIFY, {"code": product["verificationCode"], "scan": {"deviceFingerprint": "alice"}}
+    )
     sentinel = await gateway.product(mine, key)
     await gateway.data(RECALL, {"id": sentinel["id"]}, key)
 
     expected = {
-        everything: ["OWNERSHIP_DISPUTE", "PRODUCT_RECALL", "RECALLED_PRODUCT_SCAN", "PRODUCT_RECALL"],
+        everything: [
+            "OWNERSHIP_DISPUTE",
+            "PRODUCT_RECALL",
+            "RECALLED_PRODUCT_SCAN",
+            "PRODUCT_RECALL",
+        ],
         serious: ["OWNERSHIP_DISPUTE", "PRODUCT_RECALL", "PRODUCT_RECALL"],
         recalls: ["PRODUCT_RECALL", "PRODUCT_RECALL"],
     }
@@ -93,7 +101,9 @@ async def test_replay_from_a_cursor_then_live_has_no_gap_and_no_duplicate(gatewa
     await socket.close()
 
 
-async def test_foreign_and_anonymous_subscriptions_fail_and_bad_keys_are_refused(gateway: Gateway) -> None:
+async def test_foreign_and_anonymous_subscriptions_fail_and_bad_keys_are_refused(
+    gateway: Gateway,
+) -> None:
     (mine, key), (theirs, _) = await gateway.brand(), await gateway.brand()
     socket = await Socket.open(gateway, key)
     inbox = Inbox(socket)
@@ -141,7 +151,9 @@ async def test_idle_connections_are_pinged(gateway: Gateway) -> None:
 async def test_a_revoked_keys_subscriptions_are_closed(gateway: Gateway) -> None:
     brand, key = await gateway.brand()
     created = await gateway.data(
-        """mutation($b: ID!) { createApiKey(brandId: $b, name: "wall", role: PARTNER) { id apiKey } }""",
+        """mutation($b: ID!) {
+            createApiKey(brandId: $b, name: "wall", role: PARTNER) { id apiKey }
+        }""",
         {"b": brand},
         key,
     )
@@ -149,7 +161,9 @@ async def test_a_revoked_keys_subscriptions_are_closed(gateway: Gateway) -> None
     socket = await Socket.open(gateway, partner["apiKey"])
     await socket.subscribe(brand)
     await asyncio.sleep(0.1)
-    await gateway.data("""mutation($id: ID!) { revokeApiKey(id: $id) { id } }""", {"id": partner["id"]}, key)
+    await gateway.data(
+        """mutation($id: ID!) { revokeApiKey(id: $id) { id } }""", {"id": partner["id"]}, key
+    )
     with pytest.raises(Closed) as closed:
         await socket.receive(timeout=3)
     assert (closed.value.code, closed.value.reason) == (4403, "API key revoked")
@@ -212,9 +226,12 @@ async def test_a_slow_consumer_is_disconnected_with_a_clear_reason(tmp_path: Pat
         sqlite_path=str(tmp_path / "slow.db"),
         port=free_port(),
         pipeline=PipelineSettings(queue_max=4),
+        limits=Limits(anonymous_rate=None, key_rate=None),
     )
     app = create_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=settings.port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=settings.port, log_level="warning")
+    )
     serving = asyncio.create_task(server.serve())
     gateway = Gateway(tmp_path, port=settings.port)
     try:
@@ -228,7 +245,9 @@ async def test_a_slow_consumer_is_disconnected_with_a_clear_reason(tmp_path: Pat
             await asyncio.sleep(0.01)
         now = datetime.now(UTC)
         for index in range(50):
-            draft = product_recall(brand_id=brand, product_id=f"P{index}", recalled_at=now, reason=None)
+            draft = product_recall(
+                brand_id=brand, product_id=f"P{index}", recalled_at=now, reason=None
+            )
             broker.publish(alert_item(draft, now + timedelta(microseconds=index)))
         received = 0
         with pytest.raises(Closed) as closed:

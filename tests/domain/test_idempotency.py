@@ -73,7 +73,9 @@ def test_dataclass_inputs_enums_and_floats() -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [float("nan"), float("inf"), Decimal("NaN"), {1: "x"}, object()], ids=repr
+    "body",
+    [float("nan"), float("inf"), Decimal("NaN"), {1: "x"}, object()],
+    ids=["float-nan", "float-inf", "decimal-nan", "int-key", "object"],
 )
 def test_refuses_what_has_no_canonical_form(body: object) -> None:
     with pytest.raises(BadUserInput):

@@ -30,7 +30,7 @@ logger = logging.getLogger("proofgate.pipeline")
 class Subscriber:
     """One live subscription's queue. ``next`` returns None once closed."""
 
-    __slots__ = ("_closed", "_limit", "_on_overflow", "_queue", "_ready", "brand_id", "overflowed")
+    __slots__ = ("_closed", "_limit", "_on_overflow", "_queue", "_waiter", "brand_id", "overflowed")
 
     def __init__(self, brand_id: str, limit: int, on_overflow: Callable[[], None] | None) -> None:
         self.brand_id = brand_id
@@ -38,8 +38,14 @@ class Subscriber:
         self._limit = limit
         self._on_overflow = on_overflow
         self._queue: deque[Item] = deque()
-        self._ready = asyncio.Event()
+        # A future only while someone waits: an idle subscription should cost
+        # as little as possible, and most of them are idle.
+        self._waiter: asyncio.Future[None] | None = None
         self._closed = False
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def offer(self, item: Item) -> None:
         if self._closed:
@@ -51,20 +57,23 @@ class Subscriber:
                 self._on_overflow()
             return
         self._queue.append(item)
-        self._ready.set()
+        self._wake()
 
     async def next(self) -> Item | None:
         while not self._queue:
             if self._closed:
                 return None
-            self._ready.clear()
-            await self._ready.wait()
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
         return self._queue.popleft()
 
     def close(self) -> None:
         self._closed = True
         self._queue.clear()
-        self._ready.set()
+        self._wake()
 
     @property
     def closed(self) -> bool:

@@ -30,7 +30,9 @@ class CommittingStorage:
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         return await self.inner.get(ap, **params)
 
-    async def batch_get(self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]) -> list[Item | None]:
+    async def batch_get(
+        self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
+    ) -> list[Item | None]:
         return await self.inner.batch_get(ap, params)
 
     async def query(

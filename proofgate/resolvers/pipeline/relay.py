@@ -142,7 +142,9 @@ class Relay:
         except asyncio.CancelledError:
             raise
         except Exception:
-            logger.warning("Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True)
+            logger.warning(
+                "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
+            )
             return
         if claimed is not None:
             self._dispatch(claimed)

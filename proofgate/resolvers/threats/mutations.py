@@ -43,7 +43,13 @@ class ThreatMutations:
                         condition=All(ItemExists(), Compare("resolved", Comparison.EQ, False)),
                     ),
                     Update(BRAND_STATS.key(brand_id=key.brand_id), add={"openThreatCount": -1}),
-                    audit_entry(context.principal, "resolveThreat", now, brand_id=key.brand_id, target_ids=[key.id]),
+                    audit_entry(
+                        context.principal,
+                        "resolveThreat",
+                        now,
+                        brand_id=key.brand_id,
+                        target_ids=[key.id],
+                    ),
                 ],
             )
         except ConditionFailed as error:

@@ -79,12 +79,18 @@ class ThreatSubscriptions:
             raise ServiceUnavailable("Live alerts are not available on this gateway")
         subscriber = await pipeline.subscribe(brand, _overflow_handler(info))
         try:
-            backlog = [] if after is None else await pipeline.replay(brand, after, context.principal.tenant)
+            backlog = (
+                []
+                if after is None
+                else await pipeline.replay(brand, after, context.principal.tenant)
+            )
         except BaseException:
             pipeline.unsubscribe(subscriber)
             raise
         wanted = None if types is None else frozenset(types)
-        return _AlertStream(pipeline, subscriber, _alerts(subscriber, backlog, min_severity, wanted))
+        return _AlertStream(
+            pipeline, subscriber, _alerts(subscriber, backlog, min_severity, wanted)
+        )
 
 
 async def _alerts(
@@ -106,7 +112,9 @@ async def _alerts(
 
 
 class _AlertStream(AsyncIterator[ThreatAlert]):
-    def __init__(self, pipeline: Pipeline, subscriber: Subscriber, alerts: AsyncGenerator[ThreatAlert, None]) -> None:
+    def __init__(
+        self, pipeline: Pipeline, subscriber: Subscriber, alerts: AsyncGenerator[ThreatAlert, None]
+    ) -> None:
         self._pipeline = pipeline
         self._subscriber = subscriber
         self._alerts = alerts

@@ -24,7 +24,9 @@ class BrandRoot(Protocol):
 async def brand_webhooks(root: BrandRoot, info: Info) -> list[Webhook] | None:
     brand_id = str(root.id)
     require_webhook_admin(info.context.principal, brand_id, "webhooks")
-    page = await info.context.loaders.page(BRAND_WEBHOOKS, {"brand_id": brand_id}, first=BRAND_WEBHOOKS.max_page)
+    page = await info.context.loaders.page(
+        BRAND_WEBHOOKS, {"brand_id": brand_id}, first=BRAND_WEBHOOKS.max_page
+    )
     return [Webhook.from_item(item) for item in page.items]
 
 
@@ -34,5 +36,7 @@ async def brand_webhook_deliveries(
     """Newest first, with each delivery's status after its latest attempt."""
     brand_id = str(root.id)
     require_webhook_admin(info.context.principal, brand_id, "webhookDeliveries")
-    page = await info.context.loaders.page(WEBHOOK_DELIVERIES, {"brand_id": brand_id}, first=first, after=after)
+    page = await info.context.loaders.page(
+        WEBHOOK_DELIVERIES, {"brand_id": brand_id}, first=first, after=after
+    )
     return connection(page, WebhookDelivery.from_item)

@@ -66,7 +66,9 @@ class WebhookMutations:
         _check_target(target, settings.webhook_allow_private)
         if types is not None and not types:
             raise BadUserInput("types: send null for every type, or at least one type")
-        existing = await context.loaders.page(BRAND_WEBHOOKS, {"brand_id": brand}, first=BRAND_WEBHOOKS.max_page)
+        existing = await context.loaders.page(
+            BRAND_WEBHOOKS, {"brand_id": brand}, first=BRAND_WEBHOOKS.max_page
+        )
         if len(existing) >= settings.webhooks_per_brand:
             raise BadUserInput(
                 f"A brand has at most {settings.webhooks_per_brand} webhooks",
@@ -75,14 +77,23 @@ class WebhookMutations:
         now = context.now()
         ref = WebhookRef(brand, new_id(now))
         secret = new_webhook_secret()
-        put = webhook_item(ref, url=target, secret=secret, min_severity=min_severity, types=types, created_at=now)
+        put = webhook_item(
+            ref, url=target, secret=secret, min_severity=min_severity, types=types, created_at=now
+        )
         await transact(
             context.storage,
-            [put, audit_entry(context.principal, "registerWebhook", now, brand_id=brand, target_ids=[ref.id])],
+            [
+                put,
+                audit_entry(
+                    context.principal, "registerWebhook", now, brand_id=brand, target_ids=[ref.id]
+                ),
+            ],
         )
         return RegisterWebhookPayload(webhook=Webhook.from_item(put.item), secret=secret)
 
-    @mutation_field(reads=WEBHOOK_BY_ID, description="Stop deliveries to a webhook; returns it as it was")
+    @mutation_field(
+        reads=WEBHOOK_BY_ID, description="Stop deliveries to a webhook; returns it as it was"
+    )
     async def delete_webhook(self, info: Info, id: strawberry.ID) -> Webhook:
         context = info.context
         ref = parse_webhook_id(id)
@@ -96,7 +107,13 @@ class WebhookMutations:
                 context.storage,
                 [
                     Delete(WEBHOOK_BY_ID.key(**ref.params), ItemExists()),
-                    audit_entry(context.principal, "deleteWebhook", now, brand_id=ref.brand_id, target_ids=[ref.id]),
+                    audit_entry(
+                        context.principal,
+                        "deleteWebhook",
+                        now,
+                        brand_id=ref.brand_id,
+                        target_ids=[ref.id],
+                    ),
                 ],
             )
         except ConditionFailed:

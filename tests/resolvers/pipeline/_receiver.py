@@ -44,12 +44,19 @@ class Receiver:
         body = await reader.readexactly(int(headers.get("content-length", "0")))
         request = Request(path, headers, body)
         self.requests.append(request)
-        same = sum(1 for r in self.requests if r.headers.get("x-proofgate-delivery") == headers.get("x-proofgate-delivery"))
+        same = sum(
+            1
+            for r in self.requests
+            if r.headers.get("x-proofgate-delivery") == headers.get("x-proofgate-delivery")
+        )
         status = self._answer(request, same)
         self.answered.append(status)
-        writer.write(f"HTTP/1.1 {status} Scripted\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".encode())
+        head = f"HTTP/1.1 {status} Scripted\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"
+        writer.write(head.encode() + b"ok")
         await writer.drain()
         writer.close()
 
     def delivered(self) -> list[Request]:
-        return [r for r, status in zip(self.requests, self.answered, strict=True) if 200 <= status < 300]
+        return [
+            r for r, status in zip(self.requests, self.answered, strict=True) if 200 <= status < 300
+        ]

@@ -29,7 +29,9 @@ def utcnow() -> datetime:
 class Product:
     """A product and the scans recorded for it, as verifyProduct writes them."""
 
-    def __init__(self, brand_id: str, created_at: datetime, status: ProductStatus = ProductStatus.ACTIVE) -> None:
+    def __init__(
+        self, brand_id: str, created_at: datetime, status: ProductStatus = ProductStatus.ACTIVE
+    ) -> None:
         self.brand_id = brand_id
         self.id = new_id(created_at)
         self.created_at = created_at
@@ -49,7 +51,9 @@ class Product:
         claim: ClaimFacts | None = None,
     ) -> tuple[Item, ScanEvent]:
         self.scans += 1
-        event = ScanEvent(new_id(at), at, result, self.facts(), country=country, device_hash=device, claim=claim)
+        event = ScanEvent(
+            new_id(at), at, result, self.facts(), country=country, device_hash=device, claim=claim
+        )
         item = {
             "PK": PRODUCT_SCANS.partition_key.format({"product_id": self.id}),
             "SK": SCAN_SORT.format({"scanned_at": at, "scan_id": event.scan_id}),
@@ -85,7 +89,9 @@ async def record_scan(
 
 async def alerts(storage: Storage, brand_id: str) -> list[Item]:
     """Every alert of the brand, newest first."""
-    page = await storage.query(BRAND_THREATS, {"brand_id": brand_id, "since": EPOCH}, tenant="test", first=100)
+    page = await storage.query(
+        BRAND_THREATS, {"brand_id": brand_id, "since": EPOCH}, tenant="test", first=100
+    )
     return page.items
 
 

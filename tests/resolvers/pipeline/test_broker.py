@@ -18,7 +18,9 @@ def alert(alert_id: str, brand: str = "B1", at: datetime = T0) -> Item:
 
 
 def broker(queue_max: int = 4, subscriptions_max: int = 10) -> Broker:
-    return Broker(queue_max=queue_max, subscriptions_max=subscriptions_max, overlap=timedelta(seconds=5))
+    return Broker(
+        queue_max=queue_max, subscriptions_max=subscriptions_max, overlap=timedelta(seconds=5)
+    )
 
 
 async def test_alerts_reach_only_their_brands_subscribers_in_order() -> None:

@@ -51,7 +51,9 @@ async def test_a_delivery_is_signed_retried_after_a_500_and_recorded(
         hook_id, secret = await webhook(storage, brand, receiver.url, min_severity=Severity.HIGH)
         product = Product(brand, t0 - timedelta(days=2), ProductStatus.RECALLED)
         await record_scan(storage, product, t0, pipeline)
-        await pipeline.committing(storage).transact_write(pipeline.enqueue(RecallEvent(product.id, brand, t0, "Lead")))
+        await pipeline.committing(storage).transact_write(
+            pipeline.enqueue(RecallEvent(product.id, brand, t0, "Lead"))
+        )
 
         async def delivered() -> bool:
             records = await deliveries(storage, brand)
@@ -64,16 +66,29 @@ async def test_a_delivery_is_signed_retried_after_a_500_and_recorded(
     assert len(ids) == 1, "a retry reuses its delivery id"
     for request in receiver.requests:
         assert request.path == "/hooks/alerts?via=test"
-        assert verify_signature(secret, request.headers["x-proofgate-signature"], request.body, now=datetime.now(UTC))
-        assert not verify_signature("whsec_other", request.headers["x-proofgate-signature"], request.body, now=datetime.now(UTC))
+        assert verify_signature(
+            secret, request.headers["x-proofgate-signature"], request.body, now=datetime.now(UTC)
+        )
+        assert not verify_signature(
+            "whsec_other",
+            request.headers["x-proofgate-signature"],
+            request.body,
+            now=datetime.now(UTC),
+        )
     body = json.loads(receiver.requests[-1].body)
-    assert (body["type"], body["webhookId"], body["alert"]["type"]) == ("threat.alert", hook_id, "PRODUCT_RECALL")
+    assert (body["type"], body["webhookId"], body["alert"]["type"]) == (
+        "threat.alert",
+        hook_id,
+        "PRODUCT_RECALL",
+    )
     [record] = await deliveries(storage, brand)
     assert (record["id"], record["attempts"], record["lastStatusCode"]) == (body["id"], 2, 200)
     assert record["alertId"] == body["alert"]["id"]
 
 
-async def test_deliveries_honour_the_webhooks_types(storage: Storage, pipeline: Pipeline, t0: datetime) -> None:
+async def test_deliveries_honour_the_webhooks_types(
+    storage: Storage, pipeline: Pipeline, t0: datetime
+) -> None:
     brand = await new_brand(storage)
     async with Receiver(lambda request, attempt: 204) as receiver:
         await webhook(storage, brand, receiver.url, types=[ThreatType.RECALLED_PRODUCT_SCAN])
@@ -85,7 +100,9 @@ async def test_deliveries_honour_the_webhooks_types(storage: Storage, pipeline: 
             return [r["status"] for r in await deliveries(storage, brand)] == ["DELIVERED"]
 
         await eventually(delivered)
-    assert [json.loads(r.body)["alert"]["type"] for r in receiver.requests] == ["RECALLED_PRODUCT_SCAN"]
+    assert [json.loads(r.body)["alert"]["type"] for r in receiver.requests] == [
+        "RECALLED_PRODUCT_SCAN"
+    ]
 
 
 async def test_a_receiver_that_keeps_failing_ends_failed_and_parked(
@@ -94,7 +111,9 @@ async def test_a_receiver_that_keeps_failing_ends_failed_and_parked(
     brand = await new_brand(storage)
     async with Receiver(lambda request, attempt: 503) as receiver:
         await webhook(storage, brand, receiver.url)
-        await pipeline.committing(storage).transact_write(pipeline.enqueue(RecallEvent(new_id(), brand, t0, None)))
+        await pipeline.committing(storage).transact_write(
+            pipeline.enqueue(RecallEvent(new_id(), brand, t0, None))
+        )
 
         async def failed() -> bool:
             return [r["status"] for r in await deliveries(storage, brand)] == ["FAILED"]

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from proofgate.domain.enums import ProductStatus, ScanResult, ThreatType
+from proofgate.domain.enums import ProductStatus, ScanResult
 from proofgate.domain.identifiers import new_id
 from proofgate.domain.threats import ClaimFacts
 from proofgate.errors import ProofgateError
@@ -24,7 +25,17 @@ from proofgate.resolvers.pipeline.service import outbox_actions
 from proofgate.storage import CursorCodec, Item, Storage
 from proofgate.storage.access_patterns import OUTBOX_DUE, OUTBOX_PARKED
 
-from ._support import CURSOR_KEY, Product, alerts, eventually, minutes, new_brand, record_scan, stats, utcnow
+from ._support import (
+    CURSOR_KEY,
+    Product,
+    alerts,
+    eventually,
+    minutes,
+    new_brand,
+    record_scan,
+    stats,
+    utcnow,
+)
 
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
 
@@ -33,7 +44,9 @@ async def queued(storage: Storage, settings: PipelineSettings) -> list[Item]:
     """Every outbox item still waiting or leased."""
     items: list[Item] = []
     for shard in settings.shards:
-        page = await storage.query(OUTBOX_DUE, {"shard": shard, "before": FAR_FUTURE}, tenant="test", first=100)
+        page = await storage.query(
+            OUTBOX_DUE, {"shard": shard, "before": FAR_FUTURE}, tenant="test", first=100
+        )
         items.extend(page.items)
     return items
 
@@ -80,7 +93,9 @@ async def test_one_scan_raises_several_alerts_each_persisted_and_counted(
     brand = await new_brand(storage)
     product = Product(brand, t0 - timedelta(days=30), ProductStatus.RECALLED)
     claim = ClaimFacts("owner-device", t0 + timedelta(days=300), t0 - timedelta(days=1))
-    await record_scan(storage, product, t0, pipeline, device="other", result=ScanResult.COUNTERFEIT, claim=claim)
+    await record_scan(
+        storage, product, t0, pipeline, device="other", result=ScanResult.COUNTERFEIT, claim=claim
+    )
     await drained(storage, settings)
     found = await alerts(storage, brand)
     assert types_of(found) == ["CLAIMED_PRODUCT_SCAN", "HASH_TAMPERING", "RECALLED_PRODUCT_SCAN"]
@@ -136,7 +151,11 @@ async def test_command_events_raise_their_alerts_through_the_outbox(
 
 
 async def test_a_failing_item_is_retried_with_backoff_then_parked(
-    storage: Storage, pipeline: Pipeline, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
+    storage: Storage,
+    pipeline: Pipeline,
+    settings: PipelineSettings,
+    t0: datetime,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls: list[datetime] = []
 
@@ -158,7 +177,7 @@ async def test_a_failing_item_is_retried_with_backoff_then_parked(
     assert item["attempts"] == settings.max_attempts == len(calls)
     assert item["lastError"] == "rules exploded"
     assert await queued(storage, settings) == []
-    gaps = [later - earlier for earlier, later in zip(calls, calls[1:], strict=False)]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(calls)]
     assert all(gap >= settings.retry_base for gap in gaps)
     assert await alerts(storage, brand) == []
 
@@ -173,7 +192,9 @@ async def test_an_expired_lease_is_taken_over_after_a_crash_mid_item(
     product = Product(brand, t0 - timedelta(days=30), ProductStatus.RECALLED)
     await record_scan(storage, product, t0, result=ScanResult.COUNTERFEIT)
 
-    crashed = Relay(storage, Broker(queue_max=8, subscriptions_max=8, overlap=short.tail_overlap), short, utcnow)
+    crashed = Relay(
+        storage, Broker(queue_max=8, subscriptions_max=8, overlap=short.tail_overlap), short, utcnow
+    )
     persist = crashed._persist
     writes = 0
 
@@ -206,7 +227,9 @@ async def test_two_relays_on_one_store_process_each_item_once(
     storage: Storage, settings: PipelineSettings, t0: datetime
 ) -> None:
     brand = await new_brand(storage)
-    relays = [Pipeline(storage, settings, cursors=CursorCodec(CURSOR_KEY), clock=utcnow) for _ in range(2)]
+    relays = [
+        Pipeline(storage, settings, cursors=CursorCodec(CURSOR_KEY), clock=utcnow) for _ in range(2)
+    ]
     products = [Product(brand, t0 - timedelta(days=30)) for _ in range(4)]
     for i in range(12):
         for product in products:

@@ -13,7 +13,16 @@ from proofgate.resolvers.pipeline import Pipeline, PipelineSettings, Subscriber
 from proofgate.storage import CursorCodec, Item, Storage
 from proofgate.storage.sqlite import open_sqlite
 
-from ._support import CURSOR_KEY, Product, alerts, eventually, minutes, new_brand, record_scan, utcnow
+from ._support import (
+    CURSOR_KEY,
+    Product,
+    alerts,
+    eventually,
+    minutes,
+    new_brand,
+    record_scan,
+    utcnow,
+)
 
 TENANT = "brand:test"
 
@@ -24,9 +33,13 @@ async def next_alert(subscriber: Subscriber, timeout: float = 3.0) -> Item:
     return item
 
 
-async def counterfeit(storage: Storage, brand: str, at: datetime, pipeline: Pipeline | None = None) -> None:
+async def counterfeit(
+    storage: Storage, brand: str, at: datetime, pipeline: Pipeline | None = None
+) -> None:
     """One HASH_TAMPERING alert on a fresh product."""
-    await record_scan(storage, Product(brand, at - timedelta(days=1)), at, pipeline, result=ScanResult.COUNTERFEIT)
+    await record_scan(
+        storage, Product(brand, at - timedelta(days=1)), at, pipeline, result=ScanResult.COUNTERFEIT
+    )
 
 
 async def test_a_subscriber_gets_the_alert_the_relay_writes(
@@ -72,7 +85,9 @@ async def test_replay_returns_the_alerts_after_a_cursor_oldest_first(
     assert await pipeline.replay(brand, pipeline.cursor(newest_first[0], TENANT), TENANT) == []
 
 
-async def test_replay_refuses_foreign_and_forged_cursors(storage: Storage, pipeline: Pipeline, t0: datetime) -> None:
+async def test_replay_refuses_foreign_and_forged_cursors(
+    storage: Storage, pipeline: Pipeline, t0: datetime
+) -> None:
     brand, other = await new_brand(storage), await new_brand(storage)
     await counterfeit(storage, brand, t0, pipeline)
     await eventually(lambda: _count(storage, brand, 1))
@@ -85,8 +100,12 @@ async def test_replay_refuses_foreign_and_forged_cursors(storage: Storage, pipel
         await pipeline.replay(brand, cursor[:-2] + "AA", TENANT)
 
 
-async def test_replay_refuses_a_backlog_longer_than_its_limit(storage: Storage, t0: datetime) -> None:
-    small = Pipeline(storage, PipelineSettings(replay_max=2), cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+async def test_replay_refuses_a_backlog_longer_than_its_limit(
+    storage: Storage, t0: datetime
+) -> None:
+    small = Pipeline(
+        storage, PipelineSettings(replay_max=2), cursors=CursorCodec(CURSOR_KEY), clock=utcnow
+    )
     await small.start()
     try:
         brand = await new_brand(storage)
@@ -101,13 +120,17 @@ async def test_replay_refuses_a_backlog_longer_than_its_limit(storage: Storage, 
 
 
 @pytest.fixture
-async def two_processes(tmp_path: Path, settings: PipelineSettings) -> AsyncIterator[tuple[Pipeline, Pipeline]]:
+async def two_processes(
+    tmp_path: Path, settings: PipelineSettings
+) -> AsyncIterator[tuple[Pipeline, Pipeline]]:
     """Two pipelines on one SQLite file, each with its own connections, as two
     gateway processes have. B runs only its tailer, so whatever B's subscribers
     receive came through the table."""
     path = tmp_path / "shared.db"
     stores = [await open_sqlite(path, cursor_key=CURSOR_KEY) for _ in range(2)]
-    a, b = (Pipeline(store, settings, cursors=CursorCodec(CURSOR_KEY), clock=utcnow) for store in stores)
+    a, b = (
+        Pipeline(store, settings, cursors=CursorCodec(CURSOR_KEY), clock=utcnow) for store in stores
+    )
     await a.start()
     tail = asyncio.create_task(b.tailer.run())
     try:
