@@ -43,7 +43,8 @@ def format_datetime(value: datetime) -> str:
 def parse_datetime(text: str, *, field: str = "datetime") -> datetime:
     """Parse ISO 8601 with an offset (any precision), returning an aware UTC datetime."""
     if _CANONICAL.fullmatch(text):
-        return datetime.strptime(text, DATETIME_FORMAT).replace(tzinfo=UTC)
+        # fromisoformat reads the canonical form exactly, ~10x faster than strptime.
+        return datetime.fromisoformat(text).replace(tzinfo=UTC)
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:

@@ -88,8 +88,19 @@ class Product:
         return brand_id
 
     @ap_field(BRAND_BY_ID)
-    async def brand(self, info: Info) -> Brand:
-        item = await info.context.loaders.item(BRAND_BY_ID, brand_id=self.brand_id)
+    def brand(self, info: Info) -> Brand:
+        # Synchronous when the brand is already loaded (graphql-core awaits
+        # the coroutine otherwise): a page of one brand's products then runs
+        # no task per product.
+        hit, item = info.context.loaders.cached(BRAND_BY_ID, brand_id=self.brand_id)
+        if hit:
+            return self._brand(item)
+        return self._load_brand(info)  # type: ignore[return-value]
+
+    async def _load_brand(self, info: Info) -> Brand:
+        return self._brand(await info.context.loaders.item(BRAND_BY_ID, brand_id=self.brand_id))
+
+    def _brand(self, item: Item | None) -> Brand:
         if item is None:
             raise ProofgateError(f"Product {self.id} names a brand that does not exist")
         return Brand.from_item(item)
