@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -42,6 +43,18 @@ ENV = {
     "PROOFGATE_TAIL_INTERVAL_MS": str(TAIL_INTERVAL_MS),
 }
 SUBSCRIBE = "subscription($b: ID!) { threatAlerts(brandId: $b) { id type } }"
+REGISTER_BRAND = """mutation($d: String!) {
+    registerBrand(input: {name: "Bench", domain: $d, plan: PRO}) { apiKey brand { id } }
+}"""
+GRANT = """mutation($b: ID!, $k: String!) {
+    grantCredits(brandId: $b, amount: "100000", idempotencyKey: $k) { id }
+}"""
+REGISTER_PRODUCT = """mutation($b: ID!, $n: String!) {
+    registerProduct(input: {brandId: $b, name: $n}) { verificationCode }
+}"""
+CLAIM = (
+    """mutation($c: String!) { claimProduct(code: $c, deviceFingerprint: "alice") { claimedAt } }"""
+)
 VERIFY = """mutation($c: String!) {
     verifyProduct(code: $c, scan: {deviceFingerprint: "mallory"}) { result }
 }"""
@@ -62,33 +75,15 @@ async def _graphql(
 
 async def _seed(client: httpx.AsyncClient, products: int) -> tuple[str, str, list[str]]:
     """A brand, its key, and the codes of ``products`` claimed products."""
-    data = await _graphql(
-        client,
-        'mutation($d: String!) { registerBrand(input: {name: "Bench", domain: $d, plan: PRO}) { apiKey brand { id } } }',
-        {"d": f"{uuid.uuid4().hex[:10]}.example.com"},
-        ADMIN_KEY,
-    )
+    domain = f"{uuid.uuid4().hex[:10]}.example.com"
+    data = await _graphql(client, REGISTER_BRAND, {"d": domain}, ADMIN_KEY)
     brand, key = data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
-    await _graphql(
-        client,
-        'mutation($b: ID!, $k: String!) { grantCredits(brandId: $b, amount: "100000", idempotencyKey: $k) { id } }',
-        {"b": brand, "k": uuid.uuid4().hex},
-        ADMIN_KEY,
-    )
+    await _graphql(client, GRANT, {"b": brand, "k": uuid.uuid4().hex}, ADMIN_KEY)
     codes = []
     for _ in range(products):
-        product = await _graphql(
-            client,
-            "mutation($b: ID!, $n: String!) { registerProduct(input: {brandId: $b, name: $n}) { verificationCode } }",
-            {"b": brand, "n": uuid.uuid4().hex},
-            key,
-        )
+        product = await _graphql(client, REGISTER_PRODUCT, {"b": brand, "n": uuid.uuid4().hex}, key)
         code = product["registerProduct"]["verificationCode"]
-        await _graphql(
-            client,
-            'mutation($c: String!) { claimProduct(code: $c, deviceFingerprint: "alice") { claimedAt } }',
-            {"c": code},
-        )
+        await _graphql(client, CLAIM, {"c": code})
         codes.append(code)
     return brand, key, codes
 
@@ -126,10 +121,13 @@ async def _alert(socket: ClientConnection) -> float:
 
 
 async def _latencies(
-    client: httpx.AsyncClient, socket: ClientConnection, codes: list[str]
+    client: httpx.AsyncClient, socket: ClientConnection, codes: list[str], *, jitter: float = 0.0
 ) -> list[float]:
+    """``jitter``: a random pause before each scan, so scans do not fall in
+    step with the tailer's polls (which would measure the interval, not the lag)."""
     samples = []
     for code in codes:
+        await asyncio.sleep(random.uniform(0, jitter))
         arrival = asyncio.create_task(_alert(socket))
         started = time.perf_counter()
         await _graphql(client, VERIFY, {"c": code})
@@ -200,31 +198,37 @@ async def run() -> None:
             ]
             for port in ports
         ]
-        with serving(
-            "alerts-a", commands[0], port=ports[0], probe="/health", log_dir=root, env=ENV
-        ) as a:
-            with serving(
+        remote_env = {**ENV, "PROOFGATE_RELAY_POLL_MS": "600000"}
+        with (
+            serving(
+                "alerts-a", commands[0], port=ports[0], probe="/health", log_dir=root, env=ENV
+            ) as a,
+            serving(
                 "alerts-b",
                 commands[1],
                 port=ports[1],
                 probe="/health",
                 log_dir=root,
-                env={**ENV, "PROOFGATE_RELAY_POLL_MS": "600000"},
-            ) as b:
-                async with httpx.AsyncClient(base_url=a.url, timeout=30) as client:
-                    brand, key, codes = await _seed(
-                        client, LOCAL_SAMPLES + REMOTE_SAMPLES + FANOUT_ALERTS
-                    )
-                    local_socket = await _subscribe(a, key, brand)
-                    local = await _latencies(client, local_socket, codes[:LOCAL_SAMPLES])
-                    await local_socket.close()
-                    remote_socket = await _subscribe(b, key, brand)
-                    await asyncio.sleep(0.5)
-                    remote = await _latencies(
-                        client, remote_socket, codes[LOCAL_SAMPLES : LOCAL_SAMPLES + REMOTE_SAMPLES]
-                    )
-                    await remote_socket.close()
-                    fanout, memory = await _fanout(client, a, key, brand, codes[-FANOUT_ALERTS:])
+                env=remote_env,
+            ) as b,
+        ):
+            async with httpx.AsyncClient(base_url=a.url, timeout=30) as client:
+                brand, key, codes = await _seed(
+                    client, LOCAL_SAMPLES + REMOTE_SAMPLES + FANOUT_ALERTS
+                )
+                local_socket = await _subscribe(a, key, brand)
+                local = await _latencies(client, local_socket, codes[:LOCAL_SAMPLES])
+                await local_socket.close()
+                remote_socket = await _subscribe(b, key, brand)
+                await asyncio.sleep(0.5)
+                remote = await _latencies(
+                    client,
+                    remote_socket,
+                    codes[LOCAL_SAMPLES : LOCAL_SAMPLES + REMOTE_SAMPLES],
+                    jitter=TAIL_INTERVAL_MS / 1000,
+                )
+                await remote_socket.close()
+                fanout, memory = await _fanout(client, a, key, brand, codes[-FANOUT_ALERTS:])
     print_table(
         "Threat alerts: scan to subscriber (ms)",
         [

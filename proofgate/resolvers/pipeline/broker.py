@@ -37,9 +37,9 @@ class Subscriber:
         self.overflowed = False
         self._limit = limit
         self._on_overflow = on_overflow
-        self._queue: deque[Item] = deque()
-        # A future only while someone waits: an idle subscription should cost
-        # as little as possible, and most of them are idle.
+        # The queue on first use, and a future only while someone waits: an
+        # idle subscription should cost as little as possible, and most are idle.
+        self._queue: deque[Item] | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
 
@@ -50,6 +50,8 @@ class Subscriber:
     def offer(self, item: Item) -> None:
         if self._closed:
             return
+        if self._queue is None:
+            self._queue = deque()
         if len(self._queue) >= self._limit:
             self.overflowed = True
             self.close()
@@ -72,7 +74,7 @@ class Subscriber:
 
     def close(self) -> None:
         self._closed = True
-        self._queue.clear()
+        self._queue = None
         self._wake()
 
     @property
@@ -80,7 +82,7 @@ class Subscriber:
         return self._closed
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return 0 if self._queue is None else len(self._queue)
 
 
 class _Seen:

@@ -62,5 +62,5 @@ def signal_event(signal: PipelineSignal) -> OutboxEvent:
 def enqueue_signal(signal: PipelineSignal, services: Services) -> list[WriteAction]:
     event = signal_event(signal)
     if services.pipeline is None:
-        return outbox_actions(event)
+        return outbox_actions(event, now=services.clock())
     return services.pipeline.enqueue(event)

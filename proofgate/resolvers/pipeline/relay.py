@@ -88,6 +88,7 @@ class Relay:
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._running = False
+        self._deliveries = 0
         self._last_stamp: datetime | None = None
         self.alerts_created = 0
 
@@ -152,8 +153,10 @@ class Relay:
     # --- claiming ------------------------------------------------------------
 
     async def poll_once(self) -> int:
-        """Claims what is due, up to a batch; how many items it claimed."""
-        if self._lane.qsize() >= self._settings.claim_batch:
+        """Claims what is due, up to a batch; how many items it claimed. Claims
+        nothing while a batch is still waiting, so no lease expires unworked."""
+        batch = self._settings.claim_batch
+        if self._lane.qsize() >= batch or self._deliveries >= batch:
             return 0
         claimed = 0
         now = self._clock()
@@ -197,13 +200,17 @@ class Relay:
 
     def _dispatch(self, claimed: ClaimedItem) -> None:
         if isinstance(claimed.event, WebhookEvent):
+            self._deliveries += 1
             self._spawn(self._deliver(claimed))
         else:
             self._lane.put_nowait(claimed)
 
     async def _deliver(self, claimed: ClaimedItem) -> None:
-        async with self._webhook_slots:
-            await self.handle(claimed)
+        try:
+            async with self._webhook_slots:
+                await self.handle(claimed)
+        finally:
+            self._deliveries -= 1
 
     async def _write(self, action: WriteAction) -> bool:
         """False when the condition failed: another relay owns the item now."""

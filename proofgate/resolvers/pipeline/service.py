@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from proofgate.errors import BadUserInput, InvalidCursor
 from proofgate.storage import CursorCodec, Item, Storage, WriteAction
@@ -34,10 +34,12 @@ _CURSOR_ATTRIBUTES = ("PK", "SK", "GSI1PK", "GSI1SK")
 
 
 def outbox_actions(
-    event: OutboxEvent, settings: PipelineSettings | None = None
+    event: OutboxEvent, settings: PipelineSettings | None = None, *, now: datetime | None = None
 ) -> list[WriteAction]:
-    """The write that hands ``event`` to the pipeline, for the command's own transaction."""
-    return [outbox_put(event, now=event.occurred_at, settings=settings or PipelineSettings())]
+    """The write that hands ``event`` to the pipeline, for the command's own
+    transaction; due at once (``now``), whatever time the event claims."""
+    when = now or datetime.now(UTC)
+    return [outbox_put(event, now=when, settings=settings or PipelineSettings())]
 
 
 class Pipeline:
@@ -60,6 +62,7 @@ class Pipeline:
         )
         self.tailer = Tailer(storage, self.broker, settings, clock)
         self.relay = Relay(storage, self.broker, settings, clock, owner=owner)
+        self._clock = clock
         self._tasks: list[asyncio.Task[None]] = []
 
     # --- lifecycle -------------------------------------------------------------
@@ -86,7 +89,7 @@ class Pipeline:
 
     def enqueue(self, event: OutboxEvent) -> list[WriteAction]:
         """``outbox_actions`` with this pipeline's shard layout."""
-        return outbox_actions(event, self.settings)
+        return outbox_actions(event, self.settings, now=self._clock())
 
     def committing(self, storage: Storage) -> CommittingStorage:
         """``storage`` for commands: outbox items they commit go straight to
