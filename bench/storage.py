@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from proofgate.errors import ServiceUnavailable
-
 from proofgate.storage import Put, Update
 from proofgate.storage.access_patterns import PRODUCT_BY_ID, PROVENANCE_CHAIN
 from proofgate.storage.cursor import CursorCodec
@@ -146,7 +145,10 @@ def _operations(storage: Storage) -> dict[str, tuple[object, int]]:
         n = next(counter)
         await storage.transact_write(
             [
-                Update(PRODUCT_BY_ID.key(product_id=f"p{(n * 4 + j) % PRODUCTS:06d}"), add={"scanCount": 1})
+                Update(
+                    PRODUCT_BY_ID.key(product_id=f"p{(n * 4 + j) % PRODUCTS:06d}"),
+                    add={"scanCount": 1},
+                )
                 for j in range(4)
             ]
         )
@@ -207,7 +209,10 @@ async def _moto() -> dict[str, Result] | None:
     try:
         await create_table(table_name="bench", region="us-east-1", endpoint_url=endpoint)
         storage = await open_dynamodb(
-            table_name="bench", region="us-east-1", endpoint_url=endpoint, cursor_key=CursorCodec.generate_key()
+            table_name="bench",
+            region="us-east-1",
+            endpoint_url=endpoint,
+            cursor_key=CursorCodec.generate_key(),
         )
         try:
             global PRODUCTS
@@ -216,12 +221,15 @@ async def _moto() -> dict[str, Result] | None:
             puts = [Put(_product(i)) for i in range(PRODUCTS)]
             puts += [Put(_event(p, s)) for p in range(200) for s in range(1, 6)]
             for start in range(0, len(puts), 50):
-                await asyncio.gather(*(storage.transact_write([p]) for p in puts[start : start + 50]))
+                await asyncio.gather(
+                    *(storage.transact_write([p]) for p in puts[start : start + 50])
+                )
             failures: list[str] = []
             results = await _adapter(storage, concurrency=1, scale=30, failures=failures)
             PRODUCTS = saved
             if failures:
-                print(f"(moto: {len(failures)} calls failed on dropped connections: {sorted(set(failures))})")
+                dropped = sorted(set(failures))
+                print(f"(moto: {len(failures)} calls failed on dropped connections: {dropped})")
             return results
         finally:
             await storage.close()
@@ -273,6 +281,14 @@ async def run() -> None:
     if moto:
         print_table(
             "storage: dynamodb backend against moto server on 127.0.0.1 (orientation only)",
-            [(name, f"{r.ops_per_second:,.0f}", f"{r.p50_us / 1000:.2f}", f"{r.p99_us / 1000:.2f}") for name, r in moto.items()],
+            [
+                (
+                    name,
+                    f"{r.ops_per_second:,.0f}",
+                    f"{r.p50_us / 1000:.2f}",
+                    f"{r.p99_us / 1000:.2f}",
+                )
+                for name, r in moto.items()
+            ],
             ("operation", "ops/s", "p50 ms", "p99 ms"),
         )

@@ -111,7 +111,14 @@ def _refuse_on_server(tripwire: ScanTripwire, patch: pytest.MonkeyPatch) -> None
         patch.setattr(DynamoHandler, handler, refuse)
 
 
-_MOTO_TABLE_CALLS = ("get_item", "query", "put_item", "update_item", "delete_item", "transact_write_items")
+_MOTO_TABLE_CALLS = (
+    "get_item",
+    "query",
+    "put_item",
+    "update_item",
+    "delete_item",
+    "transact_write_items",
+)
 
 
 def _serialize_moto(patch: pytest.MonkeyPatch) -> None:

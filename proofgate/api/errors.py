@@ -52,7 +52,12 @@ def to_graphql_error(error: GraphQLError, request_id: str | None) -> GraphQLErro
     if request_id:
         extensions["requestId"] = request_id
     return GraphQLError(
-        message, nodes=error.nodes, source=error.source, positions=error.positions, path=error.path, extensions=extensions
+        message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        extensions=extensions,
     )
 
 
@@ -63,14 +68,20 @@ class ErrorMapper(SchemaExtension):
     def on_operation(self) -> Iterator[None]:
         yield
         result = self.execution_context.result
-        if isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult)) and result.errors:
+        if (
+            isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult))
+            and result.errors
+        ):
             request_id = self._request_id()
             result.errors = [to_graphql_error(e, request_id) for e in result.errors]
 
     def on_stream_result(self, result: Any) -> Iterator[None]:
         """Subscriptions send each result as it is produced, long before
         ``on_operation`` ends, so their errors are mapped here."""
-        if isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult)) and result.errors:
+        if (
+            isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult))
+            and result.errors
+        ):
             request_id = self._request_id()
             result.errors = [to_graphql_error(e, request_id) for e in result.errors]
         yield

@@ -112,12 +112,7 @@ def _placeholder(name: str) -> str:
 
 def _script_json(value: object) -> str:
     """JSON that cannot close the script element that holds it."""
-    return (
-        json.dumps(value)
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-    )
+    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 @functools.lru_cache(maxsize=8)

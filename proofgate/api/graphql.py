@@ -53,10 +53,15 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             request = Request(scope, receive)
             try:
                 scope[_PRINCIPAL] = await authenticate(
-                    self.services.storage, request.headers.get("authorization"), self.services.admin_key_hash
+                    self.services.storage,
+                    request.headers.get("authorization"),
+                    self.services.admin_key_hash,
                 )
             except ProofgateError as error:
-                body = {"data": None, "errors": [{"message": error.message, "extensions": error_extensions(error)}]}
+                body = {
+                    "data": None,
+                    "errors": [{"message": error.message, "extensions": error_extensions(error)}],
+                }
                 await JSONResponse(body, status_code=401)(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
@@ -71,7 +76,9 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             return False
         return super().should_render_graphql_ide(request)
 
-    async def get_context(self, request: Request | WebSocket, response: Response | WebSocket) -> RequestContext:
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> RequestContext:
         principal: Principal = request.scope.get(_PRINCIPAL, ANONYMOUS)
         if isinstance(request, WebSocket):
             return SocketContext(
@@ -91,7 +98,6 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             request=request,
             response=response,
         )
-
 
     async def on_ws_connect(self, context: RequestContext) -> UnsetType | dict[str, object] | None:
         """Authenticates ``connection_init``'s ``authorization``; no key is anonymous."""

@@ -32,7 +32,12 @@ class StorageTracing(SchemaExtension):
                 "items": trace.items,
                 "capacityUnits": trace.capacity,
                 "calls": [
-                    {"operation": c.operation, "accessPattern": c.access_pattern, "items": c.items, "capacityUnits": c.capacity}
+                    {
+                        "operation": c.operation,
+                        "accessPattern": c.access_pattern,
+                        "items": c.items,
+                        "capacityUnits": c.capacity,
+                    }
                     for c in trace.calls
                 ],
             }

@@ -5,7 +5,16 @@ write actions. Backends are opened through ``open_sqlite`` / ``open_dynamodb``.
 """
 
 from .access_patterns import REGISTRY
-from .conditions import All, Any_, AttributeAbsent, AttributeExists, Compare, Comparison, ItemAbsent, ItemExists
+from .conditions import (
+    All,
+    Any_,
+    AttributeAbsent,
+    AttributeExists,
+    Compare,
+    Comparison,
+    ItemAbsent,
+    ItemExists,
+)
 from .cursor import CursorCodec
 from .keys import Key, KeyTemplate, encode_int, encode_str, encode_time
 from .protocol import Page, Storage

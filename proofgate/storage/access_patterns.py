@@ -59,33 +59,241 @@ def _ap(
     **options: Any,
 ) -> AccessPattern:
     pattern = AccessPattern(
-        ap_id, name, operation, index, KeyTemplate(partition_key), sort_key, entity, direction, **options
+        ap_id,
+        name,
+        operation,
+        index,
+        KeyTemplate(partition_key),
+        sort_key,
+        entity,
+        direction,
+        **options,
     )
     return REGISTRY.register(pattern)
 
 
-BRAND_BY_ID = _ap("AP01", "brand by id", _GET, _TABLE, "BRAND#{brand_id}", SortCondition("=", "PROFILE"), "Brand")
-BRANDS_NEWEST = _ap("AP02", "list brands, newest first", _QUERY, _TABLE, "BRAND_INDEX", SortCondition("begins_with", "BRAND#"), "BrandIndexEntry", _NEWEST_FIRST)
-BRAND_STATS = _ap("AP03", "brand counters", _GET, _TABLE, "BRAND#{brand_id}", SortCondition("=", "STATS"), "BrandStats")
-PRODUCT_BY_ID = _ap("AP04", "product by id", _GET, _TABLE, "PRODUCT#{product_id}", SortCondition("=", "META"), "Product")
-PRODUCT_BY_CODE = _ap("AP05", "product id by verification code", _GET, _TABLE, "VERIFY#{code}", SortCondition("=", "META"), "VerificationCode")
-PRODUCT_BY_HASH = _ap("AP06", "product id by certificate hash", _GET, _TABLE, "HASH#{certificate_hash}", SortCondition("=", "META"), "CertificateHash")
-BRAND_PRODUCTS = _ap("AP07", "products of a brand, newest first", _QUERY, _GSI1, "BRAND#{brand_id}", SortCondition("begins_with", "PRODUCT#"), "Product", _NEWEST_FIRST)
-PRODUCT_GALLERY = _ap("AP08", "public product gallery", _QUERY, _TABLE, "PRODUCT_INDEX", SortCondition("begins_with", "PRODUCT#"), "ProductIndexEntry", _NEWEST_FIRST)
-PROVENANCE_CHAIN = _ap("AP09", "provenance chain, in order", _QUERY, _TABLE, "PRODUCT#{product_id}", SortCondition("begins_with", "EVENT#"), "ProvenanceEvent", consistent=True)
-PRODUCT_SCANS = _ap("AP10", "scans of a product, time range", _QUERY, _TABLE, "PRODUCT#{product_id}", SortCondition("between", "SCAN#{start:time}", "SCAN#{end:time}"), "Scan", _NEWEST_FIRST)
-PRODUCT_CLAIM = _ap("AP11", "claim of a product", _GET, _TABLE, "PRODUCT#{product_id}", SortCondition("=", "CLAIM"), "Claim")
-BRAND_THREATS = _ap("AP12", "threats of a brand, newest first, since", _QUERY, _GSI1, "BRAND#{brand_id}", SortCondition("between", "THREAT#{since:time}", "THREAT#~"), "ThreatAlert", _NEWEST_FIRST)
-THREAT_BY_ID = _ap("AP13", "threat by id", _GET, _TABLE, "THREAT#{brand_id}#{month}", SortCondition("=", "ALERT#{detected_at:time}#{threat_type}#{product_id}"), "ThreatAlert")
-AUDIT_DAY = _ap("AP14", "audit log of one day (scatter-gather over N days)", _QUERY, _TABLE, "AUDIT#{day}", SortCondition("begins_with", "ENTRY#"), "AuditEntry", _NEWEST_FIRST)
-LEDGER_BALANCE = _ap("AP15", "ledger balance", _GET, _TABLE, "LEDGER#{brand_id}", SortCondition("=", "BAL#{currency}"), "Balance")
-LEDGER_STATEMENT = _ap("AP16", "ledger statement for a month", _QUERY, _TABLE, "LEDGER#{brand_id}#{month}", SortCondition("begins_with", "POST#"), "Posting")
-LEDGER_TRANSACTION = _ap("AP17", "ledger transaction", _GET, _TABLE, "LTXN#{transaction_id}", SortCondition("=", "META"), "LedgerTransaction")
-IDEMPOTENCY_RECORD = _ap("AP18", "idempotency record", _GET, _TABLE, "IDEM#{scope}#{key}", SortCondition("=", "REQUEST"), "IdempotencyRecord", consistent=True)
-OUTBOX_DUE = _ap("AP19", "outbox due queue (sharded)", _QUERY, _GSI2, "OUTBOX#READY#{shard:int}", SortCondition("<", "DUE#{before:time}"), "OutboxItem")
-API_KEY_BY_HASH = _ap("AP20", "API key by hash", _GET, _TABLE, "APIKEY#{key_hash}", SortCondition("=", "META"), "ApiKey", consistent=True)
-HEALTH_PROBE = _ap("AP21", "health probe", _GET, _TABLE, "HEALTH", SortCondition("=", "PROBE"), "HealthProbe")
-OUTBOX_PARKED = _ap("AP22", "parked outbox items (dead letters)", _QUERY, _GSI2, "OUTBOX#PARKED", SortCondition("begins_with", "PARKED#"), "OutboxItem")
-BRAND_WEBHOOKS = _ap("AP23", "webhooks of a brand", _QUERY, _TABLE, "BRAND#{brand_id}", SortCondition("begins_with", "WEBHOOK#"), "Webhook", consistent=True)
-WEBHOOK_BY_ID = _ap("AP24", "webhook by id", _GET, _TABLE, "BRAND#{brand_id}", SortCondition("=", "WEBHOOK#{webhook_id}"), "Webhook", consistent=True)
-WEBHOOK_DELIVERIES = _ap("AP25", "webhook deliveries of a brand, newest first", _QUERY, _TABLE, "DELIVERIES#{brand_id}", SortCondition("begins_with", "DELIVERY#"), "WebhookDelivery", _NEWEST_FIRST)
+BRAND_BY_ID = _ap(
+    "AP01", "brand by id", _GET, _TABLE, "BRAND#{brand_id}", SortCondition("=", "PROFILE"), "Brand"
+)
+BRANDS_NEWEST = _ap(
+    "AP02",
+    "list brands, newest first",
+    _QUERY,
+    _TABLE,
+    "BRAND_INDEX",
+    SortCondition("begins_with", "BRAND#"),
+    "BrandIndexEntry",
+    _NEWEST_FIRST,
+)
+BRAND_STATS = _ap(
+    "AP03",
+    "brand counters",
+    _GET,
+    _TABLE,
+    "BRAND#{brand_id}",
+    SortCondition("=", "STATS"),
+    "BrandStats",
+)
+PRODUCT_BY_ID = _ap(
+    "AP04",
+    "product by id",
+    _GET,
+    _TABLE,
+    "PRODUCT#{product_id}",
+    SortCondition("=", "META"),
+    "Product",
+)
+PRODUCT_BY_CODE = _ap(
+    "AP05",
+    "product id by verification code",
+    _GET,
+    _TABLE,
+    "VERIFY#{code}",
+    SortCondition("=", "META"),
+    "VerificationCode",
+)
+PRODUCT_BY_HASH = _ap(
+    "AP06",
+    "product id by certificate hash",
+    _GET,
+    _TABLE,
+    "HASH#{certificate_hash}",
+    SortCondition("=", "META"),
+    "CertificateHash",
+)
+BRAND_PRODUCTS = _ap(
+    "AP07",
+    "products of a brand, newest first",
+    _QUERY,
+    _GSI1,
+    "BRAND#{brand_id}",
+    SortCondition("begins_with", "PRODUCT#"),
+    "Product",
+    _NEWEST_FIRST,
+)
+PRODUCT_GALLERY = _ap(
+    "AP08",
+    "public product gallery",
+    _QUERY,
+    _TABLE,
+    "PRODUCT_INDEX",
+    SortCondition("begins_with", "PRODUCT#"),
+    "ProductIndexEntry",
+    _NEWEST_FIRST,
+)
+PROVENANCE_CHAIN = _ap(
+    "AP09",
+    "provenance chain, in order",
+    _QUERY,
+    _TABLE,
+    "PRODUCT#{product_id}",
+    SortCondition("begins_with", "EVENT#"),
+    "ProvenanceEvent",
+    consistent=True,
+)
+PRODUCT_SCANS = _ap(
+    "AP10",
+    "scans of a product, time range",
+    _QUERY,
+    _TABLE,
+    "PRODUCT#{product_id}",
+    SortCondition("between", "SCAN#{start:time}", "SCAN#{end:time}"),
+    "Scan",
+    _NEWEST_FIRST,
+)
+PRODUCT_CLAIM = _ap(
+    "AP11",
+    "claim of a product",
+    _GET,
+    _TABLE,
+    "PRODUCT#{product_id}",
+    SortCondition("=", "CLAIM"),
+    "Claim",
+)
+BRAND_THREATS = _ap(
+    "AP12",
+    "threats of a brand, newest first, since",
+    _QUERY,
+    _GSI1,
+    "BRAND#{brand_id}",
+    SortCondition("between", "THREAT#{since:time}", "THREAT#~"),
+    "ThreatAlert",
+    _NEWEST_FIRST,
+)
+THREAT_BY_ID = _ap(
+    "AP13",
+    "threat by id",
+    _GET,
+    _TABLE,
+    "THREAT#{brand_id}#{month}",
+    SortCondition("=", "ALERT#{detected_at:time}#{threat_type}#{product_id}"),
+    "ThreatAlert",
+)
+AUDIT_DAY = _ap(
+    "AP14",
+    "audit log of one day (scatter-gather over N days)",
+    _QUERY,
+    _TABLE,
+    "AUDIT#{day}",
+    SortCondition("begins_with", "ENTRY#"),
+    "AuditEntry",
+    _NEWEST_FIRST,
+)
+LEDGER_BALANCE = _ap(
+    "AP15",
+    "ledger balance",
+    _GET,
+    _TABLE,
+    "LEDGER#{brand_id}",
+    SortCondition("=", "BAL#{currency}"),
+    "Balance",
+)
+LEDGER_STATEMENT = _ap(
+    "AP16",
+    "ledger statement for a month",
+    _QUERY,
+    _TABLE,
+    "LEDGER#{brand_id}#{month}",
+    SortCondition("begins_with", "POST#"),
+    "Posting",
+)
+LEDGER_TRANSACTION = _ap(
+    "AP17",
+    "ledger transaction",
+    _GET,
+    _TABLE,
+    "LTXN#{transaction_id}",
+    SortCondition("=", "META"),
+    "LedgerTransaction",
+)
+IDEMPOTENCY_RECORD = _ap(
+    "AP18",
+    "idempotency record",
+    _GET,
+    _TABLE,
+    "IDEM#{scope}#{key}",
+    SortCondition("=", "REQUEST"),
+    "IdempotencyRecord",
+    consistent=True,
+)
+OUTBOX_DUE = _ap(
+    "AP19",
+    "outbox due queue (sharded)",
+    _QUERY,
+    _GSI2,
+    "OUTBOX#READY#{shard:int}",
+    SortCondition("<", "DUE#{before:time}"),
+    "OutboxItem",
+)
+API_KEY_BY_HASH = _ap(
+    "AP20",
+    "API key by hash",
+    _GET,
+    _TABLE,
+    "APIKEY#{key_hash}",
+    SortCondition("=", "META"),
+    "ApiKey",
+    consistent=True,
+)
+HEALTH_PROBE = _ap(
+    "AP21", "health probe", _GET, _TABLE, "HEALTH", SortCondition("=", "PROBE"), "HealthProbe"
+)
+OUTBOX_PARKED = _ap(
+    "AP22",
+    "parked outbox items (dead letters)",
+    _QUERY,
+    _GSI2,
+    "OUTBOX#PARKED",
+    SortCondition("begins_with", "PARKED#"),
+    "OutboxItem",
+)
+BRAND_WEBHOOKS = _ap(
+    "AP23",
+    "webhooks of a brand",
+    _QUERY,
+    _TABLE,
+    "BRAND#{brand_id}",
+    SortCondition("begins_with", "WEBHOOK#"),
+    "Webhook",
+    consistent=True,
+)
+WEBHOOK_BY_ID = _ap(
+    "AP24",
+    "webhook by id",
+    _GET,
+    _TABLE,
+    "BRAND#{brand_id}",
+    SortCondition("=", "WEBHOOK#{webhook_id}"),
+    "Webhook",
+    consistent=True,
+)
+WEBHOOK_DELIVERIES = _ap(
+    "AP25",
+    "webhook deliveries of a brand, newest first",
+    _QUERY,
+    _TABLE,
+    "DELIVERIES#{brand_id}",
+    SortCondition("begins_with", "DELIVERY#"),
+    "WebhookDelivery",
+    _NEWEST_FIRST,
+)

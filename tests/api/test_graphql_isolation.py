@@ -29,13 +29,13 @@ CASES: list[tuple[str, str, Any]] = [
     (
         "registerProducts",
         'mutation($id: ID!) { registerProducts(inputs: [{brandId: $id, name: "Intruder"}]) { '
-        'id } }',
+        "id } }",
         lambda t: {"id": t["brand"]},
     ),
     (
         "createApiKey",
         'mutation($id: ID!) { createApiKey(brandId: $id, name: "intruder", role: BRAND) { id '
-        'apiKey } }',
+        "apiKey } }",
         lambda t: {"id": t["brand"]},
     ),
     (

@@ -31,15 +31,6 @@ BY_CODE = """query($code: String!) {
 }"""
 
 
-def concurrent(gateway) -> None:
-    """moto's server runs TransactWriteItems on several threads without a lock
-    (it deep-copies the table while another thread writes it), so concurrent
-    multi-item transactions fail inside moto with a 500. DynamoDB serialises
-    them; the embedded store is the reference here."""
-    if gateway.backend == "dynamodb":
-        pytest.skip("moto's TransactWriteItems is not thread-safe")
-
-
 async def product_count(gateway, brand) -> int:
     data = await gateway.data(BRAND_PRODUCTS, {"b": brand.id, "first": 100}, key=brand.key)
     count: int = data["brand"]["stats"]["productCount"]
@@ -102,7 +93,6 @@ async def test_duplicate_name_and_sku_is_conflict(gateway) -> None:
 
 
 async def test_concurrent_duplicates_register_exactly_one(gateway) -> None:
-    concurrent(gateway)
     brand = await gateway.register_brand()
     variables = {"input": {"brandId": brand.id, "name": "Limited", "sku": "L-1"}}
     bodies = await asyncio.gather(
@@ -115,7 +105,6 @@ async def test_concurrent_duplicates_register_exactly_one(gateway) -> None:
 
 
 async def test_concurrent_distinct_registrations_all_count(gateway) -> None:
-    concurrent(gateway)
     brand = await gateway.register_brand()
     bodies = await asyncio.gather(
         *(
@@ -249,7 +238,6 @@ async def test_idempotent_retry_returns_the_first_product(gateway) -> None:
 
 
 async def test_concurrent_idempotent_retries_register_once(gateway) -> None:
-    concurrent(gateway)
     brand = await gateway.register_brand()
     variables = {"input": {"brandId": brand.id, "name": "Racy"}, "key": uuid.uuid4().hex}
     bodies = await asyncio.gather(

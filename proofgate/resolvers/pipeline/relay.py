@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 import random
@@ -115,7 +116,9 @@ class Relay:
             self._spawn(self._claim_committed(item))
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(coroutine)
+        # A fresh context: work spawned from inside a request must not land in
+        # that request's storage trace (or any other context it carries).
+        task = asyncio.create_task(coroutine, context=contextvars.Context())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
