@@ -70,4 +70,7 @@ def build_services(settings: Settings, storage: Storage) -> Services:
         admin_key_hash=hash_api_key(settings.admin_key),
         key_ring=load_key_ring(settings),
         hash_salt=load_hash_salt(settings),
+        claim_ttl=settings.policy.claim_ttl,
+        registration_fee=settings.policy.registration_fee,
+        free_plan_credits=settings.policy.free_plan_credits,
     )

@@ -14,19 +14,21 @@ import os
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TypeVar, overload
-from urllib.parse import urlsplit
+from typing import overload
 
 from proofgate.errors import ConfigurationError
 from proofgate.resolvers.pipeline.settings import PipelineSettings
 from proofgate.storage.cursor import CursorCodec
 
+from ._environment import Environment, invalid
 from .keyfile import read_or_create
 from .limits import Limits
+from .policy import Policy
 from .signing_keys import parse_signing_key, parse_verifying_keys
+from .threat_settings import threat_settings_from_env
 
 __all__ = [
     "ADMIN_KEY_FILE",
@@ -53,8 +55,6 @@ _TABLE_RULE = "3 to 255 of the characters A-Z a-z 0-9 _ . -"
 _REGION_RULE = "an AWS region such as eu-west-1"
 _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+={0,2}")
-_PORT = re.compile(r"[0-9]{1,5}")
-_E = TypeVar("_E", bound=StrEnum)
 
 
 class Backend(StrEnum):
@@ -93,7 +93,10 @@ class Settings:
     hash_salt_file: Path | None = None
     """Where the embedded default keeps the salt it generates on first start."""
     pipeline: PipelineSettings = field(default_factory=PipelineSettings)
-    """Outbox, relay, live delivery and webhooks (``PipelineSettings.from_env``)."""
+    """Outbox, relay, live delivery, webhooks (``PipelineSettings.from_env``) and
+    the threat rules' thresholds (``threat_settings_from_env``)."""
+    policy: Policy = field(default_factory=Policy)
+    """Registration fee, FREE plan credits, claim lifetime (``Policy.from_env``)."""
     limits: Limits = field(default_factory=Limits)
     """Operation, body and rate limits, introspection, APQ (``Limits.from_env``)."""
 
@@ -101,7 +104,7 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
         """Settings from ``PROOFGATE_*`` variables. Every variable is checked
         before a key file is written, so a typo leaves the data directory alone."""
-        env = _Environment(environ)
+        env = Environment(environ)
         data_dir = Path(env.get("PROOFGATE_DATA_DIR") or ".data").expanduser()
         backend = env.choice("PROOFGATE_BACKEND", Backend, Backend.SQLITE)
         location = TableLocation.from_env(environ)
@@ -112,8 +115,11 @@ class Settings:
         signing_key = _signing_key(env)
         verifying_keys = _verifying_keys(env)
         hash_salt = _decode_salt(env.get("PROOFGATE_HASH_SALT"))
-        pipeline = PipelineSettings.from_env(environ)
+        pipeline = replace(
+            PipelineSettings.from_env(environ), threats=threat_settings_from_env(environ)
+        )
         limits = Limits.from_env(environ)
+        policy = Policy.from_env(environ)
         if cursor_key is None:
             path = data_dir / CURSOR_KEY_FILE
             cursor_key = _decode_cursor_key(
@@ -143,6 +149,7 @@ class Settings:
             hash_salt_file=data_dir / HASH_SALT_FILE if hash_salt is None else None,
             pipeline=pipeline,
             limits=limits,
+            policy=policy,
         )
 
     @property
@@ -162,74 +169,12 @@ class TableLocation:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> TableLocation:
-        env = _Environment(environ)
+        env = Environment(environ)
         return cls(
             table=env.matching("PROOFGATE_TABLE", _TABLE_NAME, "proofgate", _TABLE_RULE),
             region=env.matching("PROOFGATE_AWS_REGION", _REGION, "us-east-1", _REGION_RULE),
             endpoint=env.url("PROOFGATE_DYNAMODB_ENDPOINT"),
         )
-
-
-class _Environment:
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self._environ = environ
-
-    def get(self, name: str) -> str | None:
-        return self._environ.get(name, "").strip() or None
-
-    def choice(self, name: str, choices: type[_E], default: _E) -> _E:
-        value = self.get(name)
-        if value is None:
-            return default
-        try:
-            return choices(value.lower())
-        except ValueError:
-            allowed = ", ".join(c.value for c in choices)
-            raise _invalid(name, f"must be one of {allowed}, got {value!r}") from None
-
-    def matching(self, name: str, pattern: re.Pattern[str], default: str, expected: str) -> str:
-        value = self.get(name)
-        if value is None:
-            return default
-        if not pattern.fullmatch(value):
-            raise _invalid(name, f"must be {expected}, got {value!r}")
-        return value
-
-    def url(self, name: str) -> str | None:
-        value = self.get(name)
-        if value is not None and not _is_origin_like(value, allow_path=True):
-            raise _invalid(name, f"must be an http(s) URL, got {value!r}")
-        return value
-
-    def port(self, name: str, default: int) -> int:
-        value = self.get(name)
-        if value is None:
-            return default
-        if not _PORT.fullmatch(value) or not 0 < int(value) < 65536:
-            raise _invalid(name, f"must be a port number 1-65535, got {value!r}")
-        return int(value)
-
-    def origins(self, name: str) -> tuple[str, ...]:
-        origins = tuple(o.strip() for o in (self.get(name) or "").split(",") if o.strip())
-        for origin in origins:
-            if origin != "*" and not _is_origin_like(origin, allow_path=False):
-                raise _invalid(
-                    name,
-                    f"{origin!r} is not an origin: browsers send scheme://host[:port], "
-                    "with no path or trailing slash",
-                )
-        return origins
-
-
-def _is_origin_like(value: str, *, allow_path: bool) -> bool:
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises on a malformed port
-    except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
-    return allow_path or not (parts.path or parts.query or parts.fragment or parts.username)
 
 
 def _new_cursor_key() -> str:
@@ -259,7 +204,7 @@ def _decode_cursor_key(text: str | None, source: str) -> bytes | None:
 
 def _check_admin_key(key: str | None) -> str | None:
     if key is not None and len(key) < ADMIN_KEY_MIN_LENGTH:
-        raise _invalid("PROOFGATE_ADMIN_KEY", f"needs at least {ADMIN_KEY_MIN_LENGTH} characters")
+        raise invalid("PROOFGATE_ADMIN_KEY", f"needs at least {ADMIN_KEY_MIN_LENGTH} characters")
     return key
 
 
@@ -267,15 +212,15 @@ def _read_named_file(name: str, path: str) -> str:
     try:
         return Path(path).read_text()
     except OSError as error:
-        raise _invalid(name, f"cannot read {path}: {error.strerror}") from None
+        raise invalid(name, f"cannot read {path}: {error.strerror}") from None
 
 
-def _signing_key(env: _Environment) -> str | None:
+def _signing_key(env: Environment) -> str | None:
     """Checked here, so a bad key stops start-up before any file is written.
     A PEM in a variable may spell its line breaks as ``\\n``."""
     text, path = env.get("PROOFGATE_SIGNING_KEY"), env.get("PROOFGATE_SIGNING_KEY_FILE")
     if text is not None and path is not None:
-        raise _invalid("PROOFGATE_SIGNING_KEY", "set it or PROOFGATE_SIGNING_KEY_FILE, not both")
+        raise invalid("PROOFGATE_SIGNING_KEY", "set it or PROOFGATE_SIGNING_KEY_FILE, not both")
     if text is not None:
         pem = text.replace("\\n", "\n")
         parse_signing_key(pem, "PROOFGATE_SIGNING_KEY")
@@ -287,7 +232,7 @@ def _signing_key(env: _Environment) -> str | None:
     return None
 
 
-def _verifying_keys(env: _Environment) -> tuple[str, ...]:
+def _verifying_keys(env: Environment) -> tuple[str, ...]:
     path = env.get("PROOFGATE_VERIFYING_KEYS_FILE")
     if path is None:
         return ()
@@ -306,9 +251,5 @@ def _decode_salt(text: str | None) -> bytes | None:
             salt = base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
     if len(salt) < HASH_SALT_MIN_BYTES:
         problem = f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded"
-        raise _invalid("PROOFGATE_HASH_SALT", problem)
+        raise invalid("PROOFGATE_HASH_SALT", problem)
     return salt
-
-
-def _invalid(name: str, problem: str) -> ConfigurationError:
-    return ConfigurationError(f"Invalid {name}: {problem}")

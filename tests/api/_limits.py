@@ -7,12 +7,11 @@ each module starts the apps it needs (start-up takes a few milliseconds).
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
-from starlette.applications import Starlette
+from _asgi import GraphQLClient, connect, running
 
 from proofgate.api.app import create_app
 from proofgate.api.limits import Limits
@@ -22,57 +21,12 @@ ADMIN_KEY = "limits-test-admin-key"
 CLIENT = ("203.0.113.7", 50000)
 
 
-class Client:
-    def __init__(self, app: Starlette, http: httpx.AsyncClient) -> None:
-        self.app = app
-        self.http = http
-
+class Client(GraphQLClient):
     @asynccontextmanager
     async def at(self, address: str) -> AsyncIterator[Client]:
         """A client of the same app calling from another address."""
-        transport = httpx.ASGITransport(app=self.app, client=(address, 50000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        async with connect(self.app, (address, 50000)) as http:
             yield Client(self.app, http)
-
-    async def post(
-        self,
-        query: str | None,
-        variables: Mapping[str, Any] | None = None,
-        *,
-        key: str | None = None,
-        trace: bool = False,
-        extensions: Mapping[str, Any] | None = None,
-    ) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        if trace:
-            headers["X-Proofgate-Trace"] = "1"
-        body: dict[str, Any] = {"variables": dict(variables or {})}
-        if query is not None:
-            body["query"] = query
-        if extensions is not None:
-            body["extensions"] = dict(extensions)
-        return await self.http.post("/graphql", json=body, headers=headers)
-
-    async def execute(
-        self,
-        query: str,
-        variables: Mapping[str, Any] | None = None,
-        *,
-        key: str | None = None,
-        trace: bool = False,
-    ) -> dict[str, Any]:
-        response = await self.post(query, variables, key=key, trace=trace)
-        assert response.status_code == 200, response.text
-        body: dict[str, Any] = response.json()
-        return body
-
-    async def data(
-        self, query: str, variables: Mapping[str, Any] | None = None, *, key: str | None = None
-    ) -> dict[str, Any]:
-        body = await self.execute(query, variables, key=key)
-        assert "errors" not in body, body["errors"]
-        data: dict[str, Any] = body["data"]
-        return data
 
     async def brand(self) -> tuple[str, str]:
         """A new brand's id and key."""
@@ -97,10 +51,6 @@ class Client:
         return product
 
 
-def codes(body: Mapping[str, Any]) -> list[str]:
-    return [error["extensions"]["code"] for error in body.get("errors", [])]
-
-
 @asynccontextmanager
 async def serve(
     limits: Limits | None = None, *, client: tuple[str, int] = CLIENT, **settings: Any
@@ -115,7 +65,5 @@ async def serve(
             **settings,
         )
     )
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app, client=client)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-            yield Client(app, http)
+    async with running(app, client) as http:
+        yield Client(app, http)

@@ -8,13 +8,14 @@ registering their own brands, never by relying on an empty store.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
+from _asgi import GraphQLClient, running
 from starlette.applications import Starlette
 
 from proofgate.api.app import create_app
@@ -34,56 +35,13 @@ class Brand:
     key: str
 
 
-class Gateway:
+class Gateway(GraphQLClient):
     admin_key = ADMIN_KEY
     signing_key = SIGNING_KEY
 
-    def __init__(self, app: Starlette, client: httpx.AsyncClient, backend: str) -> None:
-        self.app = app
-        self.client = client
+    def __init__(self, app: Starlette, http: httpx.AsyncClient, backend: str) -> None:
+        super().__init__(app, http)
         self.backend = backend
-
-    @staticmethod
-    def codes(body: Mapping[str, Any]) -> list[str]:
-        """The ``extensions.code`` of every error in a response body."""
-        return [error["extensions"]["code"] for error in body.get("errors", [])]
-
-    async def post(
-        self,
-        query: str,
-        variables: Mapping[str, Any] | None = None,
-        *,
-        key: str | None = None,
-        trace: bool = False,
-    ) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        if trace:
-            headers["X-Proofgate-Trace"] = "1"
-        body = {"query": query, "variables": dict(variables or {})}
-        return await self.client.post("/graphql", json=body, headers=headers)
-
-    async def execute(
-        self,
-        query: str,
-        variables: Mapping[str, Any] | None = None,
-        *,
-        key: str | None = None,
-        trace: bool = False,
-    ) -> dict[str, Any]:
-        """The response body; any HTTP status but 200 fails the test."""
-        response = await self.post(query, variables, key=key, trace=trace)
-        assert response.status_code == 200, response.text
-        body: dict[str, Any] = response.json()
-        return body
-
-    async def data(
-        self, query: str, variables: Mapping[str, Any] | None = None, *, key: str | None = None
-    ) -> dict[str, Any]:
-        """The data of a response that must have no errors."""
-        body = await self.execute(query, variables, key=key)
-        assert "errors" not in body, body["errors"]
-        data: dict[str, Any] = body["data"]
-        return data
 
     async def register_brand(
         self, name: str = "Acme", plan: str = "FREE", credits: int = 0
@@ -170,10 +128,8 @@ async def _serve(settings: Settings, backend: str) -> AsyncIterator[Gateway]:
             table_name=settings.table, region=REGION, endpoint_url=settings.dynamodb_endpoint
         )
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield Gateway(app, client, backend)
+    async with running(app) as http:
+        yield Gateway(app, http, backend)
 
 
 @pytest.fixture(scope="module")

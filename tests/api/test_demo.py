@@ -9,13 +9,14 @@ import io
 import json
 import stat
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from _asgi import GraphQLClient, running
 from graphql import OperationDefinitionNode, OperationType, parse, validate
 from starlette.applications import Starlette
 
@@ -45,31 +46,10 @@ BRAND = """query($id: ID!) {
 VIEWER = "query { viewer { role brandId } }"
 
 
-class Gateway:
-    def __init__(self, app: Starlette, client: httpx.AsyncClient, settings: Settings) -> None:
-        self.app = app
-        self.client = client
+class Gateway(GraphQLClient):
+    def __init__(self, app: Starlette, http: httpx.AsyncClient, settings: Settings) -> None:
+        super().__init__(app, http)
         self.settings = settings
-
-    async def execute(
-        self,
-        query: str,
-        variables: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> dict[str, Any]:
-        body = {"query": query, "variables": dict(variables or {})}
-        response = await self.client.post("/graphql", json=body, headers=dict(headers or {}))
-        assert response.status_code == 200, response.text
-        result: dict[str, Any] = response.json()
-        return result
-
-    async def data(
-        self, query: str, variables: Mapping[str, Any] | None = None, *, key: str
-    ) -> dict[str, Any]:
-        body = await self.execute(query, variables, {"Authorization": f"Bearer {key}"})
-        assert "errors" not in body, body["errors"]
-        data: dict[str, Any] = body["data"]
-        return data
 
     async def load(self, catalog: Any = CATALOG) -> Demo:
         services = self.app.state.graphql.services
@@ -96,25 +76,23 @@ def demo_settings(data_dir: Path, *, demo: bool) -> Settings:
 
 
 @asynccontextmanager
-async def running(settings: Settings) -> AsyncIterator[Gateway]:
+async def started(settings: Settings) -> AsyncIterator[Gateway]:
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield Gateway(app, client, settings)
+    async with running(app) as http:
+        yield Gateway(app, http, settings)
 
 
 @pytest.fixture(scope="module")
 async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Gateway]:
     """One gateway started with demo=True: the lifespan loads the demo."""
-    async with running(demo_settings(tmp_path_factory.mktemp("demo"), demo=True)) as served:
+    async with started(demo_settings(tmp_path_factory.mktemp("demo"), demo=True)) as served:
         yield served
 
 
 @pytest.fixture
 async def bare(tmp_path: Path) -> AsyncIterator[Gateway]:
     """A gateway started without the demo, for tests that load it themselves."""
-    async with running(demo_settings(tmp_path, demo=False)) as served:
+    async with started(demo_settings(tmp_path, demo=False)) as served:
         yield served
 
 
@@ -250,7 +228,7 @@ async def test_every_explorer_example_runs_on_the_demo(gateway: Gateway) -> None
             continue
         variables = json.loads(tab["variables"]) if tab["variables"] else {}
         headers = json.loads(tab["headers"]) if tab["headers"] else {}
-        body = await gateway.execute(example.query, variables, headers)
+        body = await gateway.execute(example.query, variables, headers=headers)
         assert "errors" not in body, (example.query, body)
         assert all(value is not None for value in body["data"].values()), body
 

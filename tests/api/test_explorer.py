@@ -41,7 +41,7 @@ def page_config(page: str) -> dict[str, object]:
 
 
 async def test_a_browser_gets_the_explorer(sqlite_gateway: Any) -> None:
-    response = await sqlite_gateway.client.get("/graphql", headers=HTML)
+    response = await sqlite_gateway.http.get("/graphql", headers=HTML)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
@@ -64,7 +64,7 @@ async def test_a_browser_gets_the_explorer(sqlite_gateway: Any) -> None:
 async def test_the_example_tabs_carry_placeholders_without_the_demo(
     sqlite_gateway: Any,
 ) -> None:
-    page = (await sqlite_gateway.client.get("/graphql", headers=HTML)).text
+    page = (await sqlite_gateway.http.get("/graphql", headers=HTML)).text
     config = page_config(page)
     tabs = config["tabs"]
     assert isinstance(tabs, list)
@@ -77,7 +77,7 @@ async def test_the_example_tabs_carry_placeholders_without_the_demo(
 async def test_under_demo_the_tabs_hold_the_demo_brand_key_never_the_admin_key(
     with_demo: Any,
 ) -> None:
-    page = (await with_demo.client.get("/graphql", headers=HTML)).text
+    page = (await with_demo.http.get("/graphql", headers=HTML)).text
     config = page_config(page)
     tabs = config["tabs"]
     assert isinstance(tabs, list)
@@ -96,7 +96,7 @@ async def test_json_in_the_page_cannot_close_its_script_element(with_demo: Any) 
         verification_code="<!--",
     )
     with_demo.app.state.demo = hostile
-    page = (await with_demo.client.get("/graphql", headers=HTML)).text
+    page = (await with_demo.http.get("/graphql", headers=HTML)).text
     assert "</script><b>" not in page and "<!--" not in page
     tabs = page_config(page)["tabs"]
     assert isinstance(tabs, list)
@@ -107,10 +107,10 @@ async def test_json_in_the_page_cannot_close_its_script_element(with_demo: Any) 
 async def test_assets_are_served_with_their_type_and_long_caching(
     sqlite_gateway: Any,
 ) -> None:
-    page = (await sqlite_gateway.client.get("/graphql", headers=HTML)).text
+    page = (await sqlite_gateway.http.get("/graphql", headers=HTML)).text
     for match in ASSET_URL.finditer(page):
         url, name, version = match.groups()
-        response = await sqlite_gateway.client.get(url, headers={"Accept-Encoding": "identity"})
+        response = await sqlite_gateway.http.get(url, headers={"Accept-Encoding": "identity"})
         assert response.status_code == 200, name
         assert response.content == (STATIC_DIR / name).read_bytes()
         expected = "text/css" if name.endswith(".css") else "text/javascript"
@@ -120,7 +120,7 @@ async def test_assets_are_served_with_their_type_and_long_caching(
 
 
 async def test_an_asset_without_its_version_is_revalidated(sqlite_gateway: Any) -> None:
-    client = sqlite_gateway.client
+    client = sqlite_gateway.http
     response = await client.get("/graphql/static/explorer.js")
     assert response.headers["cache-control"] == "no-cache"
     etag = response.headers["etag"]
@@ -133,7 +133,7 @@ async def test_large_assets_are_gzipped_for_clients_that_accept_it(
     sqlite_gateway: Any,
 ) -> None:
     url = "/graphql/static/graphiql.min.js"
-    response = await sqlite_gateway.client.get(url, headers={"Accept-Encoding": "gzip"})
+    response = await sqlite_gateway.http.get(url, headers={"Accept-Encoding": "gzip"})
     assert response.headers["content-encoding"] == "gzip"
     assert response.headers["vary"] == "Accept-Encoding"
     assert (
@@ -141,14 +141,14 @@ async def test_large_assets_are_gzipped_for_clients_that_accept_it(
         < (STATIC_DIR / "graphiql.min.js").stat().st_size / 2
     )
     assert response.content == (STATIC_DIR / "graphiql.min.js").read_bytes()  # httpx decodes
-    raw = await sqlite_gateway.client.get(url, headers={"Accept-Encoding": "identity"})
+    raw = await sqlite_gateway.http.get(url, headers={"Accept-Encoding": "identity"})
     assert "content-encoding" not in raw.headers
     assert raw.content == response.content
 
 
 @pytest.mark.parametrize("name", ["nope.js", "LICENSES.txt", "..%2Fapp.py", "%2E%2E"])
 async def test_only_the_listed_assets_are_served(sqlite_gateway: Any, name: str) -> None:
-    response = await sqlite_gateway.client.get(f"/graphql/static/{name}")
+    response = await sqlite_gateway.http.get(f"/graphql/static/{name}")
     assert response.status_code == 404
 
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
+from _asgi import GraphQLClient, running
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
@@ -104,19 +104,9 @@ async def test_rotation_keeps_old_certificates_verifiable(tmp_path: Path) -> Non
         settings: Settings, queries: list[tuple[str, dict[str, Any]]]
     ) -> list[dict[str, Any]]:
         app = create_app(settings)
-        results = []
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-                for query, variables in queries:
-                    headers = {"Authorization": "Bearer rotation-admin-key"}
-                    response = await client.post(
-                        "/graphql", json={"query": query, "variables": variables}, headers=headers
-                    )
-                    body = response.json()
-                    assert "errors" not in body, body
-                    results.append(body["data"])
-        return results
+        async with running(app) as http:
+            client = GraphQLClient(app, http)
+            return [await client.data(q, v, key="rotation-admin-key") for q, v in queries]
 
     before = Settings(signing_key=old.private_key_pem().decode(), **common)
     [brand] = await run(

@@ -8,22 +8,20 @@ import pytest
 
 
 async def test_graphiql_for_browsers(gateway) -> None:
-    response = await gateway.client.get("/graphql", headers={"Accept": "text/html"})
+    response = await gateway.http.get("/graphql", headers={"Accept": "text/html"})
     assert response.status_code == 200
     assert "graphiql" in response.text.lower()
 
 
 async def test_queries_over_get(gateway) -> None:
-    response = await gateway.client.get(
-        "/graphql", params={"query": "{ health { status storage } }"}
-    )
+    response = await gateway.http.get("/graphql", params={"query": "{ health { status storage } }"})
     assert response.status_code == 200
     assert response.json()["data"]["health"] == {"status": "ok", "storage": gateway.backend}
 
 
 @pytest.mark.parametrize("authorization", ["Bearer pg_unknown", "Basic abc", "Bearer "])
 async def test_bad_keys_are_401(gateway, authorization: str) -> None:
-    response = await gateway.client.post(
+    response = await gateway.http.post(
         "/graphql", json={"query": "{ viewer { role } }"}, headers={"Authorization": authorization}
     )
     assert response.status_code == 401

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from _live import RECALL, VERIFY, Gateway
-from _receiver import Receiver, Request
+from _support.receiver import Receiver, Request
 
 from proofgate.domain.webhooks import verify_signature
 

@@ -5,8 +5,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
+from _asgi import connect, running
 from starlette.applications import Starlette
 
 import proofgate
@@ -45,10 +45,6 @@ class FakeStorage:
         self.closed = True
 
 
-def client(app: Starlette) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
-
-
 @pytest.fixture
 async def sqlite_app() -> AsyncIterator[Starlette]:
     app = create_app(settings())
@@ -69,7 +65,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeStorage:
 
 async def test_health_is_liveness_only(fake: FakeStorage) -> None:
     app = create_app(settings())
-    async with app.router.lifespan_context(app), client(app) as http:
+    async with running(app) as http:
         fake.behaviour = "fail"
         response = await http.get("/health")
     assert response.status_code == 200
@@ -78,7 +74,7 @@ async def test_health_is_liveness_only(fake: FakeStorage) -> None:
 
 
 async def test_ready_reads_the_probe_with_one_get_item(sqlite_app: Starlette) -> None:
-    async with client(sqlite_app) as http:
+    async with connect(sqlite_app) as http:
         with tracing() as trace:
             response = await http.get("/ready")
     assert response.status_code == 200
@@ -90,7 +86,7 @@ async def test_ready_fails_with_503_when_storage_fails(
     fake: FakeStorage, caplog: pytest.LogCaptureFixture
 ) -> None:
     app = create_app(settings())
-    async with app.router.lifespan_context(app), client(app) as http:
+    async with running(app) as http:
         fake.behaviour = "fail"
         with caplog.at_level(logging.WARNING, logger="proofgate.api"):
             response = await http.get("/ready")
@@ -105,7 +101,7 @@ async def test_ready_fails_when_storage_hangs(
 ) -> None:
     monkeypatch.setattr(app_module, "READY_TIMEOUT_SECONDS", 0.05)
     app = create_app(settings())
-    async with app.router.lifespan_context(app), client(app) as http:
+    async with running(app) as http:
         fake.behaviour = "hang"
         response = await asyncio.wait_for(http.get("/ready"), timeout=5)
     assert response.status_code == 503
@@ -130,7 +126,7 @@ async def test_cors_allows_only_configured_origins(fake: FakeStorage) -> None:
         "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "authorization",
     }
-    async with app.router.lifespan_context(app), client(app) as http:
+    async with running(app) as http:
         allowed = await http.options(
             "/health", headers={"Origin": "http://localhost:3000", **preflight}
         )
@@ -148,6 +144,6 @@ async def test_cors_allows_only_configured_origins(fake: FakeStorage) -> None:
 
 async def test_no_cors_by_default(fake: FakeStorage) -> None:
     app = create_app(settings())
-    async with app.router.lifespan_context(app), client(app) as http:
+    async with running(app) as http:
         response = await http.get("/health", headers={"Origin": "http://localhost:3000"})
     assert "access-control-allow-origin" not in response.headers

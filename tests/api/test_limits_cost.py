@@ -9,7 +9,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from _limits import ADMIN_KEY, Client, codes, serve
+from _asgi import codes
+from _limits import ADMIN_KEY, Client, serve
 from graphql import parse
 
 from proofgate.api.cost import cost_model

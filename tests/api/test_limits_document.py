@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from _limits import Client, codes, serve
+from _asgi import codes
+from _limits import Client, serve
 from strawberry.extensions.validation_cache import _get_validate_cache
 
 from proofgate.api.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits

@@ -6,7 +6,8 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest
-from _limits import Client, codes, serve
+from _asgi import codes
+from _limits import Client, serve
 
 from proofgate.api.limits import MAX_BODY_BYTES, Limits
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from _limits import Client, codes, serve
+from _asgi import codes
+from _limits import Client, serve
 
 from proofgate.api.limits import Limits
 from proofgate.api.persisted import NOT_FOUND, NOT_SUPPORTED, PersistedQueryStore

@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from _limits import ADMIN_KEY, Client, codes, serve
+from _asgi import codes
+from _limits import ADMIN_KEY, Client, serve
 
 from proofgate.api.limits import Limits, Rate
 from proofgate.api.ratelimit import PUBLIC_MUTATIONS, RateLimiter

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeAlias
 
-from proofgate.storage import Item, Put, Storage
+from proofgate.storage import Item, Key, Put, Storage
 from proofgate.storage.access_patterns import (
     BRAND_PRODUCTS,
     OUTBOX_DUE,
@@ -29,7 +29,10 @@ __all__ = [
     "collect",
     "gallery_product",
     "outbox_entry",
+    "product",
+    "product_key",
     "put_all",
+    "read_product",
     "scan_record",
     "sort_keys",
     "typed",
@@ -45,6 +48,20 @@ BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 
 def at(minutes: int) -> datetime:
     return BASE_TIME + timedelta(minutes=minutes)
+
+
+def product_key(product_id: str) -> Key:
+    return PRODUCT_BY_ID.key(product_id=product_id)
+
+
+def product(product_id: str, **attributes: Any) -> Item:
+    """An AP01 item: the product's table key and ``attributes``, nothing else."""
+    key = product_key(product_id)
+    return {"PK": key.pk, "SK": key.sk, **attributes}
+
+
+async def read_product(storage: Storage, product_id: str) -> Item | None:
+    return await storage.get(PRODUCT_BY_ID, product_id=product_id)
 
 
 def chain_event(product_id: str, sequence: int, **attributes: Any) -> Item:
@@ -69,8 +86,7 @@ def gallery_product(
     brand_id: str, product_id: str, created: datetime | None, **attributes: Any
 ) -> Item:
     """A product item; with ``created`` it is projected into GSI1 for AP07."""
-    key = PRODUCT_BY_ID.key(product_id=product_id)
-    item: Item = {"PK": key.pk, "SK": key.sk, "productId": product_id, **attributes}
+    item = product(product_id, productId=product_id, **attributes)
     if created is not None:
         item["GSI1PK"] = BRAND_PRODUCTS.partition({"brand_id": brand_id})
         item["GSI1SK"] = f"PRODUCT#{encode_time(created)}"

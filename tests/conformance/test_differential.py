@@ -51,27 +51,41 @@ conditions = st.none() | st.one_of(
 slots = st.sampled_from(SLOTS)
 texts = st.text(alphabet=st.sampled_from(["a", "b", "\u00e9", "\U0001f600", "#", " "]), max_size=3)
 
-actions = st.one_of(
-    st.tuples(
-        st.just("put"),
-        slots,
-        st.integers(-3, 3),
-        st.none() | texts | texts,
-        st.booleans(),
-        conditions,
-    ),
-    st.tuples(st.just("add"), slots, st.sampled_from(["v", "s"]), st.integers(-2, 2), conditions),
-    st.tuples(st.just("set"), slots, texts, st.booleans(), conditions),
-    st.tuples(st.just("remove"), slots, conditions),
-    st.tuples(st.just("delete"), slots, conditions),
-    st.tuples(st.just("check"), slots, conditions.filter(lambda c: c is not None)),
-)
+
+def _actions(add_attributes: list[str]) -> st.SearchStrategy[tuple[Any, ...]]:
+    return st.one_of(
+        st.tuples(
+            st.just("put"),
+            slots,
+            st.integers(-3, 3),
+            st.none() | texts | texts,
+            st.booleans(),
+            conditions,
+        ),
+        st.tuples(
+            st.just("add"), slots, st.sampled_from(add_attributes), st.integers(-2, 2), conditions
+        ),
+        st.tuples(st.just("set"), slots, texts, st.booleans(), conditions),
+        st.tuples(st.just("remove"), slots, conditions),
+        st.tuples(st.just("delete"), slots, conditions),
+        st.tuples(st.just("check"), slots, conditions.filter(lambda c: c is not None)),
+    )
+
+
+actions = _actions(["v", "s"])
+# Inside a transaction, moto refuses an ADD to a string with a top-level
+# ValidationException before it looks at other actions' conditions; DynamoDB
+# cancels the transaction with a reason per action, and a failed condition is
+# what both backends report. A transaction mixing the two is a moto deviation,
+# so transactions only ADD to the numeric attribute (single writes still cover
+# the string case).
+transaction_actions = _actions(["v"])
 single_write = st.tuples(st.just("write"), actions)
 operations = st.one_of(
     single_write,
     single_write,
     single_write,
-    st.tuples(st.just("transact"), st.lists(actions, max_size=4)),
+    st.tuples(st.just("transact"), st.lists(transaction_actions, max_size=4)),
     st.tuples(st.just("get"), st.sampled_from(["META", "CLAIM"])),
     st.tuples(st.just("batch_get")),
     st.tuples(st.just("walk"), st.sampled_from(["chain", "brand"]), st.integers(1, 3)),

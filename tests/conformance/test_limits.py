@@ -21,12 +21,7 @@ from proofgate.storage.table import IndexName
 from proofgate.storage.trace import tracing
 from proofgate.storage.values import item_size
 
-from ._support import BASE_TIME, TENANT, MotoDeviation
-
-
-def product(uid: str, **attributes: Any) -> dict[str, Any]:
-    key = PRODUCT_BY_ID.key(product_id=uid)
-    return {"PK": key.pk, "SK": key.sk, **attributes}
+from ._support import BASE_TIME, TENANT, MotoDeviation, product, product_key
 
 
 def padded(uid: str, size: int) -> dict[str, Any]:
@@ -59,9 +54,7 @@ async def test_an_update_that_grows_an_item_past_400kb_is_refused(
     item = padded(uid, 300 * 1024)
     await storage.transact_write([Put(item)])
     with pytest.raises(LimitExceeded):
-        await storage.transact_write(
-            [Update(PRODUCT_BY_ID.key(product_id=uid), set={"more": "y" * (150 * 1024)})]
-        )
+        await storage.transact_write([Update(product_key(uid), set={"more": "y" * (150 * 1024)})])
     assert await storage.get(PRODUCT_BY_ID, product_id=uid) == item
 
 
@@ -70,9 +63,7 @@ async def test_an_update_creating_an_item_over_400kb_is_refused(
 ) -> None:
     moto_deviation("a refused UpdateItem of a missing item leaves a key-only item behind")
     with pytest.raises(LimitExceeded):
-        await storage.transact_write(
-            [Update(PRODUCT_BY_ID.key(product_id=uid), set={"body": "y" * (401 * 1024)})]
-        )
+        await storage.transact_write([Update(product_key(uid), set={"body": "y" * (401 * 1024)})])
     assert await storage.get(PRODUCT_BY_ID, product_id=uid) is None
 
 

@@ -14,7 +14,6 @@ from proofgate.storage import (
     Delete,
     ItemAbsent,
     ItemExists,
-    Key,
     Put,
     Storage,
     Update,
@@ -24,18 +23,7 @@ from proofgate.storage.access_patterns import PRODUCT_BY_ID
 from proofgate.storage.limits import ITEM_MAX_BYTES, TRANSACT_MAX_ITEMS
 from proofgate.storage.trace import tracing
 
-
-def key(name: str) -> Key:
-    return PRODUCT_BY_ID.key(product_id=name)
-
-
-def product(name: str, **attributes: Any) -> dict[str, Any]:
-    k = key(name)
-    return {"PK": k.pk, "SK": k.sk, **attributes}
-
-
-async def read(storage: Storage, name: str) -> dict[str, Any] | None:
-    return await storage.get(PRODUCT_BY_ID, product_id=name)
+from ._support import product, product_key, read_product
 
 
 async def seed(storage: Storage, uid: str) -> None:
@@ -55,13 +43,15 @@ def four_actions(uid: str, failing: int) -> list[WriteAction]:
     return [
         Put(product(f"{uid}-new", v=1), never if failing == 0 else ItemAbsent()),
         Update(
-            key(f"{uid}-counter"),
+            product_key(f"{uid}-counter"),
             add={"count": 1},
             condition=never if failing == 1 else ItemExists(),
         ),
-        Delete(key(f"{uid}-doomed"), never if failing == 2 else Compare("v", Comparison.EQ, 1)),
+        Delete(
+            product_key(f"{uid}-doomed"), never if failing == 2 else Compare("v", Comparison.EQ, 1)
+        ),
         ConditionCheck(
-            key(f"{uid}-guard"), never if failing == 3 else Compare("v", Comparison.EQ, 1)
+            product_key(f"{uid}-guard"), never if failing == 3 else Compare("v", Comparison.EQ, 1)
         ),
     ]
 
@@ -69,10 +59,10 @@ def four_actions(uid: str, failing: int) -> list[WriteAction]:
 async def test_all_actions_apply_together(storage: Storage, uid: str) -> None:
     await seed(storage, uid)
     await storage.transact_write(four_actions(uid, failing=-1))
-    assert await read(storage, f"{uid}-new") == product(f"{uid}-new", v=1)
-    assert await read(storage, f"{uid}-counter") == product(f"{uid}-counter", count=11)
-    assert await read(storage, f"{uid}-doomed") is None
-    assert await read(storage, f"{uid}-guard") == product(f"{uid}-guard", v=1)
+    assert await read_product(storage, f"{uid}-new") == product(f"{uid}-new", v=1)
+    assert await read_product(storage, f"{uid}-counter") == product(f"{uid}-counter", count=11)
+    assert await read_product(storage, f"{uid}-doomed") is None
+    assert await read_product(storage, f"{uid}-guard") == product(f"{uid}-guard", v=1)
 
 
 @pytest.mark.parametrize("failing", [0, 1, 2, 3])
@@ -83,9 +73,9 @@ async def test_a_failing_action_leaves_nothing_written_and_is_named(
     with pytest.raises(ConditionFailed) as raised:
         await storage.transact_write(four_actions(uid, failing))
     assert raised.value.index == failing
-    assert await read(storage, f"{uid}-new") is None
-    assert await read(storage, f"{uid}-counter") == product(f"{uid}-counter", count=10)
-    assert await read(storage, f"{uid}-doomed") == product(f"{uid}-doomed", v=1)
+    assert await read_product(storage, f"{uid}-new") is None
+    assert await read_product(storage, f"{uid}-counter") == product(f"{uid}-counter", count=10)
+    assert await read_product(storage, f"{uid}-doomed") == product(f"{uid}-doomed", v=1)
 
 
 async def test_the_first_failing_action_is_named_when_several_fail(
@@ -94,13 +84,13 @@ async def test_the_first_failing_action_is_named_when_several_fail(
     await seed(storage, uid)
     actions: list[WriteAction] = [
         Put(product(f"{uid}-a")),
-        ConditionCheck(key(f"{uid}-missing"), ItemExists()),
+        ConditionCheck(product_key(f"{uid}-missing"), ItemExists()),
         Put(product(f"{uid}-guard"), ItemAbsent()),
     ]
     with pytest.raises(ConditionFailed) as raised:
         await storage.transact_write(actions)
     assert raised.value.index == 1
-    assert await read(storage, f"{uid}-a") is None
+    assert await read_product(storage, f"{uid}-a") is None
 
 
 async def test_the_maximum_number_of_actions(storage: Storage, uid: str) -> None:
@@ -118,14 +108,14 @@ async def test_too_many_actions_are_refused_before_io(storage: Storage, uid: str
     with tracing() as trace, pytest.raises(LimitExceeded):
         await storage.transact_write(actions)
     assert trace.calls == []
-    assert await read(storage, f"{uid}-0") is None
+    assert await read_product(storage, f"{uid}-0") is None
 
 
 @pytest.mark.parametrize(
     "second",
     [
-        lambda uid: ConditionCheck(key(uid), ItemAbsent()),
-        lambda uid: Update(key(uid), add={"n": 1}),
+        lambda uid: ConditionCheck(product_key(uid), ItemAbsent()),
+        lambda uid: Update(product_key(uid), add={"n": 1}),
         lambda uid: Put(product(uid, other=True)),
     ],
     ids=["check", "update", "put"],
@@ -136,7 +126,7 @@ async def test_two_actions_on_one_item_are_refused_before_io(
     with tracing() as trace, pytest.raises(LimitExceeded):
         await storage.transact_write([Put(product(uid)), Put(product(f"{uid}-other")), second(uid)])
     assert trace.calls == []
-    assert await read(storage, uid) is None
+    assert await read_product(storage, uid) is None
 
 
 async def test_an_empty_transaction_is_refused(storage: Storage) -> None:

@@ -19,30 +19,14 @@ from proofgate.storage import (
     Delete,
     ItemAbsent,
     ItemExists,
-    Key,
     Put,
     Storage,
     Update,
     WriteAction,
 )
-from proofgate.storage.access_patterns import PRODUCT_BY_ID
 from proofgate.storage.conditions import Condition
 
-from ._support import MotoDeviation, typed
-
-
-def key(uid: str) -> Key:
-    return PRODUCT_BY_ID.key(product_id=uid)
-
-
-def product(uid: str, **attributes: Any) -> dict[str, Any]:
-    k = key(uid)
-    return {"PK": k.pk, "SK": k.sk, **attributes}
-
-
-async def read(storage: Storage, uid: str) -> dict[str, Any] | None:
-    return await storage.get(PRODUCT_BY_ID, product_id=uid)
-
+from ._support import MotoDeviation, product, product_key, read_product, typed
 
 # --- Put ---------------------------------------------------------------------------
 
@@ -50,12 +34,12 @@ async def read(storage: Storage, uid: str) -> dict[str, Any] | None:
 async def test_put_replaces_the_whole_item(storage: Storage, uid: str) -> None:
     await storage.transact_write([Put(product(uid, a=1, b=2))])
     await storage.transact_write([Put(product(uid, a=3))])
-    assert await read(storage, uid) == product(uid, a=3)
+    assert await read_product(storage, uid) == product(uid, a=3)
 
 
 async def test_conditional_create_of_a_new_item(storage: Storage, uid: str) -> None:
     await storage.transact_write([Put(product(uid, a=1), ItemAbsent())])
-    assert await read(storage, uid) == product(uid, a=1)
+    assert await read_product(storage, uid) == product(uid, a=1)
 
 
 async def test_conditional_create_of_an_existing_item_fails(storage: Storage, uid: str) -> None:
@@ -63,13 +47,13 @@ async def test_conditional_create_of_an_existing_item_fails(storage: Storage, ui
     with pytest.raises(ConditionFailed) as raised:
         await storage.transact_write([Put(product(uid, a=2), ItemAbsent())])
     assert raised.value.index == 0
-    assert await read(storage, uid) == product(uid, a=1)
+    assert await read_product(storage, uid) == product(uid, a=1)
 
 
 async def test_put_if_exists_on_a_missing_item_fails(storage: Storage, uid: str) -> None:
     with pytest.raises(ConditionFailed):
         await storage.transact_write([Put(product(uid, a=1), ItemExists())])
-    assert await read(storage, uid) is None
+    assert await read_product(storage, uid) is None
 
 
 # --- Update ------------------------------------------------------------------------
@@ -94,7 +78,7 @@ async def test_update_set_add_remove_and_set_if_absent(storage: Storage, uid: st
     await storage.transact_write(
         [
             Update(
-                key(uid),
+                product_key(uid),
                 set={"name": "new", "meta": {"nested": [1, {"deep": True}]}, "tags": ["b", "c"]},
                 add={"count": 3, "total": Decimal("0.75"), "fresh": -2},
                 remove=("gone", "never_there"),
@@ -102,7 +86,7 @@ async def test_update_set_add_remove_and_set_if_absent(storage: Storage, uid: st
             )
         ]
     )
-    found = await read(storage, uid)
+    found = await read_product(storage, uid)
     assert found is not None
     assert typed(found) == typed(
         product(
@@ -120,27 +104,31 @@ async def test_update_set_add_remove_and_set_if_absent(storage: Storage, uid: st
 
 
 async def test_add_creates_the_missing_item_and_attribute(storage: Storage, uid: str) -> None:
-    await storage.transact_write([Update(key(uid), add={"count": 1})])
-    await storage.transact_write([Update(key(uid), add={"count": 1, "other": Decimal("0.5")})])
-    found = await read(storage, uid)
+    await storage.transact_write([Update(product_key(uid), add={"count": 1})])
+    await storage.transact_write(
+        [Update(product_key(uid), add={"count": 1, "other": Decimal("0.5")})]
+    )
+    found = await read_product(storage, uid)
     assert found is not None
     assert typed(found) == typed(product(uid, count=2, other=Decimal("0.5")))
 
 
 async def test_update_of_a_missing_item_creates_it(storage: Storage, uid: str) -> None:
     await storage.transact_write(
-        [Update(key(uid), set={"name": "made"}, set_if_absent={"created": 1})]
+        [Update(product_key(uid), set={"name": "made"}, set_if_absent={"created": 1})]
     )
-    assert await read(storage, uid) == product(uid, name="made", created=1)
+    assert await read_product(storage, uid) == product(uid, name="made", created=1)
 
 
 async def test_update_if_exists_on_a_missing_item_fails_and_creates_nothing(
     storage: Storage, uid: str
 ) -> None:
     with pytest.raises(ConditionFailed) as raised:
-        await storage.transact_write([Update(key(uid), add={"count": 1}, condition=ItemExists())])
+        await storage.transact_write(
+            [Update(product_key(uid), add={"count": 1}, condition=ItemExists())]
+        )
     assert raised.value.index == 0
-    assert await read(storage, uid) is None
+    assert await read_product(storage, uid) is None
 
 
 async def test_add_to_a_non_number_is_refused_and_changes_nothing(
@@ -149,8 +137,8 @@ async def test_add_to_a_non_number_is_refused_and_changes_nothing(
     moto_deviation("UpdateItem applies SET before failing on ADD to a string")
     await storage.transact_write([Put(product(uid, name="text"))])
     with pytest.raises(LimitExceeded):
-        await storage.transact_write([Update(key(uid), add={"name": 1}, set={"other": 1})])
-    assert await read(storage, uid) == product(uid, name="text")
+        await storage.transact_write([Update(product_key(uid), add={"name": 1}, set={"other": 1})])
+    assert await read_product(storage, uid) == product(uid, name="text")
 
 
 # --- conditions --------------------------------------------------------------------
@@ -268,15 +256,18 @@ async def test_composed_conditions(
 async def assert_condition(storage: Storage, uid: str, condition: Condition, holds: bool) -> None:
     """Checks the condition three ways: guarding an Update, a Put, and a
     ConditionCheck in a transaction."""
-    before = await read(storage, uid)
-    update = Update(key(uid), add={"touched": 1}, condition=condition)
-    check: list[WriteAction] = [ConditionCheck(key(uid), condition), Put(product(f"{uid}-side"))]
+    before = await read_product(storage, uid)
+    update = Update(product_key(uid), add={"touched": 1}, condition=condition)
+    check: list[WriteAction] = [
+        ConditionCheck(product_key(uid), condition),
+        Put(product(f"{uid}-side")),
+    ]
     if holds:
         await storage.transact_write([update])
         await storage.transact_write(check)
         await storage.transact_write([Put(product(uid, replaced=True), condition)])
-        assert await read(storage, uid) == product(uid, replaced=True)
-        assert await read(storage, f"{uid}-side") is not None
+        assert await read_product(storage, uid) == product(uid, replaced=True)
+        assert await read_product(storage, f"{uid}-side") is not None
         return
     with pytest.raises(ConditionFailed):
         await storage.transact_write([update])
@@ -285,8 +276,8 @@ async def assert_condition(storage: Storage, uid: str, condition: Condition, hol
     assert raised.value.index == 0
     with pytest.raises(ConditionFailed):
         await storage.transact_write([Put(product(uid, replaced=True), condition)])
-    assert await read(storage, uid) == before
-    assert await read(storage, f"{uid}-side") is None
+    assert await read_product(storage, uid) == before
+    assert await read_product(storage, f"{uid}-side") is None
 
 
 # --- Delete and ConditionCheck -------------------------------------------------------
@@ -294,41 +285,43 @@ async def assert_condition(storage: Storage, uid: str, condition: Condition, hol
 
 async def test_delete(storage: Storage, uid: str) -> None:
     await storage.transact_write([Put(product(uid))])
-    await storage.transact_write([Delete(key(uid))])
-    assert await read(storage, uid) is None
+    await storage.transact_write([Delete(product_key(uid))])
+    assert await read_product(storage, uid) is None
 
 
 async def test_delete_of_a_missing_item_is_a_no_op(storage: Storage, uid: str) -> None:
-    await storage.transact_write([Delete(key(uid))])
-    assert await read(storage, uid) is None
+    await storage.transact_write([Delete(product_key(uid))])
+    assert await read_product(storage, uid) is None
 
 
 async def test_delete_with_a_holding_condition(storage: Storage, uid: str) -> None:
     await storage.transact_write([Put(product(uid, version=2))])
-    await storage.transact_write([Delete(key(uid), Compare("version", Comparison.EQ, 2))])
-    assert await read(storage, uid) is None
+    await storage.transact_write([Delete(product_key(uid), Compare("version", Comparison.EQ, 2))])
+    assert await read_product(storage, uid) is None
 
 
 async def test_delete_with_a_failing_condition_keeps_the_item(storage: Storage, uid: str) -> None:
     await storage.transact_write([Put(product(uid, version=2))])
     with pytest.raises(ConditionFailed):
-        await storage.transact_write([Delete(key(uid), Compare("version", Comparison.EQ, 1))])
-    assert await read(storage, uid) == product(uid, version=2)
+        await storage.transact_write(
+            [Delete(product_key(uid), Compare("version", Comparison.EQ, 1))]
+        )
+    assert await read_product(storage, uid) == product(uid, version=2)
 
 
 async def test_delete_if_exists_on_a_missing_item_fails(storage: Storage, uid: str) -> None:
     with pytest.raises(ConditionFailed):
-        await storage.transact_write([Delete(key(uid), ItemExists())])
+        await storage.transact_write([Delete(product_key(uid), ItemExists())])
 
 
 @pytest.mark.parametrize("exists", [True, False])
 async def test_a_lone_condition_check(storage: Storage, uid: str, exists: bool) -> None:
     if exists:
         await storage.transact_write([Put(product(uid, a=1))])
-        await storage.transact_write([ConditionCheck(key(uid), ItemExists())])
-        assert await read(storage, uid) == product(uid, a=1)
+        await storage.transact_write([ConditionCheck(product_key(uid), ItemExists())])
+        assert await read_product(storage, uid) == product(uid, a=1)
     else:
         with pytest.raises(ConditionFailed) as raised:
-            await storage.transact_write([ConditionCheck(key(uid), ItemExists())])
+            await storage.transact_write([ConditionCheck(product_key(uid), ItemExists())])
         assert raised.value.index == 0
-        assert await read(storage, uid) is None
+        assert await read_product(storage, uid) is None

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from _support.chain import shipped_chain
 
 from proofgate.domain.chain import (
     ChainHead,
@@ -24,22 +25,16 @@ T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
 def build_chain(length: int = 3) -> list[ProvenanceEvent]:
-    head = ChainHead.genesis(CERTIFICATE_HASH)
-    events = []
-    for n in range(length):
-        event = next_event(
-            head,
-            type=ProvenanceEventType.SHIPPED,
-            occurred_at=T0 + timedelta(hours=n),
-            actor=f"actor {n}",
-            location="Lyon",
-            latitude=Decimal("45.764"),
-            longitude=Decimal("4.8357"),
-            data={"step": n},
-        )
-        events.append(event)
-        head = ChainHead.of(event)
-    return events
+    return shipped_chain(
+        CERTIFICATE_HASH,
+        length,
+        start=T0,
+        actor="actor",
+        location="Lyon",
+        latitude=Decimal("45.764"),
+        longitude=Decimal("4.8357"),
+        data=lambda n: {"step": n},
+    )
 
 
 def test_events_are_numbered_and_linked_from_the_certificate() -> None:

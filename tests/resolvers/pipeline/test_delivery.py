@@ -4,6 +4,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from _support.receiver import Receiver, Request
 
 from proofgate.domain.enums import ProductStatus, Severity, ThreatType
 from proofgate.domain.identifiers import new_id, new_webhook_secret
@@ -15,7 +16,6 @@ from proofgate.resolvers.webhooks.items import WebhookRef, webhook_item
 from proofgate.storage import Item, Storage
 from proofgate.storage.access_patterns import OUTBOX_PARKED, WEBHOOK_DELIVERIES
 
-from ._receiver import Receiver, Request
 from ._support import Product, eventually, new_brand, record_scan
 
 

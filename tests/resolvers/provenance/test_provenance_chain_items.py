@@ -3,14 +3,14 @@ over stored items (every hashed field, the head, malformed items)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from _support.chain import shipped_chain
 
-from proofgate.domain.chain import ChainHead, next_event
-from proofgate.domain.enums import ProvenanceEventType
+from proofgate.domain.chain import ChainHead
 from proofgate.resolvers.provenance.items import (
     chain_head,
     event_from_item,
@@ -26,23 +26,20 @@ T0 = datetime(2030, 5, 1, 9, 30, tzinfo=UTC)
 
 def stored_chain(length: int = 3) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A product item and its events, as the store would hand them back."""
-    head = ChainHead.genesis(CERTIFICATE)
-    items = []
-    for n in range(length):
-        event = next_event(
-            head,
-            type=ProvenanceEventType.SHIPPED,
-            occurred_at=T0 + timedelta(hours=n),
-            actor=f"carrier {n}",
-            location="Rotterdam",
-            latitude=Decimal("51.9225"),
-            longitude=Decimal("4.47917"),
-            data={"leg": n, "notes": ["fragile"]},
-        )
-        items.append(
-            normalize_item(event_item(event, product_id="P1", brand_id="B1", recorded_at=T0))
-        )
-        head = ChainHead.of(event)
+    events = shipped_chain(
+        CERTIFICATE,
+        length,
+        start=T0,
+        actor="carrier",
+        location="Rotterdam",
+        latitude=Decimal("51.9225"),
+        longitude=Decimal("4.47917"),
+        data=lambda n: {"leg": n, "notes": ["fragile"]},
+    )
+    items = [
+        normalize_item(event_item(event, product_id="P1", brand_id="B1", recorded_at=T0))
+        for event in events
+    ]
     product = {
         "id": "P1",
         "certificateHash": CERTIFICATE,

@@ -1,10 +1,12 @@
-"""A table on the session's moto server, and drivers over it."""
+"""A table on the session's moto server, and clients and drivers over it."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
+import aioboto3
 import pytest
 
 from proofgate.storage.dynamodb import DynamoDriver, create_table
@@ -33,6 +35,15 @@ async def driver(moto_endpoint: str, dynamodb_table: str) -> AsyncIterator[Dynam
     )
     yield driver
     await driver.close()
+
+
+@pytest.fixture
+async def raw_client(moto_endpoint: str) -> AsyncIterator[Any]:
+    """A plain aioboto3 client, without the backend's guards."""
+    async with aioboto3.Session().client(
+        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
+    ) as client:
+        yield client
 
 
 @pytest.fixture

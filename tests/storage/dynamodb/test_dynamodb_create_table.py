@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-import aioboto3
 import pytest
 from aiobotocore.client import AioBaseClient
 
@@ -15,14 +13,6 @@ from proofgate.storage.dynamodb import create_table
 from proofgate.storage.table import TABLE
 
 REGION = "us-east-1"
-
-
-@pytest.fixture
-async def raw_client(moto_endpoint: str) -> AsyncIterator[Any]:
-    async with aioboto3.Session().client(
-        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
-    ) as client:
-        yield client
 
 
 def _schema(description: dict[str, Any]) -> list[tuple[str, str]]:

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from _support.queries import query_request
 from botocore.exceptions import (
     ClientError,
     EndpointConnectionError,
@@ -23,7 +24,6 @@ from proofgate.errors import (
     TransactionCanceled,
 )
 from proofgate.storage import (
-    TABLE,
     Compare,
     Comparison,
     ConditionCheck,
@@ -34,7 +34,6 @@ from proofgate.storage import (
     Put,
     Update,
 )
-from proofgate.storage.driver import QueryRequest
 from proofgate.storage.dynamodb import DynamoDriver
 from proofgate.storage.dynamodb import driver as driver_module
 from proofgate.storage.registry import SortOperator, SortRange
@@ -225,19 +224,6 @@ async def test_transaction_applies_all_actions(driver: DynamoDriver, unique: Uni
     }
 
 
-def _query(partition: str, sort: SortRange, **overrides: Any) -> QueryRequest:
-    parameters: dict[str, Any] = {
-        "index": TABLE.primary,
-        "partition": partition,
-        "sort": sort,
-        "forward": True,
-        "limit": 10,
-        "start_key": None,
-        "consistent": True,
-    } | overrides
-    return QueryRequest(**parameters)
-
-
 @pytest.mark.parametrize(
     ("sort", "expected"),
     [
@@ -259,7 +245,7 @@ async def test_query_sort_conditions(
         [Put({"PK": partition, "SK": sk}) for sk in ("E#1", "E#2", "E#3", "F#1")]
     )
 
-    result = await driver.query(_query(partition, sort))
+    result = await driver.query(query_request(partition, sort))
 
     assert [item["SK"] for item in result.items] == expected
     assert result.last_evaluated_key is None
@@ -270,9 +256,9 @@ async def test_query_pages_backwards_from_a_start_key(driver: DynamoDriver, uniq
     await driver.transact_write([Put({"PK": partition, "SK": f"E#{n}"}) for n in range(5)])
     every = SortRange(SortOperator.BEGINS_WITH, "E#")
 
-    first = await driver.query(_query(partition, every, forward=False, limit=2))
+    first = await driver.query(query_request(partition, every, forward=False, limit=2))
     second = await driver.query(
-        _query(partition, every, forward=False, limit=2, start_key=first.last_evaluated_key)
+        query_request(partition, every, forward=False, limit=2, start=first.last_evaluated_key)
     )
 
     assert [i["SK"] for i in first.items] == ["E#4", "E#3"]
@@ -292,13 +278,7 @@ async def test_query_reads_a_global_secondary_index(driver: DynamoDriver, unique
     )
 
     result = await driver.query(
-        _query(
-            brand,
-            SortRange(SortOperator.BEGINS_WITH, "PRODUCT#"),
-            index=GSI1,
-            limit=1,
-            consistent=False,
-        )
+        query_request(brand, SortRange(SortOperator.BEGINS_WITH, "PRODUCT#"), index=GSI1, limit=1)
     )
 
     assert [i["PK"] for i in result.items] == [unique("P1")]

@@ -3,10 +3,8 @@ and the backend's own clients refuse Scan even without it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-import aioboto3
 import boto3
 import httpx
 import pytest
@@ -15,14 +13,6 @@ from proofgate.errors import AccessPatternError
 from proofgate.storage.dynamodb import DynamoDriver
 
 REGION = "us-east-1"
-
-
-@pytest.fixture
-async def raw_client(moto_endpoint: str) -> AsyncIterator[Any]:
-    async with aioboto3.Session().client(
-        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
-    ) as client:
-        yield client
 
 
 async def test_an_async_client_scan_trips(

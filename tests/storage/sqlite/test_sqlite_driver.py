@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _support.queries import query_request
 
 from proofgate.errors import (
     ConditionFailed,
@@ -34,11 +35,10 @@ from proofgate.storage import (
     Put,
     Update,
 )
-from proofgate.storage.driver import QueryRequest
 from proofgate.storage.limits import ITEM_MAX_BYTES, QUERY_PAGE_MAX_BYTES
 from proofgate.storage.registry import SortOperator, SortRange
 from proofgate.storage.sqlite import SqliteDriver, open_sqlite
-from proofgate.storage.table import GSI1, TABLE
+from proofgate.storage.table import GSI1
 from proofgate.storage.values import Item, item_size
 
 
@@ -63,31 +63,7 @@ def sized(pk: str, sk: str, size: int, **attributes: Any) -> Item:
     return item
 
 
-def table_query(
-    partition: str,
-    sort: SortRange,
-    *,
-    limit: int = 100,
-    forward: bool = True,
-    start: dict[str, str] | None = None,
-) -> QueryRequest:
-    return QueryRequest(TABLE.primary, partition, sort, forward, limit, start, True)
-
-
-def gsi_query(
-    partition: str, *, limit: int, forward: bool = True, start: dict[str, str] | None = None
-) -> QueryRequest:
-    return QueryRequest(
-        GSI1,
-        partition,
-        SortRange(SortOperator.BEGINS_WITH, "PRODUCT#"),
-        forward,
-        limit,
-        start,
-        False,
-    )
-
-
+PRODUCTS = SortRange(SortOperator.BEGINS_WITH, "PRODUCT#")
 EVERYTHING = SortRange(SortOperator.GTE, "A")
 
 
@@ -260,9 +236,9 @@ async def test_batch_get_rounds_each_item_but_query_rounds_the_total(driver: Sql
     batch = await driver.batch_get_items([*keys, Key("P#1", "EVENT#9")], True)
     assert (len(batch.items), batch.unprocessed, batch.capacity) == (3, [], 4.0)
     assert (await driver.batch_get_items(keys, False)).capacity == 1.5
-    result = await driver.query(table_query("P#1", SortRange(SortOperator.BEGINS_WITH, "EVENT#")))
+    result = await driver.query(query_request("P#1", SortRange(SortOperator.BEGINS_WITH, "EVENT#")))
     assert (len(result.items), result.capacity) == (3, 1.0)
-    empty = await driver.query(table_query("P#2", EVERYTHING))
+    empty = await driver.query(query_request("P#2", EVERYTHING))
     assert (empty.items, empty.capacity) == ([], 1.0)
 
 
@@ -322,13 +298,13 @@ async def test_the_1mb_cut_returns_a_last_evaluated_key(driver: SqliteDriver) ->
     size = 300 * 1024
     for n in range(1, 5):
         await driver.write(Put(sized("P#1", f"EVENT#{n}", size)))
-    first = await driver.query(table_query("P#1", EVERYTHING, limit=10))
+    first = await driver.query(query_request("P#1", EVERYTHING, limit=10))
     assert [item["SK"] for item in first.items] == ["EVENT#1", "EVENT#2", "EVENT#3"]
     assert len(first.items) * size <= QUERY_PAGE_MAX_BYTES
     assert first.last_evaluated_key == {"PK": "P#1", "SK": "EVENT#3"}
     assert first.capacity == 3 * size / 4096
     rest = await driver.query(
-        table_query("P#1", EVERYTHING, limit=10, start=first.last_evaluated_key)
+        query_request("P#1", EVERYTHING, limit=10, start=first.last_evaluated_key)
     )
     assert ([item["SK"] for item in rest.items], rest.last_evaluated_key) == (["EVENT#4"], None)
 
@@ -337,17 +313,17 @@ async def test_one_item_over_1mb_of_a_page_still_comes_back(driver: SqliteDriver
     await driver.write(Put(sized("P#1", "EVENT#1", ITEM_MAX_BYTES)))
     await driver.write(Put(sized("P#1", "EVENT#2", ITEM_MAX_BYTES)))
     await driver.write(Put(sized("P#1", "EVENT#3", ITEM_MAX_BYTES)))
-    result = await driver.query(table_query("P#1", EVERYTHING, limit=10))
+    result = await driver.query(query_request("P#1", EVERYTHING, limit=10))
     assert len(result.items) == 2 and result.last_evaluated_key == {"PK": "P#1", "SK": "EVENT#2"}
 
 
 async def test_reaching_the_limit_returns_a_key_even_at_the_end(driver: SqliteDriver) -> None:
     for n in (1, 2):
         await driver.write(Put({"PK": "P#1", "SK": f"EVENT#{n}"}))
-    first = await driver.query(table_query("P#1", EVERYTHING, limit=2))
+    first = await driver.query(query_request("P#1", EVERYTHING, limit=2))
     assert first.last_evaluated_key == {"PK": "P#1", "SK": "EVENT#2"}
     after = await driver.query(
-        table_query("P#1", EVERYTHING, limit=2, start=first.last_evaluated_key)
+        query_request("P#1", EVERYTHING, limit=2, start=first.last_evaluated_key)
     )
     assert (after.items, after.last_evaluated_key) == ([], None)
 
@@ -359,7 +335,7 @@ async def test_a_start_key_outside_the_range_never_widens_it(
     for n in range(1, 6):
         await driver.write(Put({"PK": "P#1", "SK": f"EVENT#{n}"}))
     between = SortRange(SortOperator.BETWEEN, "EVENT#2", "EVENT#4")
-    request = table_query("P#1", between, forward=forward, start={"PK": "P#1", "SK": start})
+    request = query_request("P#1", between, forward=forward, start={"PK": "P#1", "SK": start})
     result = await driver.query(request)
     assert sorted(item["SK"] for item in result.items) == ["EVENT#2", "EVENT#3", "EVENT#4"]
 
@@ -370,7 +346,7 @@ async def test_string_keys_order_by_utf8_bytes_and_begins_with_is_case_sensitive
     # UTF-16 would put U+10000 before U+FFFF; UTF-8 bytes (and DynamoDB) do not.
     for suffix in ("\U00010000", "\uffff", "a", "A", "a\u00e9"):
         await driver.write(Put({"PK": "P#1", "SK": f"EVENT#{suffix}"}))
-    result = await driver.query(table_query("P#1", SortRange(SortOperator.BEGINS_WITH, "EVENT#")))
+    result = await driver.query(query_request("P#1", SortRange(SortOperator.BEGINS_WITH, "EVENT#")))
     assert [item["SK"] for item in result.items] == [
         "EVENT#A",
         "EVENT#a",
@@ -378,14 +354,14 @@ async def test_string_keys_order_by_utf8_bytes_and_begins_with_is_case_sensitive
         "EVENT#\uffff",
         "EVENT#\U00010000",
     ]
-    lower = await driver.query(table_query("P#1", SortRange(SortOperator.BEGINS_WITH, "EVENT#a")))
+    lower = await driver.query(query_request("P#1", SortRange(SortOperator.BEGINS_WITH, "EVENT#a")))
     assert [item["SK"] for item in lower.items] == ["EVENT#a", "EVENT#a\u00e9"]
     top = await driver.query(
-        table_query("P#1", SortRange(SortOperator.BEGINS_WITH, "EVENT#\uffff"))
+        query_request("P#1", SortRange(SortOperator.BEGINS_WITH, "EVENT#\uffff"))
     )
     assert [item["SK"] for item in top.items] == ["EVENT#\uffff"]
     backward = await driver.query(
-        table_query("P#1", SortRange(SortOperator.LT, "EVENT#b"), forward=False)
+        query_request("P#1", SortRange(SortOperator.LT, "EVENT#b"), forward=False)
     )
     assert [item["SK"] for item in backward.items] == ["EVENT#a\u00e9", "EVENT#a", "EVENT#A"]
 
@@ -413,7 +389,11 @@ async def test_gsi_orders_ties_by_table_key_and_resumes_on_all_four_attributes(
         keys: list[dict[str, str] | None] = []
         start: dict[str, str] | None = None
         for _ in range(10):  # a resume that repeats an item must fail, not loop
-            result = await driver.query(gsi_query("BRAND#b", limit=1, forward=forward, start=start))
+            result = await driver.query(
+                query_request(
+                    "BRAND#b", PRODUCTS, index=GSI1, limit=1, forward=forward, start=start
+                )
+            )
             seen += [item["PK"] for item in result.items]
             keys.append(result.last_evaluated_key)
             if result.last_evaluated_key is None:
@@ -432,7 +412,13 @@ async def test_a_gsi_start_key_without_the_table_key_is_an_invalid_cursor(
 ) -> None:
     with pytest.raises(InvalidCursor):
         await driver.query(
-            gsi_query("BRAND#b", limit=1, start={"GSI1PK": "BRAND#b", "GSI1SK": "PRODUCT#1"})
+            query_request(
+                "BRAND#b",
+                PRODUCTS,
+                index=GSI1,
+                limit=1,
+                start={"GSI1PK": "BRAND#b", "GSI1SK": "PRODUCT#1"},
+            )
         )
 
 

@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
+__all__ = ["Receiver", "Request"]
+
 
 @dataclass(frozen=True)
 class Request:

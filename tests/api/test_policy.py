@@ -1,0 +1,157 @@
+"""The registration fee, FREE plan credits and claim lifetime: read from the
+environment, checked, and in force through GraphQL."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _asgi import GraphQLClient, running
+
+from proofgate.api.app import create_app
+from proofgate.api.policy import Policy
+from proofgate.api.settings import Settings
+from proofgate.domain.datetimes import parse_datetime
+from proofgate.errors import ConfigurationError
+
+ADMIN = "policy-test-admin-key"
+SECRET_32 = base64.urlsafe_b64encode(bytes(range(32))).decode()
+
+
+def env(data_dir: Path, **values: str) -> dict[str, str]:
+    return {
+        "PROOFGATE_DATA_DIR": str(data_dir),
+        "PROOFGATE_SQLITE_PATH": ":memory:",
+        "PROOFGATE_ADMIN_KEY": ADMIN,
+        "PROOFGATE_CURSOR_KEY": SECRET_32,
+        "PROOFGATE_HASH_SALT": SECRET_32,
+        **values,
+    }
+
+
+def test_defaults() -> None:
+    policy = Policy.from_env({})
+    assert policy == Policy()
+    assert policy.registration_fee == Decimal("1.00")
+    assert policy.free_plan_credits == Decimal("10.00")
+    assert policy.claim_ttl == timedelta(days=365)
+
+
+def test_settings_carry_the_policy(tmp_path: Path) -> None:
+    settings = Settings.from_env(
+        env(
+            tmp_path,
+            PROOFGATE_REGISTRATION_FEE="0.25",
+            PROOFGATE_FREE_PLAN_CREDITS="0",
+            PROOFGATE_CLAIM_TTL_SECONDS="3600",
+        )
+    )
+    assert settings.policy == Policy(
+        registration_fee=Decimal("0.25"),
+        free_plan_credits=Decimal(0),
+        claim_ttl=timedelta(hours=1),
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("PROOFGATE_REGISTRATION_FEE", "0"),
+        ("PROOFGATE_REGISTRATION_FEE", "0.00"),
+        ("PROOFGATE_REGISTRATION_FEE", "-1"),
+        ("PROOFGATE_REGISTRATION_FEE", "1.005"),
+        ("PROOFGATE_REGISTRATION_FEE", "one"),
+        ("PROOFGATE_FREE_PLAN_CREDITS", "-5"),
+        ("PROOFGATE_FREE_PLAN_CREDITS", "0.001"),
+        ("PROOFGATE_CLAIM_TTL_SECONDS", "0"),
+        ("PROOFGATE_CLAIM_TTL_SECONDS", "1d"),
+        ("PROOFGATE_CLAIM_TTL_SECONDS", "-60"),
+    ],
+)
+def test_invalid_values_name_the_variable_and_write_nothing(
+    tmp_path: Path, variable: str, value: str
+) -> None:
+    data_dir = tmp_path / "data"
+    with pytest.raises(ConfigurationError, match=variable):
+        Settings.from_env(env(data_dir, **{variable: value}))
+    assert not data_dir.exists()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"registration_fee": Decimal(0)},
+        {"registration_fee": Decimal("0.001")},
+        {"free_plan_credits": Decimal(-1)},
+        {"claim_ttl": timedelta(0)},
+    ],
+)
+def test_direct_construction_is_checked_too(change: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError, match=next(iter(change))):
+        Policy(**change)
+
+
+@asynccontextmanager
+async def serve(data_dir: Path, **variables: str) -> AsyncIterator[GraphQLClient]:
+    """The gateway exactly as ``proofgate serve`` assembles it from these variables."""
+    app = create_app(Settings.from_env(env(data_dir, **variables)))
+    async with running(app) as http:
+        yield GraphQLClient(app, http)
+
+
+REGISTER_BRAND = """mutation($input: RegisterBrandInput!) {
+    registerBrand(input: $input) { apiKey brand { id } }
+}"""
+REGISTER_PRODUCT = """mutation($b: ID!, $name: String!) {
+    registerProduct(input: {brandId: $b, name: $name}) { id verificationCode }
+}"""
+BALANCE = "query($b: ID!) { brand(id: $b) { ledger { balance { posted available } } } }"
+CLAIM = """mutation($c: String!) {
+    claimProduct(code: $c, deviceFingerprint: "alice-phone") { claimedAt expiresAt }
+}"""
+
+
+async def register_brand(gateway: GraphQLClient) -> tuple[str, str]:
+    brand = {"name": "Policy", "domain": f"{uuid.uuid4().hex[:8]}.example.com", "plan": "FREE"}
+    data = await gateway.data(REGISTER_BRAND, {"input": brand}, key=ADMIN)
+    return data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
+
+
+async def register_product(gateway: GraphQLClient, brand_id: str, key: str) -> dict[str, Any]:
+    variables = {"b": brand_id, "name": f"Kettle {uuid.uuid4().hex[:8]}"}
+    return await gateway.execute(REGISTER_PRODUCT, variables, key=key)
+
+
+async def balance(gateway: GraphQLClient, brand_id: str, key: str) -> dict[str, str]:
+    data = await gateway.data(BALANCE, {"b": brand_id}, key=key)
+    result: dict[str, str] = data["brand"]["ledger"]["balance"]
+    return result
+
+
+async def test_the_fee_and_the_free_credits_take_effect(tmp_path: Path) -> None:
+    async with serve(
+        tmp_path, PROOFGATE_REGISTRATION_FEE="0.35", PROOFGATE_FREE_PLAN_CREDITS="0.70"
+    ) as gateway:
+        brand_id, key = await register_brand(gateway)
+        assert await balance(gateway, brand_id, key) == {"posted": "0.70", "available": "0.70"}
+        for _ in range(2):
+            assert "errors" not in await register_product(gateway, brand_id, key)
+        assert await balance(gateway, brand_id, key) == {"posted": "0.00", "available": "0.00"}
+        refused = await register_product(gateway, brand_id, key)
+        assert gateway.codes(refused) == ["INSUFFICIENT_CREDITS"]
+
+
+async def test_the_claim_lifetime_takes_effect(tmp_path: Path) -> None:
+    async with serve(tmp_path, PROOFGATE_CLAIM_TTL_SECONDS="90") as gateway:
+        brand_id, key = await register_brand(gateway)
+        product = (await register_product(gateway, brand_id, key))["data"]["registerProduct"]
+        claim = (await gateway.data(CLAIM, {"c": product["verificationCode"]}))["claimProduct"]
+        lifetime = parse_datetime(claim["expiresAt"]) - parse_datetime(claim["claimedAt"])
+        assert abs(lifetime - timedelta(seconds=90)) < timedelta(seconds=1)
