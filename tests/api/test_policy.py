@@ -60,6 +60,12 @@ def test_settings_carry_the_policy(tmp_path: Path) -> None:
     )
 
 
+def test_empty_values_count_as_unset(tmp_path: Path) -> None:
+    names = ("REGISTRATION_FEE", "FREE_PLAN_CREDITS", "CLAIM_TTL_SECONDS")
+    settings = Settings.from_env(env(tmp_path, **{f"PROOFGATE_{n}": " " for n in names}))
+    assert settings.policy == Policy()
+
+
 @pytest.mark.parametrize(
     ("variable", "value"),
     [

@@ -39,6 +39,13 @@ def test_defaults_are_the_rules_defaults() -> None:
     assert threat_settings_from_env({}) == ThreatSettings()
 
 
+def test_empty_values_count_as_unset() -> None:
+    names = ("GEO_MIN_COUNTRIES", "BURST_WINDOW_MINUTES", "VELOCITY_MAX_PER_DAY")
+    assert threat_settings_from_env({f"PROOFGATE_THREAT_{n}": "" for n in names}) == (
+        ThreatSettings()
+    )
+
+
 def test_every_variable_reaches_the_pipeline_settings(tmp_path: Path) -> None:
     settings = Settings.from_env(
         env(

@@ -102,6 +102,33 @@ class AlertDraft:
     country: str | None = None
     city: str | None = None
 
+    @classmethod
+    def raised(
+        cls,
+        type: ThreatType,
+        *,
+        brand_id: str,
+        product_id: str,
+        detected_at: datetime,
+        window: timedelta | None,
+        details: Mapping[str, JSONValue],
+        country: str | None = None,
+        city: str | None = None,
+    ) -> AlertDraft:
+        """The draft a rule raises at ``detected_at``, with its type's severity
+        and the start of its dedupe ``window`` (None: no window, the moment)."""
+        return cls(
+            brand_id,
+            product_id,
+            type,
+            SEVERITY_OF[type],
+            detected_at,
+            floor_time(detected_at, window),
+            details,
+            country,
+            city,
+        )
+
     @property
     def key(self) -> AlertKey:
         return AlertKey(self.brand_id, self.product_id, self.type, self.window_start)

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from proofgate.domain.datetimes import format_datetime
 from proofgate.domain.enums import ThreatType
 
-from .alerts import SEVERITY_OF, AlertDraft, JSONValue, floor_time
+from .alerts import AlertDraft, JSONValue
 from .settings import ThreatSettings
 
 __all__ = ["chain_gap", "ownership_dispute", "product_recall"]
@@ -46,13 +46,12 @@ def chain_gap(
         "gapSeconds": gap // _SECOND,
         "maxGapSeconds": settings.chain_gap_max // _SECOND,
     }
-    return AlertDraft(
+    return AlertDraft.raised(
+        ThreatType.CHAIN_GAP,
         brand_id=brand_id,
         product_id=product_id,
-        type=ThreatType.CHAIN_GAP,
-        severity=SEVERITY_OF[ThreatType.CHAIN_GAP],
         detected_at=occurred_at,
-        window_start=floor_time(occurred_at, None),
+        window=None,
         details=details,
         country=country,
         city=city,
@@ -63,13 +62,12 @@ def product_recall(
     *, brand_id: str, product_id: str, recalled_at: datetime, reason: str | None
 ) -> AlertDraft:
     """A product is recalled at most once, so the recall time is its window."""
-    return AlertDraft(
+    return AlertDraft.raised(
+        ThreatType.PRODUCT_RECALL,
         brand_id=brand_id,
         product_id=product_id,
-        type=ThreatType.PRODUCT_RECALL,
-        severity=SEVERITY_OF[ThreatType.PRODUCT_RECALL],
         detected_at=recalled_at,
-        window_start=floor_time(recalled_at, None),
+        window=None,
         details={"reason": reason},
     )
 
@@ -85,12 +83,11 @@ def ownership_dispute(
 ) -> AlertDraft:
     """Details carry the disputer's reason and the count, never the claimant."""
     settings = settings or ThreatSettings()
-    return AlertDraft(
+    return AlertDraft.raised(
+        ThreatType.OWNERSHIP_DISPUTE,
         brand_id=brand_id,
         product_id=product_id,
-        type=ThreatType.OWNERSHIP_DISPUTE,
-        severity=SEVERITY_OF[ThreatType.OWNERSHIP_DISPUTE],
         detected_at=disputed_at,
-        window_start=floor_time(disputed_at, settings.dispute_dedupe),
+        window=settings.dispute_dedupe,
         details={"reason": reason, "disputeCount": dispute_count},
     )

@@ -20,7 +20,7 @@ from proofgate.domain.countries import is_country
 from proofgate.domain.datetimes import format_datetime
 from proofgate.domain.enums import ProductStatus, ScanResult, ThreatType
 
-from .alerts import SEVERITY_OF, AlertDraft, JSONValue, floor_time
+from .alerts import AlertDraft, JSONValue
 from .settings import ThreatSettings
 
 __all__ = [
@@ -125,13 +125,12 @@ def _draft(
     window: timedelta,
     details: dict[str, JSONValue],
 ) -> AlertDraft:
-    return AlertDraft(
+    return AlertDraft.raised(
+        type_,
         brand_id=ctx.product.brand_id,
         product_id=ctx.product.product_id,
-        type=type_,
-        severity=SEVERITY_OF[type_],
         detected_at=ctx.scanned_at,
-        window_start=floor_time(ctx.scanned_at, window),
+        window=window,
         details=details,
         country=ctx.country,
         city=ctx.city,

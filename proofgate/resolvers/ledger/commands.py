@@ -38,7 +38,13 @@ from ..context import RequestContext
 from ..idempotency import Idempotency
 from ..transact import transact
 from .fees import ledger_failure
-from .items import TransactionKind, transaction_brand, transaction_from_item, transaction_key
+from .items import (
+    TransactionKind,
+    TransactionRecord,
+    transaction_brand,
+    transaction_from_item,
+    transaction_key,
+)
 from .writes import reversal_link, transaction_actions
 
 __all__ = [
@@ -173,16 +179,10 @@ async def grant_credits(
     memo = MEMO.optional(memo) or "Credit grant"
     body = {"brandId": brand_id, "amount": amount, "memo": memo}
     idempotency = _idempotency(context, "grantCredits", idempotency_key, body)
-
-    async def plan(now: datetime) -> _Plan:
-        transaction = build_transaction(
-            id=transaction_id(f"grantCredits/{idempotency.scope}", idempotency.key),
-            memo=memo,
-            created_at=now,
-            lines=grant_lines(brand_id, amount),
-        )
-        return _plan(transaction, brand_id, TransactionKind.GRANT, idempotency)
-
+    lines = grant_lines(brand_id, amount)
+    plan = _new_transaction(
+        "grantCredits", idempotency, brand_id, TransactionKind.GRANT, memo, lines
+    )
     return await _commit(context, idempotency, plan)
 
 
@@ -205,35 +205,39 @@ async def post_transaction(
         )
     body = {"brandId": brand_id, "memo": memo, "lines": list(checked)}
     idempotency = _idempotency(context, "postLedgerTransaction", idempotency_key, body)
-
-    async def plan(now: datetime) -> _Plan:
-        transaction = build_transaction(
-            id=transaction_id(f"postLedgerTransaction/{idempotency.scope}", idempotency.key),
-            memo=memo,
-            created_at=now,
-            lines=checked,
-        )
-        return _plan(transaction, brand_id, TransactionKind.MANUAL, idempotency)
-
+    plan = _new_transaction(
+        "postLedgerTransaction", idempotency, brand_id, TransactionKind.MANUAL, memo, checked
+    )
     return await _commit(context, idempotency, plan)
 
 
-def _plan(
-    transaction: LedgerTransaction, brand_id: str, kind: TransactionKind, idempotency: Idempotency
-) -> _Plan:
-    actions = transaction_actions(
-        transaction,
-        brand_id=brand_id,
-        kind=kind,
-        idempotency_key=idempotency.key,
-        fingerprint=idempotency.fingerprint,
-    )
-    reused = Conflict(_KEY_REUSED, hint=_KEY_HINT)
-    return _Plan(
-        transaction,
-        [*actions, _brand_exists(brand_id)],
-        {transaction_key(transaction.id): reused},
-    )
+def _new_transaction(
+    operation: str,
+    idempotency: Idempotency,
+    brand_id: str,
+    kind: TransactionKind,
+    memo: str,
+    lines: Sequence[LedgerLine],
+) -> Callable[[datetime], Awaitable[_Plan]]:
+    """A transaction whose id derives from the idempotency key, so a retry
+    after the record expired collides with the first instead of posting twice."""
+
+    async def plan(now: datetime) -> _Plan:
+        transaction = build_transaction(
+            id=transaction_id(f"{operation}/{idempotency.scope}", idempotency.key),
+            memo=memo,
+            created_at=now,
+            lines=lines,
+        )
+        record = TransactionRecord(brand_id, kind, idempotency.key, idempotency.fingerprint)
+        reused = Conflict(_KEY_REUSED, hint=_KEY_HINT)
+        return _Plan(
+            transaction,
+            [*transaction_actions(transaction, record), _brand_exists(brand_id)],
+            {transaction_key(transaction.id): reused},
+        )
+
+    return plan
 
 
 async def reverse_transaction(
@@ -252,13 +256,10 @@ async def reverse_transaction(
         reversal = reversal_of(
             transaction_from_item(item), created_at=now, reversed_by=item.get("reversedBy")
         )
-        actions = transaction_actions(
-            reversal,
-            brand_id=item["brandId"],
-            kind=TransactionKind.REVERSAL,
-            idempotency_key=idempotency.key,
-            fingerprint=idempotency.fingerprint,
+        record = TransactionRecord(
+            item["brandId"], TransactionKind.REVERSAL, idempotency.key, idempotency.fingerprint
         )
+        actions = transaction_actions(reversal, record)
         twice = Conflict(f"Transaction {original_id} is already reversed")
         return _Plan(
             reversal,

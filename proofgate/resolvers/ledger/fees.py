@@ -27,7 +27,7 @@ from proofgate.errors import ConditionFailed, Conflict, InsufficientCredits, Pro
 from proofgate.storage import All, Compare, Comparison, Update, WriteAction
 from proofgate.storage.conditions import Condition
 
-from .items import HOLD_PREFIX, TransactionKind
+from .items import HOLD_PREFIX, TransactionKind, TransactionRecord
 from .writes import transaction_actions
 
 __all__ = [
@@ -66,9 +66,8 @@ def charge_actions(
         created_at=now,
         lines=lines,
     )
-    return transaction_actions(
-        transaction, brand_id=brand_id, kind=TransactionKind.REGISTRATION_FEE, refs=product_ids
-    )
+    record = TransactionRecord(brand_id, TransactionKind.REGISTRATION_FEE, refs=product_ids)
+    return transaction_actions(transaction, record)
 
 
 def fee_actions(brand_id: str, product_id: str, now: datetime, fee: Decimal) -> list[WriteAction]:
@@ -88,7 +87,7 @@ def grant_actions(
         created_at=now,
         lines=free_plan_grant_lines(brand_id, amount),
     )
-    return transaction_actions(transaction, brand_id=brand_id, kind=TransactionKind.GRANT)
+    return transaction_actions(transaction, TransactionRecord(brand_id, TransactionKind.GRANT))
 
 
 def _fee_memo(count: int) -> str:

@@ -45,6 +45,7 @@ __all__ = [
     "POSTING_SORT",
     "Hold",
     "TransactionKind",
+    "TransactionRecord",
     "balance_from_item",
     "balance_key",
     "holds_of",
@@ -110,23 +111,27 @@ def transaction_brand(lines: Iterable[LedgerLine]) -> str:
     return brand_id
 
 
-def transaction_item(
-    transaction: LedgerTransaction,
-    *,
-    brand_id: str,
-    kind: TransactionKind,
-    idempotency_key: str | None = None,
-    fingerprint: str | None = None,
-    refs: Sequence[str] = (),
-) -> Item:
+@dataclass(frozen=True, slots=True)
+class TransactionRecord:
+    """What the transaction item stores beside the transaction: the brand it
+    belongs to, why it was posted, the request that posted it, what it pays for."""
+
+    brand_id: str
+    kind: TransactionKind
+    idempotency_key: str | None = None
+    fingerprint: str | None = None
+    refs: Sequence[str] = ()
+
+
+def transaction_item(transaction: LedgerTransaction, record: TransactionRecord) -> Item:
     key = transaction_key(transaction.id)
     item: Item = {
         "PK": key.pk,
         "SK": key.sk,
         "entity": "LedgerTransaction",
         "id": transaction.id,
-        "brandId": brand_id,
-        "kind": kind.value,
+        "brandId": record.brand_id,
+        "kind": record.kind.value,
         "memo": transaction.memo,
         "createdAt": format_datetime(transaction.created_at),
         "lines": [
@@ -136,11 +141,11 @@ def transaction_item(
     }
     if transaction.reverses is not None:
         item["reverses"] = transaction.reverses
-    if idempotency_key is not None:
-        item["idempotencyKey"] = idempotency_key
-        item["requestFingerprint"] = fingerprint
-    if refs:
-        item["refs"] = list(refs)
+    if record.idempotency_key is not None:
+        item["idempotencyKey"] = record.idempotency_key
+        item["requestFingerprint"] = record.fingerprint
+    if record.refs:
+        item["refs"] = list(record.refs)
     return item
 
 

@@ -41,7 +41,7 @@ from proofgate.storage.access_patterns import LEDGER_BALANCE
 from ..transact import transact
 from .directory import brand_pages
 from .fees import fee_transaction_id, ledger_failure
-from .items import Hold, TransactionKind, holds_of
+from .items import Hold, TransactionKind, TransactionRecord, holds_of
 from .writes import balance_update, record_actions
 
 __all__ = ["RESERVATION_TTL", "FeeReservation", "ReleasedHold", "release_expired", "release_update"]
@@ -139,12 +139,10 @@ class FeeReservation:
                 add={hold.attribute: -amount},
                 conditions=[Compare(hold.attribute, Comparison.GE, amount)],
             )
-        records = record_actions(
-            transaction,
-            brand_id=self.brand_id,
-            kind=TransactionKind.REGISTRATION_FEE,
-            refs=product_ids,
+        record = TransactionRecord(
+            self.brand_id, TransactionKind.REGISTRATION_FEE, refs=product_ids
         )
+        records = record_actions(transaction, record)
         return [*records, update]
 
     def settled(self, count: int) -> None:

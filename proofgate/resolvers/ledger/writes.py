@@ -26,7 +26,7 @@ from proofgate.storage import (
 )
 from proofgate.storage.conditions import Condition
 
-from .items import TransactionKind, balance_key, posting_items, transaction_item, transaction_key
+from .items import TransactionRecord, balance_key, posting_items, transaction_item, transaction_key
 
 __all__ = ["balance_update", "record_actions", "reversal_link", "transaction_actions"]
 
@@ -62,51 +62,22 @@ def balance_update(
     )
 
 
-def record_actions(
-    transaction: LedgerTransaction,
-    *,
-    brand_id: str,
-    kind: TransactionKind,
-    idempotency_key: str | None = None,
-    fingerprint: str | None = None,
-    refs: Sequence[str] = (),
-) -> list[WriteAction]:
+def record_actions(transaction: LedgerTransaction, record: TransactionRecord) -> list[WriteAction]:
     """The transaction item and its postings, each a conditional create: a
     transaction id is deterministic, so a second attempt at the same
     transaction collides instead of posting twice."""
-    item = transaction_item(
-        transaction,
-        brand_id=brand_id,
-        kind=kind,
-        idempotency_key=idempotency_key,
-        fingerprint=fingerprint,
-        refs=refs,
-    )
     return [
-        Put(item, ItemAbsent()),
-        *(Put(posting, ItemAbsent()) for posting in posting_items(transaction, brand_id)),
+        Put(transaction_item(transaction, record), ItemAbsent()),
+        *(Put(posting, ItemAbsent()) for posting in posting_items(transaction, record.brand_id)),
     ]
 
 
 def transaction_actions(
-    transaction: LedgerTransaction,
-    *,
-    brand_id: str,
-    kind: TransactionKind,
-    idempotency_key: str | None = None,
-    fingerprint: str | None = None,
-    refs: Sequence[str] = (),
+    transaction: LedgerTransaction, record: TransactionRecord
 ) -> list[WriteAction]:
     """Transaction item, postings, then one conditional balance update per brand line."""
     return [
-        *record_actions(
-            transaction,
-            brand_id=brand_id,
-            kind=kind,
-            idempotency_key=idempotency_key,
-            fingerprint=fingerprint,
-            refs=refs,
-        ),
+        *record_actions(transaction, record),
         *(balance_update(delta) for delta in transaction_deltas(transaction)),
     ]
 

@@ -7,6 +7,9 @@ the relay on one path: created once, counted once, published and delivered.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import fields
+
 from proofgate.storage import WriteAction
 
 from ..context import Services
@@ -23,40 +26,19 @@ from .service import outbox_actions
 __all__ = ["enqueue_signal", "signal_event"]
 
 
+_EVENT_OF: Mapping[type[PipelineSignal], Callable[..., OutboxEvent]] = {
+    ScanRecorded: ScanEvent,
+    EventAppended: AppendEvent,
+    ProductRecalled: RecallEvent,
+    ClaimDisputed: DisputeEvent,
+}
+
+
 def signal_event(signal: PipelineSignal) -> OutboxEvent:
-    match signal:
-        case ScanRecorded():
-            return ScanEvent(
-                scan_id=signal.scan_id,
-                scanned_at=signal.scanned_at,
-                result=signal.result,
-                product=signal.product,
-                country=signal.country,
-                city=signal.city,
-                device_hash=signal.device_hash,
-                claim=signal.claim,
-            )
-        case EventAppended():
-            return AppendEvent(
-                product_id=signal.product_id,
-                brand_id=signal.brand_id,
-                sequence=signal.sequence,
-                occurred_at=signal.occurred_at,
-                previous_occurred_at=signal.previous_occurred_at,
-            )
-        case ProductRecalled():
-            return RecallEvent(
-                signal.product_id, signal.brand_id, signal.recalled_at, signal.reason
-            )
-        case ClaimDisputed():
-            return DisputeEvent(
-                dispute_id=signal.dispute_id,
-                product_id=signal.product_id,
-                brand_id=signal.brand_id,
-                disputed_at=signal.disputed_at,
-                reason=signal.reason,
-                dispute_count=signal.dispute_count,
-            )
+    """A signal's event carries each of its facts under the same name; an
+    event's own extra fields keep their defaults."""
+    facts = {field.name: getattr(signal, field.name) for field in fields(signal)}
+    return _EVENT_OF[type(signal)](**facts)
 
 
 def enqueue_signal(signal: PipelineSignal, services: Services) -> list[WriteAction]:
