@@ -6,6 +6,7 @@ import asyncio
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _live import VERIFY, Gateway
@@ -48,35 +49,23 @@ async def test_after_a_kill_and_restart_every_scans_alerts_exist_exactly_once(
     """The gateway dies with scans in flight and outbox items claimed or
     waiting. After a restart, a product has its BURST_SCAN exactly when
     more than ten of its scans committed, and the counters match the alerts."""
-    first = await Gateway(tmp_path, **LEASE).start()
-    try:
-        brand, key = await first.brand()
-        products = [await first.product(brand, key) for _ in range(PRODUCTS)]
-        await away_from_the_hour()
-        scans = [
-            asyncio.create_task(
-                first.execute(
-                    VERIFY, {"code": product["verificationCode"], "scan": {"country": "DE"}}
-                )
-            )
-            for _ in range(SCANS)
-            for product in products
-        ]
-        while sum(scan.done() for scan in scans) < len(scans) * 2 // 3:
-            await asyncio.sleep(0.002)
-        first.kill()
-        await asyncio.gather(*scans, return_exceptions=True)
-    finally:
-        await first.stop()
+    # The kill must land while outbox work is pending, or recovery is never
+    # exercised; how far the relay keeps up depends on the machine, so a run
+    # that lost the race starts over in a fresh store with an earlier kill.
+    for attempt, fraction in enumerate((2 / 3, 1 / 2, 1 / 4)):
+        data_dir = tmp_path / f"attempt-{attempt}"
+        data_dir.mkdir()
+        brand, key, products = await _kill_with_scans_in_flight(data_dir, fraction)
+        store = await open_sqlite(data_dir / "proofgate.db", cursor_key=bytes(32))
+        try:
+            left_over = await unfinished(store)
+        finally:
+            await store.close()
+        if left_over:
+            break
+    assert left_over > 0, "the relay had finished before every kill; nothing was recovered"
 
-    store = await open_sqlite(tmp_path / "proofgate.db", cursor_key=bytes(32))
-    try:
-        left_over = await unfinished(store)
-    finally:
-        await store.close()
-    assert left_over > 0, "the relay had finished before the kill; nothing was recovered"
-
-    second = await Gateway(tmp_path, **LEASE).start()
+    second = await Gateway(data_dir, **LEASE).start()
     try:
         committed = {
             product["id"]: await _scan_count(second, product["id"], key) for product in products
@@ -98,6 +87,32 @@ async def test_after_a_kill_and_restart_every_scans_alerts_exist_exactly_once(
         "openThreatCount": len(expected),
         "scanCount": sum(committed.values()),
     }
+
+
+async def _kill_with_scans_in_flight(
+    data_dir: Path, fraction: float
+) -> tuple[str, str, list[dict[str, Any]]]:
+    first = await Gateway(data_dir, **LEASE).start()
+    try:
+        brand, key = await first.brand()
+        products = [await first.product(brand, key) for _ in range(PRODUCTS)]
+        await away_from_the_hour()
+        scans = [
+            asyncio.create_task(
+                first.execute(
+                    VERIFY, {"code": product["verificationCode"], "scan": {"country": "DE"}}
+                )
+            )
+            for _ in range(SCANS)
+            for product in products
+        ]
+        while sum(scan.done() for scan in scans) < len(scans) * fraction:
+            await asyncio.sleep(0.002)
+        first.kill()
+        await asyncio.gather(*scans, return_exceptions=True)
+    finally:
+        await first.stop()
+    return brand, key, products
 
 
 async def _scan_count(gateway: Gateway, product_id: str, key: str) -> int:

@@ -15,7 +15,6 @@ a few at a time, so a slow receiver never delays an alert.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 import os
@@ -48,6 +47,7 @@ from .outbox import (
     park_update,
     retry_update,
 )
+from .periodic import repeat
 from .settings import PipelineSettings
 from .tailer import PIPELINE_TENANT
 
@@ -123,17 +123,12 @@ class Relay:
         task.add_done_callback(self._tasks.discard)
 
     async def _poll_loop(self) -> None:
-        interval = self._settings.poll_interval.total_seconds()
-        while True:
-            try:
-                await self.poll_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                logger.exception("Polling the outbox failed; retrying")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), interval)
-            self._wake.clear()
+        await repeat(
+            self.poll_once,
+            self._settings.poll_interval,
+            failure="Polling the outbox failed; retrying",
+            wake=self._wake,
+        )
 
     async def _alert_lane(self) -> None:
         while True:

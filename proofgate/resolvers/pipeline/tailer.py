@@ -9,7 +9,6 @@ drops the ones already passed on.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 from datetime import datetime
 
@@ -17,11 +16,10 @@ from proofgate.storage import Item, Storage
 from proofgate.storage.access_patterns import BRAND_THREATS
 
 from .broker import Broker
+from .periodic import repeat
 from .settings import PipelineSettings
 
 __all__ = ["PIPELINE_TENANT", "Tailer", "read_alerts_since"]
-
-logger = logging.getLogger("proofgate.pipeline")
 
 PIPELINE_TENANT = "pipeline"
 _PAGES_MAX = 50
@@ -107,12 +105,6 @@ class Tailer:
         return published
 
     async def run(self) -> None:
-        interval = self._settings.tail_interval.total_seconds()
-        while True:
-            try:
-                await self.poll()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                logger.exception("Tailing alerts failed; retrying")
-            await asyncio.sleep(interval)
+        await repeat(
+            self.poll, self._settings.tail_interval, failure="Tailing alerts failed; retrying"
+        )
