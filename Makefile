@@ -12,7 +12,7 @@ REACT_VERSION := 18.3.1
 ESBUILD_VERSION := 0.25.12
 EXPLORER_STATIC := proofgate/api/static
 
-.PHONY: run test bench lint typecheck schema docs explorer-assets clean
+.PHONY: run test bench lint schema docs explorer-assets clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ run: $(STAMP)
 	PROOFGATE_CORS_ORIGINS="$(PROOFGATE_CORS_ORIGINS)" \
 		$(BIN)/proofgate serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) --demo
 
-test: $(STAMP)
+test: $(STAMP) lint
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 bench: $(STAMP)
@@ -32,6 +32,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check proofgate tests bench
+	$(BIN)/ruff format --check proofgate tests bench
 	$(BIN)/mypy
 
 schema: $(STAMP)

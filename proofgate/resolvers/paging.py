@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from proofgate.storage import Item, Storage
-from proofgate.storage.registry import AccessPattern
+from proofgate.storage import AccessPattern, Item, Storage
 
 __all__ = ["query_all"]
 

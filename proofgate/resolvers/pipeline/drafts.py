@@ -24,6 +24,7 @@ from proofgate.domain.threats import (
 from proofgate.storage import Item, Storage
 from proofgate.storage.access_patterns import PRODUCT_SCANS
 
+from ..paging import query_all
 from .events import AppendEvent, DisputeEvent, OutboxEvent, RecallEvent, ScanEvent
 from .tailer import PIPELINE_TENANT
 
@@ -52,17 +53,10 @@ async def recent_scans(
         "start": event.scanned_at - settings.lookback,
         "end": event.scanned_at + _MICROSECOND,
     }
-    scans: list[RecentScan] = []
-    after: str | None = None
-    while len(scans) < RECENT_SCANS_MAX:
-        page = await storage.query(
-            PRODUCT_SCANS, params, tenant=PIPELINE_TENANT, first=PRODUCT_SCANS.max_page, after=after
-        )
-        scans.extend(_recent(item) for item in page.items)
-        if not page.has_next_page:
-            break
-        after = page.end_cursor
-    return scans[:RECENT_SCANS_MAX]
+    items = await query_all(
+        storage, PRODUCT_SCANS, params, tenant=PIPELINE_TENANT, limit=RECENT_SCANS_MAX
+    )
+    return [_recent(item) for item in items]
 
 
 async def alert_drafts(

@@ -12,6 +12,7 @@ from proofgate.errors import ConditionFailed, NotFound
 from proofgate.storage import Item, Storage
 from proofgate.storage.access_patterns import OUTBOX_PARKED
 
+from ..paging import query_all
 from .outbox import requeue_update
 from .settings import PipelineSettings
 from .tailer import PIPELINE_TENANT
@@ -23,17 +24,7 @@ PARKED_LIST_MAX = 10_000
 
 async def parked_items(storage: Storage, *, limit: int = PARKED_LIST_MAX) -> list[Item]:
     """Oldest parked first."""
-    items: list[Item] = []
-    after: str | None = None
-    while len(items) < limit:
-        page = await storage.query(
-            OUTBOX_PARKED, {}, tenant=PIPELINE_TENANT, first=OUTBOX_PARKED.max_page, after=after
-        )
-        items.extend(page.items)
-        if not page.has_next_page:
-            break
-        after = page.end_cursor
-    return items[:limit]
+    return await query_all(storage, OUTBOX_PARKED, {}, tenant=PIPELINE_TENANT, limit=limit)
 
 
 async def requeue_parked(

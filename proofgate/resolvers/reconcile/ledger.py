@@ -24,6 +24,7 @@ from proofgate.storage.access_patterns import LEDGER_BALANCE, LEDGER_STATEMENT, 
 
 from ..ledger.directory import SYSTEM_TENANT
 from ..ledger.items import holds_of, statement_month, stored_amount, transaction_from_item
+from ..paging import query_all
 from .report import Report
 
 __all__ = ["check_ledger", "months_between"]
@@ -43,20 +44,8 @@ def months_between(start: datetime, end: datetime) -> Iterator[str]:
 
 
 async def _postings(storage: Storage, brand_id: str, month: str) -> list[Item]:
-    items: list[Item] = []
-    after: str | None = None
-    while True:
-        page = await storage.query(
-            LEDGER_STATEMENT,
-            {"brand_id": brand_id, "month": month},
-            tenant=SYSTEM_TENANT,
-            first=LEDGER_STATEMENT.max_page,
-            after=after,
-        )
-        items.extend(page.items)
-        if not page.has_next_page:
-            return items
-        after = page.end_cursor
+    params = {"brand_id": brand_id, "month": month}
+    return await query_all(storage, LEDGER_STATEMENT, params, tenant=SYSTEM_TENANT)
 
 
 async def check_ledger(

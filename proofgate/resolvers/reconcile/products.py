@@ -10,6 +10,7 @@ from proofgate.storage.access_patterns import BRAND_PRODUCTS
 
 from ..ledger.directory import SYSTEM_TENANT
 from ..loaders import Loaders
+from ..paging import query_all
 from ..provenance.walk import check_chain, load_chain
 from ..verification.checks import check_hash, check_signature
 from .report import Report
@@ -22,20 +23,8 @@ capacity to the gateway."""
 
 
 async def _products(storage: Storage, brand_id: str) -> list[Item]:
-    items: list[Item] = []
-    after: str | None = None
-    while True:
-        page = await storage.query(
-            BRAND_PRODUCTS,
-            {"brand_id": brand_id},
-            tenant=SYSTEM_TENANT,
-            first=BRAND_PRODUCTS.max_page,
-            after=after,
-        )
-        items.extend(page.items)
-        if not page.has_next_page:
-            return items
-        after = page.end_cursor
+    params = {"brand_id": brand_id}
+    return await query_all(storage, BRAND_PRODUCTS, params, tenant=SYSTEM_TENANT)
 
 
 async def check_products(
