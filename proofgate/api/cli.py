@@ -9,16 +9,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from proofgate import __version__
 from proofgate.errors import ProofgateError
 from proofgate.storage.access_patterns import REGISTRY
 
+from ._flags import DATA_DIR_HELP, flag_environ, settings_with_flags
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
 from .outbox_commands import add_outbox_commands
@@ -50,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the gateway (uvicorn, one worker)")
     serve.add_argument("--host", help="interface to bind (PROOFGATE_HOST, default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to bind (PROOFGATE_PORT, default 8000)")
-    serve.add_argument("--data-dir", help="embedded store and key files (PROOFGATE_DATA_DIR)")
+    serve.add_argument("--data-dir", help=DATA_DIR_HELP)
     serve.add_argument("--demo", action="store_true", help="load demo data on start")
     serve.set_defaults(command=_serve)
 
@@ -73,20 +72,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _environ(**flags: Any) -> dict[str, str]:
-    """The process environment with the flags given on the command line on top."""
-    overrides = {f"PROOFGATE_{k.upper()}": str(v) for k, v in flags.items() if v is not None}
-    return {**os.environ, **overrides}
-
-
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
     from .gc_freeze import FreezeAfterStartup
 
-    environ = _environ(host=args.host, port=args.port, data_dir=args.data_dir)
-    settings = replace(Settings.from_env(environ), demo=args.demo)
+    configured = settings_with_flags(host=args.host, port=args.port, data_dir=args.data_dir)
+    settings = replace(configured, demo=args.demo)
     app = create_app(settings)
     print(_banner(settings, [getattr(r, "path", "") for r in app.routes]), flush=True)
     uvicorn.run(
@@ -123,7 +116,9 @@ def _banner(settings: Settings, paths: Sequence[str]) -> str:
 def _create_table(args: argparse.Namespace) -> int:
     from proofgate.storage.dynamodb import create_table
 
-    environ = _environ(table=args.table, dynamodb_endpoint=args.endpoint, aws_region=args.region)
+    environ = flag_environ(
+        table=args.table, dynamodb_endpoint=args.endpoint, aws_region=args.region
+    )
     location = TableLocation.from_env(environ)
     asyncio.run(
         create_table(

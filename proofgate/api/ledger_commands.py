@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ._flags import DATA_DIR_HELP, settings_with_flags
 from .backend import open_storage
 from .settings import Settings
 
@@ -31,21 +31,14 @@ def add_ledger_commands(commands: Any) -> None:
         help="prove every ledger balances and every certificate and chain verifies",
         description="Exits 1 and lists each discrepancy when anything does not reconcile.",
     )
-    check.add_argument("--data-dir", help="embedded store and key files (PROOFGATE_DATA_DIR)")
+    check.add_argument("--data-dir", help=DATA_DIR_HELP)
     check.set_defaults(command=run_reconcile)
     release = commands.add_parser(
         "release-reservations",
         help="return the credits of batch reservations whose expiry has passed",
     )
-    release.add_argument("--data-dir", help="embedded store and key files (PROOFGATE_DATA_DIR)")
+    release.add_argument("--data-dir", help=DATA_DIR_HELP)
     release.set_defaults(command=release_reservations)
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    environ = dict(os.environ)
-    if args.data_dir is not None:
-        environ["PROOFGATE_DATA_DIR"] = args.data_dir
-    return Settings.from_env(environ)
 
 
 async def _reconcile(settings: Settings) -> Report:
@@ -61,7 +54,7 @@ async def _reconcile(settings: Settings) -> Report:
 
 
 def run_reconcile(args: argparse.Namespace) -> int:
-    report = asyncio.run(_reconcile(_settings(args)))
+    report = asyncio.run(_reconcile(settings_with_flags(data_dir=args.data_dir)))
     (sys.stdout if report.ok else sys.stderr).write(report.render())
     return 0 if report.ok else 1
 
@@ -80,6 +73,6 @@ async def _release(settings: Settings) -> int:
 
 
 def release_reservations(args: argparse.Namespace) -> int:
-    count = asyncio.run(_release(_settings(args)))
+    count = asyncio.run(_release(settings_with_flags(data_dir=args.data_dir)))
     print(f"{count} expired reservations released")
     return 0

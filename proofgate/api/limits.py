@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from proofgate.errors import ConfigurationError
 
+from ._environment import Environment, invalid
+
 __all__ = [
     "ANONYMOUS_RATE",
     "KEY_RATE",
@@ -100,20 +102,8 @@ class Limits:
         )
 
 
-class _Environment:
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self._environ = environ
-
-    def get(self, name: str) -> str | None:
-        return self._environ.get(name, "").strip() or None
-
-    def positive(self, name: str, default: int) -> int:
-        value = self.get(name)
-        if value is None:
-            return default
-        if not value.isdigit() or int(value) < 1:
-            raise _invalid(name, f"must be a positive integer, got {value!r}")
-        return int(value)
+class _Environment(Environment):
+    """The readers only limits use: counts, switches and rates, each with ``off``."""
 
     def count(self, name: str, default: int) -> int:
         """A non-negative integer, where ``off`` is 0."""
@@ -123,7 +113,7 @@ class _Environment:
         if value.lower() in _OFF:
             return 0
         if not value.isdigit():
-            raise _invalid(name, f"must be a number of entries or off, got {value!r}")
+            raise invalid(name, f"must be a number of entries or off, got {value!r}")
         return int(value)
 
     def switch(self, name: str, default: bool) -> bool:
@@ -134,7 +124,7 @@ class _Environment:
             return True
         if value.lower() in _OFF:
             return False
-        raise _invalid(name, f"must be on or off, got {value!r}")
+        raise invalid(name, f"must be on or off, got {value!r}")
 
     def rate(self, name: str, burst_name: str, default: Rate) -> Rate | None:
         value = self.get(name)
@@ -144,9 +134,5 @@ class _Environment:
         if value.lower() in _OFF:
             return None
         if not value.isdigit() or int(value) < 1:
-            raise _invalid(name, f"must be calls per minute or off, got {value!r}")
+            raise invalid(name, f"must be calls per minute or off, got {value!r}")
         return Rate(per_minute=int(value), burst=burst)
-
-
-def _invalid(name: str, problem: str) -> ConfigurationError:
-    return ConfigurationError(f"Invalid {name}: {problem}")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from ._flags import DATA_DIR_HELP, settings_with_flags
 from .backend import open_storage
 from .settings import Settings
 
@@ -26,15 +26,8 @@ def add_outbox_commands(commands: Any) -> None:
     outbox.add_argument("--parked", action="store_true", help="list the parked items, oldest first")
     outbox.add_argument("--requeue", metavar="ID", help="put a parked item back in the ready queue")
     outbox.add_argument("--json", action="store_true", help="one JSON object per line")
-    outbox.add_argument("--data-dir", help="embedded store and key files (PROOFGATE_DATA_DIR)")
+    outbox.add_argument("--data-dir", help=DATA_DIR_HELP)
     outbox.set_defaults(command=run_outbox)
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    environ = dict(os.environ)
-    if args.data_dir is not None:
-        environ["PROOFGATE_DATA_DIR"] = args.data_dir
-    return Settings.from_env(environ)
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -72,4 +65,4 @@ def run_outbox(args: argparse.Namespace) -> int:
     if not args.parked and args.requeue is None:
         print("proofgate outbox: say --parked or --requeue ID", file=sys.stderr)
         return 2
-    return asyncio.run(_run(args, _settings(args)))
+    return asyncio.run(_run(args, settings_with_flags(data_dir=args.data_dir)))
