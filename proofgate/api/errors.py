@@ -13,12 +13,13 @@ from typing import Any
 
 from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql.error import GraphQLError
+from starlette.responses import JSONResponse
 from strawberry.extensions import SchemaExtension
 from strawberry.types.execution import ExecutionResult as StrawberryExecutionResult
 
 from proofgate.errors import ErrorCode, ProofgateError
 
-__all__ = ["ErrorMapper", "error_extensions", "to_graphql_error"]
+__all__ = ["ErrorMapper", "error_extensions", "error_response", "to_graphql_error"]
 
 logger = logging.getLogger("proofgate.errors")
 
@@ -28,6 +29,16 @@ def error_extensions(error: ProofgateError) -> dict[str, Any]:
     if error.hint:
         extensions["hint"] = error.hint
     return extensions
+
+
+def error_response(error: ProofgateError, status_code: int) -> JSONResponse:
+    """A refusal before execution, shaped like any GraphQL error response so a
+    client handles it with the same code path."""
+    body = {
+        "data": None,
+        "errors": [{"message": error.message, "extensions": error_extensions(error)}],
+    }
+    return JSONResponse(body, status_code=status_code)
 
 
 def to_graphql_error(error: GraphQLError, request_id: str | None) -> GraphQLError:

@@ -6,8 +6,9 @@ import secrets
 from typing import Any
 
 import strawberry
+from cross_web import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
@@ -15,13 +16,13 @@ from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http.base import BaseRequestProtocol
 from strawberry.types.unset import UNSET, UnsetType
 
-from proofgate.errors import ProofgateError
+from proofgate.errors import BadUserInput, ProofgateError
 from proofgate.resolvers.auth import ANONYMOUS, Principal, authenticate
 from proofgate.resolvers.context import RequestContext, Services
 from proofgate.resolvers.loaders import Loaders
 from proofgate.storage.trace import Trace
 
-from .errors import error_extensions
+from .errors import error_extensions, error_response
 from .explorer import explorer_page
 from .websocket import Connections, SocketContext, TransportWSHandler, WSHandler
 
@@ -58,13 +59,17 @@ class GraphQLApp(GraphQL[RequestContext, None]):
                     self.services.admin_key_hash,
                 )
             except ProofgateError as error:
-                body = {
-                    "data": None,
-                    "errors": [{"message": error.message, "extensions": error_extensions(error)}],
-                }
-                await JSONResponse(body, status_code=401)(scope, receive, send)
+                await error_response(error, 401)(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+    async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
+        """Strawberry answers a request it cannot take (a mutation over GET, a
+        body that is not JSON) in plain text; answer in GraphQL's shape."""
+        try:
+            return await super().run(request, context, root_value)
+        except HTTPException as refusal:
+            return error_response(BadUserInput(refusal.reason), refusal.status_code)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return explorer_page(request)

@@ -19,12 +19,11 @@ operation's shape: depth, aliases, tokens, cost).
 from __future__ import annotations
 
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from proofgate.errors import BadUserInput
 
-from .errors import error_extensions
+from .errors import error_response
 
 __all__ = ["JSON_CONTENT_TYPES", "PREFLIGHT_HEADERS", "HTTPGuard"]
 
@@ -111,8 +110,4 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 async def _refuse(
     scope: Scope, receive: Receive, send: Send, error: BadUserInput, status: int
 ) -> None:
-    body = {
-        "data": None,
-        "errors": [{"message": error.message, "extensions": error_extensions(error)}],
-    }
-    await JSONResponse(body, status_code=status)(scope, receive, send)
+    await error_response(error, status)(scope, receive, send)

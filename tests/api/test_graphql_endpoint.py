@@ -28,6 +28,22 @@ async def test_bad_keys_are_401(gateway, authorization: str) -> None:
     assert gateway.codes(response.json()) == ["UNAUTHENTICATED"]
 
 
+async def test_requests_strawberry_refuses_get_graphql_shaped_errors(gateway) -> None:
+    mutation = await gateway.http.get(
+        "/graphql",
+        params={"query": 'mutation { verifyProduct(code: "AAAA-BBBB-CCCC") { result } }'},
+        headers={"Accept": "application/json"},
+    )
+    not_json = await gateway.http.post(
+        "/graphql", content="{not json", headers={"Content-Type": "application/json"}
+    )
+    for response in (mutation, not_json):
+        assert response.status_code == 400
+        assert response.json()["data"] is None
+        assert gateway.codes(response.json()) == ["BAD_USER_INPUT"]
+    assert "GET" in mutation.json()["errors"][0]["message"]
+
+
 async def test_anonymous_viewer(gateway) -> None:
     assert (await gateway.data("{ viewer { role brandId } }"))["viewer"] == {
         "role": "ANONYMOUS",
