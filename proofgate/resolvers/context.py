@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from strawberry.types import Info as StrawberryInfo
 
+from proofgate.domain.ledger import FREE_PLAN_GRANT, REGISTRATION_FEE_DEFAULT
 from proofgate.domain.signing import KeyRing
 from proofgate.storage import Storage
 from proofgate.storage.trace import Trace
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLAIM_TTL_DEFAULT",
-    "FREE_PLAN_CREDITS_DEFAULT",
-    "REGISTRATION_FEE_DEFAULT",
     "Info",
     "RequestContext",
     "Services",
@@ -31,8 +30,6 @@ __all__ = [
 ]
 
 CLAIM_TTL_DEFAULT = timedelta(days=365)
-REGISTRATION_FEE_DEFAULT = Decimal("1")
-FREE_PLAN_CREDITS_DEFAULT = Decimal("10")
 
 
 def utcnow() -> datetime:
@@ -55,8 +52,7 @@ class Services:
     hash_salt: bytes = field(repr=False)
     claim_ttl: timedelta = CLAIM_TTL_DEFAULT
     registration_fee: Decimal = REGISTRATION_FEE_DEFAULT
-    free_plan_credits: Decimal = FREE_PLAN_CREDITS_DEFAULT
-    options: dict[str, Any] = field(default_factory=dict)
+    free_plan_credits: Decimal = FREE_PLAN_GRANT
     clock: Callable[[], datetime] = utcnow
     pipeline: Pipeline | None = None
     """The threat pipeline of this process; None where nothing runs it (commands
