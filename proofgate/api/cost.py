@@ -64,17 +64,35 @@ from strawberry.extensions import SchemaExtension
 
 from proofgate.errors import BadUserInput, ProofgateError, QueryTooComplex
 from proofgate.resolvers.fields import field_access_patterns
-from proofgate.storage.access_patterns import REGISTRY
+from proofgate.storage.access_patterns import PROVENANCE_CHAIN, REGISTRY
 from proofgate.storage.limits import PAGE_SIZE_MAX
 from proofgate.storage.registry import AccessPattern, Operation
 
 from ._refuse import refuse
 
-__all__ = ["FAN_OUT", "MAX_FIELDS", "STATIC_COSTS", "CostBudget", "CostModel", "cost_model"]
+__all__ = [
+    "EXTRA_READS",
+    "FAN_OUT",
+    "MAX_FIELDS",
+    "STATIC_COSTS",
+    "CostBudget",
+    "CostModel",
+    "cost_model",
+]
 
 FAN_OUT: Mapping[tuple[str, str], str] = {("Query", "auditLog"): "days"}
 """Fields that run their query once per unit of an argument: ``auditLog``
 reads one partition per day (a scatter-gather)."""
+
+_CLAIM_AND_CHAIN = 1 + PROVENANCE_CHAIN.max_page
+EXTRA_READS: Mapping[tuple[str, str], int] = {
+    ("Mutation", "verifyProduct"): 1 + _CLAIM_AND_CHAIN,
+    ("Query", "verification"): _CLAIM_AND_CHAIN,
+}
+"""Reads a field makes beyond the access pattern it declares (and the entity it
+declares it loads): checking a product reads the product (AP04, declared by
+``verification`` as what it loads), its claim (AP11) and a page of its chain
+(AP09, up to the page maximum)."""
 MAX_FIELDS = 10_000
 """Selected fields after fragments are expanded. Fragments spread inside
 fragments multiply; past this the operation is refused whatever it reads."""
@@ -90,6 +108,7 @@ class _Reads:
     pattern: AccessPattern
     loads: AccessPattern | None
     fan_out: str | None
+    extra: int = 0
 
 
 _Known = tuple[weakref.ref[DocumentNode], int]
@@ -111,7 +130,9 @@ class CostModel:
                 continue
             key = (access.type_name, access.field_name)
             loads = REGISTRY[access.loads] if access.loads else None
-            self.reads[key] = _Reads(REGISTRY[access.access_pattern], loads, FAN_OUT.get(key))
+            self.reads[key] = _Reads(
+                REGISTRY[access.access_pattern], loads, FAN_OUT.get(key), EXTRA_READS.get(key, 0)
+            )
 
     def measure(
         self,
@@ -324,7 +345,8 @@ def _cost(
         return 0, _list_length(definition, arguments)
     pattern = reads.pattern
     if pattern.operation is not Operation.QUERY or per_event:
-        return 1 + (reads.loads is not None), _list_length(definition, arguments)
+        reads_once = 1 + (reads.loads is not None) + reads.extra
+        return reads_once, _list_length(definition, arguments)
     if "first" in definition.args:
         first = arguments.get("first")
         page = pattern.default_page if first is None else first

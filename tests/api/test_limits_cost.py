@@ -16,6 +16,7 @@ from graphql import parse
 from proofgate.api.cost import cost_model
 from proofgate.api.limits import MAX_COST, Limits
 from proofgate.api.schema import build_schema, schema
+from proofgate.storage.access_patterns import PROVENANCE_CHAIN
 
 BRANDS_AND_PRODUCTS = """query($brands: Int, $products: Int) {
     brands(first: $brands) {
@@ -171,3 +172,18 @@ async def test_a_subscription_over_budget_ends_with_the_error() -> None:
     assert error.extensions is not None
     assert (error.extensions["code"], error.extensions["cost"]) == ("QUERY_TOO_COMPLEX", 1 + 1 + 5)
     assert error.extensions["requestId"] == "r1"
+
+
+async def test_checking_a_product_counts_every_read_it_makes() -> None:
+    """verifyProduct and verification declare the code lookup (AP05) and the
+    product it loads (AP04), and also read its claim and a page of its chain."""
+    async with serve(Limits(max_cost=5000)) as client:
+        brand_id, brand_key = await client.brand()
+        product = await client.product(brand_key, brand_id)
+        variables = {"code": product["verificationCode"]}
+        verify = "mutation($code: String!) { verifyProduct(code: $code) { result } }"
+        check = "query($code: String!) { verification(code: $code) { result } }"
+        for document in (verify, check):
+            body = await client.execute(document, variables, trace=True)
+            assert "errors" not in body, body
+            assert body["extensions"]["cost"] == 1 + 1 + 1 + PROVENANCE_CHAIN.max_page, document
