@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 from starlette.applications import Starlette
 
-__all__ = ["DEFAULT_CLIENT", "GraphQLClient", "codes", "connect", "running"]
+__all__ = [
+    "ADMIN_KEY",
+    "DEFAULT_CLIENT",
+    "GraphQLClient",
+    "codes",
+    "connect",
+    "environment",
+    "running",
+    "serving",
+]
 
 DEFAULT_CLIENT = ("127.0.0.1", 123)
+ADMIN_KEY = "asgi-test-admin-key"
+_SECRET_32 = base64.urlsafe_b64encode(bytes(range(32))).decode()
+
+
+def environment(data_dir: Path, **values: str) -> dict[str, str]:
+    """``PROOFGATE_*`` variables for an in-memory gateway, plus ``values``."""
+    return {
+        "PROOFGATE_DATA_DIR": str(data_dir),
+        "PROOFGATE_SQLITE_PATH": ":memory:",
+        "PROOFGATE_ADMIN_KEY": ADMIN_KEY,
+        "PROOFGATE_CURSOR_KEY": _SECRET_32,
+        "PROOFGATE_HASH_SALT": _SECRET_32,
+        **values,
+    }
 
 
 def codes(body: Mapping[str, Any]) -> list[str]:
@@ -91,3 +116,14 @@ class GraphQLClient:
         assert "errors" not in body, body["errors"]
         data: dict[str, Any] = body["data"]
         return data
+
+
+@asynccontextmanager
+async def serving(data_dir: Path, **values: str) -> AsyncIterator[GraphQLClient]:
+    """The gateway exactly as ``proofgate serve`` assembles it from these variables."""
+    from proofgate.api.app import create_app
+    from proofgate.api.settings import Settings
+
+    app = create_app(Settings.from_env(environment(data_dir, **values)))
+    async with running(app) as http:
+        yield GraphQLClient(app, http)

@@ -3,37 +3,19 @@ environment, checked, and in force through GraphQL."""
 
 from __future__ import annotations
 
-import base64
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _asgi import GraphQLClient, running
+from _asgi import ADMIN_KEY, GraphQLClient, environment, serving
 
-from proofgate.api.app import create_app
 from proofgate.api.policy import Policy
 from proofgate.api.settings import Settings
 from proofgate.domain.datetimes import parse_datetime
 from proofgate.errors import ConfigurationError
-
-ADMIN = "policy-test-admin-key"
-SECRET_32 = base64.urlsafe_b64encode(bytes(range(32))).decode()
-
-
-def env(data_dir: Path, **values: str) -> dict[str, str]:
-    return {
-        "PROOFGATE_DATA_DIR": str(data_dir),
-        "PROOFGATE_SQLITE_PATH": ":memory:",
-        "PROOFGATE_ADMIN_KEY": ADMIN,
-        "PROOFGATE_CURSOR_KEY": SECRET_32,
-        "PROOFGATE_HASH_SALT": SECRET_32,
-        **values,
-    }
 
 
 def test_defaults() -> None:
@@ -46,7 +28,7 @@ def test_defaults() -> None:
 
 def test_settings_carry_the_policy(tmp_path: Path) -> None:
     settings = Settings.from_env(
-        env(
+        environment(
             tmp_path,
             PROOFGATE_REGISTRATION_FEE="0.25",
             PROOFGATE_FREE_PLAN_CREDITS="0",
@@ -62,7 +44,7 @@ def test_settings_carry_the_policy(tmp_path: Path) -> None:
 
 def test_empty_values_count_as_unset(tmp_path: Path) -> None:
     names = ("REGISTRATION_FEE", "FREE_PLAN_CREDITS", "CLAIM_TTL_SECONDS")
-    settings = Settings.from_env(env(tmp_path, **{f"PROOFGATE_{n}": " " for n in names}))
+    settings = Settings.from_env(environment(tmp_path, **{f"PROOFGATE_{n}": " " for n in names}))
     assert settings.policy == Policy()
 
 
@@ -86,7 +68,7 @@ def test_invalid_values_name_the_variable_and_write_nothing(
 ) -> None:
     data_dir = tmp_path / "data"
     with pytest.raises(ConfigurationError, match=variable):
-        Settings.from_env(env(data_dir, **{variable: value}))
+        Settings.from_env(environment(data_dir, **{variable: value}))
     assert not data_dir.exists()
 
 
@@ -104,14 +86,6 @@ def test_direct_construction_is_checked_too(change: dict[str, Any]) -> None:
         Policy(**change)
 
 
-@asynccontextmanager
-async def serve(data_dir: Path, **variables: str) -> AsyncIterator[GraphQLClient]:
-    """The gateway exactly as ``proofgate serve`` assembles it from these variables."""
-    app = create_app(Settings.from_env(env(data_dir, **variables)))
-    async with running(app) as http:
-        yield GraphQLClient(app, http)
-
-
 REGISTER_BRAND = """mutation($input: RegisterBrandInput!) {
     registerBrand(input: $input) { apiKey brand { id } }
 }"""
@@ -126,7 +100,7 @@ CLAIM = """mutation($c: String!) {
 
 async def register_brand(gateway: GraphQLClient) -> tuple[str, str]:
     brand = {"name": "Policy", "domain": f"{uuid.uuid4().hex[:8]}.example.com", "plan": "FREE"}
-    data = await gateway.data(REGISTER_BRAND, {"input": brand}, key=ADMIN)
+    data = await gateway.data(REGISTER_BRAND, {"input": brand}, key=ADMIN_KEY)
     return data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
 
 
@@ -142,7 +116,7 @@ async def balance(gateway: GraphQLClient, brand_id: str, key: str) -> dict[str, 
 
 
 async def test_the_fee_and_the_free_credits_take_effect(tmp_path: Path) -> None:
-    async with serve(
+    async with serving(
         tmp_path, PROOFGATE_REGISTRATION_FEE="0.35", PROOFGATE_FREE_PLAN_CREDITS="0.70"
     ) as gateway:
         brand_id, key = await register_brand(gateway)
@@ -155,7 +129,7 @@ async def test_the_fee_and_the_free_credits_take_effect(tmp_path: Path) -> None:
 
 
 async def test_the_claim_lifetime_takes_effect(tmp_path: Path) -> None:
-    async with serve(tmp_path, PROOFGATE_CLAIM_TTL_SECONDS="90") as gateway:
+    async with serving(tmp_path, PROOFGATE_CLAIM_TTL_SECONDS="90") as gateway:
         brand_id, key = await register_brand(gateway)
         product = (await register_product(gateway, brand_id, key))["data"]["registerProduct"]
         claim = (await gateway.data(CLAIM, {"c": product["verificationCode"]}))["claimProduct"]

@@ -4,7 +4,6 @@ carried by the settings to the relay, and in force end to end."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -12,27 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _asgi import GraphQLClient, running
+from _asgi import ADMIN_KEY, GraphQLClient, environment, serving
 
-from proofgate.api.app import create_app
 from proofgate.api.settings import Settings
 from proofgate.api.threat_settings import threat_settings_from_env
 from proofgate.domain.threats import ThreatSettings
 from proofgate.errors import ConfigurationError
-
-ADMIN = "threat-settings-admin-key"
-SECRET_32 = base64.urlsafe_b64encode(bytes(range(32))).decode()
-
-
-def env(data_dir: Path, **values: str) -> dict[str, str]:
-    return {
-        "PROOFGATE_DATA_DIR": str(data_dir),
-        "PROOFGATE_SQLITE_PATH": ":memory:",
-        "PROOFGATE_ADMIN_KEY": ADMIN,
-        "PROOFGATE_CURSOR_KEY": SECRET_32,
-        "PROOFGATE_HASH_SALT": SECRET_32,
-        **values,
-    }
 
 
 def test_defaults_are_the_rules_defaults() -> None:
@@ -48,7 +32,7 @@ def test_empty_values_count_as_unset() -> None:
 
 def test_every_variable_reaches_the_pipeline_settings(tmp_path: Path) -> None:
     settings = Settings.from_env(
-        env(
+        environment(
             tmp_path,
             PROOFGATE_THREAT_GEO_MIN_COUNTRIES="4",
             PROOFGATE_THREAT_GEO_WINDOW_HOURS="12",
@@ -93,7 +77,7 @@ def test_invalid_values_name_the_variable_and_write_nothing(
 ) -> None:
     data_dir = tmp_path / "data"
     with pytest.raises(ConfigurationError, match=variable):
-        Settings.from_env(env(data_dir, **{variable: value}))
+        Settings.from_env(environment(data_dir, **{variable: value}))
     assert not data_dir.exists()
 
 
@@ -114,12 +98,9 @@ async def alert_types(gateway: GraphQLClient, brand_id: str, key: str) -> list[s
 
 async def test_a_lowered_burst_threshold_raises_the_alert(tmp_path: Path) -> None:
     """Two scans are a burst only because the setting says more than one is."""
-    settings = Settings.from_env(env(tmp_path, PROOFGATE_THREAT_BURST_MAX_SCANS="1"))
-    app = create_app(settings)
-    async with running(app) as http:
-        gateway = GraphQLClient(app, http)
+    async with serving(tmp_path, PROOFGATE_THREAT_BURST_MAX_SCANS="1") as gateway:
         brand: dict[str, Any] = {"name": "Burst", "domain": f"{uuid.uuid4().hex[:8]}.example.com"}
-        registered = (await gateway.data(BRAND, {"input": brand}, key=ADMIN))["registerBrand"]
+        registered = (await gateway.data(BRAND, {"input": brand}, key=ADMIN_KEY))["registerBrand"]
         brand_id, key = registered["brand"]["id"], registered["apiKey"]
         code = (await gateway.data(PRODUCT, {"b": brand_id}, key=key))["registerProduct"][
             "verificationCode"
