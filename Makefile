@@ -10,7 +10,8 @@ PROOFGATE_CORS_ORIGINS ?= http://localhost:3000,http://127.0.0.1:3000,http://loc
 GRAPHIQL_VERSION := 3.8.3
 REACT_VERSION := 18.3.1
 ESBUILD_VERSION := 0.25.12
-EXPLORER_STATIC := proofgate/api/static
+PACKAGES := api resolvers services storage domain
+EXPLORER_STATIC := api/static
 
 .PHONY: run test bench lint schema docs explorer-assets clean
 
@@ -31,8 +32,8 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 lint: $(STAMP)
-	$(BIN)/ruff check proofgate tests bench
-	$(BIN)/ruff format --check proofgate tests bench
+	$(BIN)/ruff check $(PACKAGES) tests bench
+	$(BIN)/ruff format --check $(PACKAGES) tests bench
 	$(BIN)/mypy
 
 schema: $(STAMP)

@@ -189,7 +189,7 @@ async def run() -> None:
             [
                 sys.executable,
                 "-m",
-                "proofgate.api.cli",
+                "api.cli",
                 "serve",
                 "--port",
                 str(port),

@@ -19,14 +19,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from proofgate.api.schema import schema
-from proofgate.domain.identifiers import hash_api_key
-from proofgate.domain.signing import KeyRing, SigningKey
-from proofgate.resolvers.auth import Principal, Role
-from proofgate.resolvers.context import RequestContext, Services
-from proofgate.resolvers.loaders import Loaders
-from proofgate.storage.sqlite import open_sqlite
-from proofgate.storage.trace import Trace, tracing
+from api.schema import schema
+from domain.identifiers import hash_api_key
+from domain.signing import KeyRing, SigningKey
+from resolvers.auth import Principal, Role
+from resolvers.context import RequestContext, Services
+from resolvers.loaders import Loaders
+from storage.sqlite import open_sqlite
+from storage.trace import Trace, tracing
 
 from ._harness import Result, measure_async, print_table
 

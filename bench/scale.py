@@ -14,13 +14,13 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from proofgate.storage.access_patterns import PRODUCT_BY_ID, PROVENANCE_CHAIN
-from proofgate.storage.cursor import CursorCodec
-from proofgate.storage.protocol import Storage
-from proofgate.storage.sqlite import open_sqlite
-from proofgate.storage.sqlite._codec import encode_item
-from proofgate.storage.sqlite._schema import UPSERT, row_keys
-from proofgate.storage.values import item_size
+from storage.access_patterns import PRODUCT_BY_ID, PROVENANCE_CHAIN
+from storage.cursor import CursorCodec
+from storage.protocol import Storage
+from storage.sqlite import open_sqlite
+from storage.sqlite._codec import encode_item
+from storage.sqlite._schema import UPSERT, row_keys
+from storage.values import item_size
 
 from ._harness import Result, measure_async, print_table
 

@@ -19,12 +19,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from proofgate.errors import ServiceUnavailable
-from proofgate.storage import Put, Update
-from proofgate.storage.access_patterns import PRODUCT_BY_ID, PROVENANCE_CHAIN
-from proofgate.storage.cursor import CursorCodec
-from proofgate.storage.protocol import Storage
-from proofgate.storage.sqlite import open_sqlite
+from domain.errors import ServiceUnavailable
+from storage import Put, Update
+from storage.access_patterns import PRODUCT_BY_ID, PROVENANCE_CHAIN
+from storage.cursor import CursorCodec
+from storage.protocol import Storage
+from storage.sqlite import open_sqlite
 
 from ._harness import Result, measure_async, measure_sync, print_table
 
@@ -190,7 +190,7 @@ async def _moto() -> dict[str, Result] | None:
     try:
         from moto.server import ThreadedMotoServer
 
-        from proofgate.storage.dynamodb import create_table, open_dynamodb
+        from storage.dynamodb import create_table, open_dynamodb
     except ImportError:
         return None
     import socket

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from proofgate.domain.chain import ChainHead, ProvenanceEvent, next_event
-from proofgate.domain.enums import ProvenanceEventType
+from domain.chain import ChainHead, ProvenanceEvent, next_event
+from domain.enums import ProvenanceEventType
 
 __all__ = ["shipped_chain"]
 

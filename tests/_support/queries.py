@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from proofgate.storage.driver import QueryRequest
-from proofgate.storage.registry import SortRange
-from proofgate.storage.table import TABLE, IndexDefinition
+from storage.driver import QueryRequest
+from storage.registry import SortRange
+from storage.table import TABLE, IndexDefinition
 
 __all__ = ["query_request"]
 

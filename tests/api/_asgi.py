@@ -121,8 +121,8 @@ class GraphQLClient:
 @asynccontextmanager
 async def serving(data_dir: Path, **values: str) -> AsyncIterator[GraphQLClient]:
     """The gateway exactly as ``proofgate serve`` assembles it from these variables."""
-    from proofgate.api.app import create_app
-    from proofgate.api.settings import Settings
+    from api.app import create_app
+    from api.settings import Settings
 
     app = create_app(Settings.from_env(environment(data_dir, **values)))
     async with running(app) as http:

@@ -13,9 +13,9 @@ from typing import Any
 
 from _asgi import GraphQLClient, connect, running
 
-from proofgate.api.app import create_app
-from proofgate.api.limits import Limits
-from proofgate.api.settings import Settings
+from api.app import create_app
+from api.limits import Limits
+from api.settings import Settings
 
 ADMIN_KEY = "limits-test-admin-key"
 CLIENT = ("203.0.113.7", 50000)

@@ -95,7 +95,7 @@ class Gateway:
 
     async def start(self) -> Gateway:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "proofgate.api.cli", "serve"],
+            [sys.executable, "-m", "api.cli", "serve"],
             env=self.env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

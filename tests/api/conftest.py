@@ -18,10 +18,10 @@ import pytest
 from _asgi import GraphQLClient, running
 from starlette.applications import Starlette
 
-from proofgate.api.app import create_app
-from proofgate.api.limits import Limits
-from proofgate.api.settings import Backend, Settings
-from proofgate.domain.signing import SigningKey
+from api.app import create_app
+from api.limits import Limits
+from api.settings import Backend, Settings
+from domain.signing import SigningKey
 
 ADMIN_KEY = "graphql-test-admin-key"
 REGION = "us-east-1"
@@ -122,7 +122,7 @@ def _settings(backend: str, request: pytest.FixtureRequest) -> Settings:
 @asynccontextmanager
 async def _serve(settings: Settings, backend: str) -> AsyncIterator[Gateway]:
     if settings.backend is Backend.DYNAMODB:
-        from proofgate.storage.dynamodb import create_table
+        from storage.dynamodb import create_table
 
         await create_table(
             table_name=settings.table, region=REGION, endpoint_url=settings.dynamodb_endpoint

@@ -15,14 +15,14 @@ import boto3  # type: ignore[import-untyped]
 import httpx
 import pytest
 
-from proofgate.api.cli import main
-from proofgate.api.explain import COLUMNS, render_markdown
-from proofgate.api.fieldmap import field_map
-from proofgate.api.schema import schema
-from proofgate.storage.access_patterns import REGISTRY
-from proofgate.storage.table import TABLE
+from api.cli import main
+from api.explain import COLUMNS, render_markdown
+from api.fieldmap import field_map
+from api.schema import schema
+from storage.access_patterns import REGISTRY
+from storage.table import TABLE
 
-SCHEMA_MODULE = "proofgate.api.schema"
+SCHEMA_MODULE = "api.schema"
 
 
 def test_explain_lists_every_access_pattern(capsys: pytest.CaptureFixture[str]) -> None:

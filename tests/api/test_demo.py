@@ -20,14 +20,14 @@ from _asgi import GraphQLClient, running
 from graphql import OperationDefinitionNode, OperationType, parse, validate
 from starlette.applications import Starlette
 
-from proofgate.api._demo_catalog import AURORA, CATALOG, VERDANT
-from proofgate.api._explorer_examples import examples
-from proofgate.api.app import create_app
-from proofgate.api.demo import DEMO_KEYS_FILE, Demo, load_demo, render_demo, start_demo
-from proofgate.api.schema import schema
-from proofgate.api.settings import Settings
-from proofgate.domain.signing import SigningKey
-from proofgate.errors import ProofgateError
+from api._demo_catalog import AURORA, CATALOG, VERDANT
+from api._explorer_examples import examples
+from api.app import create_app
+from api.demo import DEMO_KEYS_FILE, Demo, load_demo, render_demo, start_demo
+from api.schema import schema
+from api.settings import Settings
+from domain.errors import ProofgateError
+from domain.signing import SigningKey
 
 ADMIN_KEY = "demo-test-admin-key-0123456789"
 BRANDS = "query { brands(first: 100) { edges { node { id name } } } }"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from proofgate.api.demo import Demo, DemoBrand
-from proofgate.api.explorer import ASSETS, CONTENT_SECURITY_POLICY, STATIC_DIR
+from api.demo import Demo, DemoBrand
+from api.explorer import ASSETS, CONTENT_SECURITY_POLICY, STATIC_DIR
 
 HTML = {"Accept": "text/html"}
 ASSET_URL = re.compile(r'(?:src|href)="(/graphql/static/([^"?]+)\?v=([0-9a-f]+))"')

@@ -4,12 +4,12 @@ import re
 
 import pytest
 
-from proofgate.api.cli import main
-from proofgate.api.explain import render_markdown
-from proofgate.api.fieldmap import FIELD_COLUMNS, ROOT_TYPES, field_map
-from proofgate.api.schema import schema
-from proofgate.resolvers.fields import field_access_patterns
-from proofgate.storage.access_patterns import REGISTRY
+from api.cli import main
+from api.explain import render_markdown
+from api.fieldmap import FIELD_COLUMNS, ROOT_TYPES, field_map
+from api.schema import schema
+from resolvers.fields import field_access_patterns
+from storage.access_patterns import REGISTRY
 
 ROWS = field_map(schema, REGISTRY)
 BY_FIELD = {row.field: row for row in ROWS}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
-from proofgate.domain.datetimes import parse_datetime
-from proofgate.resolvers.audit.items import audit_entry
-from proofgate.resolvers.auth import Principal, Role
+from domain.datetimes import parse_datetime
+from resolvers.audit.items import audit_entry
+from resolvers.auth import Principal, Role
 
 AUDIT = """query($days: Int!, $first: Int!) {
     auditLog(days: $days, first: $first) { id occurredAt action actorRole actorBrandId

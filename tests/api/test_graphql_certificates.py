@@ -14,9 +14,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-from proofgate.api.app import create_app
-from proofgate.api.settings import Settings
-from proofgate.domain.signing import SigningKey
+from api.app import create_app
+from api.settings import Settings
+from domain.signing import SigningKey
 
 SIGNING_KEYS = "{ signingKeys { keyId algorithm publicKeyPem active } }"
 BY_CODE = """query($code: String!) { productByCode(code: $code) {

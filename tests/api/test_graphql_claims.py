@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from proofgate.domain.datetimes import parse_datetime
-from proofgate.domain.identifiers import hash_device_fingerprint
-from proofgate.resolvers.context import CLAIM_TTL_DEFAULT, Services
-from proofgate.storage.access_patterns import PRODUCT_CLAIM
+from domain.datetimes import parse_datetime
+from domain.identifiers import hash_device_fingerprint
+from resolvers.context import CLAIM_TTL_DEFAULT, Services
+from storage.access_patterns import PRODUCT_CLAIM
 
 SALT = bytes(range(32))  # the gateway fixture's hash salt
 CLAIM = """mutation($c: String!, $d: String!) {

@@ -9,21 +9,21 @@ from typing import Any
 
 import pytest
 
-from proofgate.domain.enums import ProductStatus, ScanResult
-from proofgate.domain.identifiers import hash_device_fingerprint
-from proofgate.resolvers.claims import mutations as claims
-from proofgate.resolvers.context import Services
-from proofgate.resolvers.pipeline_hook import (
+from domain.enums import ProductStatus, ScanResult
+from domain.identifiers import hash_device_fingerprint
+from resolvers.claims import mutations as claims
+from resolvers.context import Services
+from resolvers.pipeline_hook import (
     ClaimDisputed,
     EventAppended,
     PipelineSignal,
     ProductRecalled,
     ScanRecorded,
 )
-from proofgate.resolvers.provenance import append
-from proofgate.resolvers.verification import record
-from proofgate.storage import ItemExists, Put, WriteAction
-from proofgate.storage.access_patterns import PRODUCT_BY_ID
+from resolvers.provenance import append
+from resolvers.verification import record
+from storage import ItemExists, Put, WriteAction
+from storage.access_patterns import PRODUCT_BY_ID
 
 SALT = bytes(range(32))
 VERIFY = """mutation($c: String!, $s: ScanInput) {

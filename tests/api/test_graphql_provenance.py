@@ -6,8 +6,8 @@ import asyncio
 from decimal import Decimal
 from typing import Any
 
-from proofgate.domain.canonical import canonical_json, decimal_text, sha256_hex
-from proofgate.domain.validation import EVENT_DATA_MAX_BYTES
+from domain.canonical import canonical_json, decimal_text, sha256_hex
+from domain.validation import EVENT_DATA_MAX_BYTES
 
 ADD_EVENT = """mutation($p: ID!, $input: ProvenanceEventInput!) {
     addProvenanceEvent(productId: $p, input: $input) {

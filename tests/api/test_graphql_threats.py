@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from proofgate.domain.datetimes import format_datetime
+from domain.datetimes import format_datetime
 
 Gateway = Any
 Brand = Any

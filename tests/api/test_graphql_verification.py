@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from proofgate.domain.identifiers import hash_device_fingerprint, hash_ip
-from proofgate.domain.verification import WARNINGS
-from proofgate.storage import Put, Storage, Update
-from proofgate.storage.access_patterns import PRODUCT_BY_ID, PRODUCT_SCANS, PROVENANCE_CHAIN
+from domain.identifiers import hash_device_fingerprint, hash_ip
+from domain.verification import WARNINGS
+from storage import Put, Storage, Update
+from storage.access_patterns import PRODUCT_BY_ID, PRODUCT_SCANS, PROVENANCE_CHAIN
 
 SALT = bytes(range(32))  # the gateway fixture's hash salt
 VERDICT = """authentic result signatureValid chainIntact claimed isClaimant warnings scanCount
@@ -194,7 +194,7 @@ async def test_a_removed_last_event_breaks_the_chain(gateway) -> None:
     )
     storage = storage_of(gateway)
     page = await storage.query(PROVENANCE_CHAIN, {"product_id": product["id"]}, tenant="test")
-    from proofgate.storage import Delete, Key
+    from storage import Delete, Key
 
     await storage.transact_write([Delete(Key(page.items[0]["PK"], page.items[0]["SK"]))])
     assert (await verdict(gateway, product["verificationCode"]))["chainIntact"] is False

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from _live import RECALL, VERIFY, Gateway
-from _support.receiver import Receiver, Request
 
-from proofgate.domain.webhooks import verify_signature
+from domain.webhooks import verify_signature
+from tests._support.receiver import Receiver, Request
 
 REGISTER = """mutation($b: ID!, $url: String!, $min: Severity!, $types: [ThreatType!]) {
     registerWebhook(brandId: $b, url: $url, minSeverity: $min, types: $types) {

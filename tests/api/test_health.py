@@ -9,13 +9,13 @@ import pytest
 from _asgi import connect, running
 from starlette.applications import Starlette
 
-import proofgate
-from proofgate.api import app as app_module
-from proofgate.api.app import create_app
-from proofgate.api.settings import Settings
-from proofgate.storage.access_patterns import HEALTH_PROBE
-from proofgate.storage.registry import AccessPattern
-from proofgate.storage.trace import tracing
+from api import __version__
+from api import app as app_module
+from api.app import create_app
+from api.settings import Settings
+from storage.access_patterns import HEALTH_PROBE
+from storage.registry import AccessPattern
+from storage.trace import tracing
 
 ADMIN = "health-test-admin-key"
 
@@ -69,7 +69,7 @@ async def test_health_is_liveness_only(fake: FakeStorage) -> None:
         fake.behaviour = "fail"
         response = await http.get("/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "version": proofgate.__version__}
+    assert response.json() == {"status": "ok", "version": __version__}
     assert fake.reads == []
 
 

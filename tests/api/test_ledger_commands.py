@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from proofgate.api.backend import open_storage
-from proofgate.api.cli import main
-from proofgate.api.schema import schema
-from proofgate.api.services import build_services
-from proofgate.api.settings import Settings
-from proofgate.resolvers.auth import Principal, Role
-from proofgate.resolvers.context import RequestContext, Services
-from proofgate.resolvers.ledger import FeeReservation
-from proofgate.resolvers.loaders import Loaders
-from proofgate.storage import Put
-from proofgate.storage.access_patterns import PRODUCT_BY_ID
+from api.backend import open_storage
+from api.cli import main
+from api.schema import schema
+from api.services import build_services
+from api.settings import Settings
+from resolvers.auth import Principal, Role
+from resolvers.context import RequestContext, Services
+from resolvers.ledger import FeeReservation
+from resolvers.loaders import Loaders
+from storage import Put
+from storage.access_patterns import PRODUCT_BY_ID
 
 REGISTER = """mutation($domain: String!) {
     registerBrand(input: {name: "Acme", domain: $domain, plan: FREE}) { brand { id } }

@@ -13,10 +13,10 @@ from _asgi import codes
 from _limits import ADMIN_KEY, Client, serve
 from graphql import parse
 
-from proofgate.api.cost import cost_model
-from proofgate.api.limits import MAX_COST, Limits
-from proofgate.api.schema import build_schema, schema
-from proofgate.storage.access_patterns import PROVENANCE_CHAIN
+from api.cost import cost_model
+from api.limits import MAX_COST, Limits
+from api.schema import build_schema, schema
+from storage.access_patterns import PROVENANCE_CHAIN
 
 BRANDS_AND_PRODUCTS = """query($brands: Int, $products: Int) {
     brands(first: $brands) {

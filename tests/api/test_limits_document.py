@@ -9,8 +9,8 @@ from _asgi import codes
 from _limits import Client, serve
 from strawberry.extensions.validation_cache import _get_validate_cache
 
-from proofgate.api.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
-from proofgate.api.validation import PARSE_CACHE_SIZE
+from api.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
+from api.validation import PARSE_CACHE_SIZE
 
 # A path that can nest as deep as a test wants and reads nothing: explore(first: 0)
 # is an empty page, so below it no resolver runs.

@@ -9,7 +9,7 @@ import pytest
 from _asgi import codes
 from _limits import Client, serve
 
-from proofgate.api.limits import MAX_BODY_BYTES, Limits
+from api.limits import MAX_BODY_BYTES, Limits
 
 QUERY = "{ __typename }"
 

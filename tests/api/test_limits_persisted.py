@@ -12,9 +12,9 @@ import pytest
 from _asgi import codes
 from _limits import Client, serve
 
-from proofgate.api.limits import Limits
-from proofgate.api.persisted import NOT_FOUND, NOT_SUPPORTED, PersistedQueryStore
-from proofgate.errors import BadUserInput
+from api.limits import Limits
+from api.persisted import NOT_FOUND, NOT_SUPPORTED, PersistedQueryStore
+from domain.errors import BadUserInput
 
 QUERY = "query($n: Int) { explore(first: $n) { edges { node { id } } } }"
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from proofgate.api.limits import ANONYMOUS_RATE, KEY_RATE, Limits, Rate
-from proofgate.api.settings import Settings
-from proofgate.errors import ConfigurationError
+from api.limits import ANONYMOUS_RATE, KEY_RATE, Limits, Rate
+from api.settings import Settings
+from domain.errors import ConfigurationError
 
 
 def test_defaults() -> None:

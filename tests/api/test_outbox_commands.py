@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from proofgate.api.cli import main
-from proofgate.api.settings import Settings
-from proofgate.resolvers.pipeline import PipelineSettings, RecallEvent
-from proofgate.resolvers.pipeline.outbox import outbox_put, park_update
-from proofgate.storage.access_patterns import OUTBOX_DUE
-from proofgate.storage.sqlite import open_sqlite
+from api.cli import main
+from api.settings import Settings
+from resolvers.pipeline import PipelineSettings, RecallEvent
+from resolvers.pipeline.outbox import outbox_put, park_update
+from storage.access_patterns import OUTBOX_DUE
+from storage.sqlite import open_sqlite
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from _live import VERIFY, Gateway
 
-from proofgate.domain.threats import parse_alert_id
-from proofgate.resolvers.pipeline import PipelineSettings
-from proofgate.storage import Storage
-from proofgate.storage.access_patterns import OUTBOX_DUE
-from proofgate.storage.sqlite import open_sqlite
+from domain.threats import parse_alert_id
+from resolvers.pipeline import PipelineSettings
+from storage import Storage
+from storage.access_patterns import OUTBOX_DUE
+from storage.sqlite import open_sqlite
 
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
 PRODUCTS = 6

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from _asgi import ADMIN_KEY, GraphQLClient, environment, serving
 
-from proofgate.api.policy import Policy
-from proofgate.api.settings import Settings
-from proofgate.domain.datetimes import parse_datetime
-from proofgate.errors import ConfigurationError
+from api.policy import Policy
+from api.settings import Settings
+from domain.datetimes import parse_datetime
+from domain.errors import ConfigurationError
 
 
 def test_defaults() -> None:

@@ -15,9 +15,9 @@ import httpx
 import pytest
 from _serve import Served, serve
 
-from proofgate.api import cli
-from proofgate.api.demo import DEMO_KEYS_FILE
-from proofgate.api.gc_freeze import FreezeAfterStartup
+from api import cli
+from api.demo import DEMO_KEYS_FILE
+from api.gc_freeze import FreezeAfterStartup
 
 MAKEFILE = Path(__file__).parents[2] / "Makefile"
 BRANDS = "query { brands(first: 50) { edges { node { id name } } } }"

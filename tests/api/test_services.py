@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from proofgate.api.services import build_services, load_hash_salt, load_key_ring
-from proofgate.api.settings import HASH_SALT_FILE, SIGNING_KEY_FILE, Settings
-from proofgate.domain.signing import SigningKey
-from proofgate.errors import ConfigurationError
+from api.services import build_services, load_hash_salt, load_key_ring
+from api.settings import HASH_SALT_FILE, SIGNING_KEY_FILE, Settings
+from domain.errors import ConfigurationError
+from domain.signing import SigningKey
 
 ADMIN = "services-test-admin-key"
 KEY_32 = base64.urlsafe_b64encode(bytes(range(32))).decode()

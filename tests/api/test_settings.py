@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from proofgate.api.keyfile import read_or_create
-from proofgate.api.settings import ADMIN_KEY_FILE, CURSOR_KEY_FILE, Backend, Settings, TableLocation
-from proofgate.errors import ConfigurationError
+from api.keyfile import read_or_create
+from api.settings import ADMIN_KEY_FILE, CURSOR_KEY_FILE, Backend, Settings, TableLocation
+from domain.errors import ConfigurationError
 
 KEY_32 = base64.urlsafe_b64encode(bytes(range(32))).decode()
 ADMIN = "a-long-enough-admin-key"

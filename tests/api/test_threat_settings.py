@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from _asgi import ADMIN_KEY, GraphQLClient, environment, serving
 
-from proofgate.api.settings import Settings
-from proofgate.api.threat_settings import threat_settings_from_env
-from proofgate.domain.threats import ThreatSettings
-from proofgate.errors import ConfigurationError
+from api.settings import Settings
+from api.threat_settings import threat_settings_from_env
+from domain.errors import ConfigurationError
+from domain.threats import ThreatSettings
 
 
 def test_defaults_are_the_rules_defaults() -> None:

@@ -15,14 +15,14 @@ import pytest
 import uvicorn
 from _live import ADMIN_KEY, LEGACY_WS, RECALL, VERIFY, Closed, Gateway, Inbox, Socket, free_port
 
-from proofgate.api.app import create_app
-from proofgate.api.limits import Limits
-from proofgate.api.settings import Settings
-from proofgate.domain.signing import SigningKey
-from proofgate.domain.threats import product_recall
-from proofgate.resolvers.pipeline import PipelineSettings
-from proofgate.resolvers.pipeline.alerts import alert_item
-from proofgate.storage.dynamodb import create_table
+from api.app import create_app
+from api.limits import Limits
+from api.settings import Settings
+from domain.signing import SigningKey
+from domain.threats import product_recall
+from resolvers.pipeline import PipelineSettings
+from resolvers.pipeline.alerts import alert_item
+from storage.dynamodb import create_table
 
 REGION = "us-east-1"
 

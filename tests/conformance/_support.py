@@ -8,16 +8,16 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeAlias
 
-from proofgate.storage import Item, Key, Put, Storage
-from proofgate.storage.access_patterns import (
+from storage import Item, Key, Put, Storage
+from storage.access_patterns import (
     BRAND_PRODUCTS,
     OUTBOX_DUE,
     PRODUCT_BY_ID,
     PRODUCT_SCANS,
     PROVENANCE_CHAIN,
 )
-from proofgate.storage.keys import encode_int, encode_time
-from proofgate.storage.registry import AccessPattern
+from storage.keys import encode_int, encode_time
+from storage.registry import AccessPattern
 
 __all__ = [
     "BASE_TIME",

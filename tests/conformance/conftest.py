@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from proofgate.storage import Storage
-from proofgate.storage.dynamodb import create_table, open_dynamodb
-from proofgate.storage.sqlite import open_sqlite
+from storage import Storage
+from storage.dynamodb import create_table, open_dynamodb
+from storage.sqlite import open_sqlite
 
 from ._support import MotoDeviation, OpenStorage
 

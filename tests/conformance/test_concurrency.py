@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from proofgate.errors import ConditionFailed
-from proofgate.storage import ItemAbsent, Put, Storage, Update
-from proofgate.storage.access_patterns import PRODUCT_BY_ID
+from domain.errors import ConditionFailed
+from storage import ItemAbsent, Put, Storage, Update
+from storage.access_patterns import PRODUCT_BY_ID
 
 
 async def test_concurrent_adds_lose_no_increment(storage: Storage, uid: str) -> None:

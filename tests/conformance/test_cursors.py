@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from proofgate.errors import BadUserInput, ErrorCode, InvalidCursor
-from proofgate.storage import Storage
-from proofgate.storage.access_patterns import PRODUCT_SCANS, PROVENANCE_CHAIN
-from proofgate.storage.trace import tracing
+from domain.errors import BadUserInput, ErrorCode, InvalidCursor
+from storage import Storage
+from storage.access_patterns import PRODUCT_SCANS, PROVENANCE_CHAIN
+from storage.trace import tracing
 
 from ._support import TENANT, OpenStorage, at, chain_event, put_all, scan_record
 

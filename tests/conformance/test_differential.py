@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from proofgate.errors import ProofgateError
-from proofgate.storage import (
+from domain.errors import ProofgateError
+from storage import (
     AttributeAbsent,
     AttributeExists,
     Compare,
@@ -25,13 +25,13 @@ from proofgate.storage import (
     Update,
     WriteAction,
 )
-from proofgate.storage.access_patterns import (
+from storage.access_patterns import (
     BRAND_PRODUCTS,
     PRODUCT_BY_ID,
     PRODUCT_CLAIM,
     PROVENANCE_CHAIN,
 )
-from proofgate.storage.keys import encode_int
+from storage.keys import encode_int
 
 from ._support import TENANT, typed, walk
 

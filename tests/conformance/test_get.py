@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import LimitExceeded
-from proofgate.storage import REGISTRY, Put, Storage, Update
-from proofgate.storage.access_patterns import PRODUCT_BY_ID, PROVENANCE_CHAIN
-from proofgate.storage.keys import KeyTemplate
-from proofgate.storage.registry import AccessPattern, Operation
-from proofgate.storage.trace import tracing
+from domain.errors import LimitExceeded
+from storage import REGISTRY, Put, Storage, Update
+from storage.access_patterns import PRODUCT_BY_ID, PROVENANCE_CHAIN
+from storage.keys import KeyTemplate
+from storage.registry import AccessPattern, Operation
+from storage.trace import tracing
 
 from ._support import BASE_TIME, TENANT, chain_event, put_all, typed
 

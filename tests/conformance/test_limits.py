@@ -7,19 +7,19 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import AccessPatternError, LimitExceeded
-from proofgate.storage import Key, KeyTemplate, Put, Storage, Update
-from proofgate.storage.access_patterns import (
+from domain.errors import AccessPatternError, LimitExceeded
+from storage import Key, KeyTemplate, Put, Storage, Update
+from storage.access_patterns import (
     HEALTH_PROBE,
     PRODUCT_BY_ID,
     PROVENANCE_CHAIN,
     THREAT_BY_ID,
 )
-from proofgate.storage.limits import ITEM_MAX_BYTES, PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
-from proofgate.storage.registry import AccessPattern, Operation, SortCondition
-from proofgate.storage.table import IndexName
-from proofgate.storage.trace import tracing
-from proofgate.storage.values import item_size
+from storage.limits import ITEM_MAX_BYTES, PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
+from storage.registry import AccessPattern, Operation, SortCondition
+from storage.table import IndexName
+from storage.trace import tracing
+from storage.values import item_size
 
 from ._support import BASE_TIME, TENANT, MotoDeviation, product, product_key
 

@@ -12,17 +12,15 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-import proofgate
-from proofgate.storage import Storage
+from storage import Storage
+from tests._support.source import PACKAGES, ROOT, source_files
 
-SOURCE_ROOT = Path(proofgate.__file__).parent
-BACKEND_PACKAGES = ("proofgate.storage.sqlite", "proofgate.storage.dynamodb")
+BACKEND_PACKAGES = ("storage.sqlite", "storage.dynamodb")
 
 SCAN_CALLS = re.compile(
     "|".join(
@@ -84,8 +82,8 @@ def test_the_check_ignores_the_domain_noun(line: str) -> None:
 
 def test_no_module_issues_a_scan() -> None:
     offenders = {
-        str(path.relative_to(SOURCE_ROOT)): found
-        for path in sorted(SOURCE_ROOT.rglob("*.py"))
+        str(path.relative_to(ROOT)): found
+        for path in source_files()
         if (found := scan_calls(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}
@@ -134,7 +132,7 @@ def _own_objects(root: object, depth: int = 3) -> list[object]:
                 if name.startswith("__"):
                     continue
                 value: Any = getattr(obj, name, None)
-                if type(value).__module__.startswith("proofgate."):
+                if type(value).__module__.partition(".")[0] in PACKAGES:
                     next_frontier.append(value)
         frontier = next_frontier
     return list(seen.values())

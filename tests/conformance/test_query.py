@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from proofgate.errors import LimitExceeded
-from proofgate.storage import Delete, Key, Storage, Update
-from proofgate.storage.access_patterns import (
+from domain.errors import LimitExceeded
+from storage import Delete, Key, Storage, Update
+from storage.access_patterns import (
     BRAND_PRODUCTS,
     BRAND_THREATS,
     OUTBOX_DUE,
     PRODUCT_SCANS,
     PROVENANCE_CHAIN,
 )
-from proofgate.storage.keys import encode_int, encode_time
-from proofgate.storage.limits import PAGE_SIZE_DEFAULT, QUERY_PAGE_MAX_BYTES
-from proofgate.storage.trace import tracing
+from storage.keys import encode_int, encode_time
+from storage.limits import PAGE_SIZE_DEFAULT, QUERY_PAGE_MAX_BYTES
+from storage.trace import tracing
 
 from ._support import (
     TENANT,

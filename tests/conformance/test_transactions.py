@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import AccessPatternError, ConditionFailed, LimitExceeded
-from proofgate.storage import (
+from domain.errors import AccessPatternError, ConditionFailed, LimitExceeded
+from storage import (
     Compare,
     Comparison,
     ConditionCheck,
@@ -19,9 +19,9 @@ from proofgate.storage import (
     Update,
     WriteAction,
 )
-from proofgate.storage.access_patterns import PRODUCT_BY_ID
-from proofgate.storage.limits import ITEM_MAX_BYTES, TRANSACT_MAX_ITEMS
-from proofgate.storage.trace import tracing
+from storage.access_patterns import PRODUCT_BY_ID
+from storage.limits import ITEM_MAX_BYTES, TRANSACT_MAX_ITEMS
+from storage.trace import tracing
 
 from ._support import product, product_key, read_product
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import ConditionFailed, LimitExceeded
-from proofgate.storage import (
+from domain.errors import ConditionFailed, LimitExceeded
+from storage import (
     All,
     Any_,
     AttributeAbsent,
@@ -24,7 +24,7 @@ from proofgate.storage import (
     Update,
     WriteAction,
 )
-from proofgate.storage.conditions import Condition
+from storage.conditions import Condition
 
 from ._support import MotoDeviation, product, product_key, read_product, typed
 

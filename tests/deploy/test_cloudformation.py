@@ -11,7 +11,7 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
 
-from proofgate.storage.table import TABLE
+from storage.table import TABLE
 
 TEMPLATE = Path(__file__).parents[2] / "deploy" / "table.yaml"
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from proofgate.api.explain import render_markdown
-from proofgate.api.fieldmap import field_map
-from proofgate.api.schema import schema
-from proofgate.storage.access_patterns import REGISTRY
+from api.explain import render_markdown
+from api.fieldmap import field_map
+from api.schema import schema
+from storage.access_patterns import REGISTRY
 
 ACCESS_PATTERNS_DOC = Path(__file__).parents[2] / "docs" / "access-patterns.md"
 

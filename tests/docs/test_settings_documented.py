@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).parents[2]
+from tests._support.source import ROOT, source_files
+
 README = ROOT / "README.md"
-SOURCE = ROOT / "proofgate"
 
 _NAME = re.compile(r"PROOFGATE_[A-Z0-9_]+")
 """A trailing underscore is a family (``PROOFGATE_THREAT_*``), not a variable."""
@@ -17,7 +16,7 @@ _ROW = re.compile(r"^\| `(PROOFGATE_[A-Z0-9_]+)` \|", re.MULTILINE)
 def source_variables() -> set[str]:
     return {
         name
-        for path in SOURCE.rglob("*.py")
+        for path in source_files()
         for name in _NAME.findall(path.read_text())
         if not name.endswith("_")
     }

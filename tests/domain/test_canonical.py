@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proofgate.domain.canonical import (
+from domain.canonical import (
     MAX_NESTING,
     SAFE_INTEGER_MAX,
     canonical_json,
@@ -18,7 +18,7 @@ from proofgate.domain.canonical import (
     normalize_object,
     sha256_hex,
 )
-from proofgate.errors import BadUserInput
+from domain.errors import BadUserInput
 
 json_values = st.recursive(
     st.none()

@@ -11,14 +11,14 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-from proofgate.domain.certificates import (
+from domain.certificates import (
     Certificate,
     CertificateRecord,
     issue_certificate,
     sign_hash,
     verify_certificate,
 )
-from proofgate.domain.signing import KeyRing, SigningKey
+from domain.signing import KeyRing, SigningKey
 
 CREATED = datetime(2026, 11, 29, 12, 0, 0, 123456, UTC)
 

@@ -7,9 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from _support.chain import shipped_chain
 
-from proofgate.domain.chain import (
+from domain.chain import (
     ChainHead,
     ProvenanceEvent,
     check_append,
@@ -17,8 +16,9 @@ from proofgate.domain.chain import (
     next_event,
     verify_chain,
 )
-from proofgate.domain.enums import ProvenanceEventType
-from proofgate.errors import BadUserInput
+from domain.enums import ProvenanceEventType
+from domain.errors import BadUserInput
+from tests._support.chain import shipped_chain
 
 CERTIFICATE_HASH = hashlib.sha256(b"certificate").hexdigest()
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

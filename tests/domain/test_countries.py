@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from proofgate.domain.countries import COUNTRY_CODES, is_country
+from domain.countries import COUNTRY_CODES, is_country
 
 
 def test_the_official_list_has_249_uppercase_codes() -> None:

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proofgate.domain.datetimes import format_datetime, parse_datetime, utc
-from proofgate.errors import BadUserInput
+from domain.datetimes import format_datetime, parse_datetime, utc
+from domain.errors import BadUserInput
 
 
 @pytest.mark.parametrize(

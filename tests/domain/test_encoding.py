@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proofgate.domain.encoding import b64url_decode, b64url_encode, is_sha256_hex
+from domain.encoding import b64url_decode, b64url_encode, is_sha256_hex
 
 
 def test_encode_is_urlsafe_without_padding() -> None:

@@ -4,7 +4,7 @@ from enum import StrEnum
 
 import pytest
 
-from proofgate.domain.enums import (
+from domain.enums import (
     Plan,
     ProductStatus,
     ProvenanceEventType,

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from proofgate.domain.hosts import (
+from domain.errors import BadUserInput
+from domain.hosts import (
     DOMAIN_MAX_LENGTH,
     LABEL_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
     validate_domain,
     validate_webhook_url,
 )
-from proofgate.errors import BadUserInput
 
 
 def _domain(length: int) -> str:

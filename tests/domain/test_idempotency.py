@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.domain.enums import Plan
-from proofgate.domain.idempotency import request_fingerprint
-from proofgate.errors import BadUserInput
+from domain.enums import Plan
+from domain.errors import BadUserInput
+from domain.idempotency import request_fingerprint
 
 BODY = {"brandId": "brd_1", "amount": Decimal("1.50"), "memo": "hello", "tags": ["a", "b"]}
 

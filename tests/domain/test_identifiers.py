@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proofgate.domain.identifiers import (
+from domain.errors import ProofgateError
+from domain.identifiers import (
     CROCKFORD_ALPHABET,
     VERIFICATION_CODE_ALPHABET,
     format_verification_code,
@@ -27,7 +28,6 @@ from proofgate.domain.identifiers import (
     parse_verification_code,
     salted_hash,
 )
-from proofgate.errors import ProofgateError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_TIME = datetime.max.replace(tzinfo=UTC)

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from proofgate.domain.ledger import (
+from domain.errors import BadUserInput
+from domain.ledger import (
     PLATFORM_GRANTS,
     PLATFORM_REVENUE,
     Account,
     brand_account,
     parse_account,
 )
-from proofgate.errors import BadUserInput
 
 BRAND = "01JD5Z8Q4V7W3X2Y1Z0A9B8C7D"
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proofgate.domain.ledger import (
+from domain.errors import BadUserInput
+from domain.ledger import (
     AMOUNT_MAX_INTEGER_DIGITS,
     CREDIT,
     check_amount,
@@ -15,7 +16,6 @@ from proofgate.domain.ledger import (
     parse_amount,
     require_positive,
 )
-from proofgate.errors import BadUserInput
 
 LIMIT = Decimal(10) ** AMOUNT_MAX_INTEGER_DIGITS
 

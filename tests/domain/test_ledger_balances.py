@@ -8,7 +8,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from proofgate.domain.ledger import (
+from domain.errors import BadUserInput, Conflict, InsufficientCredits, ProofgateError
+from domain.ledger import (
     CREDIT,
     Balance,
     BalanceDelta,
@@ -25,7 +26,6 @@ from proofgate.domain.ledger import (
     transaction_deltas,
     transaction_id,
 )
-from proofgate.errors import BadUserInput, Conflict, InsufficientCredits, ProofgateError
 
 T0 = datetime(2026, 3, 10, tzinfo=UTC)
 BRAND = "brd_1"

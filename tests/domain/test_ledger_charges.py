@@ -4,7 +4,8 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.domain.ledger import (
+from domain.errors import BadUserInput
+from domain.ledger import (
     CREDIT,
     FREE_PLAN_GRANT,
     PLATFORM_GRANTS,
@@ -17,7 +18,6 @@ from proofgate.domain.ledger import (
     grant_lines,
     registration_fee_lines,
 )
-from proofgate.errors import BadUserInput
 
 BRAND = brand_account("brd_1")
 

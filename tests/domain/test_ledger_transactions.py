@@ -5,7 +5,8 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.domain.ledger import (
+from domain.errors import BadUserInput, Conflict
+from domain.ledger import (
     CREDIT,
     LEDGER_LINES_MAX,
     PLATFORM_GRANTS,
@@ -22,7 +23,6 @@ from proofgate.domain.ledger import (
     reversal_of,
     transaction_id,
 )
-from proofgate.errors import BadUserInput, Conflict
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 BRAND = brand_account("brd_1")

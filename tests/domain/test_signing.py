@@ -7,8 +7,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from proofgate.domain.signing import ALGORITHM, KeyRing, SigningKey, VerifyingKey, key_id
-from proofgate.errors import ProofgateError
+from domain.errors import ProofgateError
+from domain.signing import ALGORITHM, KeyRing, SigningKey, VerifyingKey, key_id
 
 SEED = bytes(range(32))
 

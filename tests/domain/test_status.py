@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from proofgate.domain.enums import ProductStatus, ProvenanceEventType
-from proofgate.domain.status import event_type_for, transition
-from proofgate.errors import BadUserInput, Conflict, ProofgateError
+from domain.enums import ProductStatus, ProvenanceEventType
+from domain.errors import BadUserInput, Conflict, ProofgateError
+from domain.status import event_type_for, transition
 
 A, T, R, F = (
     ProductStatus.ACTIVE,

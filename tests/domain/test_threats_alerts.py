@@ -7,8 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.domain.enums import Severity, ThreatType
-from proofgate.domain.threats import (
+from domain.enums import Severity, ThreatType
+from domain.errors import BadUserInput, ProofgateError
+from domain.threats import (
     ALERT_ID_PREFIX,
     SEVERITY_OF,
     AlertDraft,
@@ -20,7 +21,6 @@ from proofgate.domain.threats import (
     parse_alert_id,
     severity_at_least,
 )
-from proofgate.errors import BadUserInput, ProofgateError
 
 T0 = datetime(2026, 3, 10, 12, 30, 15, 123456, tzinfo=UTC)
 

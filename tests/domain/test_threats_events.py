@@ -4,8 +4,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from proofgate.domain.enums import Severity, ThreatType
-from proofgate.domain.threats import (
+from domain.enums import Severity, ThreatType
+from domain.threats import (
     AlertDraft,
     ThreatSettings,
     alert_id,

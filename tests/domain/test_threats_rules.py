@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.domain.enums import ProductStatus, ScanResult, Severity, ThreatType
-from proofgate.domain.threats import (
+from domain.enums import ProductStatus, ScanResult, Severity, ThreatType
+from domain.threats import (
     AlertDraft,
     ClaimFacts,
     ProductFacts,

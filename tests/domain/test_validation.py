@@ -4,10 +4,10 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.domain import validation as v
-from proofgate.domain.enums import Severity, ThreatType
-from proofgate.domain.identifiers import new_id
-from proofgate.errors import BadUserInput
+from domain import validation as v
+from domain.enums import Severity, ThreatType
+from domain.errors import BadUserInput
+from domain.identifiers import new_id
 
 RULES = {
     "BRAND_NAME": (v.BRAND_NAME, 1, 200),

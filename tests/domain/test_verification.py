@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from proofgate.domain.enums import ProductStatus, ScanResult
-from proofgate.domain.verification import WARNINGS, Outcome, assess
+from domain.enums import ProductStatus, ScanResult
+from domain.verification import WARNINGS, Outcome, assess
 
 A, T, R, F = (
     ProductStatus.ACTIVE,

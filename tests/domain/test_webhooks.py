@@ -4,7 +4,7 @@ import hashlib
 import hmac
 from datetime import UTC, datetime, timedelta
 
-from proofgate.domain.webhooks import delivery_id, sign, signature_header, verify_signature
+from domain.webhooks import delivery_id, sign, signature_header, verify_signature
 
 SECRET = "whsec_test"
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import strawberry
 
-from proofgate.api.schema import schema
-from proofgate.resolvers.fields import (
+from api.schema import schema
+from resolvers.fields import (
     FieldAccess,
     ap_field,
     computed_field,
     field_access_patterns,
     mutation_field,
 )
-from proofgate.storage import REGISTRY
-from proofgate.storage.access_patterns import BRAND_BY_ID, PRODUCT_BY_ID
-from proofgate.storage.keys import KeyTemplate
-from proofgate.storage.registry import AccessPattern, Operation, SortCondition
-from proofgate.storage.table import IndexName
+from storage import REGISTRY
+from storage.access_patterns import BRAND_BY_ID, PRODUCT_BY_ID
+from storage.keys import KeyTemplate
+from storage.registry import AccessPattern, Operation, SortCondition
+from storage.table import IndexName
 
 REGISTERED = {pattern.id for pattern in REGISTRY}
 

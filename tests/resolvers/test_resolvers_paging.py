@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from proofgate.resolvers.paging import query_all
-from proofgate.storage import Put, Storage
-from proofgate.storage.access_patterns import PROVENANCE_CHAIN
-from proofgate.storage.keys import encode_int
-from proofgate.storage.sqlite import open_sqlite
-from proofgate.storage.trace import Trace, tracing
+from resolvers.paging import query_all
+from storage import Put, Storage
+from storage.access_patterns import PROVENANCE_CHAIN
+from storage.keys import encode_int
+from storage.sqlite import open_sqlite
+from storage.trace import Trace, tracing
 
 EVENTS = 2 * PROVENANCE_CHAIN.max_page + 1
 PARAMS = {"product_id": "P1"}

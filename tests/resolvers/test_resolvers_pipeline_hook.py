@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
-from proofgate.domain.datetimes import format_datetime
-from proofgate.domain.enums import ProductStatus, ScanResult
-from proofgate.domain.threats.rules import ProductFacts
-from proofgate.resolvers.context import Services
-from proofgate.resolvers.pipeline_hook import (
+from domain.datetimes import format_datetime
+from domain.enums import ProductStatus, ScanResult
+from domain.threats.rules import ProductFacts
+from resolvers.context import Services
+from resolvers.pipeline_hook import (
     ClaimDisputed,
     EventAppended,
     PipelineSignal,
@@ -17,7 +17,7 @@ from proofgate.resolvers.pipeline_hook import (
     ScanRecorded,
     pipeline_hook,
 )
-from proofgate.storage import ItemAbsent, Put
+from storage import ItemAbsent, Put
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 

@@ -5,12 +5,12 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import AccessPatternError
-from proofgate.storage import access_patterns as aps
-from proofgate.storage.access_patterns import REGISTRY
-from proofgate.storage.keys import Key
-from proofgate.storage.registry import AccessPattern, Direction, Operation, SortOperator, SortRange
-from proofgate.storage.table import IndexName
+from domain.errors import AccessPatternError
+from storage import access_patterns as aps
+from storage.access_patterns import REGISTRY
+from storage.keys import Key
+from storage.registry import AccessPattern, Direction, Operation, SortOperator, SortRange
+from storage.table import IndexName
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 T1 = datetime(2024, 5, 2, 12, 0, tzinfo=UTC)

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import AccessPatternError, LimitExceeded
-from proofgate.storage.conditions import (
+from domain.errors import AccessPatternError, LimitExceeded
+from storage.conditions import (
     All,
     Any_,
     AttributeAbsent,

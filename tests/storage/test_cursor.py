@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofgate.errors import InvalidCursor
-from proofgate.storage.cursor import CursorCodec
+from domain.errors import InvalidCursor
+from storage.cursor import CursorCodec
 
 KEY = bytes(range(32))
 CODEC = CursorCodec(KEY)

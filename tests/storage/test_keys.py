@@ -7,8 +7,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from proofgate.errors import AccessPatternError, LimitExceeded
-from proofgate.storage.keys import (
+from domain.errors import AccessPatternError, LimitExceeded
+from storage.keys import (
     INT_MAX,
     INT_WIDTH,
     SEPARATOR,
@@ -22,7 +22,7 @@ from proofgate.storage.keys import (
     encode_str,
     encode_time,
 )
-from proofgate.storage.limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
+from storage.limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
 
 texts = st.text(min_size=1)
 key_ints = st.integers(min_value=0, max_value=INT_MAX)

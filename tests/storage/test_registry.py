@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proofgate.errors import AccessPatternError, BadUserInput
-from proofgate.storage.keys import Key, KeyTemplate
-from proofgate.storage.limits import PAGE_SIZE_MAX
-from proofgate.storage.registry import (
+from domain.errors import AccessPatternError, BadUserInput
+from storage.keys import Key, KeyTemplate
+from storage.limits import PAGE_SIZE_MAX
+from storage.registry import (
     AccessPattern,
     Direction,
     Operation,
@@ -19,7 +19,7 @@ from proofgate.storage.registry import (
     SortOperator,
     SortRange,
 )
-from proofgate.storage.table import TABLE, IndexDefinition, IndexName, TableDefinition
+from storage.table import TABLE, IndexDefinition, IndexName, TableDefinition
 
 
 def pattern(

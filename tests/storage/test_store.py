@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import (
+from domain.errors import (
     AccessPatternError,
     InvalidCursor,
     LimitExceeded,
     ServiceUnavailable,
 )
-from proofgate.storage import store as store_module
-from proofgate.storage.access_patterns import (
+from storage import store as store_module
+from storage.access_patterns import (
     API_KEY_BY_HASH,
     BRAND_BY_ID,
     BRAND_PRODUCTS,
@@ -30,11 +30,11 @@ from proofgate.storage.access_patterns import (
     PROVENANCE_CHAIN,
     REGISTRY,
 )
-from proofgate.storage.conditions import ItemExists
-from proofgate.storage.cursor import CursorCodec
-from proofgate.storage.driver import BatchGetResult, QueryRequest, QueryResult
-from proofgate.storage.keys import Key, encode_int, encode_time
-from proofgate.storage.limits import (
+from storage.conditions import ItemExists
+from storage.cursor import CursorCodec
+from storage.driver import BatchGetResult, QueryRequest, QueryResult
+from storage.keys import Key, encode_int, encode_time
+from storage.limits import (
     BACKOFF_BASE_SECONDS,
     BACKOFF_CAP_SECONDS,
     BATCH_GET_MAX_ATTEMPTS,
@@ -42,12 +42,12 @@ from proofgate.storage.limits import (
     TRANSACT_MAX_BYTES,
     TRANSACT_MAX_ITEMS,
 )
-from proofgate.storage.registry import AccessPattern, Operation, Registry, SortCondition
-from proofgate.storage.store import Store, backoff_delay
-from proofgate.storage.table import IndexName
-from proofgate.storage.trace import tracing
-from proofgate.storage.values import Item, item_size
-from proofgate.storage.writes import ConditionCheck, Delete, Put, Update, WriteAction
+from storage.registry import AccessPattern, Operation, Registry, SortCondition
+from storage.store import Store, backoff_delay
+from storage.table import IndexName
+from storage.trace import tracing
+from storage.values import Item, item_size
+from storage.writes import ConditionCheck, Delete, Put, Update, WriteAction
 
 CODEC = CursorCodec(bytes(range(32)))
 DAY = datetime(2024, 5, 1, tzinfo=UTC)

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proofgate.errors import LimitExceeded
-from proofgate.storage.limits import ITEM_MAX_BYTES, NUMBER_MAX_DIGITS
-from proofgate.storage.values import item_size, normalize_item, normalize_number, value_size
+from domain.errors import LimitExceeded
+from storage.limits import ITEM_MAX_BYTES, NUMBER_MAX_DIGITS
+from storage.values import item_size, normalize_item, normalize_number, value_size
 
 # --- numbers -----------------------------------------------------------------
 

@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import AccessPatternError, LimitExceeded
-from proofgate.storage.conditions import ItemAbsent, ItemExists
-from proofgate.storage.keys import Key
-from proofgate.storage.writes import ConditionCheck, Delete, Put, Update, action_key
+from domain.errors import AccessPatternError, LimitExceeded
+from storage.conditions import ItemAbsent, ItemExists
+from storage.keys import Key
+from storage.writes import ConditionCheck, Delete, Put, Update, action_key
 
 KEY = Key("PRODUCT#p1", "META")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from proofgate.resolvers.claims.items import claim_is_active, claim_item, epoch_seconds, from_epoch
-from proofgate.storage import Any_, Compare, Comparison, ItemAbsent
-from proofgate.storage.conditions import evaluate
+from resolvers.claims.items import claim_is_active, claim_item, epoch_seconds, from_epoch
+from storage import Any_, Compare, Comparison, ItemAbsent
+from storage.conditions import evaluate
 
 NOW = datetime(2030, 6, 1, 8, 0, 0, 500000, tzinfo=UTC)
 

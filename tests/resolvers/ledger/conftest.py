@@ -25,16 +25,16 @@ from typing import Any
 import pytest
 from moto.dynamodb.models import DynamoDBBackend
 
-from proofgate.api.schema import schema
-from proofgate.domain.identifiers import hash_api_key
-from proofgate.domain.signing import KeyRing, SigningKey
-from proofgate.resolvers.auth import Principal, Role
-from proofgate.resolvers.context import RequestContext, Services
-from proofgate.resolvers.loaders import Loaders
-from proofgate.storage import Storage
-from proofgate.storage.access_patterns import LEDGER_BALANCE
-from proofgate.storage.dynamodb import create_table, open_dynamodb
-from proofgate.storage.sqlite import open_sqlite
+from api.schema import schema
+from domain.identifiers import hash_api_key
+from domain.signing import KeyRing, SigningKey
+from resolvers.auth import Principal, Role
+from resolvers.context import RequestContext, Services
+from resolvers.loaders import Loaders
+from storage import Storage
+from storage.access_patterns import LEDGER_BALANCE
+from storage.dynamodb import create_table, open_dynamodb
+from storage.sqlite import open_sqlite
 
 ADMIN = Principal(Role.ADMIN)
 ADMIN_KEY = "ledger-test-admin-key"

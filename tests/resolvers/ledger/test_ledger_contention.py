@@ -7,9 +7,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from proofgate.errors import TransactionCanceled
-from proofgate.resolvers.transact import TRANSACT_MAX_ATTEMPTS
-from proofgate.storage import Storage, WriteAction
+from domain.errors import TransactionCanceled
+from resolvers.transact import TRANSACT_MAX_ATTEMPTS
+from storage import Storage, WriteAction
 
 GRANT = """mutation($brandId: ID!, $key: String!) {
     grantCredits(brandId: $brandId, amount: "2.00", idempotencyKey: $key) { id }

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.storage.access_patterns import BRAND_STATS, LEDGER_TRANSACTION
+from storage.access_patterns import BRAND_STATS, LEDGER_TRANSACTION
 
 STATEMENT = """query($id: ID!) {
     brand(id: $id) {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from proofgate.storage.access_patterns import LEDGER_BALANCE
+from storage.access_patterns import LEDGER_BALANCE
 
 STATEMENT = """query($id: ID!, $month: String, $first: Int, $after: String) {
     brand(id: $id) { ledger {

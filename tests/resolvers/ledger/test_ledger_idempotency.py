@@ -7,7 +7,7 @@ import asyncio
 import uuid
 from datetime import timedelta
 
-from proofgate.resolvers.idempotency import IDEMPOTENCY_TTL
+from resolvers.idempotency import IDEMPOTENCY_TTL
 
 GRANT = """mutation($brandId: ID!, $amount: Decimal!, $key: String!, $memo: String) {
     grantCredits(brandId: $brandId, amount: $amount, idempotencyKey: $key, memo: $memo) { id }

@@ -12,17 +12,17 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofgate.domain.identifiers import new_id
-from proofgate.domain.ledger import LedgerLine
-from proofgate.errors import ConditionFailed, Conflict, InsufficientCredits
-from proofgate.resolvers.ledger import FeeReservation, charge_actions, ledger_failure
-from proofgate.resolvers.ledger.commands import (
+from domain.errors import ConditionFailed, Conflict, InsufficientCredits
+from domain.identifiers import new_id
+from domain.ledger import LedgerLine
+from resolvers.ledger import FeeReservation, charge_actions, ledger_failure
+from resolvers.ledger.commands import (
     grant_credits,
     post_transaction,
     reverse_transaction,
 )
-from proofgate.resolvers.transact import transact
-from proofgate.storage.access_patterns import LEDGER_BALANCE, LEDGER_STATEMENT
+from resolvers.transact import transact
+from storage.access_patterns import LEDGER_BALANCE, LEDGER_STATEMENT
 
 FEE = Decimal("1.00")
 CENTS = st.integers(min_value=1, max_value=2000).map(lambda c: Decimal(c).scaleb(-2))

@@ -8,11 +8,11 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.errors import ConditionFailed, Conflict, InsufficientCredits
-from proofgate.resolvers.ledger import FeeReservation, ledger_failure, release_expired
-from proofgate.resolvers.ledger.items import HOLD_PREFIX
-from proofgate.resolvers.products.registration import PRODUCTS_PER_TRANSACTION
-from proofgate.resolvers.transact import transact
+from domain.errors import ConditionFailed, Conflict, InsufficientCredits
+from resolvers.ledger import FeeReservation, ledger_failure, release_expired
+from resolvers.ledger.items import HOLD_PREFIX
+from resolvers.products.registration import PRODUCTS_PER_TRANSACTION
+from resolvers.transact import transact
 
 REGISTER_MANY = """mutation($inputs: [RegisterProductInput!]!, $key: String) {
     registerProducts(inputs: $inputs, idempotencyKey: $key) { id }

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from proofgate.storage.access_patterns import LEDGER_TRANSACTION
+from storage.access_patterns import LEDGER_TRANSACTION
 
 POST = """mutation($input: LedgerTransactionInput!, $key: String!) {
     postLedgerTransaction(input: $input, idempotencyKey: $key) {

@@ -7,11 +7,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from proofgate.resolvers.ledger import FeeReservation
-from proofgate.resolvers.reconcile import reconcile
-from proofgate.resolvers.reconcile.ledger import months_between
-from proofgate.storage import Put, Update
-from proofgate.storage.access_patterns import (
+from resolvers.ledger import FeeReservation
+from resolvers.reconcile import reconcile
+from resolvers.reconcile.ledger import months_between
+from storage import Put, Update
+from storage.access_patterns import (
     LEDGER_BALANCE,
     LEDGER_STATEMENT,
     LEDGER_TRANSACTION,

@@ -7,16 +7,16 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from proofgate.domain.datetimes import format_datetime
-from proofgate.domain.enums import ProductStatus, ScanResult
-from proofgate.domain.identifiers import new_id
-from proofgate.domain.threats import ClaimFacts, ProductFacts
-from proofgate.resolvers.brands.items import brand_stats_item
-from proofgate.resolvers.pipeline import Pipeline, ScanEvent
-from proofgate.resolvers.pipeline.service import outbox_actions
-from proofgate.resolvers.scans.items import SCAN_SORT
-from proofgate.storage import Item, Put, Storage
-from proofgate.storage.access_patterns import BRAND_STATS, BRAND_THREATS, PRODUCT_SCANS
+from domain.datetimes import format_datetime
+from domain.enums import ProductStatus, ScanResult
+from domain.identifiers import new_id
+from domain.threats import ClaimFacts, ProductFacts
+from resolvers.brands.items import brand_stats_item
+from resolvers.pipeline import Pipeline, ScanEvent
+from resolvers.pipeline.service import outbox_actions
+from resolvers.scans.items import SCAN_SORT
+from storage import Item, Put, Storage
+from storage.access_patterns import BRAND_STATS, BRAND_THREATS, PRODUCT_SCANS
 
 CURSOR_KEY = bytes(range(32))
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from proofgate.resolvers.pipeline import Pipeline, PipelineSettings
-from proofgate.storage import CursorCodec, Storage
-from proofgate.storage.sqlite import open_sqlite
+from resolvers.pipeline import Pipeline, PipelineSettings
+from storage import CursorCodec, Storage
+from storage.sqlite import open_sqlite
 
 from ._support import CURSOR_KEY, utcnow
 

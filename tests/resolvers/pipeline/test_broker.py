@@ -5,10 +5,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from proofgate.domain.datetimes import format_datetime
-from proofgate.errors import ServiceUnavailable
-from proofgate.resolvers.pipeline import Broker
-from proofgate.storage import Item
+from domain.datetimes import format_datetime
+from domain.errors import ServiceUnavailable
+from resolvers.pipeline import Broker
+from storage import Item
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 

@@ -4,17 +4,17 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from _support.receiver import Receiver, Request
 
-from proofgate.domain.enums import ProductStatus, Severity, ThreatType
-from proofgate.domain.identifiers import new_id, new_webhook_secret
-from proofgate.domain.webhooks import verify_signature
-from proofgate.errors import Forbidden
-from proofgate.resolvers.pipeline import Pipeline, PipelineSettings, RecallEvent
-from proofgate.resolvers.pipeline.http import post
-from proofgate.resolvers.webhooks.items import WebhookRef, webhook_item
-from proofgate.storage import Item, Storage
-from proofgate.storage.access_patterns import OUTBOX_PARKED, WEBHOOK_DELIVERIES
+from domain.enums import ProductStatus, Severity, ThreatType
+from domain.errors import Forbidden
+from domain.identifiers import new_id, new_webhook_secret
+from domain.webhooks import verify_signature
+from resolvers.pipeline import Pipeline, PipelineSettings, RecallEvent
+from resolvers.pipeline.http import post
+from resolvers.webhooks.items import WebhookRef, webhook_item
+from storage import Item, Storage
+from storage.access_patterns import OUTBOX_PARKED, WEBHOOK_DELIVERIES
+from tests._support.receiver import Receiver, Request
 
 from ._support import Product, eventually, new_brand, record_scan
 

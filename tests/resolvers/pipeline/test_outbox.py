@@ -5,10 +5,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from proofgate.domain.enums import ProductStatus, ScanResult
-from proofgate.domain.threats import ClaimFacts, ProductFacts
-from proofgate.errors import ConditionFailed
-from proofgate.resolvers.pipeline import (
+from domain.enums import ProductStatus, ScanResult
+from domain.errors import ConditionFailed
+from domain.threats import ClaimFacts, ProductFacts
+from resolvers.pipeline import (
     AppendEvent,
     DisputeEvent,
     PipelineSettings,
@@ -17,8 +17,8 @@ from proofgate.resolvers.pipeline import (
     ShardLayout,
     WebhookEvent,
 )
-from proofgate.resolvers.pipeline.events import event_from_payload
-from proofgate.resolvers.pipeline.outbox import (
+from resolvers.pipeline.events import event_from_payload
+from resolvers.pipeline.outbox import (
     ClaimedItem,
     Lease,
     claim_update,
@@ -27,8 +27,8 @@ from proofgate.resolvers.pipeline.outbox import (
     retry_update,
     shard_of,
 )
-from proofgate.storage import Item, Storage
-from proofgate.storage.access_patterns import OUTBOX_DUE
+from storage import Item, Storage
+from storage.access_patterns import OUTBOX_DUE
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 EVENTS = [

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from proofgate.resolvers.pipeline.periodic import repeat
+from resolvers.pipeline.periodic import repeat
 
 HOUR = timedelta(hours=1)
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from proofgate.domain.enums import ProductStatus, ScanResult
-from proofgate.domain.identifiers import new_id
-from proofgate.domain.threats import ClaimFacts
-from proofgate.errors import ProofgateError
-from proofgate.resolvers.pipeline import (
+from domain.enums import ProductStatus, ScanResult
+from domain.errors import ProofgateError
+from domain.identifiers import new_id
+from domain.threats import ClaimFacts
+from resolvers.pipeline import (
     AppendEvent,
     Broker,
     DisputeEvent,
@@ -20,10 +20,10 @@ from proofgate.resolvers.pipeline import (
     RecallEvent,
     Relay,
 )
-from proofgate.resolvers.pipeline import relay as relay_module
-from proofgate.resolvers.pipeline.service import outbox_actions
-from proofgate.storage import CursorCodec, Item, Storage
-from proofgate.storage.access_patterns import OUTBOX_DUE, OUTBOX_PARKED
+from resolvers.pipeline import relay as relay_module
+from resolvers.pipeline.service import outbox_actions
+from storage import CursorCodec, Item, Storage
+from storage.access_patterns import OUTBOX_DUE, OUTBOX_PARKED
 
 from ._support import (
     CURSOR_KEY,

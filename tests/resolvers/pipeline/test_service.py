@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from proofgate.domain.enums import ScanResult
-from proofgate.errors import BadUserInput, InvalidCursor
-from proofgate.resolvers.pipeline import Pipeline, PipelineSettings, Subscriber
-from proofgate.storage import CursorCodec, Item, Storage
-from proofgate.storage.sqlite import open_sqlite
+from domain.enums import ScanResult
+from domain.errors import BadUserInput, InvalidCursor
+from resolvers.pipeline import Pipeline, PipelineSettings, Subscriber
+from storage import CursorCodec, Item, Storage
+from storage.sqlite import open_sqlite
 
 from ._support import (
     CURSOR_KEY,

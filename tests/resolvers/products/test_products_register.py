@@ -8,29 +8,29 @@ from typing import Any
 
 import pytest
 
-from proofgate.domain.certificates import Certificate as DomainCertificate
-from proofgate.domain.certificates import CertificateRecord, verify_certificate
-from proofgate.domain.identifiers import new_id
-from proofgate.domain.signing import KeyRing, SigningKey
-from proofgate.errors import ServiceUnavailable
-from proofgate.resolvers.auth import Principal, Role
-from proofgate.resolvers.brands.items import brand_stats_item
-from proofgate.resolvers.context import RequestContext, Services, utcnow
-from proofgate.resolvers.ledger import FEE_ACTIONS
-from proofgate.resolvers.loaders import Loaders
-from proofgate.resolvers.products.inputs import ProductDraft
-from proofgate.resolvers.products.register import register_products
-from proofgate.resolvers.products.registration import (
+from domain.certificates import Certificate as DomainCertificate
+from domain.certificates import CertificateRecord, verify_certificate
+from domain.errors import ServiceUnavailable
+from domain.identifiers import new_id
+from domain.signing import KeyRing, SigningKey
+from resolvers.auth import Principal, Role
+from resolvers.brands.items import brand_stats_item
+from resolvers.context import RequestContext, Services, utcnow
+from resolvers.ledger import FEE_ACTIONS
+from resolvers.loaders import Loaders
+from resolvers.products.inputs import ProductDraft
+from resolvers.products.register import register_products
+from resolvers.products.registration import (
     PRODUCT_ACTIONS,
     PRODUCTS_PER_TRANSACTION,
     Slot,
     chunk_actions,
     plan_product,
 )
-from proofgate.storage import Put, Storage, Update, WriteAction
-from proofgate.storage.access_patterns import BRAND_STATS, IDEMPOTENCY_RECORD
-from proofgate.storage.limits import TRANSACT_MAX_ITEMS
-from proofgate.storage.sqlite import open_sqlite
+from storage import Put, Storage, Update, WriteAction
+from storage.access_patterns import BRAND_STATS, IDEMPOTENCY_RECORD
+from storage.limits import TRANSACT_MAX_ITEMS
+from storage.sqlite import open_sqlite
 
 SIGNER = SigningKey.generate()
 

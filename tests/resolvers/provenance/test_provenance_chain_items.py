@@ -8,17 +8,17 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from _support.chain import shipped_chain
 
-from proofgate.domain.chain import ChainHead
-from proofgate.resolvers.provenance.items import (
+from domain.chain import ChainHead
+from resolvers.provenance.items import (
     chain_head,
     event_from_item,
     event_item,
     head_update,
 )
-from proofgate.resolvers.provenance.walk import check_chain
-from proofgate.storage.values import normalize_item
+from resolvers.provenance.walk import check_chain
+from storage.values import normalize_item
+from tests._support.chain import shipped_chain
 
 CERTIFICATE = "ab" * 32
 T0 = datetime(2030, 5, 1, 9, 30, tzinfo=UTC)

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.domain.enums import ProvenanceEventType
-from proofgate.errors import BadUserInput
-from proofgate.resolvers.provenance.inputs import EventDraft, ProvenanceEventInput
+from domain.enums import ProvenanceEventType
+from domain.errors import BadUserInput
+from resolvers.provenance.inputs import EventDraft, ProvenanceEventInput
 
 
 def test_a_minimal_event_defaults_its_time_and_data() -> None:

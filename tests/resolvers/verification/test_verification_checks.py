@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from proofgate.domain.certificates import CertificateRecord, issue_certificate
-from proofgate.domain.datetimes import format_datetime
-from proofgate.domain.signing import KeyRing, SigningKey
-from proofgate.resolvers.verification.checks import check_hash, check_signature
-from proofgate.resolvers.verification.inputs import ScanDraft, ScanInput
+from domain.certificates import CertificateRecord, issue_certificate
+from domain.datetimes import format_datetime
+from domain.signing import KeyRing, SigningKey
+from resolvers.verification.checks import check_hash, check_signature
+from resolvers.verification.inputs import ScanDraft, ScanInput
 
 SIGNER = SigningKey.generate()
 RING = KeyRing.of(SIGNER)

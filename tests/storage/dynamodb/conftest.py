@@ -9,8 +9,8 @@ from typing import Any
 import aioboto3
 import pytest
 
-from proofgate.storage.dynamodb import DynamoDriver, create_table
-from proofgate.storage.dynamodb import driver as driver_module
+from storage.dynamodb import DynamoDriver, create_table
+from storage.dynamodb import driver as driver_module
 
 REGION = "us-east-1"
 MAX_ATTEMPTS = 4

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from proofgate.errors import LimitExceeded
-from proofgate.storage.dynamodb._codec import (
+from domain.errors import LimitExceeded
+from storage.dynamodb._codec import (
     deserialize,
     deserialize_item,
     deserialize_key,
@@ -17,8 +17,8 @@ from proofgate.storage.dynamodb._codec import (
     serialize_item,
     serialize_key,
 )
-from proofgate.storage.keys import Key
-from proofgate.storage.values import normalize_item
+from storage.keys import Key
+from storage.values import normalize_item
 
 
 @pytest.mark.parametrize(

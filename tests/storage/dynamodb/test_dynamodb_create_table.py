@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from aiobotocore.client import AioBaseClient
 
-from proofgate.errors import ProofgateError
-from proofgate.storage.dynamodb import create_table
-from proofgate.storage.table import TABLE
+from domain.errors import ProofgateError
+from storage.dynamodb import create_table
+from storage.table import TABLE
 
 REGION = "us-east-1"
 

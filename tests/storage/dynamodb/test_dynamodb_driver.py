@@ -8,7 +8,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from _support.queries import query_request
 from botocore.exceptions import (
     ClientError,
     EndpointConnectionError,
@@ -16,14 +15,14 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from proofgate.errors import (
+from domain.errors import (
     ConditionFailed,
     LimitExceeded,
     ProofgateError,
     ServiceUnavailable,
     TransactionCanceled,
 )
-from proofgate.storage import (
+from storage import (
     Compare,
     Comparison,
     ConditionCheck,
@@ -34,10 +33,11 @@ from proofgate.storage import (
     Put,
     Update,
 )
-from proofgate.storage.dynamodb import DynamoDriver
-from proofgate.storage.dynamodb import driver as driver_module
-from proofgate.storage.registry import SortOperator, SortRange
-from proofgate.storage.table import GSI1
+from storage.dynamodb import DynamoDriver
+from storage.dynamodb import driver as driver_module
+from storage.registry import SortOperator, SortRange
+from storage.table import GSI1
+from tests._support.queries import query_request
 
 Unique = Callable[[str], str]
 CANCELLED = "Transaction cancelled, please refer cancellation reasons for specific reasons"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from proofgate.storage import (
+from storage import (
     All,
     Any_,
     AttributeAbsent,
@@ -25,10 +25,10 @@ from proofgate.storage import (
     Update,
     WriteAction,
 )
-from proofgate.storage.dynamodb._expressions import Expression
-from proofgate.storage.dynamodb._requests import transact_item, write_parameters
-from proofgate.storage.registry import SortOperator, SortRange
-from proofgate.storage.table import GSI2, TABLE
+from storage.dynamodb._expressions import Expression
+from storage.dynamodb._requests import transact_item, write_parameters
+from storage.registry import SortOperator, SortRange
+from storage.table import GSI2, TABLE
 
 KEY = Key("PRODUCT#1", "META")
 

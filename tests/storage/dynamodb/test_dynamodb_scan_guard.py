@@ -9,8 +9,8 @@ import boto3
 import httpx
 import pytest
 
-from proofgate.errors import AccessPatternError
-from proofgate.storage.dynamodb import DynamoDriver
+from domain.errors import AccessPatternError
+from storage.dynamodb import DynamoDriver
 
 REGION = "us-east-1"
 

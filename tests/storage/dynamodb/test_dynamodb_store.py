@@ -9,19 +9,19 @@ from typing import Any
 import pytest
 from aiobotocore.session import AioSession
 
-from proofgate.errors import ConditionFailed
-from proofgate.storage import ItemAbsent, Key, Put, Storage, Update
-from proofgate.storage.access_patterns import (
+from domain.errors import ConditionFailed
+from storage import ItemAbsent, Key, Put, Storage, Update
+from storage.access_patterns import (
     BRAND_BY_ID,
     BRAND_PRODUCTS,
     BRAND_STATS,
     BRANDS_NEWEST,
     REGISTRY,
 )
-from proofgate.storage.cursor import CursorCodec
-from proofgate.storage.dynamodb import DynamoDriver, open_dynamodb
-from proofgate.storage.store import Store
-from proofgate.storage.trace import tracing
+from storage.cursor import CursorCodec
+from storage.dynamodb import DynamoDriver, open_dynamodb
+from storage.store import Store
+from storage.trace import tracing
 
 REGION = "us-east-1"
 Unique = Callable[[str], str]
@@ -146,7 +146,7 @@ async def test_unprocessed_keys_are_retried_until_read(
         return response
 
     monkeypatch.setattr(driver.client, "batch_get_item", one_at_a_time)
-    monkeypatch.setattr("proofgate.storage.store.backoff_delay", lambda attempt: 0.0)
+    monkeypatch.setattr("storage.store.backoff_delay", lambda attempt: 0.0)
     store = Store(driver, CursorCodec(CursorCodec.generate_key()), REGISTRY)
 
     items = await store.batch_get(BRAND_BY_ID, [{"brand_id": b} for b in [*brands, "missing"]])

@@ -6,8 +6,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proofgate.storage.sqlite._codec import decode_item, encode_item
-from proofgate.storage.values import normalize_number
+from storage.sqlite._codec import decode_item, encode_item
+from storage.values import normalize_number
 
 
 def same(left: Any, right: Any) -> bool:

@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _support.queries import query_request
 
-from proofgate.errors import (
+from domain.errors import (
     ConditionFailed,
     ConfigurationError,
     InvalidCursor,
     LimitExceeded,
     ServiceUnavailable,
 )
-from proofgate.storage import (
+from storage import (
     Compare,
     Comparison,
     ConditionCheck,
@@ -35,11 +34,12 @@ from proofgate.storage import (
     Put,
     Update,
 )
-from proofgate.storage.limits import ITEM_MAX_BYTES, QUERY_PAGE_MAX_BYTES
-from proofgate.storage.registry import SortOperator, SortRange
-from proofgate.storage.sqlite import SqliteDriver, open_sqlite
-from proofgate.storage.table import GSI1
-from proofgate.storage.values import Item, item_size
+from storage.limits import ITEM_MAX_BYTES, QUERY_PAGE_MAX_BYTES
+from storage.registry import SortOperator, SortRange
+from storage.sqlite import SqliteDriver, open_sqlite
+from storage.table import GSI1
+from storage.values import Item, item_size
+from tests._support.queries import query_request
 
 
 @pytest.fixture
@@ -426,7 +426,7 @@ async def test_a_gsi_start_key_without_the_table_key_is_an_invalid_cursor(
 
 
 async def test_store_end_to_end_on_a_file(path: Path) -> None:
-    from proofgate.storage.access_patterns import BRAND_STATS, PRODUCT_BY_ID, PROVENANCE_CHAIN
+    from storage.access_patterns import BRAND_STATS, PRODUCT_BY_ID, PROVENANCE_CHAIN
 
     storage = await open_sqlite(path, cursor_key=bytes(32))
     try:

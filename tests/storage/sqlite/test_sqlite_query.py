@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
-from proofgate.storage.sqlite._query import STATEMENTS, prefix_successor
-from proofgate.storage.sqlite._reads import BATCH_STATEMENTS
-from proofgate.storage.sqlite._schema import DELETE, SELECT_ITEM, SELECT_SIZE, connect_writer
+from storage.sqlite._query import STATEMENTS, prefix_successor
+from storage.sqlite._reads import BATCH_STATEMENTS
+from storage.sqlite._schema import DELETE, SELECT_ITEM, SELECT_SIZE, connect_writer
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ from decimal import Decimal
 
 import pytest
 
-from proofgate.errors import LimitExceeded
-from proofgate.storage import Key, Update
-from proofgate.storage.sqlite._update import apply_update
+from domain.errors import LimitExceeded
+from storage import Key, Update
+from storage.sqlite._update import apply_update
 
 KEY = Key("BRAND#b", "STATS")
 

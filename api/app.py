@@ -1,0 +1,116 @@
+"""The ASGI application: storage lifecycle, health endpoints, CORS.
+
+``create_app`` is the one place the application is assembled; the GraphQL
+layer adds its routes here. Storage is opened once in the lifespan and kept on
+``app.state.storage`` because its clients (an aioboto3 session, a SQLite
+connection) are expensive to create and meant to be shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+
+from storage.access_patterns import HEALTH_PROBE
+
+from . import __version__
+from .backend import open_storage
+from .demo import start_demo
+from .explorer import explorer_asset
+from .graphql import GraphQLApp, GraphQLEndpoint
+from .http_guard import HTTPGuard
+from .pipeline import running_pipeline, watching_connections
+from .schema import build_schema
+from .services import build_services
+from .settings import Settings
+
+__all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app"]
+
+READY_TIMEOUT_SECONDS = 2.0
+CORS_HEADERS = (
+    "Authorization",
+    "Content-Type",
+    "X-Proofgate-Trace",
+    "X-Proofgate-CSRF",
+    "Apollo-Require-Preflight",
+)
+
+logger = logging.getLogger("proofgate.api")
+
+
+def create_app(settings: Settings) -> Starlette:
+    schema = build_schema(settings.limits)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        app.state.storage = await open_storage(settings)
+        try:
+            services = build_services(settings, app.state.storage)
+            async with running_pipeline(settings, services) as pipeline:
+                app.state.pipeline = pipeline
+                app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
+                async with watching_connections(app.state.graphql, settings):
+                    app.state.demo = (
+                        await start_demo(schema, services, settings) if settings.demo else None
+                    )
+                    yield
+        finally:
+            await app.state.storage.close()
+
+    app = Starlette(routes=_routes(), middleware=_middleware(settings), lifespan=lifespan)
+    app.state.settings = settings
+    return app
+
+
+def _routes() -> list[BaseRoute]:
+    return [
+        Route("/health", health, methods=["GET"]),
+        Route("/ready", ready, methods=["GET"]),
+        Route("/graphql", GraphQLEndpoint()),
+        Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
+        WebSocketRoute("/graphql", GraphQLEndpoint()),
+    ]
+
+
+def _middleware(settings: Settings) -> list[Middleware]:
+    """CORS outermost, so refusals (413, 415) reach a browser app readably."""
+    guard = Middleware(HTTPGuard, max_bytes=settings.limits.max_body_bytes)
+    if not settings.cors_origins:
+        return [guard]
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=("GET", "POST"),
+            allow_headers=CORS_HEADERS,
+            expose_headers=("Retry-After",),
+        ),
+        guard,
+    ]
+
+
+async def health(request: Request) -> JSONResponse:
+    """Liveness: answers while the process runs, whatever storage is doing."""
+    return JSONResponse({"status": "ok", "version": __version__})
+
+
+async def ready(request: Request) -> JSONResponse:
+    """Readiness: one GetItem of the health probe (AP21), bounded in time,
+    because a hung store must fail the probe rather than hang it."""
+    storage = request.app.state.storage
+    try:
+        async with asyncio.timeout(READY_TIMEOUT_SECONDS):
+            await storage.get(HEALTH_PROBE)
+    except Exception:
+        logger.warning("Readiness probe failed", exc_info=True)
+        return JSONResponse({"status": "unavailable", "storage": storage.backend}, status_code=503)
+    return JSONResponse({"status": "ready", "storage": storage.backend})

@@ -1,0 +1,98 @@
+"""The one place errors become GraphQL errors.
+
+A ``ProofgateError`` keeps its message and gains ``extensions.code`` (and its
+hint). Anything else is a bug: the client sees a masked INTERNAL_SERVER_ERROR
+with the request id, and the log gets the traceback under the same id.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from graphql import ExecutionResult as GraphQLExecutionResult
+from graphql.error import GraphQLError
+from starlette.responses import JSONResponse
+from strawberry.extensions import SchemaExtension
+from strawberry.types.execution import ExecutionResult as StrawberryExecutionResult
+
+from domain.errors import ErrorCode, ProofgateError
+
+__all__ = ["ErrorMapper", "error_extensions", "error_response", "to_graphql_error"]
+
+logger = logging.getLogger("proofgate.errors")
+
+
+def error_extensions(error: ProofgateError) -> dict[str, Any]:
+    extensions: dict[str, Any] = {"code": error.code.value, **error.extensions}
+    if error.hint:
+        extensions["hint"] = error.hint
+    return extensions
+
+
+def error_response(error: ProofgateError, status_code: int) -> JSONResponse:
+    """A refusal before execution, shaped like any GraphQL error response so a
+    client handles it with the same code path."""
+    body = {
+        "data": None,
+        "errors": [{"message": error.message, "extensions": error_extensions(error)}],
+    }
+    return JSONResponse(body, status_code=status_code)
+
+
+def to_graphql_error(error: GraphQLError, request_id: str | None) -> GraphQLError:
+    original = error.original_error
+    while isinstance(original, GraphQLError) and original.original_error is not None:
+        original = original.original_error
+    if isinstance(original, ProofgateError):
+        message, extensions = original.message, error_extensions(original)
+        if original.code is ErrorCode.INTERNAL_SERVER_ERROR:
+            logger.error("request %s: %s", request_id, original.message, exc_info=original)
+            message = "Internal server error"
+            extensions = {"code": ErrorCode.INTERNAL_SERVER_ERROR.value}
+    elif original is None or isinstance(original, GraphQLError):
+        # Parse and validation errors, and variables that do not coerce (a
+        # null for a non-null type): the request itself is wrong.
+        message = error.message
+        extensions = {"code": (error.extensions or {}).get("code", ErrorCode.BAD_USER_INPUT.value)}
+    else:
+        logger.error("request %s: unhandled error", request_id, exc_info=original)
+        message = "Internal server error"
+        extensions = {"code": ErrorCode.INTERNAL_SERVER_ERROR.value}
+    if request_id:
+        extensions["requestId"] = request_id
+    return GraphQLError(
+        message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        extensions=extensions,
+    )
+
+
+class ErrorMapper(SchemaExtension):
+    def _request_id(self) -> str | None:
+        return getattr(self.execution_context.context, "request_id", None)
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if (
+            isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult))
+            and result.errors
+        ):
+            request_id = self._request_id()
+            result.errors = [to_graphql_error(e, request_id) for e in result.errors]
+
+    def on_stream_result(self, result: Any) -> Iterator[None]:
+        """Subscriptions send each result as it is produced, long before
+        ``on_operation`` ends, so their errors are mapped here."""
+        if (
+            isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult))
+            and result.errors
+        ):
+            request_id = self._request_id()
+            result.errors = [to_graphql_error(e, request_id) for e in result.errors]
+        yield

@@ -1,0 +1,132 @@
+"""The GraphQL endpoint: HTTP (GET/POST, GraphiQL) and WebSocket on /graphql."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import strawberry
+from cross_web import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
+from strawberry.http.base import BaseRequestProtocol
+from strawberry.types.unset import UNSET, UnsetType
+
+from domain.errors import BadUserInput, ProofgateError
+from resolvers.auth import ANONYMOUS, Principal, authenticate
+from resolvers.context import RequestContext, Services
+from resolvers.loaders import Loaders
+from storage.trace import Trace
+
+from .errors import error_extensions, error_response
+from .explorer import explorer_page
+from .websocket import Connections, SocketContext, TransportWSHandler, WSHandler
+
+__all__ = ["GraphQLApp", "GraphQLEndpoint"]
+
+TRACE_HEADER = "x-proofgate-trace"
+_PRINCIPAL = "proofgate.principal"
+
+
+class GraphQLApp(GraphQL[RequestContext, None]):
+    graphql_transport_ws_handler_class = TransportWSHandler
+    graphql_ws_handler_class = WSHandler
+
+    def __init__(self, schema: strawberry.Schema, services: Services, **options: Any) -> None:
+        pipeline = services.pipeline
+        if pipeline is not None:
+            limit = pipeline.settings.subscriptions_per_connection
+            options.setdefault("max_subscriptions_per_connection", limit)
+        # Keep-alives are sent by ``Connections.keep_alive``, one task for all.
+        options["keep_alive"] = False
+        super().__init__(schema, **options)
+        self.services = services
+        self.connections = Connections()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            # Authenticate before Strawberry sees the request, so a bad key is a
+            # clean 401 with a GraphQL-shaped error rather than a failed context.
+            request = Request(scope, receive)
+            try:
+                scope[_PRINCIPAL] = await authenticate(
+                    self.services.storage,
+                    request.headers.get("authorization"),
+                    self.services.admin_key_hash,
+                )
+            except ProofgateError as error:
+                await error_response(error, 401)(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+    async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
+        """Strawberry answers a request it cannot take (a mutation over GET, a
+        body that is not JSON) in plain text; answer in GraphQL's shape."""
+        try:
+            return await super().run(request, context, root_value)
+        except HTTPException as refusal:
+            return error_response(BadUserInput(refusal.reason), refusal.status_code)
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return explorer_page(request)
+
+    def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
+        """Not for a GET that names a persisted query (APQ): it has no
+        ``query`` either, and a browser's fetch accepts ``*/*``."""
+        if "extensions" in request.query_params:
+            return False
+        return super().should_render_graphql_ide(request)
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> RequestContext:
+        principal: Principal = request.scope.get(_PRINCIPAL, ANONYMOUS)
+        if isinstance(request, WebSocket):
+            return SocketContext(
+                services=self.services,
+                principal=principal,
+                loaders=Loaders(self.services.storage, principal.tenant),
+                request_id=secrets.token_hex(8),
+                request=request,
+                response=response,
+            )
+        return RequestContext(
+            services=self.services,
+            principal=principal,
+            loaders=Loaders(self.services.storage, principal.tenant),
+            request_id=secrets.token_hex(8),
+            trace=Trace() if request.headers.get(TRACE_HEADER) == "1" else None,
+            request=request,
+            response=response,
+        )
+
+    async def on_ws_connect(self, context: RequestContext) -> UnsetType | dict[str, object] | None:
+        """Authenticates ``connection_init``'s ``authorization``; no key is anonymous."""
+        params = getattr(context, "connection_params", None) or {}
+        authorization = params.get("authorization") or params.get("Authorization")
+        if authorization is not None and not isinstance(authorization, str):
+            raise ConnectionRejectionError({"message": "authorization must be a string"})
+        try:
+            principal = await authenticate(
+                self.services.storage, authorization, self.services.admin_key_hash
+            )
+        except ProofgateError as error:
+            payload = {"message": error.message, **error_extensions(error)}
+            raise ConnectionRejectionError(payload) from None
+        context.principal = principal
+        context.loaders = Loaders(self.services.storage, principal.tenant)
+        acknowledged: UnsetType = UNSET
+        return acknowledged
+
+
+class GraphQLEndpoint:
+    """Routes to the ``GraphQLApp`` the lifespan keeps on ``app.state.graphql``:
+    its services need the open store, which exists only once the app starts."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        graphql: GraphQLApp = scope["app"].state.graphql
+        await graphql(scope, receive, send)

@@ -1,0 +1,78 @@
+"""Operator commands over the whole store: ``reconcile`` and
+``release-reservations``.
+
+Both visit every brand through the brand index (AP02) and read by key only,
+so they run against production without a scan. The resolvers they use are
+imported when they run, so the other commands start without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from ._flags import DATA_DIR_HELP, settings_with_flags
+from .backend import open_storage
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from resolvers.reconcile import Report
+
+__all__ = ["add_ledger_commands", "release_reservations", "run_reconcile"]
+
+
+def add_ledger_commands(commands: Any) -> None:
+    """Adds the subcommands to ``proofgate``'s parser."""
+    check = commands.add_parser(
+        "reconcile",
+        help="prove every ledger balances and every certificate and chain verifies",
+        description="Exits 1 and lists each discrepancy when anything does not reconcile.",
+    )
+    check.add_argument("--data-dir", help=DATA_DIR_HELP)
+    check.set_defaults(command=run_reconcile)
+    release = commands.add_parser(
+        "release-reservations",
+        help="return the credits of batch reservations whose expiry has passed",
+    )
+    release.add_argument("--data-dir", help=DATA_DIR_HELP)
+    release.set_defaults(command=release_reservations)
+
+
+async def _reconcile(settings: Settings) -> Report:
+    from resolvers.reconcile import reconcile
+
+    from .services import load_key_ring
+
+    storage = await open_storage(settings)
+    try:
+        return await reconcile(storage, load_key_ring(settings), datetime.now(UTC))
+    finally:
+        await storage.close()
+
+
+def run_reconcile(args: argparse.Namespace) -> int:
+    report = asyncio.run(_reconcile(settings_with_flags(data_dir=args.data_dir)))
+    (sys.stdout if report.ok else sys.stderr).write(report.render())
+    return 0 if report.ok else 1
+
+
+async def _release(settings: Settings) -> int:
+    from resolvers.ledger import release_expired
+
+    storage = await open_storage(settings)
+    try:
+        released = await release_expired(storage, datetime.now(UTC))
+    finally:
+        await storage.close()
+    for item in released:
+        print(f"released {item.hold.amount} {item.currency} held for brand {item.brand_id}")
+    return len(released)
+
+
+def release_reservations(args: argparse.Namespace) -> int:
+    count = asyncio.run(_release(settings_with_flags(data_dir=args.data_dir)))
+    print(f"{count} expired reservations released")
+    return 0

@@ -1,0 +1,60 @@
+"""Starting and stopping this process's threat pipeline with the app.
+
+Every gateway process runs a relay (so outbox items are processed wherever
+gateways run, and a dead process's leases are taken over) and a tailer (so
+its subscribers see alerts other processes write).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from resolvers.context import Services
+from resolvers.pipeline import Pipeline
+from storage import CursorCodec
+
+from .graphql import GraphQLApp
+from .settings import Settings
+
+__all__ = ["running_pipeline", "watching_connections"]
+
+
+@contextlib.asynccontextmanager
+async def running_pipeline(settings: Settings, services: Services) -> AsyncIterator[Pipeline]:
+    pipeline = Pipeline(
+        services.storage,
+        settings.pipeline,
+        cursors=CursorCodec(settings.cursor_key),
+        clock=services.clock,
+    )
+    store = services.storage
+    services.pipeline = pipeline
+    services.storage = pipeline.committing(store)
+    await pipeline.start()
+    try:
+        yield pipeline
+    finally:
+        await pipeline.stop()
+        services.pipeline = None
+        services.storage = store
+
+
+@contextlib.asynccontextmanager
+async def watching_connections(graphql: GraphQLApp, settings: Settings) -> AsyncIterator[None]:
+    """Keeps WebSockets alive, and closes those whose API key gets revoked, on
+    whichever process revoked it."""
+    connections, storage = graphql.connections, graphql.services.storage
+    tasks = [
+        asyncio.create_task(connections.watch(storage, settings.pipeline.key_check_interval)),
+        asyncio.create_task(connections.keep_alive(settings.pipeline.keepalive_interval)),
+    ]
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,197 @@
+"""GraphQL over WebSocket: authentication, keep-alive, and closing with a reason.
+
+Both protocols authenticate in ``connection_init`` (``{"authorization":
+"Bearer <key>"}``); a bad key is refused there (4403), no key is anonymous,
+whose subscriptions then fail as UNAUTHENTICATED. Each connection is
+registered while open, so the key watcher can close the connections of a key
+that was revoked, and a subscription that falls too far behind can close its
+connection with a reason the client can act on rather than lose alerts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+)
+from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
+
+from resolvers.context import RequestContext
+from storage import Storage
+from storage.access_patterns import API_KEY_BY_HASH
+
+__all__ = [
+    "CLOSE_REVOKED",
+    "CLOSE_SLOW_CONSUMER",
+    "Connections",
+    "LiveConnection",
+    "SocketContext",
+    "TransportWSHandler",
+    "WSHandler",
+]
+
+logger = logging.getLogger("proofgate.websocket")
+
+CLOSE_SLOW_CONSUMER = (4008, "Slow consumer: too many alerts were waiting to be sent")
+CLOSE_REVOKED = (4403, "API key revoked")
+_CLOSE_TIMEOUT_SECONDS = 5.0
+
+
+class LiveConnection:
+    """One open WebSocket, as the rest of the gateway sees it."""
+
+    def __init__(
+        self, websocket: Any, context: Any, keepalive: Callable[[], Awaitable[None]]
+    ) -> None:
+        self._websocket = websocket
+        self.context = context
+        self.keepalive = keepalive
+        """Sends the protocol's keep-alive message once the connection is acknowledged."""
+        self._closing: asyncio.Task[None] | None = None
+
+    @property
+    def key_id(self) -> str | None:
+        key_id: str | None = self.context.principal.key_id
+        return key_id
+
+    def slow_consumer(self) -> None:
+        self.close_soon(*CLOSE_SLOW_CONSUMER)
+
+    def close_soon(self, code: int, reason: str) -> None:
+        """From a callback: a send may be blocked on this very socket."""
+        if self._closing is None:
+            self._closing = asyncio.get_running_loop().create_task(self._close(code, reason))
+
+    async def _close(self, code: int, reason: str) -> None:
+        logger.info("Closing WebSocket (%d %s)", code, reason)
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(_CLOSE_TIMEOUT_SECONDS):
+                await self._websocket.close(code=code, reason=reason)
+
+
+@dataclass
+class SocketContext(RequestContext):
+    """The context of a WebSocket connection: one for all its operations."""
+
+    connection_params: dict[str, Any] | None = None
+    connection: LiveConnection | None = field(default=None, repr=False)
+
+
+class Connections:
+    """The open connections of this process, and the watcher that closes those
+    whose API key was revoked (checked every ``interval``, on any process)."""
+
+    def __init__(self) -> None:
+        self._open: set[LiveConnection] = set()
+
+    def add(self, connection: LiveConnection) -> None:
+        self._open.add(connection)
+
+    def discard(self, connection: LiveConnection) -> None:
+        self._open.discard(connection)
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    async def check_keys(self, storage: Storage) -> int:
+        """Closes connections whose key is revoked or gone; how many it closed."""
+        by_key: dict[str, list[LiveConnection]] = {}
+        for connection in list(self._open):
+            if connection.key_id is not None:
+                by_key.setdefault(connection.key_id, []).append(connection)
+        if not by_key:
+            return 0
+        keys = list(by_key)
+        records = await storage.batch_get(API_KEY_BY_HASH, [{"key_hash": key} for key in keys])
+        closed = 0
+        for key, record in zip(keys, records, strict=True):
+            if record is None or record.get("revokedAt"):
+                for connection in by_key[key]:
+                    connection.close_soon(*CLOSE_REVOKED)
+                    self.discard(connection)
+                    closed += 1
+        return closed
+
+    async def watch(self, storage: Storage, interval: timedelta) -> None:
+        while True:
+            await asyncio.sleep(interval.total_seconds())
+            try:
+                await self.check_keys(storage)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("Checking the API keys of open WebSockets failed")
+
+    async def keep_alive(self, interval: timedelta) -> None:
+        """One task for every connection's keep-alive, rather than one task per
+        connection: an idle subscription should cost as little as possible."""
+        while True:
+            await asyncio.sleep(interval.total_seconds())
+            open_ = list(self._open)
+            if open_:
+                await asyncio.gather(*(_quietly(c.keepalive()) for c in open_))
+
+
+async def _quietly(send: Awaitable[None]) -> None:
+    """A keep-alive that fails means the connection is going; its handler cleans up."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(_CLOSE_TIMEOUT_SECONDS):
+            await send
+
+
+class _Registered:
+    """Shared by both protocol handlers: register the connection while it is open."""
+
+    view: Any
+    context: Any
+    websocket: Any
+
+    @property
+    def connections(self) -> Connections:
+        connections: Connections = self.view.connections
+        return connections
+
+    def _register(self, keepalive: Callable[[], Awaitable[None]]) -> LiveConnection:
+        connection = LiveConnection(self.websocket, self.context, keepalive)
+        if isinstance(self.context, SocketContext):
+            self.context.connection = connection
+        self.connections.add(connection)
+        return connection
+
+
+class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestContext, None]):
+    """graphql-transport-ws, with server pings so idle connections stay open
+    through proxies and dead ones are noticed."""
+
+    async def handle(self) -> None:
+        connection = self._register(self._ping)
+        try:
+            await super().handle()
+        finally:
+            self.connections.discard(connection)
+
+    async def _ping(self) -> None:
+        if self.connection_acknowledged:
+            await self.send_message({"type": "ping"})
+
+
+class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
+    """Legacy graphql-ws; its keep-alive is the protocol's own ``ka`` message."""
+
+    async def handle(self) -> None:
+        connection = self._register(self._keep_alive)
+        try:
+            await super().handle()
+        finally:
+            self.connections.discard(connection)
+
+    async def _keep_alive(self) -> None:
+        if self.connection_acknowledged:
+            await self.send_message({"type": "ka"})

@@ -1,0 +1,186 @@
+"""The provenance hash chain.
+
+Event ``n`` of a product stores ``previousHash`` (event ``n-1``'s hash; for
+event 1, the certificate hash) and ``hash``: SHA-256 (lowercase hex) of the
+canonical JSON of every other stored field::
+
+    {"actor", "data", "latitude", "location", "longitude",
+     "occurredAt", "previousHash", "sequence", "type"}
+
+``actor``, ``location``, ``latitude`` and ``longitude`` are ``null`` when absent,
+``data`` is ``{}`` when absent, coordinates are strings spelled by
+``decimal_text`` and ``occurredAt`` by ``format_datetime``. Because every field
+is hashed and each hash is hashed again by the next event, changing, removing
+or reordering anything breaks the chain from that event on; ``verify_chain``
+says where. Truncating the tail is only visible against the product's chain
+head, so pass it when known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from decimal import Decimal
+
+from domain.errors import BadUserInput
+
+from .canonical import JSONObject, canonical_json, decimal_text, normalize_object, sha256_hex
+from .datetimes import format_datetime, utc
+from .enums import ProvenanceEventType
+
+__all__ = [
+    "ChainHead",
+    "ChainReport",
+    "ProvenanceEvent",
+    "check_append",
+    "event_hash",
+    "next_event",
+    "verify_chain",
+]
+
+
+def _coordinate(value: Decimal | int | None) -> str | None:
+    return None if value is None else decimal_text(value)
+
+
+@dataclass(frozen=True)
+class ProvenanceEvent:
+    sequence: int
+    type: ProvenanceEventType
+    occurred_at: datetime
+    previous_hash: str
+    hash: str
+    actor: str | None = None
+    location: str | None = None
+    latitude: Decimal | int | None = None
+    longitude: Decimal | int | None = None
+    data: Mapping[str, object] | None = None
+
+    def content(self) -> JSONObject:
+        return {
+            "actor": self.actor,
+            "data": normalize_object(self.data or {}, field="data"),
+            "latitude": _coordinate(self.latitude),
+            "location": self.location,
+            "longitude": _coordinate(self.longitude),
+            "occurredAt": format_datetime(self.occurred_at),
+            "previousHash": self.previous_hash,
+            "sequence": self.sequence,
+            "type": str(self.type),
+        }
+
+
+def event_hash(event: ProvenanceEvent) -> str:
+    """The hash ``event`` should carry, computed from its content (its ``hash`` is ignored)."""
+    return sha256_hex(canonical_json(event.content(), field="event"))
+
+
+@dataclass(frozen=True)
+class ChainHead:
+    """What a product records about the end of its chain: 0 and the certificate
+    hash before the first event."""
+
+    sequence: int
+    hash: str
+    occurred_at: datetime | None = None
+
+    @classmethod
+    def genesis(cls, certificate_hash: str) -> ChainHead:
+        return cls(0, certificate_hash)
+
+    @classmethod
+    def of(cls, event: ProvenanceEvent) -> ChainHead:
+        return cls(event.sequence, event.hash, event.occurred_at)
+
+
+def check_append(head_occurred_at: datetime | None, new_occurred_at: datetime) -> None:
+    """An event may share its predecessor's time but never precede it."""
+    if head_occurred_at is not None and utc(new_occurred_at, field="occurredAt") < utc(
+        head_occurred_at
+    ):
+        raise BadUserInput(
+            f"occurredAt: {format_datetime(new_occurred_at)} is earlier than the latest event "
+            f"({format_datetime(head_occurred_at)})",
+            hint="Provenance events are appended in time order; omit occurredAt to use now.",
+        )
+
+
+def next_event(
+    head: ChainHead,
+    *,
+    type: ProvenanceEventType,
+    occurred_at: datetime,
+    actor: str | None = None,
+    location: str | None = None,
+    latitude: Decimal | int | None = None,
+    longitude: Decimal | int | None = None,
+    data: Mapping[str, object] | None = None,
+) -> ProvenanceEvent:
+    """The event that extends ``head``, hashed and ready to store."""
+    check_append(head.occurred_at, occurred_at)
+    draft = ProvenanceEvent(
+        sequence=head.sequence + 1,
+        type=type,
+        occurred_at=utc(occurred_at, field="occurredAt"),
+        previous_hash=head.hash,
+        hash="",
+        actor=actor,
+        location=location,
+        latitude=latitude,
+        longitude=longitude,
+        data=normalize_object(data or {}, field="data"),
+    )
+    return replace(draft, hash=event_hash(draft))
+
+
+@dataclass(frozen=True)
+class ChainReport:
+    intact: bool
+    broken_at: int | None = None
+    reason: str | None = None
+
+
+def verify_chain(
+    certificate_hash: str,
+    events: Sequence[ProvenanceEvent],
+    *,
+    head: ChainHead | None = None,
+) -> ChainReport:
+    """Recompute the chain from the certificate hash.
+
+    ``broken_at`` is the first sequence number that does not verify (for a
+    missing tail, the first missing one).
+    """
+    previous = certificate_hash
+    for expected, event in enumerate(events, start=1):
+        if event.sequence != expected:
+            return ChainReport(
+                False, expected, f"expected event {expected}, found event {event.sequence}"
+            )
+        if event.previous_hash != previous:
+            return ChainReport(
+                False, expected, f"event {expected} does not link to the hash before it"
+            )
+        try:
+            recomputed = event_hash(event)
+        except BadUserInput:
+            return ChainReport(False, expected, f"event {expected} content is not canonical JSON")
+        if recomputed != event.hash:
+            return ChainReport(False, expected, f"event {expected} content does not match its hash")
+        previous = event.hash
+    if head is not None:
+        count = len(events)
+        if head.sequence > count:
+            return ChainReport(
+                False, count + 1, f"chain ends at event {count} but its head is {head.sequence}"
+            )
+        if head.sequence < count:
+            return ChainReport(
+                False, head.sequence + 1, f"events follow the chain head {head.sequence}"
+            )
+        if head.hash != previous:
+            return ChainReport(
+                False, max(count, 1), "chain head hash does not match the last event"
+            )
+    return ChainReport(True)

@@ -1,0 +1,55 @@
+"""The one textual form of a timestamp.
+
+Certificates hash ``createdAt`` and provenance events hash ``occurredAt``
+"exactly as the API returns it", so the API, the hashes and anyone verifying
+offline must agree on a single spelling: UTC, a literal ``Z``, always six
+fractional digits (``2026-11-29T12:00:00.123456Z``). Fixed width also makes the
+strings sort in time order.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from domain.errors import BadUserInput
+
+__all__ = ["DATETIME_FORMAT", "format_datetime", "parse_datetime", "utc"]
+
+DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+_CANONICAL = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
+
+
+def utc(value: datetime, *, field: str = "datetime") -> datetime:
+    """Convert to UTC, refusing naive datetimes, whose instant is unknowable."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise BadUserInput(
+            f"{field}: timestamp has no time zone",
+            hint="Send ISO 8601 with an offset or Z, e.g. 2026-11-29T12:00:00Z.",
+        )
+    return value.astimezone(UTC)
+
+
+def format_datetime(value: datetime) -> str:
+    # Spelled out because strftime("%Y") does not zero-pad years below 1000 on glibc.
+    v = utc(value)
+    return (
+        f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+        f"T{v.hour:02d}:{v.minute:02d}:{v.second:02d}.{v.microsecond:06d}Z"
+    )
+
+
+def parse_datetime(text: str, *, field: str = "datetime") -> datetime:
+    """Parse ISO 8601 with an offset (any precision), returning an aware UTC datetime."""
+    if _CANONICAL.fullmatch(text):
+        # fromisoformat reads the canonical form exactly, ~10x faster than strptime.
+        return datetime.fromisoformat(text).replace(tzinfo=UTC)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise BadUserInput(
+            f"{field}: {text!r} is not an ISO 8601 timestamp",
+            hint="Use e.g. 2026-11-29T12:00:00.000000Z.",
+        ) from None
+    return utc(parsed, field=field)

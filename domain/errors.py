@@ -1,0 +1,149 @@
+"""The one error hierarchy.
+
+Every error the gateway raises on purpose is a ``ProofgateError`` with a stable
+``code`` (the GraphQL ``extensions.code``) and an optional ``hint`` that tells
+the caller how to fix the request. The mapping to GraphQL happens in exactly one
+place (``api.errors``); everything else only raises.
+
+Messages must never carry another tenant's keys or identifiers: storage errors
+describe *which action* failed, not the raw key, unless the caller wrote it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "AccessPatternError",
+    "BadUserInput",
+    "ConditionFailed",
+    "ConfigurationError",
+    "Conflict",
+    "ErrorCode",
+    "Forbidden",
+    "InsufficientCredits",
+    "InvalidCursor",
+    "LimitExceeded",
+    "NotFound",
+    "ProofgateError",
+    "QueryTooComplex",
+    "RateLimited",
+    "ServiceUnavailable",
+    "TransactionCanceled",
+    "Unauthenticated",
+]
+
+
+class ErrorCode(StrEnum):
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    BAD_USER_INPUT = "BAD_USER_INPUT"
+    CONFLICT = "CONFLICT"
+    INSUFFICIENT_CREDITS = "INSUFFICIENT_CREDITS"
+    RATE_LIMITED = "RATE_LIMITED"
+    QUERY_TOO_COMPLEX = "QUERY_TOO_COMPLEX"
+    SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
+    INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
+
+
+class ProofgateError(Exception):
+    code: ErrorCode = ErrorCode.INTERNAL_SERVER_ERROR
+
+    def __init__(self, message: str, *, hint: str | None = None, **extensions: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.extensions = extensions
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
+
+
+class Unauthenticated(ProofgateError):
+    code = ErrorCode.UNAUTHENTICATED
+
+
+class Forbidden(ProofgateError):
+    code = ErrorCode.FORBIDDEN
+
+
+class NotFound(ProofgateError):
+    code = ErrorCode.NOT_FOUND
+
+
+class BadUserInput(ProofgateError):
+    code = ErrorCode.BAD_USER_INPUT
+
+
+class Conflict(ProofgateError):
+    code = ErrorCode.CONFLICT
+
+
+class InsufficientCredits(ProofgateError):
+    code = ErrorCode.INSUFFICIENT_CREDITS
+
+
+class RateLimited(ProofgateError):
+    code = ErrorCode.RATE_LIMITED
+
+
+class QueryTooComplex(ProofgateError):
+    code = ErrorCode.QUERY_TOO_COMPLEX
+
+
+class ServiceUnavailable(ProofgateError):
+    """Retryable: the store throttled or could not finish the request in time."""
+
+    code = ErrorCode.SERVICE_UNAVAILABLE
+
+
+class ConfigurationError(ProofgateError):
+    """A setting is missing or malformed; raised at start-up, never per request."""
+
+    code = ErrorCode.INTERNAL_SERVER_ERROR
+
+
+# --- storage ----------------------------------------------------------------
+
+
+class AccessPatternError(ProofgateError):
+    """A programming error: unregistered AP, missing key parameter, bad template.
+
+    Raised before any I/O, so it never reaches storage; it maps to an internal
+    error because no client input can cause it.
+    """
+
+    code = ErrorCode.INTERNAL_SERVER_ERROR
+
+
+class InvalidCursor(BadUserInput):
+    def __init__(self, message: str = "Invalid or expired cursor") -> None:
+        super().__init__(message, hint="Use the endCursor returned by the same field, unchanged.")
+
+
+class LimitExceeded(BadUserInput):
+    """A DynamoDB limit (item size, key length, batch or transaction size)."""
+
+
+class ConditionFailed(Conflict):
+    """A write's condition did not hold.
+
+    ``index`` is the position of the failing action in the caller's list, so the
+    caller, who built the actions, knows which item it was.
+    """
+
+    def __init__(self, message: str, *, index: int = 0, key: tuple[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+        self.key = key
+
+
+class TransactionCanceled(Conflict):
+    """A transaction was cancelled for a reason other than a failed condition
+    (a concurrent transaction touched the same items). Safe to retry."""
+
+    def __init__(self, message: str, *, reasons: list[str | None] | None = None) -> None:
+        super().__init__(message)
+        self.reasons = reasons or []

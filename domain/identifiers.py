@@ -1,0 +1,187 @@
+"""Identifiers, codes, API keys and the salted hashes of personal data.
+
+The generators are pure functions of their inputs (``make_id(now, entropy)``);
+``new_*`` wrappers supply the real clock and ``os.urandom``/``secrets`` so tests
+can pin both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import os
+import re
+import secrets
+from datetime import UTC, datetime, timedelta
+
+from domain.errors import ProofgateError
+
+from .datetimes import utc
+
+__all__ = [
+    "API_KEY_PREFIX",
+    "CROCKFORD_ALPHABET",
+    "ID_ENTROPY_BYTES",
+    "ID_LENGTH",
+    "SALT_MIN_BYTES",
+    "VERIFICATION_CODE_ALPHABET",
+    "VERIFICATION_CODE_LENGTH",
+    "WEBHOOK_SECRET_PREFIX",
+    "format_verification_code",
+    "hash_api_key",
+    "hash_device_fingerprint",
+    "hash_ip",
+    "id_time",
+    "is_api_key",
+    "is_id",
+    "make_id",
+    "new_api_key",
+    "new_id",
+    "new_verification_code",
+    "new_webhook_secret",
+    "parse_verification_code",
+    "salted_hash",
+]
+
+# --- ids ---------------------------------------------------------------------
+
+CROCKFORD_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+ID_LENGTH = 26
+ID_ENTROPY_BYTES = 10
+_ENTROPY_BITS = ID_ENTROPY_BYTES * 8
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ID = re.compile(f"[0-7][{CROCKFORD_ALPHABET}]{{{ID_LENGTH - 1}}}")
+
+
+def make_id(now: datetime, entropy: bytes) -> str:
+    """A ULID: 48 bits of Unix milliseconds then 80 random bits, in Crockford base32.
+
+    Fixed width and time first, so ids sort (as strings and as key bytes) in
+    creation order to the millisecond. 48 bits of milliseconds outlast
+    ``datetime.max``, so only times before 1970 are out of range.
+    """
+    if len(entropy) != ID_ENTROPY_BYTES:
+        raise ProofgateError(f"An id needs {ID_ENTROPY_BYTES} bytes of entropy, got {len(entropy)}")
+    millis = (utc(now) - _EPOCH) // timedelta(milliseconds=1)
+    if millis < 0:
+        raise ProofgateError(f"{now} is before 1970 and cannot be encoded in an id")
+    value = millis << _ENTROPY_BITS | int.from_bytes(entropy, "big")
+    chars = []
+    for _ in range(ID_LENGTH):
+        value, digit = divmod(value, 32)
+        chars.append(CROCKFORD_ALPHABET[digit])
+    return "".join(reversed(chars))
+
+
+def new_id(now: datetime | None = None) -> str:
+    return make_id(now or datetime.now(UTC), os.urandom(ID_ENTROPY_BYTES))
+
+
+def is_id(text: str) -> bool:
+    """Canonical spelling only (uppercase), since ids are used verbatim in keys."""
+    return _ID.fullmatch(text) is not None
+
+
+def id_time(identifier: str) -> datetime:
+    """The creation time encoded in an id, to the millisecond."""
+    if not is_id(identifier):
+        raise ProofgateError(f"{identifier!r} is not an id")
+    millis = 0
+    for char in identifier[:10]:
+        millis = millis * 32 + CROCKFORD_ALPHABET.index(char)
+    return _EPOCH + timedelta(milliseconds=millis)
+
+
+# --- verification codes ------------------------------------------------------
+
+VERIFICATION_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
+"""No 0/O, 1/I/L or U: nothing a person can misread off a label, and no accidental words."""
+VERIFICATION_CODE_LENGTH = 12
+_GROUP = 4
+_CODE_INPUT_MAX = 64
+_CODE_SEPARATORS = re.compile(r"[\s-]+")
+
+
+def format_verification_code(chars: str) -> str:
+    return "-".join(chars[i : i + _GROUP] for i in range(0, len(chars), _GROUP))
+
+
+def new_verification_code() -> str:
+    """12 characters from a 30-letter alphabet: about 59 bits, grouped ``ABCD-EFGH-JKMN``."""
+    return format_verification_code(
+        "".join(secrets.choice(VERIFICATION_CODE_ALPHABET) for _ in range(VERIFICATION_CODE_LENGTH))
+    )
+
+
+def parse_verification_code(text: str) -> str | None:
+    """The canonical code a person meant, or ``None`` if ``text`` cannot be one.
+
+    Case, spaces and hyphens are forgiven, so ``abcd efgh jkmn`` finds
+    ``ABCD-EFGH-JKMN``. ``None`` (not an error) because an unknown code is an
+    ordinary answer of ``verifyProduct``.
+    """
+    if len(text) > _CODE_INPUT_MAX:
+        return None
+    chars = _CODE_SEPARATORS.sub("", text).upper()
+    if len(chars) != VERIFICATION_CODE_LENGTH or any(
+        char not in VERIFICATION_CODE_ALPHABET for char in chars
+    ):
+        return None
+    return format_verification_code(chars)
+
+
+# --- API keys and secrets ----------------------------------------------------
+
+API_KEY_PREFIX = "pg_"
+WEBHOOK_SECRET_PREFIX = "whsec_"
+_SECRET_BYTES = 32
+_API_KEY = re.compile(rf"{API_KEY_PREFIX}[A-Za-z0-9_-]{{43}}")
+
+
+def new_api_key() -> str:
+    """The prefix makes leaked keys recognisable to secret scanners."""
+    return API_KEY_PREFIX + secrets.token_urlsafe(_SECRET_BYTES)
+
+
+def is_api_key(text: str) -> bool:
+    return _API_KEY.fullmatch(text) is not None
+
+
+def hash_api_key(key: str) -> str:
+    """Unsalted on purpose: the key is 256 random bits, and lookup (AP20) needs a
+    deterministic hash."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def new_webhook_secret() -> str:
+    return WEBHOOK_SECRET_PREFIX + secrets.token_urlsafe(_SECRET_BYTES)
+
+
+# --- salted hashes of personal data -------------------------------------------
+
+SALT_MIN_BYTES = 16
+
+
+def salted_hash(salt: bytes, purpose: str, value: str) -> str:
+    """HMAC-SHA256 keyed by a secret salt: deterministic (so the same device is
+    recognised across scans) but not reversible by hashing guesses without the
+    salt. ``purpose`` separates domains, so a fingerprint and an IP that happen
+    to be equal strings never hash alike."""
+    if len(salt) < SALT_MIN_BYTES:
+        raise ProofgateError(f"The hashing salt must be at least {SALT_MIN_BYTES} bytes")
+    message = purpose.encode("utf-8") + b"\x00" + value.encode("utf-8", "surrogatepass")
+    return hmac.new(salt, message, hashlib.sha256).hexdigest()
+
+
+def hash_device_fingerprint(salt: bytes, fingerprint: str) -> str:
+    return salted_hash(salt, "device", fingerprint)
+
+
+def hash_ip(salt: bytes, ip: str) -> str:
+    """Spellings of one address (``::FFFF:1.2.3.4``, ``::ffff:1.2.3.4``) hash alike."""
+    try:
+        canonical = ipaddress.ip_address(ip.strip()).compressed
+    except ValueError:
+        canonical = ip
+    return salted_hash(salt, "ip", canonical)

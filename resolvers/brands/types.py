@@ -1,0 +1,125 @@
+"""The Brand type and its counters."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+from domain.datetimes import parse_datetime
+from domain.enums import Plan
+from storage import Item
+from storage.access_patterns import (
+    BRAND_PRODUCTS,
+    BRAND_STATS,
+    BRAND_THREATS,
+    BRAND_WEBHOOKS,
+    PRODUCT_BY_ID,
+    WEBHOOK_DELIVERIES,
+)
+
+from ..context import Info
+from ..fields import ap_field, computed_field
+from ..ledger.types import Ledger
+from ..threats.fields import brand_threats
+from ..types.connection import Connection, connection
+from ..types.scalars import DateTime
+from ..visibility import require_owner
+from ..webhooks.fields import brand_webhook_deliveries, brand_webhooks
+from .items import STAT_COUNTERS
+
+if TYPE_CHECKING:
+    from ..products.types import Product
+
+__all__ = ["Brand", "BrandStats"]
+
+_Product = Annotated["Product", strawberry.lazy("resolvers.products.types")]
+
+
+@strawberry.type(description="Atomic counters, updated with ADD by the writes that change them")
+class BrandStats:
+    product_count: int
+    scan_count: int
+    threat_count: int
+    open_threat_count: int
+
+    @classmethod
+    def from_item(cls, item: Item | None) -> BrandStats:
+        values = item or {}
+        product_count, scan_count, threat_count, open_threat_count = (
+            int(values.get(n, 0)) for n in STAT_COUNTERS
+        )
+        return cls(
+            product_count=product_count,
+            scan_count=scan_count,
+            threat_count=threat_count,
+            open_threat_count=open_threat_count,
+        )
+
+
+@strawberry.type(
+    description="A brand. id, name, domain, industry and createdAt are public; "
+    "the other fields need one of the brand's own keys."
+)
+class Brand:
+    id: strawberry.ID
+    name: str
+    domain: str
+    industry: str | None
+    created_at: DateTime
+    _item: strawberry.Private[Item]
+
+    @classmethod
+    def from_item(cls, item: Item) -> Brand:
+        return cls(
+            id=strawberry.ID(item["id"]),
+            name=item["name"],
+            domain=item["domain"],
+            industry=item.get("industry"),
+            created_at=parse_datetime(item["createdAt"]),
+            _item=item,
+        )
+
+    @computed_field
+    def plan(self, info: Info) -> Plan | None:
+        require_owner(info.context.principal, self.id, "plan")
+        return Plan(self._item["plan"])
+
+    @ap_field(BRAND_STATS)
+    async def stats(self, info: Info) -> BrandStats | None:
+        require_owner(info.context.principal, self.id, "stats")
+        return BrandStats.from_item(await info.context.loaders.item(BRAND_STATS, brand_id=self.id))
+
+    @ap_field(BRAND_PRODUCTS, description="The brand's products, newest first")
+    async def products(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[_Product] | None:
+        from ..products.types import Product
+
+        require_owner(info.context.principal, self.id, "products")
+        loaders = info.context.loaders
+        page = await loaders.page(BRAND_PRODUCTS, {"brand_id": self.id}, first=first, after=after)
+        for item in page.items:
+            # The index projects whole products; later fields of the same
+            # product in this request read nothing.
+            loaders.prime(PRODUCT_BY_ID, item, product_id=item["id"])
+        return connection(page, Product.from_item)
+
+    @computed_field(description="The brand's credits; the operator and the brand's BRAND keys only")
+    def ledger(self, info: Info) -> Ledger | None:
+        return Ledger.of(info.context.principal, self.id)
+
+    threats = ap_field(
+        BRAND_THREATS,
+        resolver=brand_threats,
+        description="Threat alerts, newest first; the brand's keys only",
+    )
+    webhooks = ap_field(
+        BRAND_WEBHOOKS, resolver=brand_webhooks, description="The brand's BRAND keys only"
+    )
+    webhook_deliveries = ap_field(
+        WEBHOOK_DELIVERIES,
+        resolver=brand_webhook_deliveries,
+        description="Webhook deliveries, newest first, with their status; "
+        "the brand's BRAND keys only",
+    )

@@ -1,0 +1,31 @@
+"""Reading a query to its end, for the jobs that need every item of it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from storage import AccessPattern, Item, Storage
+
+__all__ = ["query_all"]
+
+
+async def query_all(
+    storage: Storage,
+    ap: AccessPattern,
+    params: Mapping[str, Any],
+    *,
+    tenant: str,
+    limit: int | None = None,
+) -> list[Item]:
+    """Every item, in pages as large as ``ap`` allows, or the first ``limit``:
+    reading stops at the page that reaches it."""
+    items: list[Item] = []
+    after: str | None = None
+    while limit is None or len(items) < limit:
+        page = await storage.query(ap, params, tenant=tenant, first=ap.max_page, after=after)
+        items.extend(page.items)
+        if not page.has_next_page:
+            break
+        after = page.end_cursor
+    return items if limit is None else items[:limit]

@@ -1,0 +1,133 @@
+"""The Product type and its certificate."""
+
+from __future__ import annotations
+
+import strawberry
+
+from domain.datetimes import parse_datetime
+from domain.enums import ProductStatus
+from domain.errors import ProofgateError
+from storage import Item
+from storage.access_patterns import (
+    BRAND_BY_ID,
+    PRODUCT_CLAIM,
+    PRODUCT_SCANS,
+    PROVENANCE_CHAIN,
+)
+
+from ..brands.types import Brand
+from ..claims.fields import product_claim
+from ..context import Info
+from ..fields import ap_field, computed_field
+from ..provenance.fields import product_provenance
+from ..scans.fields import product_scans
+from ..types.scalars import JSON, DateTime
+from ..visibility import require_owner
+
+__all__ = ["Certificate", "Product"]
+
+
+@strawberry.type(
+    description="Ed25519 over the 32 raw bytes of `hash`, the SHA-256 of the product's "
+    "canonical record; verify offline with the `signingKeys` entry named `keyId`."
+)
+class Certificate:
+    hash: str
+    signature: str
+    key_id: str
+    algorithm: str
+    chain_head: str = strawberry.field(
+        description="Hash of the latest provenance event (the certificate hash before any)"
+    )
+
+    @classmethod
+    def from_item(cls, item: Item) -> Certificate:
+        return cls(
+            hash=item["certificateHash"],
+            signature=item["signature"],
+            key_id=item["keyId"],
+            algorithm=item["algorithm"],
+            chain_head=item["chainHead"],
+        )
+
+
+@strawberry.type(
+    description="A registered product. verificationCode and scanCount need one of the "
+    "brand's own keys; every other field is public to whoever found the product."
+)
+class Product:
+    id: strawberry.ID
+    name: str
+    sku: str | None
+    category: str | None
+    description: str | None
+    metadata: JSON
+    status: ProductStatus
+    created_at: DateTime
+    updated_at: DateTime
+    _item: strawberry.Private[Item]
+
+    @classmethod
+    def from_item(cls, item: Item) -> Product:
+        return cls(
+            id=strawberry.ID(item["id"]),
+            name=item["name"],
+            sku=item.get("sku"),
+            category=item.get("category"),
+            description=item.get("description"),
+            metadata=JSON(item.get("metadata") or {}),
+            status=ProductStatus(item["status"]),
+            created_at=parse_datetime(item["createdAt"]),
+            updated_at=parse_datetime(item["updatedAt"]),
+            _item=item,
+        )
+
+    @property
+    def brand_id(self) -> str:
+        brand_id: str = self._item["brandId"]
+        return brand_id
+
+    @ap_field(BRAND_BY_ID)
+    def brand(self, info: Info) -> Brand:
+        # Synchronous when the brand is already loaded (graphql-core awaits
+        # the coroutine otherwise): a page of one brand's products then runs
+        # no task per product.
+        hit, item = info.context.loaders.cached(BRAND_BY_ID, brand_id=self.brand_id)
+        if hit:
+            return self._brand(item)
+        return self._load_brand(info)  # type: ignore[return-value]
+
+    async def _load_brand(self, info: Info) -> Brand:
+        return self._brand(await info.context.loaders.item(BRAND_BY_ID, brand_id=self.brand_id))
+
+    def _brand(self, item: Item | None) -> Brand:
+        if item is None:
+            raise ProofgateError(f"Product {self.id} names a brand that does not exist")
+        return Brand.from_item(item)
+
+    @computed_field
+    def certificate(self) -> Certificate:
+        return Certificate.from_item(self._item)
+
+    @computed_field(description="The code printed on the product; the brand's keys only")
+    def verification_code(self, info: Info) -> str | None:
+        require_owner(info.context.principal, self.brand_id, "verificationCode")
+        code: str = self._item["verificationCode"]
+        return code
+
+    @computed_field(description="Verifications recorded for this product; the brand's keys only")
+    def scan_count(self, info: Info) -> int | None:
+        require_owner(info.context.principal, self.brand_id, "scanCount")
+        return int(self._item.get("scanCount", 0))
+
+    provenance = ap_field(
+        PROVENANCE_CHAIN, resolver=product_provenance, description="The hash chain, oldest first"
+    )
+    scans = ap_field(
+        PRODUCT_SCANS,
+        resolver=product_scans,
+        description="Recorded verifications; the brand's keys only",
+    )
+    claim = ap_field(
+        PRODUCT_CLAIM, resolver=product_claim, description="The active claim; the brand's keys only"
+    )

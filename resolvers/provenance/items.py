@@ -1,0 +1,88 @@
+"""How provenance events are stored: ``PRODUCT#<id>`` / ``EVENT#<n>`` (AP09).
+
+The sequence is zero-padded in the key, so the partition reads in chain
+order. The product item records the head (``chainSequence``, ``chainHead``,
+``chainHeadAt``); an append is conditional on it, so the chain cannot fork.
+Every attribute the chain hashes is stored as it was hashed, so
+``event_from_item`` rebuilds exactly the event whose hash was taken.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from domain.chain import ChainHead, ProvenanceEvent
+from domain.datetimes import format_datetime, parse_datetime
+from domain.enums import ProvenanceEventType
+from storage import Item, Key, KeyTemplate
+from storage.access_patterns import PROVENANCE_CHAIN
+
+__all__ = ["EVENT_SORT", "chain_head", "event_from_item", "event_item", "event_key", "head_update"]
+
+EVENT_SORT = KeyTemplate("EVENT#{sequence:int}")
+
+
+def event_key(product_id: str, sequence: int) -> Key:
+    return Key(
+        PROVENANCE_CHAIN.partition({"product_id": product_id}),
+        EVENT_SORT.format({"sequence": sequence}),
+    )
+
+
+def event_item(
+    event: ProvenanceEvent, *, product_id: str, brand_id: str, recorded_at: datetime
+) -> Item:
+    key = event_key(product_id, event.sequence)
+    return {
+        "PK": key.pk,
+        "SK": key.sk,
+        "entity": "ProvenanceEvent",
+        "productId": product_id,
+        "brandId": brand_id,
+        "sequence": event.sequence,
+        "type": event.type.value,
+        "actor": event.actor,
+        "location": event.location,
+        "latitude": event.latitude,
+        "longitude": event.longitude,
+        "occurredAt": format_datetime(event.occurred_at),
+        "data": dict(event.data or {}),
+        "hash": event.hash,
+        "previousHash": event.previous_hash,
+        "recordedAt": format_datetime(recorded_at),
+    }
+
+
+def event_from_item(item: Item) -> ProvenanceEvent:
+    """Raises (KeyError, ValueError, BadUserInput) on an item that is not a
+    well-formed event; chain verification counts that as a break."""
+    return ProvenanceEvent(
+        sequence=int(item["sequence"]),
+        type=ProvenanceEventType(item["type"]),
+        occurred_at=parse_datetime(item["occurredAt"]),
+        previous_hash=item["previousHash"],
+        hash=item["hash"],
+        actor=item.get("actor"),
+        location=item.get("location"),
+        latitude=item.get("latitude"),
+        longitude=item.get("longitude"),
+        data=item.get("data") or {},
+    )
+
+
+def chain_head(product: Item) -> ChainHead:
+    head_at = product.get("chainHeadAt")
+    return ChainHead(
+        int(product.get("chainSequence", 0)),
+        product["chainHead"],
+        parse_datetime(head_at) if head_at else None,
+    )
+
+
+def head_update(event: ProvenanceEvent) -> dict[str, object]:
+    """The product attributes an append sets."""
+    return {
+        "chainSequence": event.sequence,
+        "chainHead": event.hash,
+        "chainHeadAt": format_datetime(event.occurred_at),
+    }

@@ -1,0 +1,154 @@
+"""How webhooks and their deliveries are stored.
+
+- ``BRAND#<brand>`` / ``WEBHOOK#<id>``: a webhook (AP23 lists a brand's, AP24
+  reads one). It keeps the signing secret, which the API shows only once.
+- ``DELIVERIES#<brand>`` / ``DELIVERY#<createdAt>#<delivery id>``: one delivery
+  of one alert to one webhook and its status (AP25, newest first). It is
+  created with the alert, in the same transaction as the outbox item that
+  performs it, and expires after the retention period.
+
+A webhook's public id, ``wh_<brand>_<id>``, names its brand, so deleting by id
+needs no lookup and a foreign id is refused before any read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from domain.datetimes import format_datetime
+from domain.enums import Severity, ThreatType
+from domain.errors import BadUserInput
+from domain.identifiers import is_id
+from storage import Item, ItemAbsent, ItemExists, Key, KeyTemplate, Put, Update
+from storage.access_patterns import WEBHOOK_BY_ID, WEBHOOK_DELIVERIES
+
+__all__ = [
+    "DeliveryStatus",
+    "WebhookRef",
+    "delivery_item",
+    "delivery_key",
+    "delivery_update",
+    "parse_webhook_id",
+    "webhook_id",
+    "webhook_item",
+    "webhook_matches",
+]
+
+WEBHOOK_ID_PREFIX = "wh_"
+DELIVERY_SORT = KeyTemplate("DELIVERY#{created_at:time}#{delivery_id}")
+
+
+class DeliveryStatus(StrEnum):
+    PENDING = "PENDING"
+    RETRYING = "RETRYING"
+    DELIVERED = "DELIVERED"
+    FAILED = "FAILED"
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookRef:
+    brand_id: str
+    local_id: str
+
+    @property
+    def id(self) -> str:
+        return webhook_id(self.brand_id, self.local_id)
+
+    @property
+    def params(self) -> dict[str, str]:
+        return {"brand_id": self.brand_id, "webhook_id": self.local_id}
+
+
+def webhook_id(brand_id: str, local_id: str) -> str:
+    return f"{WEBHOOK_ID_PREFIX}{brand_id}_{local_id}"
+
+
+def parse_webhook_id(text: str) -> WebhookRef:
+    brand_id, _, local_id = text.removeprefix(WEBHOOK_ID_PREFIX).partition("_")
+    if not text.startswith(WEBHOOK_ID_PREFIX) or not (is_id(brand_id) and is_id(local_id)):
+        raise BadUserInput("Invalid webhook id", hint="Use a Webhook.id returned by the API.")
+    return WebhookRef(brand_id, local_id)
+
+
+def webhook_item(
+    ref: WebhookRef,
+    *,
+    url: str,
+    secret: str,
+    min_severity: Severity,
+    types: Sequence[ThreatType] | None,
+    created_at: datetime,
+) -> Put:
+    key = WEBHOOK_BY_ID.key(**ref.params)
+    item: Item = {
+        "PK": key.pk,
+        "SK": key.sk,
+        "entity": "Webhook",
+        "id": ref.id,
+        "brandId": ref.brand_id,
+        "url": url,
+        "secret": secret,
+        "minSeverity": min_severity.value,
+        "types": None if types is None else sorted({t.value for t in types}),
+        "createdAt": format_datetime(created_at),
+    }
+    return Put(item, ItemAbsent())
+
+
+def webhook_matches(webhook: Item, alert: Item) -> bool:
+    if not Severity(alert["severity"]).at_least(Severity(webhook["minSeverity"])):
+        return False
+    types = webhook.get("types")
+    return types is None or alert["type"] in types
+
+
+def delivery_key(brand_id: str, created_at: datetime, delivery_id: str) -> Key:
+    return Key(
+        WEBHOOK_DELIVERIES.partition({"brand_id": brand_id}),
+        DELIVERY_SORT.format({"created_at": created_at, "delivery_id": delivery_id}),
+    )
+
+
+def delivery_item(
+    *, delivery_id: str, webhook: Item, alert: Item, created_at: datetime, retention: timedelta
+) -> Put:
+    key = delivery_key(webhook["brandId"], created_at, delivery_id)
+    item: Item = {
+        "PK": key.pk,
+        "SK": key.sk,
+        "entity": "WebhookDelivery",
+        "id": delivery_id,
+        "webhookId": webhook["id"],
+        "alertId": alert["id"],
+        "url": webhook["url"],
+        "status": DeliveryStatus.PENDING.value,
+        "attempts": 0,
+        "createdAt": format_datetime(created_at),
+        "updatedAt": format_datetime(created_at),
+        "expiresAt": int((created_at + retention).timestamp()),
+    }
+    return Put(item, ItemAbsent())
+
+
+def delivery_update(
+    key: Key,
+    *,
+    status: DeliveryStatus,
+    now: datetime,
+    status_code: int | None,
+    error: str | None,
+) -> Update:
+    """Records one attempt; conditional so an expired record is not recreated."""
+    values: dict[str, Any] = {
+        "status": status.value,
+        "updatedAt": format_datetime(now),
+        "lastStatusCode": status_code,
+        "lastError": error,
+    }
+    if status is DeliveryStatus.DELIVERED:
+        values["deliveredAt"] = format_datetime(now)
+    return Update(key, set=values, add={"attempts": 1}, condition=ItemExists())

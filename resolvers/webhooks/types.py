@@ -1,0 +1,86 @@
+"""Webhook, WebhookDelivery and what registerWebhook returns."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from domain.datetimes import parse_datetime
+from domain.enums import Severity, ThreatType
+from storage import Item
+
+from ..types import enums as _enums  # noqa: F401  (registers the GraphQL enums)
+from .items import DeliveryStatus
+
+__all__ = ["RegisterWebhookPayload", "Webhook", "WebhookDelivery", "WebhookDeliveryStatus"]
+
+WebhookDeliveryStatus = strawberry.enum(DeliveryStatus, name="WebhookDeliveryStatus")
+
+
+def _time(value: str | None) -> datetime | None:
+    return None if value is None else parse_datetime(value)
+
+
+@strawberry.type(description="Where a brand's alerts are POSTed, signed with the webhook's secret")
+class Webhook:
+    id: strawberry.ID
+    url: str
+    min_severity: Severity
+    types: list[ThreatType] | None = strawberry.field(description="null: every type")
+    created_at: datetime
+
+    @classmethod
+    def from_item(cls, item: Item) -> Webhook:
+        types = item.get("types")
+        return cls(
+            id=strawberry.ID(item["id"]),
+            url=item["url"],
+            min_severity=Severity(item["minSeverity"]),
+            types=None if types is None else [ThreatType(t) for t in types],
+            created_at=parse_datetime(item["createdAt"]),
+        )
+
+
+@strawberry.type(
+    description="One alert sent to one webhook. Retries reuse the id (the X-Proofgate-Delivery "
+    "header), so a receiver can ignore a delivery it already handled."
+)
+class WebhookDelivery:
+    id: strawberry.ID
+    webhook_id: strawberry.ID
+    alert_id: strawberry.ID
+    url: str
+    status: DeliveryStatus
+    attempts: int
+    last_status_code: int | None
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+    delivered_at: datetime | None
+
+    @classmethod
+    def from_item(cls, item: Item) -> WebhookDelivery:
+        code = item.get("lastStatusCode")
+        return cls(
+            id=strawberry.ID(item["id"]),
+            webhook_id=strawberry.ID(item["webhookId"]),
+            alert_id=strawberry.ID(item["alertId"]),
+            url=item["url"],
+            status=DeliveryStatus(item["status"]),
+            attempts=int(item.get("attempts", 0)),
+            last_status_code=None if code is None else int(code),
+            last_error=item.get("lastError"),
+            created_at=parse_datetime(item["createdAt"]),
+            updated_at=parse_datetime(item["updatedAt"]),
+            delivered_at=_time(item.get("deliveredAt")),
+        )
+
+
+@strawberry.type
+class RegisterWebhookPayload:
+    webhook: Webhook
+    secret: str = strawberry.field(
+        description="Signs every delivery (HMAC-SHA256 over `<t>.<body>`, sent as "
+        "X-Proofgate-Signature: t=<unix seconds>,v1=<hex>). Shown once."
+    )

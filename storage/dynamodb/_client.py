@@ -1,0 +1,69 @@
+"""The aiobotocore client: configuration, and the guard that makes Scan impossible.
+
+One client per process. Creating one costs ~24 ms (endpoint resolution, service
+model loading), and its aiohttp connector is the connection pool, so it is
+entered once and closed with the driver.
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from typing import Any
+
+import aioboto3  # type: ignore[import-untyped, unused-ignore]
+from aiobotocore.config import AioConfig  # type: ignore[import-untyped, unused-ignore]
+
+from domain.errors import AccessPatternError
+
+__all__ = ["FORBIDDEN_OPERATIONS", "client_config", "connect", "refuse"]
+
+# Scan, and PartiQL, which can scan a whole table behind a SELECT without a key.
+FORBIDDEN_OPERATIONS = ("Scan", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction")
+
+MAX_POOL_CONNECTIONS = 64
+CONNECT_TIMEOUT_SECONDS = 2.0
+READ_TIMEOUT_SECONDS = 10.0
+
+
+def client_config() -> Any:
+    """Botocore makes one attempt per call: the driver owns retries, so throttling
+    is retried in one place with the project's backoff and limits, and attempts
+    never multiply across two layers (standard mode's first retry alone could
+    wait a second)."""
+    return AioConfig(
+        retries={"mode": "standard", "total_max_attempts": 1},
+        max_pool_connections=MAX_POOL_CONNECTIONS,
+        connect_timeout=CONNECT_TIMEOUT_SECONDS,
+        read_timeout=READ_TIMEOUT_SECONDS,
+    )
+
+
+def refuse(event_name: str = "", **_: Any) -> None:
+    operation = event_name.rsplit(".", 1)[-1]
+    raise AccessPatternError(
+        f"DynamoDB {operation} is not allowed: every read goes through a registered access pattern"
+    )
+
+
+async def connect(
+    stack: AsyncExitStack,
+    *,
+    region: str,
+    endpoint_url: str | None = None,
+    access_key_id: str | None = None,
+    secret_access_key: str | None = None,
+) -> Any:
+    """Enter a DynamoDB client on ``stack``; it closes when the stack does."""
+    session = aioboto3.Session(
+        aws_access_key_id=access_key_id,
+        aws_secret_access_key=secret_access_key,
+        region_name=region,
+    )
+    client = await stack.enter_async_context(
+        session.client(
+            "dynamodb", region_name=region, endpoint_url=endpoint_url, config=client_config()
+        )
+    )
+    for operation in FORBIDDEN_OPERATIONS:
+        client.meta.events.register(f"provide-client-params.dynamodb.{operation}", refuse)
+    return client

@@ -1,0 +1,140 @@
+"""Items to and from DynamoDB's wire format, in the value model of ``values.py``.
+
+boto3's TypeDeserializer returns every number as a Decimal and binary as a
+``Binary`` wrapper; the value model wants int for integral numbers, a normalised
+Decimal otherwise, and plain bytes, so both directions are written out here
+(and skip boto3's per-value type probing on the hot path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from decimal import Context, Decimal
+from typing import Any
+
+from domain.errors import LimitExceeded
+
+from ..keys import Key
+from ..limits import NUMBER_MAX_DIGITS
+from ..table import TABLE
+from ..values import Item, Value
+
+__all__ = [
+    "AttributeValue",
+    "deserialize",
+    "deserialize_item",
+    "deserialize_key",
+    "serialize",
+    "serialize_item",
+    "serialize_key",
+    "serialize_strings",
+]
+
+AttributeValue = dict[str, Any]
+
+_PK, _SK = TABLE.primary.partition_key, TABLE.primary.sort_key
+# The default context keeps 28 digits; DynamoDB stores 38, so rounding there
+# would silently change a stored number.
+_NUMBERS = Context(prec=NUMBER_MAX_DIGITS)
+
+
+def serialize(value: Value) -> AttributeValue:
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, int):
+        return {"N": str(value)}
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise LimitExceeded("NaN and Infinity cannot be stored")
+        return {"N": str(value)}
+    if value is None:
+        return {"NULL": True}
+    if isinstance(value, bytes):
+        return {"B": value}
+    if isinstance(value, Mapping):
+        return {"M": {name: serialize(v) for name, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return {"L": [serialize(v) for v in value]}
+    raise LimitExceeded(f"Unsupported attribute type {type(value).__name__}")
+
+
+def serialize_item(item: Mapping[str, Value]) -> dict[str, AttributeValue]:
+    return {name: serialize(value) for name, value in item.items()}
+
+
+def serialize_key(key: Key) -> dict[str, AttributeValue]:
+    return {_PK: {"S": key.pk}, _SK: {"S": key.sk}}
+
+
+def serialize_strings(attributes: Mapping[str, str]) -> dict[str, AttributeValue]:
+    """Key maps (ExclusiveStartKey): every key attribute of the table is a string."""
+    return {name: {"S": value} for name, value in attributes.items()}
+
+
+def _number(text: str) -> int | Decimal:
+    digits = text[1:] if text[:1] == "-" else text
+    if digits.isascii() and digits.isdigit():
+        return int(text)
+    number = _NUMBERS.create_decimal(text).normalize(_NUMBERS)
+    if number == number.to_integral_value():
+        return int(number)
+    return number
+
+
+def _string_set(values: list[str]) -> list[str]:
+    return sorted(values)
+
+
+def _number_set(values: list[str]) -> list[int | Decimal]:
+    return sorted(_number(v) for v in values)
+
+
+def _binary_set(values: list[bytes]) -> list[bytes]:
+    return sorted(values)
+
+
+def _list(values: list[AttributeValue]) -> list[Value]:
+    return [deserialize(v) for v in values]
+
+
+def _map(values: dict[str, AttributeValue]) -> dict[str, Value]:
+    return {name: deserialize(v) for name, v in values.items()}
+
+
+def _null(_: bool) -> None:
+    return None
+
+
+def _identity(value: Value) -> Value:
+    return value
+
+
+# Sets are outside the value model; another writer's set reads back as a sorted list.
+_DECODERS: dict[str, Callable[[Any], Value]] = {
+    "S": _identity,
+    "N": _number,
+    "BOOL": bool,
+    "NULL": _null,
+    "B": bytes,
+    "M": _map,
+    "L": _list,
+    "SS": _string_set,
+    "NS": _number_set,
+    "BS": _binary_set,
+}
+
+
+def deserialize(value: AttributeValue) -> Value:
+    for tag, raw in value.items():
+        return _DECODERS[tag](raw)
+    raise ValueError("Empty AttributeValue")
+
+
+def deserialize_item(item: Mapping[str, AttributeValue]) -> Item:
+    return {name: deserialize(value) for name, value in item.items()}
+
+
+def deserialize_key(key: Mapping[str, AttributeValue]) -> Key:
+    return Key(key[_PK]["S"], key[_SK]["S"])

@@ -1,0 +1,87 @@
+"""The stored form of an item: compact JSON that round-trips exactly.
+
+Numbers are written as bare JSON numbers and read back with
+``parse_float=Decimal``: a stored number is an ``int`` when integral and a
+normalised ``Decimal`` (whose text always has a point or an exponent)
+otherwise, so both come back as they went in, at the C decoder's speed.
+
+Bytes have no JSON form; they are written as ``{"\\u0000b": base64}`` and a
+map key that already starts with NUL gets one more NUL, so no stored map is
+ever mistaken for bytes. JSON always escapes NUL, so a row without the text
+``\\u0000`` cannot hold a tag and skips the slower, tag-aware decoder.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from decimal import Decimal
+from json.encoder import encode_basestring as _encode_str
+from typing import Any
+
+from domain.errors import LimitExceeded
+
+from ..values import Item, normalize_number
+
+__all__ = ["decode_item", "encode_item"]
+
+_NUL = "\x00"
+_BYTES_TAG = _NUL + "b"
+_ESCAPED_NUL = "\\u0000"
+
+
+def _encode_key(key: str) -> str:
+    return _encode_str(_NUL + key if key.startswith(_NUL) else key)
+
+
+def _encode(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        return _encode_str(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is dict:
+        return "{" + ",".join([_encode_key(k) + ":" + _encode(v) for k, v in value.items()]) + "}"
+    if kind is list:
+        return "[" + ",".join([_encode(v) for v in value]) + "]"
+    return _encode_other(value)
+
+
+def _encode_other(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _encode_str(value)
+    if isinstance(value, (int, Decimal)):
+        number = normalize_number(value)
+        return int.__repr__(number) if isinstance(number, int) else str(number)
+    if isinstance(value, bytes):
+        return "{" + _encode_str(_BYTES_TAG) + ':"' + base64.b64encode(value).decode("ascii") + '"}'
+    if isinstance(value, dict):
+        return _encode(dict(value))
+    if isinstance(value, (list, tuple)):
+        return _encode(list(value))
+    raise LimitExceeded(f"Unsupported attribute type {type(value).__name__}")
+
+
+def encode_item(item: Item) -> str:
+    return _encode(item)
+
+
+def _untag(mapping: dict[str, Any]) -> Any:
+    if len(mapping) == 1 and _BYTES_TAG in mapping:
+        return base64.b64decode(mapping[_BYTES_TAG])
+    if any(k.startswith(_NUL) for k in mapping):
+        return {k[1:] if k.startswith(_NUL) else k: v for k, v in mapping.items()}
+    return mapping
+
+
+_plain = json.JSONDecoder(parse_float=Decimal).decode
+_tagged = json.JSONDecoder(parse_float=Decimal, object_hook=_untag).decode
+
+
+def decode_item(text: str) -> Item:
+    item: Item = _tagged(text) if _ESCAPED_NUL in text else _plain(text)
+    return item

@@ -1,0 +1,175 @@
+"""The SQLite schema, built from the table definition, and its connections.
+
+One ``items`` table clustered on (pk, sk), as DynamoDB clusters an item
+collection, plus one partial index per GSI: an item without the GSI's keys is
+not in the index, exactly as a sparse GSI. Each index ends with the table key,
+which orders ties on the GSI sort key and makes a GSI position resumable.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from domain.errors import ConfigurationError, LimitExceeded
+
+from ..limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
+from ..table import TABLE, IndexDefinition
+from ..values import Item
+
+__all__ = [
+    "DELETE",
+    "MEMORY",
+    "SCHEMA_VERSION",
+    "SELECT_ITEM",
+    "SELECT_SIZE",
+    "UPSERT",
+    "column",
+    "connect_reader",
+    "connect_writer",
+    "index_columns",
+    "index_name",
+    "row_keys",
+]
+
+SCHEMA_VERSION = 1
+MEMORY = ":memory:"
+
+
+def column(attribute: str) -> str:
+    return attribute.lower()
+
+
+def index_name(index: IndexDefinition) -> str:
+    return f"items_{index.name.value.lower()}"
+
+
+def index_columns(index: IndexDefinition) -> tuple[str, str]:
+    return column(index.partition_key), column(index.sort_key)
+
+
+_PK, _SK = index_columns(TABLE.primary)
+_GSI_COLUMNS = [c for index in TABLE.global_secondary for c in index_columns(index)]
+_COLUMNS = [_PK, _SK, *_GSI_COLUMNS, "size", "data"]
+
+_DDL = [
+    "CREATE TABLE items ("
+    f"{_PK} TEXT NOT NULL, {_SK} TEXT NOT NULL, "
+    + "".join(f"{c} TEXT, " for c in _GSI_COLUMNS)
+    + f"size INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY ({_PK}, {_SK})) WITHOUT ROWID",
+    *(
+        f"CREATE INDEX {index_name(index)} "
+        f"ON items ({', '.join(index_columns(index))}, {_PK}, {_SK}) "
+        f"WHERE {index_columns(index)[0]} IS NOT NULL"
+        for index in TABLE.global_secondary
+    ),
+]
+
+SELECT_ITEM = f"SELECT data, size FROM items WHERE {_PK} = ? AND {_SK} = ?"
+SELECT_SIZE = f"SELECT NULL, size FROM items WHERE {_PK} = ? AND {_SK} = ?"
+UPSERT = (
+    f"INSERT OR REPLACE INTO items ({', '.join(_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_COLUMNS))})"
+)
+DELETE = f"DELETE FROM items WHERE {_PK} = ? AND {_SK} = ?"
+
+
+def _gsi_keys(item: Item, index: IndexDefinition) -> tuple[str | None, str | None]:
+    partition, sort = item.get(index.partition_key), item.get(index.sort_key)
+    for attribute, value, limit in (
+        (index.partition_key, partition, PARTITION_KEY_MAX_BYTES),
+        (index.sort_key, sort, SORT_KEY_MAX_BYTES),
+    ):
+        if value is None and attribute not in item:
+            continue
+        if not isinstance(value, str) or not value:
+            raise LimitExceeded(f"Key attribute {attribute} must be a non-empty string")
+        if len(value.encode("utf-8")) > limit:
+            raise LimitExceeded(f"Key attribute {attribute} is longer than {limit} bytes")
+    if partition is None or sort is None:
+        return None, None
+    return partition, sort
+
+
+def row_keys(item: Item) -> Sequence[str | None]:
+    """The key columns of an item's row; refuses GSI keys DynamoDB would refuse."""
+    keys: list[str | None] = [item[TABLE.primary.partition_key], item[TABLE.primary.sort_key]]
+    for index in TABLE.global_secondary:
+        keys.extend(_gsi_keys(item, index))
+    return keys
+
+
+# Enough page cache to hold every interior B-tree page of a table of millions
+# of items, so a key lookup touches the OS at most for its leaf.
+_CACHE_KIB = 32 * 1024
+
+
+def _connect(path: str, timeout: float) -> sqlite3.Connection:
+    # Autocommit: every read is its own snapshot, writes say BEGIN IMMEDIATE.
+    connection = sqlite3.connect(path, timeout=timeout, isolation_level=None, cached_statements=512)
+    connection.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
+    return connection
+
+
+@contextmanager
+def _opening(path: str) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise ConfigurationError(
+            f"Cannot open the SQLite store {path}: {error}",
+            hint="Check that the data directory exists and is writable.",
+        ) from error
+
+
+def connect_writer(path: str, timeout: float, ready: threading.Event) -> sqlite3.Connection:
+    """Opens the writing connection and brings the schema up to date; ``ready``
+    is set when readers may open (even on failure, so they report it)."""
+    try:
+        with _opening(path):
+            connection = _connect(path, timeout)
+            try:
+                _prepare(connection, path)
+            except BaseException:
+                connection.close()
+                raise
+            return connection
+    finally:
+        ready.set()
+
+
+def _prepare(connection: sqlite3.Connection, path: str) -> None:
+    if path != MEMORY:
+        (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+        if mode != "wal":
+            raise ConfigurationError(
+                f"SQLite cannot use WAL mode for {path} (got {mode})",
+                hint="Put the data directory on a local file system.",
+            )
+    # WAL + NORMAL: a power cut may lose the last commits but never corrupts.
+    connection.execute("PRAGMA synchronous = NORMAL")
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = connection.execute("PRAGMA user_version").fetchone()
+        if version == 0:
+            for statement in _DDL:
+                connection.execute(statement)
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif version != SCHEMA_VERSION:
+            raise ConfigurationError(
+                f"{path} has schema version {version}; this build reads version {SCHEMA_VERSION}"
+            )
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+
+
+def connect_reader(path: str, timeout: float, ready: threading.Event) -> sqlite3.Connection:
+    ready.wait()
+    with _opening(path):
+        connection = _connect(path, timeout)
+        connection.execute("PRAGMA query_only = 1")
+        return connection

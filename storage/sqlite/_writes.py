@@ -1,0 +1,116 @@
+"""PutItem, UpdateItem, DeleteItem and TransactWriteItems in SQLite transactions.
+
+Every write takes the write lock up front (BEGIN IMMEDIATE), so the image its
+condition is evaluated against is the one it replaces, across processes too.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from domain.errors import ConditionFailed, LimitExceeded
+
+from ..conditions import evaluate
+from ..limits import ITEM_MAX_BYTES
+from ..values import Item, item_size
+from ..writes import ConditionCheck, Delete, Put, Update, WriteAction
+from ._capacity import write_units
+from ._codec import decode_item, encode_item
+from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, UPSERT, row_keys
+from ._update import apply_update
+
+__all__ = ["transact_write", "write"]
+
+
+@contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def _needs_image(action: WriteAction) -> bool:
+    return action.condition is not None or isinstance(action, Update)
+
+
+def _read(connection: sqlite3.Connection, action: WriteAction) -> tuple[str | None, int]:
+    """The current item's stored form (when the action needs it) and size."""
+    statement = SELECT_ITEM if _needs_image(action) else SELECT_SIZE
+    rows = connection.execute(statement, action.key).fetchall()
+    return (rows[0][0], rows[0][1]) if rows else (None, 0)
+
+
+def _check(action: WriteAction, index: int, data: str | None) -> Item | None:
+    """The current image, decoded only when the action needs it; raises when
+    the action's condition does not hold."""
+    if not _needs_image(action):
+        return None
+    current = decode_item(data) if data is not None else None
+    if not evaluate(action.condition, current):
+        raise ConditionFailed(
+            f"The condition of action {index} ({type(action).__name__}) did not hold",
+            index=index,
+            key=action.key,
+        )
+    return current
+
+
+def _store(connection: sqlite3.Connection, item: Item) -> int:
+    size = item_size(item)
+    if size > ITEM_MAX_BYTES:
+        raise LimitExceeded(f"Item size {size} bytes exceeds {ITEM_MAX_BYTES} bytes")
+    connection.execute(UPSERT, (*row_keys(item), size, encode_item(item)))
+    return size
+
+
+def _apply(
+    connection: sqlite3.Connection, action: WriteAction, current: Item | None, old_size: int
+) -> int:
+    """Applies the action; returns the size it is billed for: the larger of
+    the old and new images."""
+    match action:
+        case Put(item=item):
+            return max(old_size, _store(connection, item))
+        case Update():
+            return max(old_size, _store(connection, apply_update(current, action)))
+        case Delete():
+            if old_size:
+                connection.execute(DELETE, action.key)
+            return old_size
+        case ConditionCheck():
+            return old_size
+    raise AssertionError(action)
+
+
+def write(connection: sqlite3.Connection, action: WriteAction) -> float:
+    """One non-transactional write. A ConditionCheck has no such API in
+    DynamoDB and is billed as the one-action transaction it would be there."""
+    with _transaction(connection):
+        data, old_size = _read(connection, action)
+        current = _check(action, 0, data)
+        size = _apply(connection, action, current, old_size)
+    return write_units(size, transactional=isinstance(action, ConditionCheck))
+
+
+def transact_write(connection: sqlite3.Connection, actions: Sequence[WriteAction]) -> float:
+    """All or nothing: every condition is evaluated before anything is
+    written, and the first that fails names its action."""
+    if len({action.key for action in actions}) != len(actions):
+        raise LimitExceeded("A transaction cannot include two actions on one item")
+    with _transaction(connection):
+        reads = [_read(connection, action) for action in actions]
+        currents = [
+            _check(action, i, data)
+            for i, (action, (data, _)) in enumerate(zip(actions, reads, strict=True))
+        ]
+        return sum(
+            write_units(_apply(connection, action, current, old_size), transactional=True)
+            for action, current, (_, old_size) in zip(actions, currents, reads, strict=True)
+        )

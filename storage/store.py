@@ -1,0 +1,188 @@
+"""The one implementation of ``Storage``, over any ``Driver``.
+
+Everything both backends must do identically lives here, so the conformance
+suite tests one behaviour rather than two copies of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from domain.errors import AccessPatternError, InvalidCursor, LimitExceeded, ServiceUnavailable
+
+from .cursor import CursorCodec
+from .driver import Driver, QueryRequest
+from .keys import Key
+from .limits import (
+    BACKOFF_BASE_SECONDS,
+    BACKOFF_CAP_SECONDS,
+    BATCH_GET_MAX_ATTEMPTS,
+    BATCH_GET_MAX_KEYS,
+    TRANSACT_MAX_BYTES,
+    TRANSACT_MAX_ITEMS,
+)
+from .protocol import Page
+from .registry import AccessPattern, Direction, Operation, Registry, SortRange
+from .table import TABLE
+from .trace import record
+from .values import Item, item_size
+from .writes import ConditionCheck, Put, Update, WriteAction
+
+__all__ = ["Store", "backoff_delay"]
+
+_PK, _SK = TABLE.primary.partition_key, TABLE.primary.sort_key
+
+
+def backoff_delay(attempt: int) -> float:
+    """Full-jitter exponential backoff, capped."""
+    return random.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
+
+
+def _item_key(item: Item) -> Key:
+    return Key(item[_PK], item[_SK])
+
+
+class Store:
+    def __init__(self, driver: Driver, cursors: CursorCodec, registry: Registry) -> None:
+        self._driver = driver
+        self._cursors = cursors
+        self._registry = registry
+        self.backend = driver.name
+
+    async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
+        self._registry.require(ap, Operation.GET)
+        key = ap.key(**params)
+        item, capacity = await self._driver.get_item(key, ap.consistent)
+        record("GetItem", ap.id, int(item is not None), capacity)
+        return item
+
+    async def batch_get(
+        self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
+    ) -> list[Item | None]:
+        self._registry.require(ap, Operation.BATCH_GET)
+        keys = [ap.key(**p) for p in params]
+        unique = list(dict.fromkeys(keys))
+        chunks = [
+            unique[i : i + BATCH_GET_MAX_KEYS] for i in range(0, len(unique), BATCH_GET_MAX_KEYS)
+        ]
+        found: dict[Key, Item] = {}
+        for items in await asyncio.gather(*(self._batch_chunk(ap, c) for c in chunks)):
+            found.update((_item_key(item), item) for item in items)
+        return [found.get(key) for key in keys]
+
+    async def _batch_chunk(self, ap: AccessPattern, keys: list[Key]) -> list[Item]:
+        items: list[Item] = []
+        pending = keys
+        for attempt in range(BATCH_GET_MAX_ATTEMPTS):
+            if attempt:
+                await asyncio.sleep(backoff_delay(attempt))
+            result = await self._driver.batch_get_items(pending, ap.consistent)
+            record("BatchGetItem", ap.id, len(result.items), result.capacity)
+            items.extend(result.items)
+            pending = result.unprocessed
+            if not pending:
+                return items
+        raise ServiceUnavailable(
+            f"{len(pending)} keys stayed unprocessed after {BATCH_GET_MAX_ATTEMPTS} attempts",
+            hint="The store is throttling; retry the request later.",
+        )
+
+    async def query(
+        self,
+        ap: AccessPattern,
+        params: Mapping[str, Any],
+        *,
+        tenant: str,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Page:
+        self._registry.require(ap, Operation.QUERY)
+        first = ap.default_page if first is None else first
+        if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first <= ap.max_page:
+            raise LimitExceeded(f"first must be between 0 and {ap.max_page}")
+        partition = ap.partition(params)
+        sort = ap.sort_range(params)
+        index = TABLE.index(ap.index)
+        start = self._cursors.decode(after, ap.id, partition, tenant) if after is not None else None
+        if start is not None and not _in_range(
+            start, index.partition_key, index.sort_key, partition, sort
+        ):
+            raise InvalidCursor("Cursor belongs to another list")
+        collected: list[Item] = []
+        wanted = first + 1  # one extra item makes hasNextPage exact
+        while len(collected) < wanted:
+            result = await self._driver.query(
+                QueryRequest(
+                    index=index,
+                    partition=partition,
+                    sort=sort,
+                    forward=ap.direction is Direction.FORWARD,
+                    limit=wanted - len(collected),
+                    start_key=start,
+                    consistent=ap.consistent,
+                )
+            )
+            record("Query", ap.id, len(result.items), result.capacity)
+            collected.extend(result.items)
+            if result.last_evaluated_key is None:
+                break
+            start = result.last_evaluated_key
+        key_attributes = (
+            (_PK, _SK)
+            if index is TABLE.primary
+            else (_PK, _SK, index.partition_key, index.sort_key)
+        )
+
+        def mint(item: Item) -> str:
+            return self._cursors.encode(
+                ap.id, partition, {a: item[a] for a in key_attributes}, tenant
+            )
+
+        return Page(collected[:first], len(collected) > first, mint)
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        actions = list(actions)
+        if not actions:
+            raise AccessPatternError("A transaction needs at least one action")
+        if len(actions) > TRANSACT_MAX_ITEMS:
+            raise LimitExceeded(
+                f"A transaction takes at most {TRANSACT_MAX_ITEMS} actions, got {len(actions)}"
+            )
+        keys = [action.key for action in actions]
+        if len(set(keys)) != len(keys):
+            raise LimitExceeded("A transaction cannot include two actions on one item")
+        size = sum(item_size(a.item) if isinstance(a, Put) else _update_size(a) for a in actions)
+        if size > TRANSACT_MAX_BYTES:
+            raise LimitExceeded(f"A transaction may write at most {TRANSACT_MAX_BYTES} bytes")
+        if len(actions) == 1 and not isinstance(actions[0], ConditionCheck):
+            # One item is atomic on its own; a plain write costs half the units.
+            # A lone ConditionCheck has no plain counterpart, so it stays a transaction.
+            capacity = await self._driver.write(actions[0])
+            record(type(actions[0]).__name__ + "Item", None, 1, capacity)
+            return
+        capacity = await self._driver.transact_write(actions)
+        record("TransactWriteItems", None, len(actions), capacity)
+
+    async def close(self) -> None:
+        await self._driver.close()
+
+
+def _in_range(
+    start: dict[str, str], pk_attribute: str, sk_attribute: str, partition: str, sort: SortRange
+) -> bool:
+    """A cursor from another time range of the same partition must not widen this one."""
+    sort_key = start.get(sk_attribute)
+    return (
+        start.get(pk_attribute) == partition
+        and isinstance(sort_key, str)
+        and sort.matches(sort_key)
+    )
+
+
+def _update_size(action: WriteAction) -> int:
+    if isinstance(action, Update):
+        return item_size({**action.set, **action.set_if_absent, **action.add})
+    return 0

@@ -1,0 +1,131 @@
+"""The item value model shared by both backends, and DynamoDB's size rules.
+
+Items are plain dicts of str, int, Decimal, bool, None, bytes, list and dict.
+Numbers come back as int when integral and as a normalised Decimal otherwise,
+which is what DynamoDB does to a stored number; floats are refused because they
+cannot round-trip exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any, TypeAlias
+
+from domain.errors import LimitExceeded
+
+from .limits import ITEM_MAX_BYTES, NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT, NUMBER_MIN_EXPONENT
+
+__all__ = ["Item", "Value", "item_size", "normalize_item", "normalize_number", "value_size"]
+
+Value: TypeAlias = Any
+Item: TypeAlias = dict[str, Any]
+
+_NUMBER_CEILING = 10 ** (NUMBER_MAX_EXPONENT + 1)
+
+
+def _significant(number: Decimal) -> tuple[int, tuple[int, ...], int]:
+    """Sign, digits without trailing zeros, exponent: exact, unlike
+    ``Decimal.normalize``, which rounds to the context's 28 digits."""
+    sign, digits, exponent = number.as_tuple()
+    assert isinstance(exponent, int)
+    end = len(digits)
+    while end > 1 and digits[end - 1] == 0:
+        end -= 1
+    return sign, tuple(digits[:end]), exponent + len(digits) - end
+
+
+def normalize_number(number: int | Decimal) -> int | Decimal:
+    if isinstance(number, bool) or not isinstance(number, (int, Decimal)):
+        raise LimitExceeded(f"Numbers are int or Decimal, not {type(number).__name__}")
+    if isinstance(number, int):
+        if abs(number) >= _NUMBER_CEILING:
+            raise LimitExceeded(f"Number magnitude exceeds 1E+{NUMBER_MAX_EXPONENT + 1}")
+        if len(str(abs(number)).rstrip("0")) > NUMBER_MAX_DIGITS:
+            raise LimitExceeded(f"Number has more than {NUMBER_MAX_DIGITS} significant digits")
+        return number
+    if not number.is_finite():
+        raise LimitExceeded("NaN and Infinity cannot be stored")
+    if not number:
+        return 0
+    sign, digits, exponent = _significant(number)
+    if len(digits) > NUMBER_MAX_DIGITS:
+        raise LimitExceeded(f"Number has more than {NUMBER_MAX_DIGITS} significant digits")
+    adjusted = exponent + len(digits) - 1
+    if not NUMBER_MIN_EXPONENT <= adjusted <= NUMBER_MAX_EXPONENT:
+        raise LimitExceeded(
+            f"Number magnitude outside 1E{NUMBER_MIN_EXPONENT}..1E+{NUMBER_MAX_EXPONENT + 1}"
+        )
+    if exponent >= 0:
+        return int(Decimal((sign, digits, exponent)))
+    return Decimal((sign, digits, exponent))
+
+
+def normalize_value(value: Value) -> Value:
+    if isinstance(value, str):
+        _utf8_size(value)
+        return value
+    if value is None or isinstance(value, (bool, bytes)):
+        return value
+    if isinstance(value, (int, Decimal)):
+        return normalize_number(value)
+    if isinstance(value, float):
+        raise LimitExceeded("Floats cannot be stored exactly; use int or Decimal")
+    if isinstance(value, Mapping):
+        return {_attribute_name(k): normalize_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalize_value(v) for v in value]
+    raise LimitExceeded(f"Unsupported attribute type {type(value).__name__}")
+
+
+def _attribute_name(name: object) -> str:
+    if not isinstance(name, str) or not name:
+        raise LimitExceeded("Attribute names must be non-empty strings")
+    _utf8_size(name)
+    return name
+
+
+def normalize_item(item: Mapping[str, Value]) -> Item:
+    """Return a copy in the canonical value model, refusing what DynamoDB refuses."""
+    normalized = {_attribute_name(k): normalize_value(v) for k, v in item.items()}
+    size = item_size(normalized)
+    if size > ITEM_MAX_BYTES:
+        raise LimitExceeded(f"Item size {size} bytes exceeds {ITEM_MAX_BYTES} bytes")
+    return normalized
+
+
+def _utf8_size(text: str) -> int:
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise LimitExceeded("Strings must be valid Unicode (no lone surrogates)") from None
+
+
+def _number_size(number: int | Decimal) -> int:
+    """One byte per two significant digits, plus one; zero has none."""
+    if not number:
+        return 1
+    _, digits, _ = _significant(Decimal(number))
+    return math.ceil(len(digits) / 2) + 1
+
+
+def value_size(value: Value) -> int:
+    if value is None or isinstance(value, bool):
+        return 1
+    if isinstance(value, str):
+        return _utf8_size(value)
+    if isinstance(value, bytes):
+        return len(value)
+    if isinstance(value, (int, Decimal)):
+        return _number_size(value)
+    if isinstance(value, dict):
+        return 3 + sum(_utf8_size(k) + value_size(v) + 1 for k, v in value.items())
+    if isinstance(value, list):
+        return 3 + sum(value_size(v) + 1 for v in value)
+    raise LimitExceeded(f"Unsupported attribute type {type(value).__name__}")
+
+
+def item_size(item: Mapping[str, Value]) -> int:
+    """Bytes as DynamoDB bills them: attribute names plus values."""
+    return sum(_utf8_size(k) + value_size(v) for k, v in item.items())
