@@ -28,7 +28,7 @@ from .demo import start_demo
 from .explorer import explorer_asset
 from .graphql import GraphQLApp, GraphQLEndpoint
 from .http_guard import HTTPGuard
-from .pipeline import running_pipeline, watching_connections
+from .pipeline import build_pipeline, running_pipeline, watching_connections
 from .schema import build_schema
 from .services import build_services
 from .settings import Settings
@@ -54,8 +54,9 @@ def create_app(settings: Settings) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.storage = await open_storage(settings)
         try:
-            services = build_services(settings, app.state.storage)
-            async with running_pipeline(settings, services) as pipeline:
+            pipeline = build_pipeline(settings, app.state.storage)
+            services = build_services(settings, app.state.storage, pipeline)
+            async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
                 async with watching_connections(app.state.graphql, settings):

@@ -30,9 +30,10 @@ from typing import Any, TextIO
 import strawberry
 
 from domain.errors import ErrorCode, ProofgateError
-from resolvers.auth import ANONYMOUS, Principal, authenticate
-from resolvers.context import RequestContext, Services
+from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
+from services.auth import ANONYMOUS, Principal, authenticate
+from services.context import Services
 
 from ._demo_catalog import CATALOG, BrandPlan, ProductPlan
 from .settings import Settings

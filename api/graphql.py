@@ -17,9 +17,10 @@ from strawberry.http.base import BaseRequestProtocol
 from strawberry.types.unset import UNSET, UnsetType
 
 from domain.errors import BadUserInput, ProofgateError
-from resolvers.auth import ANONYMOUS, Principal, authenticate
-from resolvers.context import RequestContext, Services
+from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
+from services.auth import ANONYMOUS, Principal, authenticate
+from services.context import Services
 from storage.trace import Trace
 
 from .errors import error_extensions, error_response

@@ -19,7 +19,7 @@ from .backend import open_storage
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from resolvers.reconcile import Report
+    from services.reconcile import Report
 
 __all__ = ["add_ledger_commands", "release_reservations", "run_reconcile"]
 
@@ -42,7 +42,7 @@ def add_ledger_commands(commands: Any) -> None:
 
 
 async def _reconcile(settings: Settings) -> Report:
-    from resolvers.reconcile import reconcile
+    from services.reconcile import reconcile
 
     from .services import load_key_ring
 
@@ -60,7 +60,7 @@ def run_reconcile(args: argparse.Namespace) -> int:
 
 
 async def _release(settings: Settings) -> int:
-    from resolvers.ledger import release_expired
+    from services.ledger import release_expired
 
     storage = await open_storage(settings)
     try:

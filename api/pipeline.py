@@ -11,34 +11,31 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from resolvers.context import Services
-from resolvers.pipeline import Pipeline
-from storage import CursorCodec
+from services.context import utcnow
+from services.pipeline import Pipeline
+from storage import CursorCodec, Storage
 
 from .graphql import GraphQLApp
 from .settings import Settings
 
-__all__ = ["running_pipeline", "watching_connections"]
+__all__ = ["build_pipeline", "running_pipeline", "watching_connections"]
+
+
+def build_pipeline(settings: Settings, storage: Storage) -> Pipeline:
+    """This process's pipeline, built before the services so that they are
+    built with its committing storage (``build_services``)."""
+    return Pipeline(
+        storage, settings.pipeline, cursors=CursorCodec(settings.cursor_key), clock=utcnow
+    )
 
 
 @contextlib.asynccontextmanager
-async def running_pipeline(settings: Settings, services: Services) -> AsyncIterator[Pipeline]:
-    pipeline = Pipeline(
-        services.storage,
-        settings.pipeline,
-        cursors=CursorCodec(settings.cursor_key),
-        clock=services.clock,
-    )
-    store = services.storage
-    services.pipeline = pipeline
-    services.storage = pipeline.committing(store)
+async def running_pipeline(pipeline: Pipeline) -> AsyncIterator[Pipeline]:
     await pipeline.start()
     try:
         yield pipeline
     finally:
         await pipeline.stop()
-        services.pipeline = None
-        services.storage = store
 
 
 @contextlib.asynccontextmanager

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from domain.errors import ConfigurationError, ProofgateError
 from domain.ledger import CREDIT, FREE_PLAN_GRANT, REGISTRATION_FEE_DEFAULT, check_amount
-from resolvers.context import CLAIM_TTL_DEFAULT
+from services.context import CLAIM_TTL_DEFAULT
 
 from ._environment import Environment, invalid
 

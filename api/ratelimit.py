@@ -38,7 +38,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from domain.errors import RateLimited
-from resolvers.auth import Principal, Role
+from services.auth import Principal, Role
 
 from ._refuse import refuse
 from .limits import Rate

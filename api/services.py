@@ -11,7 +11,8 @@ import os
 from domain.errors import ConfigurationError
 from domain.identifiers import SALT_MIN_BYTES, hash_api_key
 from domain.signing import KeyRing, SigningKey
-from resolvers.context import Services
+from services.context import Services
+from services.pipeline import Pipeline
 from storage import Storage
 
 from .keyfile import read_or_create
@@ -64,9 +65,14 @@ def load_key_ring(settings: Settings) -> KeyRing:
     return KeyRing.of(active, retired)
 
 
-def build_services(settings: Settings, storage: Storage) -> Services:
+def build_services(
+    settings: Settings, storage: Storage, pipeline: Pipeline | None = None
+) -> Services:
+    """With ``pipeline``, commands write through its committing storage, so its
+    relay hears of each outbox item as soon as the item commits."""
     return Services(
-        storage=storage,
+        storage=storage if pipeline is None else pipeline.committing(storage),
+        pipeline=pipeline,
         admin_key_hash=hash_api_key(settings.admin_key),
         key_ring=load_key_ring(settings),
         hash_salt=load_hash_salt(settings),

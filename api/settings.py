@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import overload
 
 from domain.errors import ConfigurationError
-from resolvers.pipeline.settings import PipelineSettings
+from services.pipeline.settings import PipelineSettings
 from storage.cursor import CursorCodec
 
 from ._environment import Environment, invalid

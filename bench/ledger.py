@@ -22,9 +22,10 @@ from typing import Any
 from api.schema import schema
 from domain.identifiers import hash_api_key
 from domain.signing import KeyRing, SigningKey
-from resolvers.auth import Principal, Role
-from resolvers.context import RequestContext, Services
+from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
+from services.auth import Principal, Role
+from services.context import Services
 from storage.sqlite import open_sqlite
 from storage.trace import Trace, tracing
 

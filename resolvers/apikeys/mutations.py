@@ -13,6 +13,9 @@ from domain.encoding import is_sha256_hex
 from domain.errors import ConditionFailed, NotFound
 from domain.identifiers import hash_api_key, new_api_key
 from domain.validation import API_KEY_NAME, validate_id
+from services.apikeys.items import api_key_item
+from services.audit.items import audit_entry
+from services.transact import transact
 from storage import (
     All,
     AttributeAbsent,
@@ -24,12 +27,9 @@ from storage import (
 )
 from storage.access_patterns import API_KEY_BY_HASH, BRAND_BY_ID
 
-from ..audit.items import audit_entry
 from ..context import Info, RequestContext
 from ..fields import mutation_field
-from ..transact import transact
 from ..types.enums import ApiKeyRole
-from .items import api_key_item
 from .types import ApiKey, CreateApiKeyPayload
 
 __all__ = ["ApiKeyMutations"]

@@ -12,11 +12,11 @@ from datetime import timedelta
 import strawberry
 
 from domain.errors import BadUserInput
+from services.audit.items import audit_day
 from storage.access_patterns import AUDIT_DAY
 
 from ..context import Info
 from ..fields import ap_field
-from .items import audit_day
 from .types import AuditEntry
 
 __all__ = ["AUDIT_DAYS_MAX", "AUDIT_FIRST_MAX", "AuditQueries"]

@@ -9,18 +9,18 @@ from domain.enums import Plan
 from domain.hosts import validate_domain
 from domain.identifiers import hash_api_key, new_api_key, new_id
 from domain.validation import BRAND_NAME, INDUSTRY, parse_enum
+from services.apikeys.items import api_key_item
+from services.audit.items import audit_entry
+from services.auth import Role
+from services.brands.items import brand_index_item, brand_profile_item, brand_stats_item
+from services.ledger import grant_actions
+from services.transact import transact
 from storage import ItemAbsent, Put
 from storage.access_patterns import BRAND_BY_ID, BRAND_STATS
 
-from ..apikeys.items import api_key_item
-from ..audit.items import audit_entry
-from ..auth import Role
 from ..context import Info
 from ..fields import mutation_field
-from ..ledger import grant_actions
-from ..transact import transact
 from .inputs import RegisterBrandInput, RegisterBrandPayload
-from .items import brand_index_item, brand_profile_item, brand_stats_item
 from .types import Brand
 
 __all__ = ["BrandMutations"]

@@ -8,6 +8,8 @@ import strawberry
 
 from domain.datetimes import parse_datetime
 from domain.enums import Plan
+from services.brands.items import STAT_COUNTERS
+from services.visibility import require_owner
 from storage import Item
 from storage.access_patterns import (
     BRAND_PRODUCTS,
@@ -24,9 +26,7 @@ from ..ledger.types import Ledger
 from ..threats.fields import brand_threats
 from ..types.connection import Connection, connection
 from ..types.scalars import DateTime
-from ..visibility import require_owner
 from ..webhooks.fields import brand_webhook_deliveries, brand_webhooks
-from .items import STAT_COUNTERS
 
 if TYPE_CHECKING:
     from ..products.types import Product

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from services.claims.items import claim_is_active
+from services.visibility import require_owner
 from storage.access_patterns import PRODUCT_CLAIM
 
 from ..context import Info
 from ..provenance.fields import ProductRoot
-from ..visibility import require_owner
-from .items import claim_is_active
 from .types import Claim
 
 __all__ = ["product_claim"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import strawberry
 
 from domain.datetimes import parse_datetime
+from services.claims.items import from_epoch
 from storage import Item
 
 from ..types.scalars import DateTime
-from .items import from_epoch
 
 __all__ = ["Claim"]
 

@@ -6,12 +6,12 @@ from typing import Annotated
 
 import strawberry
 
+from services.ledger.commands import grant_credits, post_transaction, reverse_transaction
 from storage.access_patterns import IDEMPOTENCY_RECORD, LEDGER_TRANSACTION
 
 from ..context import Info
 from ..fields import mutation_field
 from ..types.scalars import Decimal
-from .commands import grant_credits, post_transaction, reverse_transaction
 from .inputs import LedgerTransactionInput
 from .types import LedgerTransaction
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import strawberry
 
 from domain.errors import NotFound
+from services.ledger.access import can_read_ledger
+from services.ledger.commands import parse_transaction_id
 from storage.access_patterns import LEDGER_TRANSACTION
 
 from ..context import Info
 from ..fields import ap_field
-from .access import can_read_ledger
-from .commands import parse_transaction_id
 from .types import LedgerTransaction
 
 __all__ = ["LedgerQueries"]

@@ -10,16 +10,21 @@ import strawberry
 from domain.datetimes import parse_datetime
 from domain.errors import BadUserInput, ProofgateError
 from domain.ledger import CREDIT, CURRENCY_SCALES, currency_scale
+from services.auth import Principal
+from services.ledger.access import require_ledger_reader
+from services.ledger.items import (
+    balance_from_item,
+    statement_month,
+    stored_amount,
+    transaction_from_item,
+)
 from storage import Item
 from storage.access_patterns import LEDGER_BALANCE, LEDGER_STATEMENT, LEDGER_TRANSACTION
 
-from ..auth import Principal
 from ..context import Info
 from ..fields import ap_field
 from ..types.connection import Connection, connection
 from ..types.scalars import DateTime, Decimal
-from .access import require_ledger_reader
-from .items import balance_from_item, statement_month, stored_amount, transaction_from_item
 
 __all__ = ["Balance", "Ledger", "LedgerLine", "LedgerTransaction", "Posting", "parse_month"]
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import strawberry
 
 from domain.validation import validate_batch
+from services.products.drafts import ProductDraft
+from services.products.register import register_products
 from storage.access_patterns import IDEMPOTENCY_RECORD
 
 from ..context import Info
 from ..fields import mutation_field
-from .inputs import ProductDraft, RegisterProductInput
-from .register import register_products
+from .inputs import RegisterProductInput
 from .types import Product
 
 __all__ = ["ProductMutations"]

@@ -7,12 +7,12 @@ import strawberry
 from domain.errors import NotFound, ProofgateError
 from domain.identifiers import parse_verification_code
 from domain.validation import validate_id
+from services.products.reads import readable_product
 from storage.access_patterns import PRODUCT_BY_CODE, PRODUCT_BY_ID, PRODUCT_GALLERY
 
 from ..context import Info
 from ..fields import ap_field
 from ..types.connection import Connection, connection
-from .reads import readable_product
 from .types import Product
 
 __all__ = ["ProductQueries"]

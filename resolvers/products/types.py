@@ -7,6 +7,7 @@ import strawberry
 from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus
 from domain.errors import ProofgateError
+from services.visibility import require_owner
 from storage import Item
 from storage.access_patterns import (
     BRAND_BY_ID,
@@ -22,7 +23,6 @@ from ..fields import ap_field, computed_field
 from ..provenance.fields import product_provenance
 from ..scans.fields import product_scans
 from ..types.scalars import JSON, DateTime
-from ..visibility import require_owner
 
 __all__ = ["Certificate", "Product"]
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import strawberry
 
+from services.provenance.access import writable_product
+from services.provenance.append import append_event
+from services.provenance.drafts import EventDraft
 from storage.access_patterns import PRODUCT_BY_ID
 
 from ..context import Info
 from ..fields import mutation_field
-from .access import writable_product
-from .append import append_event
-from .inputs import EventDraft, ProvenanceEventInput
+from .inputs import ProvenanceEventInput
 from .types import ProvenanceEvent
 
 __all__ = ["ProvenanceMutations"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import strawberry
 
 from domain import chain
+from services.provenance.items import event_from_item
 from storage import Item
 
 from ..types.enums import ProvenanceEventType
 from ..types.scalars import JSON, DateTime
-from .items import event_from_item
 
 __all__ = ["ProvenanceEvent"]
 

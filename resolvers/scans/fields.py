@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from services.visibility import require_owner
 from storage.access_patterns import PRODUCT_SCANS
 
 from ..context import Info
 from ..provenance.fields import ProductRoot
 from ..types.connection import Connection, connection
 from ..types.scalars import DateTime
-from ..visibility import require_owner
 from .types import Scan
 
 __all__ = ["SCANS_EPOCH", "product_scans"]

@@ -16,13 +16,13 @@ import strawberry
 
 from domain.enums import Severity
 from domain.errors import BadUserInput
+from services.pipeline.alerts import alert_matches
+from services.visibility import require_owner
 from storage import Page
 from storage.access_patterns import BRAND_THREATS
 
 from ..context import Info
-from ..pipeline.alerts import alert_matches
 from ..types.connection import Connection, Edge, PageInfo, connection
-from ..visibility import require_owner
 from .types import ThreatAlert
 
 __all__ = ["SCAN_MAX_ITEMS", "THREATS_EPOCH", "brand_threats"]

@@ -7,14 +7,14 @@ import strawberry
 from domain.datetimes import format_datetime
 from domain.errors import ConditionFailed, NotFound
 from domain.threats import parse_alert_id
+from services.audit.items import audit_entry
+from services.pipeline.alerts import alert_key, alert_key_params
+from services.transact import transact
 from storage import All, Compare, Comparison, ItemExists, Update
 from storage.access_patterns import BRAND_STATS, THREAT_BY_ID
 
-from ..audit.items import audit_entry
 from ..context import Info
 from ..fields import mutation_field
-from ..pipeline.alerts import alert_key, alert_key_params
-from ..transact import transact
 from .types import ThreatAlert
 
 __all__ = ["ThreatMutations"]

@@ -6,11 +6,11 @@ import strawberry
 
 from domain.errors import NotFound
 from domain.threats import parse_alert_id
+from services.pipeline.alerts import alert_key_params
 from storage.access_patterns import THREAT_BY_ID
 
 from ..context import Info
 from ..fields import ap_field
-from ..pipeline.alerts import alert_key_params
 from .types import ThreatAlert
 
 __all__ = ["ThreatQueries"]

@@ -19,14 +19,14 @@ import strawberry
 from domain.enums import Severity, ThreatType
 from domain.errors import ServiceUnavailable
 from domain.validation import validate_id
+from services.pipeline.alerts import alert_matches
+from services.pipeline.broker import Subscriber
+from services.pipeline.service import Pipeline
 from storage import Item
 from storage.access_patterns import BRAND_THREATS
 
 from ..context import Info
 from ..fields import AP_METADATA
-from ..pipeline.alerts import alert_matches
-from ..pipeline.broker import Subscriber
-from ..pipeline.service import Pipeline
 from .types import ThreatAlert
 
 __all__ = ["LiveConnection", "ThreatSubscriptions"]

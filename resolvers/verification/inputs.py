@@ -1,14 +1,11 @@
-"""ScanInput: what a verifying client says about itself, validated."""
+"""ScanInput: what a verifying client says about itself (validated into a
+``ScanDraft`` by the service)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import strawberry
 
-from domain.validation import CITY, DEVICE_FINGERPRINT, USER_AGENT, validate_country
-
-__all__ = ["ScanDraft", "ScanInput"]
+__all__ = ["ScanInput"]
 
 
 @strawberry.input(description="Optional facts about the scan; all fields may be omitted")
@@ -19,24 +16,3 @@ class ScanInput:
         default=None, description="Stored only as a salted hash; lets a claimant be recognised"
     )
     user_agent: str | None = None
-
-
-@dataclass(frozen=True)
-class ScanDraft:
-    country: str | None = None
-    city: str | None = None
-    device_fingerprint: str | None = None
-    user_agent: str | None = None
-
-    @classmethod
-    def validate(cls, data: ScanInput | None, *, field: str = "scan") -> ScanDraft:
-        if data is None:
-            return cls()
-        return cls(
-            country=validate_country(data.country, field=f"{field}.country"),
-            city=CITY.optional(data.city, field=f"{field}.city"),
-            device_fingerprint=DEVICE_FINGERPRINT.optional(
-                data.device_fingerprint, field=f"{field}.deviceFingerprint"
-            ),
-            user_agent=USER_AGENT.optional(data.user_agent, field=f"{field}.userAgent"),
-        )

@@ -7,14 +7,15 @@ from typing import Any
 import strawberry
 
 from domain.identifiers import hash_device_fingerprint, hash_ip
+from services.transact import transact
+from services.verification.checks import run_checks
+from services.verification.drafts import ScanDraft
+from services.verification.record import scan_actions
 from storage.access_patterns import PRODUCT_BY_CODE
 
 from ..context import Info
 from ..fields import mutation_field
-from ..transact import transact
-from .checks import run_checks
-from .inputs import ScanDraft, ScanInput
-from .record import scan_actions
+from .inputs import ScanInput
 from .types import Verification
 
 __all__ = ["VerificationMutations", "client_ip"]

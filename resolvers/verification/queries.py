@@ -6,11 +6,11 @@ import strawberry
 
 from domain.identifiers import hash_device_fingerprint
 from domain.validation import DEVICE_FINGERPRINT
+from services.verification.checks import run_checks
 from storage.access_patterns import PRODUCT_BY_CODE, PRODUCT_BY_ID
 
 from ..context import Info
 from ..fields import ap_field
-from .checks import run_checks
 from .types import Verification
 
 __all__ = ["VerificationQueries"]

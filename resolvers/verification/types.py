@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import strawberry
 
+from services.verification.checks import Checks
+
 from ..products.types import Product
 from ..types.enums import ScanResult
-from .checks import Checks
 
 __all__ = ["Verification"]
 

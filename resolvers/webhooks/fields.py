@@ -6,11 +6,11 @@ from typing import Protocol
 
 import strawberry
 
+from services.webhooks.access import require_webhook_admin
 from storage.access_patterns import BRAND_WEBHOOKS, WEBHOOK_DELIVERIES
 
 from ..context import Info
 from ..types.connection import Connection, connection
-from .access import require_webhook_admin
 from .types import Webhook, WebhookDelivery
 
 __all__ = ["brand_webhook_deliveries", "brand_webhooks"]

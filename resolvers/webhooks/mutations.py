@@ -12,15 +12,15 @@ from domain.errors import BadUserInput, ConditionFailed, NotFound
 from domain.hosts import validate_webhook_url
 from domain.identifiers import new_id, new_webhook_secret
 from domain.validation import validate_id
+from services.audit.items import audit_entry
+from services.pipeline.settings import PipelineSettings
+from services.transact import transact
+from services.webhooks.items import WebhookRef, parse_webhook_id, webhook_item
 from storage import Delete, ItemExists
 from storage.access_patterns import BRAND_WEBHOOKS, WEBHOOK_BY_ID
 
-from ..audit.items import audit_entry
 from ..context import Info
 from ..fields import mutation_field
-from ..pipeline.settings import PipelineSettings
-from ..transact import transact
-from .items import WebhookRef, parse_webhook_id, webhook_item
 from .types import RegisterWebhookPayload, Webhook
 
 __all__ = ["WebhookMutations"]

@@ -8,10 +8,10 @@ import strawberry
 
 from domain.datetimes import parse_datetime
 from domain.enums import Severity, ThreatType
+from services.webhooks.items import DeliveryStatus
 from storage import Item
 
 from ..types import enums as _enums  # noqa: F401  (registers the GraphQL enums)
-from .items import DeliveryStatus
 
 __all__ = ["RegisterWebhookPayload", "Webhook", "WebhookDelivery", "WebhookDeliveryStatus"]
 

@@ -6,8 +6,8 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 
 from domain.datetimes import parse_datetime
-from resolvers.audit.items import audit_entry
-from resolvers.auth import Principal, Role
+from services.audit.items import audit_entry
+from services.auth import Principal, Role
 
 AUDIT = """query($days: Int!, $first: Int!) {
     auditLog(days: $days, first: $first) { id occurredAt action actorRole actorBrandId

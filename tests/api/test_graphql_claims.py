@@ -11,7 +11,7 @@ import pytest
 
 from domain.datetimes import parse_datetime
 from domain.identifiers import hash_device_fingerprint
-from resolvers.context import CLAIM_TTL_DEFAULT, Services
+from services.context import CLAIM_TTL_DEFAULT, Services
 from storage.access_patterns import PRODUCT_CLAIM
 
 SALT = bytes(range(32))  # the gateway fixture's hash salt

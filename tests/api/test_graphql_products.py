@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from resolvers.products.registration import PRODUCTS_PER_TRANSACTION
+from services.products.registration import PRODUCTS_PER_TRANSACTION
 
 REGISTER = """mutation($input: RegisterProductInput!, $key: String) {
     registerProduct(input: $input, idempotencyKey: $key) { id name sku createdAt }

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from domain.datetimes import format_datetime
-from resolvers.context import Services
+from services.context import Services
 
 SCANS = """query($p: ID!, $since: DateTime, $until: DateTime, $first: Int, $after: String) {
     product(id: $p) {

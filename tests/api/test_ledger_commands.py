@@ -17,10 +17,11 @@ from api.cli import main
 from api.schema import schema
 from api.services import build_services
 from api.settings import Settings
-from resolvers.auth import Principal, Role
-from resolvers.context import RequestContext, Services
-from resolvers.ledger import FeeReservation
+from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
+from services.auth import Principal, Role
+from services.context import Services
+from services.ledger import FeeReservation
 from storage import Put
 from storage.access_patterns import PRODUCT_BY_ID
 

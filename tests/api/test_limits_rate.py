@@ -14,7 +14,7 @@ from api.limits import Limits, Rate
 from api.ratelimit import PUBLIC_MUTATIONS, RateLimiter
 from api.schema import schema
 from domain.errors import RateLimited
-from resolvers.auth import ANONYMOUS, Principal, Role
+from services.auth import ANONYMOUS, Principal, Role
 
 # 600 a minute: a token every 0.1 s, so recovery takes a tenth of a second.
 ANONYMOUS_RATE = Rate(per_minute=600, burst=3)

@@ -11,8 +11,8 @@ import pytest
 
 from api.cli import main
 from api.settings import Settings
-from resolvers.pipeline import PipelineSettings, RecallEvent
-from resolvers.pipeline.outbox import outbox_put, park_update
+from services.pipeline import PipelineSettings, RecallEvent
+from services.pipeline.outbox import outbox_put, park_update
 from storage.access_patterns import OUTBOX_DUE
 from storage.sqlite import open_sqlite
 

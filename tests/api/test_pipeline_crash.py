@@ -12,7 +12,7 @@ import pytest
 from _live import VERIFY, Gateway
 
 from domain.threats import parse_alert_id
-from resolvers.pipeline import PipelineSettings
+from services.pipeline import PipelineSettings
 from storage import Storage
 from storage.access_patterns import OUTBOX_DUE
 from storage.sqlite import open_sqlite

@@ -20,8 +20,8 @@ from api.limits import Limits
 from api.settings import Settings
 from domain.signing import SigningKey
 from domain.threats import product_recall
-from resolvers.pipeline import PipelineSettings
-from resolvers.pipeline.alerts import alert_item
+from services.pipeline import PipelineSettings
+from services.pipeline.alerts import alert_item
 from storage.dynamodb import create_table
 
 REGION = "us-east-1"

@@ -9,7 +9,8 @@ import pytest
 
 from domain.enums import ProvenanceEventType
 from domain.errors import BadUserInput
-from resolvers.provenance.inputs import EventDraft, ProvenanceEventInput
+from resolvers.provenance.inputs import ProvenanceEventInput
+from services.provenance.drafts import EventDraft
 
 
 def test_a_minimal_event_defaults_its_time_and_data() -> None:

@@ -1,0 +1,40 @@
+"""The threat pipeline: outbox, relay, live fan-out and webhook delivery.
+
+Commands enqueue events in their own transactions (``outbox_actions``); the
+relay in every gateway process turns them into alerts; the broker and tailer
+bring alerts to live subscriptions; webhooks receive them through the same
+outbox.
+"""
+
+from services.pipeline.broker import Broker, Subscriber
+from services.pipeline.events import (
+    AppendEvent,
+    DisputeEvent,
+    EventKind,
+    OutboxEvent,
+    RecallEvent,
+    ScanEvent,
+    WebhookEvent,
+)
+from services.pipeline.relay import Relay
+from services.pipeline.service import Pipeline, outbox_actions
+from services.pipeline.settings import PipelineSettings, ShardLayout
+from services.pipeline.tailer import Tailer
+
+__all__ = [
+    "AppendEvent",
+    "Broker",
+    "DisputeEvent",
+    "EventKind",
+    "OutboxEvent",
+    "Pipeline",
+    "PipelineSettings",
+    "RecallEvent",
+    "Relay",
+    "ScanEvent",
+    "ShardLayout",
+    "Subscriber",
+    "Tailer",
+    "WebhookEvent",
+    "outbox_actions",
+]

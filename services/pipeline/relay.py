@@ -1,0 +1,345 @@
+"""The relay: runs in every gateway process and turns outbox items into alerts.
+
+It claims due items (AP19) with a conditional lease, runs the threat rules,
+writes each alert with a conditional create on its deterministic key in one
+transaction with the counters it moves and the webhook deliveries it causes,
+publishes what it created, and deletes the item. Every step can be repeated
+after a crash: a second run finds the alerts already there and creates,
+counts and publishes nothing twice.
+
+Alert items go through one lane, one at a time, so this process stamps
+``recordedAt`` in the order its alerts commit; webhook deliveries run beside it,
+a few at a time, so a slow receiver never delays an alert.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import os
+import random
+import secrets
+import socket
+from collections.abc import Callable, Coroutine
+from datetime import datetime, timedelta
+from typing import Any
+
+from domain.errors import ConditionFailed, ProofgateError
+from domain.threats import AlertDraft
+from domain.webhooks import delivery_id
+from services.pipeline.alerts import alert_item, alert_puts
+from services.pipeline.broker import Broker
+from services.pipeline.delivery import deliver
+from services.pipeline.drafts import alert_drafts
+from services.pipeline.events import WebhookEvent
+from services.pipeline.outbox import (
+    ClaimedItem,
+    Lease,
+    claim_update,
+    complete_delete,
+    outbox_put,
+    park_update,
+    retry_update,
+)
+from services.pipeline.periodic import repeat
+from services.pipeline.settings import PipelineSettings
+from services.pipeline.tailer import PIPELINE_TENANT
+from services.transact import transact
+from services.webhooks.items import delivery_item, webhook_matches
+from storage import Item, Put, Storage, Update, WriteAction
+from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
+
+__all__ = ["Relay", "retry_delay"]
+
+logger = logging.getLogger("proofgate.pipeline")
+
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def retry_delay(attempt: int, settings: PipelineSettings) -> timedelta:
+    """Exponential from ``retry_base``, capped, with a little jitter so items
+    that failed together do not retry together."""
+    delay = min(settings.retry_cap, settings.retry_base * (1 << min(max(0, attempt - 1), 32)))
+    return delay * random.uniform(1.0, 1.1)
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+class Relay:
+    def __init__(
+        self,
+        storage: Storage,
+        broker: Broker,
+        settings: PipelineSettings,
+        clock: Callable[[], datetime],
+        *,
+        owner: str | None = None,
+    ) -> None:
+        self._storage = storage
+        self._broker = broker
+        self._settings = settings
+        self._clock = clock
+        self.owner = owner or _owner()
+        self._lane: asyncio.Queue[ClaimedItem] = asyncio.Queue()
+        self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
+        self._wake = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._running = False
+        self._deliveries = 0
+        self._last_stamp: datetime | None = None
+        self.alerts_created = 0
+
+    # --- running -------------------------------------------------------------
+
+    async def run(self) -> None:
+        self._running = True
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self._poll_loop())
+                group.create_task(self._alert_lane())
+        finally:
+            self._running = False
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def expect(self, item: Item) -> None:
+        """Claims an item this process just committed, without waiting for a poll."""
+        if self._running:
+            self._spawn(self._claim_committed(item))
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        # A fresh context: work spawned from inside a request must not land in
+        # that request's storage trace (or any other context it carries).
+        task = asyncio.create_task(coroutine, context=contextvars.Context())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _poll_loop(self) -> None:
+        await repeat(
+            self.poll_once,
+            self._settings.poll_interval,
+            failure="Polling the outbox failed; retrying",
+            wake=self._wake,
+        )
+
+    async def _alert_lane(self) -> None:
+        while True:
+            claimed = await self._lane.get()
+            await self.handle(claimed)
+
+    async def _claim_committed(self, item: Item) -> None:
+        try:
+            claimed = await self._claim(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.warning(
+                "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
+            )
+            return
+        if claimed is not None:
+            self._dispatch(claimed)
+
+    # --- claiming ------------------------------------------------------------
+
+    async def poll_once(self) -> int:
+        """Claims what is due, up to a batch; how many items it claimed. Claims
+        nothing while a batch is still waiting, so no lease expires unworked."""
+        batch = self._settings.claim_batch
+        if self._lane.qsize() >= batch or self._deliveries >= batch:
+            return 0
+        claimed = 0
+        now = self._clock()
+        for shard in self._settings.shards:
+            page = await self._storage.query(
+                OUTBOX_DUE,
+                {"shard": shard, "before": now},
+                tenant=PIPELINE_TENANT,
+                first=self._settings.claim_batch,
+            )
+            for item in page.items:
+                taken = await self._claim(item)
+                if taken is not None:
+                    self._dispatch(taken)
+                    claimed += 1
+        return claimed
+
+    async def _claim(self, item: Item) -> ClaimedItem | None:
+        now = self._clock()
+        if int(item.get("attempts", 0)) >= self._settings.max_attempts:
+            # Its last attempt never finished (the process died holding the lease).
+            await self._write(
+                park_update(
+                    item["id"],
+                    now=now,
+                    error="lease expired on the last attempt",
+                    sort=item["GSI2SK"],
+                )
+            )
+            return None
+        lease = Lease(self.owner, secrets.token_hex(8), now + self._settings.lease)
+        if not await self._write(claim_update(item, lease)):
+            return None
+        try:
+            return ClaimedItem.from_item(item, lease)
+        except ProofgateError as error:
+            await self._write(
+                park_update(item["id"], now=now, error=error.message, token=lease.token)
+            )
+            return None
+
+    def _dispatch(self, claimed: ClaimedItem) -> None:
+        if isinstance(claimed.event, WebhookEvent):
+            self._deliveries += 1
+            self._spawn(self._deliver(claimed))
+        else:
+            self._lane.put_nowait(claimed)
+
+    async def _deliver(self, claimed: ClaimedItem) -> None:
+        try:
+            async with self._webhook_slots:
+                await self.handle(claimed)
+        finally:
+            self._deliveries -= 1
+
+    async def _write(self, action: WriteAction) -> bool:
+        """False when the condition failed: another relay owns the item now."""
+        try:
+            await self._storage.transact_write([action])
+        except ConditionFailed:
+            return False
+        return True
+
+    # --- processing ----------------------------------------------------------
+
+    async def handle(self, claimed: ClaimedItem) -> None:
+        """Never raises but on cancellation: whatever fails here, the lease
+        expires and another attempt follows."""
+        try:
+            await self._process(claimed)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            if isinstance(error, ProofgateError):
+                logger.warning("Outbox item %s failed: %s", claimed.event_id, error.message)
+            else:
+                logger.exception("Outbox item %s failed", claimed.event_id)
+            await self._settle(self._fail(claimed, error), claimed)
+            return
+        await self._settle(self._complete(claimed), claimed)
+
+    async def _settle(self, step: Coroutine[Any, Any, None], claimed: ClaimedItem) -> None:
+        try:
+            await step
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception(
+                "Recording the outcome of outbox item %s failed; its lease will expire",
+                claimed.event_id,
+            )
+
+    async def _complete(self, claimed: ClaimedItem) -> None:
+        if not await self._write(complete_delete(claimed.event_id, claimed.lease.token)):
+            logger.info("Outbox item %s was taken over before it completed", claimed.event_id)
+
+    async def _process(self, claimed: ClaimedItem) -> None:
+        event = claimed.event
+        if isinstance(event, WebhookEvent):
+            final = claimed.attempts >= self._settings.max_attempts
+            await deliver(
+                self._storage, event, now=self._clock(), settings=self._settings, final=final
+            )
+            return
+        drafts = await alert_drafts(self._storage, event, self._settings.threats)
+        if not drafts:
+            return
+        webhooks = await self._webhooks(event.brand_id)
+        for draft in drafts:
+            await self._persist(draft, webhooks)
+
+    async def _webhooks(self, brand_id: str) -> list[Item]:
+        page = await self._storage.query(
+            BRAND_WEBHOOKS,
+            {"brand_id": brand_id},
+            tenant=PIPELINE_TENANT,
+            first=min(self._settings.webhooks_per_brand, BRAND_WEBHOOKS.max_page),
+        )
+        return page.items
+
+    def _stamp(self) -> datetime:
+        """Strictly increasing in this process, so AP12 order is commit order here."""
+        now = self._clock()
+        if self._last_stamp is not None and now <= self._last_stamp:
+            now = self._last_stamp + _MICROSECOND
+        self._last_stamp = now
+        return now
+
+    async def _persist(self, draft: AlertDraft, webhooks: list[Item]) -> bool:
+        recorded_at = self._stamp()
+        item = alert_item(draft, recorded_at)
+        actions: list[Put | Update] = alert_puts(item)
+        deliveries: list[Item] = []
+        for webhook in webhooks:
+            if not webhook_matches(webhook, item):
+                continue
+            event = WebhookEvent(
+                delivery_id(webhook["id"], item["id"]),
+                webhook["id"],
+                draft.brand_id,
+                item["id"],
+                recorded_at,
+            )
+            actions.append(
+                delivery_item(
+                    delivery_id=event.delivery_id,
+                    webhook=webhook,
+                    alert=item,
+                    created_at=recorded_at,
+                    retention=self._settings.delivery_retention,
+                )
+            )
+            put = outbox_put(event, now=recorded_at, settings=self._settings)
+            actions.append(put)
+            deliveries.append(put.item)
+        try:
+            await transact(self._storage, actions)
+        except ConditionFailed as error:
+            if error.index == 0:
+                return False
+            raise
+        self.alerts_created += 1
+        self._broker.publish(item)
+        for delivery in deliveries:
+            self.expect(delivery)
+        return True
+
+    async def _fail(self, claimed: ClaimedItem, error: BaseException) -> None:
+        now = self._clock()
+        text = (
+            error.message
+            if isinstance(error, ProofgateError)
+            else f"{type(error).__name__}: {error}"
+        )
+        if claimed.attempts >= self._settings.max_attempts:
+            logger.error(
+                "Outbox item %s parked after %d attempts: %s",
+                claimed.event_id,
+                claimed.attempts,
+                text,
+            )
+            action = park_update(claimed.event_id, now=now, error=text, token=claimed.lease.token)
+        else:
+            due = now + retry_delay(claimed.attempts, self._settings)
+            action = retry_update(claimed.event_id, claimed.lease.token, due=due, error=text)
+        if not await self._write(action):
+            logger.info(
+                "Outbox item %s was taken over before its failure was recorded", claimed.event_id
+            )

@@ -1,0 +1,140 @@
+"""The pipeline of one gateway process: relay, tailer and broker together.
+
+Built once at start-up (``start`` in the app's lifespan, ``stop`` at
+shutdown); commands reach it through ``Services.pipeline`` to enqueue events,
+subscriptions to follow a brand's alerts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from domain.errors import BadUserInput, InvalidCursor
+from services.pipeline.alerts import ALERT_SORT
+from services.pipeline.broker import Broker, Subscriber
+from services.pipeline.committing import CommittingStorage
+from services.pipeline.events import OutboxEvent
+from services.pipeline.outbox import outbox_put
+from services.pipeline.relay import Relay
+from services.pipeline.settings import PipelineSettings
+from services.pipeline.tailer import Tailer, read_alerts_since
+from storage import CursorCodec, Item, Storage, WriteAction
+from storage.access_patterns import BRAND_THREATS
+
+__all__ = ["Pipeline", "outbox_actions"]
+
+logger = logging.getLogger("proofgate.pipeline")
+
+_CURSOR_ATTRIBUTES = ("PK", "SK", "GSI1PK", "GSI1SK")
+
+
+def outbox_actions(
+    event: OutboxEvent, settings: PipelineSettings | None = None, *, now: datetime | None = None
+) -> list[WriteAction]:
+    """The write that hands ``event`` to the pipeline, for the command's own
+    transaction; due at once (``now``), whatever time the event claims."""
+    when = now or datetime.now(UTC)
+    return [outbox_put(event, now=when, settings=settings or PipelineSettings())]
+
+
+class Pipeline:
+    def __init__(
+        self,
+        storage: Storage,
+        settings: PipelineSettings,
+        *,
+        cursors: CursorCodec,
+        clock: Callable[[], datetime],
+        owner: str | None = None,
+    ) -> None:
+        self.storage = storage
+        self.settings = settings
+        self.cursors = cursors
+        self.broker = Broker(
+            queue_max=settings.queue_max,
+            subscriptions_max=settings.subscriptions_max,
+            overlap=settings.tail_overlap,
+        )
+        self.tailer = Tailer(storage, self.broker, settings, clock)
+        self.relay = Relay(storage, self.broker, settings, clock, owner=owner)
+        self._clock = clock
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # --- lifecycle -------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._tasks:
+            return
+        self._tasks = [
+            asyncio.create_task(self.relay.run(), name="proofgate-relay"),
+            asyncio.create_task(self.tailer.run(), name="proofgate-tailer"),
+        ]
+        await asyncio.sleep(0)
+
+    async def stop(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.broker.close()
+
+    # --- commands ----------------------------------------------------------------
+
+    def enqueue(self, event: OutboxEvent) -> list[WriteAction]:
+        """``outbox_actions`` with this pipeline's shard layout."""
+        return outbox_actions(event, self.settings, now=self._clock())
+
+    def committing(self, storage: Storage) -> CommittingStorage:
+        """``storage`` for commands: outbox items they commit go straight to
+        this process's relay instead of waiting for its next poll."""
+        return CommittingStorage(storage, self.relay.expect)
+
+    # --- subscriptions -------------------------------------------------------------
+
+    async def subscribe(
+        self, brand_id: str, on_overflow: Callable[[], None] | None = None
+    ) -> Subscriber:
+        """Live alerts of ``brand_id`` from now on, buffered until read."""
+        subscriber = self.broker.add(brand_id, on_overflow)
+        try:
+            await self.tailer.watch(brand_id)
+        except BaseException:
+            self.broker.remove(subscriber)
+            raise
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self.broker.remove(subscriber)
+
+    def cursor(self, item: Item, tenant: str) -> str:
+        """The alert's position in AP12, as the edge cursor ``Brand.threats`` returns."""
+        partition = BRAND_THREATS.partition_key.format({"brand_id": item["brandId"]})
+        return self.cursors.encode(
+            BRAND_THREATS.id, partition, {a: item[a] for a in _CURSOR_ATTRIBUTES}, tenant
+        )
+
+    async def replay(self, brand_id: str, after: str, tenant: str) -> list[Item]:
+        """Stored alerts recorded after the one ``after`` points at, oldest first."""
+        partition = BRAND_THREATS.partition_key.format({"brand_id": brand_id})
+        last = self.cursors.decode(after, BRAND_THREATS.id, partition, tenant)
+        position = last.get("GSI1SK", "")
+        try:
+            recorded_at: datetime = ALERT_SORT.parse(position)["recorded_at"]
+        except ValueError:
+            raise InvalidCursor() from None
+        items, truncated = await read_alerts_since(
+            self.storage, brand_id, recorded_at, limit=self.settings.replay_max
+        )
+        if truncated:
+            raise BadUserInput(
+                f"More than {self.settings.replay_max} alerts follow this cursor",
+                hint="Read the backlog with Brand.threats, then subscribe from its newest cursor.",
+            )
+        mark = position.encode()
+        return [item for item in items if item["GSI1SK"].encode() > mark]

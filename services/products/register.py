@@ -1,0 +1,190 @@
+"""The registration command behind registerProduct and registerProducts.
+
+Everything is validated before the first write, so bad input writes nothing.
+Each transaction then registers up to ``PRODUCTS_PER_TRANSACTION`` products
+atomically. A batch that fails part-way keeps the transactions that
+committed (the error lists their ids in ``extensions.registeredIds``); with an
+idempotencyKey, retrying the same request registers only what is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from domain.errors import BadUserInput, ConditionFailed, Conflict, NotFound, ProofgateError
+from domain.identifiers import new_id
+from services.context import CommandContext
+from services.idempotency import Idempotency, RecordStatus
+from services.ledger import FeeReservation, charge_actions, ledger_failure
+from services.products.drafts import ProductDraft
+from services.products.registration import (
+    PRODUCT_ACTIONS,
+    PRODUCTS_PER_TRANSACTION,
+    PlannedProduct,
+    Slot,
+    chunk_actions,
+    plan_product,
+)
+from services.transact import transact
+from storage import Item, WriteAction
+from storage.access_patterns import PRODUCT_BY_ID
+
+__all__ = ["check_batch", "register_products"]
+
+
+def check_batch(drafts: Sequence[ProductDraft], fields: Sequence[str]) -> None:
+    """One brand per batch (its counters, fee and idempotency scope), and no
+    product twice: the second would only fail after the first committed."""
+    seen: dict[str, str] = {}
+    for draft, field in zip(drafts, fields, strict=True):
+        if draft.brand_id != drafts[0].brand_id:
+            raise BadUserInput(
+                f"{field}.brandId: a batch registers products of one brand",
+                hint="Send one batch per brand.",
+            )
+        earlier = seen.setdefault(draft.name_digest, field)
+        if earlier != field:
+            raise BadUserInput(f"{field}: same name and sku as {earlier}")
+
+
+async def register_products(
+    context: CommandContext,
+    drafts: Sequence[ProductDraft],
+    fields: Sequence[str],
+    *,
+    operation: str,
+    idempotency_key: str | None,
+) -> list[Item]:
+    """The stored products, in input order."""
+    brand_id = drafts[0].brand_id
+    context.principal.require_write(brand_id)
+    check_batch(drafts, fields)
+    now = context.now()
+    idempotency = Idempotency.of(
+        idempotency_key, scope=brand_id, operation=operation, body=list(drafts)
+    )
+    ids: list[str] | None = None
+    if idempotency is not None:
+        record = await idempotency.lookup(context.loaders, now)
+        if record is not None:
+            ids = list(record["result"]["productIds"])
+            if record["status"] == RecordStatus.COMPLETE:
+                return await _load(context, ids)
+    resuming = ids is not None
+    ids = ids if ids is not None else [new_id(now) for _ in drafts]
+    existing = await _load_existing(context, ids) if resuming else {}
+    signer = context.services.key_ring.active
+    plans = [
+        plan_product(position, draft, product_id, now, signer)
+        for position, (draft, product_id) in enumerate(zip(drafts, ids, strict=True))
+        if product_id not in existing
+    ]
+    chunks = [
+        plans[i : i + PRODUCTS_PER_TRANSACTION]
+        for i in range(0, len(plans), PRODUCTS_PER_TRANSACTION)
+    ]
+    result = {"productIds": ids}
+    written: dict[str, Item] = dict(existing)
+    # A batch that spans transactions reserves its whole fee first, so it can
+    # never run out of credits half-way; one transaction pays directly.
+    fee = context.services.registration_fee
+    reservation = (
+        await FeeReservation.reserve(context.storage, brand_id, len(plans), fee, now)
+        if len(chunks) > 1
+        else None
+    )
+    try:
+        for number, chunk in enumerate(chunks):
+            extra: list[WriteAction] = []
+            record_action: WriteAction | None = None
+            if idempotency is not None:
+                first, last = number == 0 and not resuming, number == len(chunks) - 1
+                if first:
+                    status = RecordStatus.COMPLETE if last else RecordStatus.PENDING
+                    record_action = idempotency.create(now, result, status)
+                elif last:
+                    record_action = idempotency.complete(result)
+            if record_action is not None:
+                extra.append(record_action)
+            chunk_ids = [planned.product_id for planned in chunk]
+            if reservation is not None:
+                extra.extend(reservation.settle_actions(chunk_ids, now))
+            else:
+                extra.extend(charge_actions(brand_id, chunk_ids, now, fee))
+            actions = chunk_actions(
+                chunk, principal=context.principal, action=operation, now=now, extra=extra
+            )
+            try:
+                await transact(context.storage, actions)
+            except ConditionFailed as error:
+                if idempotency is not None and actions[error.index] is record_action:
+                    return await _replay(context, idempotency)
+                failure = ledger_failure(error, actions)
+                raise failure or _explain(error, chunk, fields, list(written)) from None
+            if reservation is not None:
+                reservation.settled(len(chunk))
+            written.update((planned.product_id, planned.item) for planned in chunk)
+    finally:
+        if reservation is not None:
+            await reservation.release(context.storage)
+    for product_id, item in written.items():
+        context.loaders.prime(PRODUCT_BY_ID, item, product_id=product_id)
+    return [written[product_id] for product_id in ids]
+
+
+async def _load(context: CommandContext, ids: Sequence[str]) -> list[Item]:
+    items = await context.loaders.items(PRODUCT_BY_ID, [{"product_id": i} for i in ids])
+    if any(item is None for item in items):
+        raise ProofgateError("An idempotency record names a product that does not exist")
+    return [item for item in items if item is not None]
+
+
+async def _load_existing(context: CommandContext, ids: Sequence[str]) -> dict[str, Item]:
+    items = await context.loaders.items(PRODUCT_BY_ID, [{"product_id": i} for i in ids])
+    return {
+        product_id: item for product_id, item in zip(ids, items, strict=True) if item is not None
+    }
+
+
+async def _replay(context: CommandContext, idempotency: Idempotency) -> list[Item]:
+    """A concurrent request with the same key won the record: return its
+    result once it is complete."""
+    record = await idempotency.lookup(context.loaders, context.now(), fresh=True)
+    if record is None or record["status"] != RecordStatus.COMPLETE:
+        raise Conflict(
+            "A request with this idempotencyKey is still in progress",
+            hint="Retry the same request later to receive its result.",
+        )
+    return await _load(context, list(record["result"]["productIds"]))
+
+
+def _explain(
+    error: ConditionFailed,
+    chunk: Sequence[PlannedProduct],
+    fields: Sequence[str],
+    registered: list[str],
+) -> ProofgateError:
+    extensions: dict[str, Any] = {"registeredIds": registered} if registered else {}
+    position, slot = divmod(error.index, PRODUCT_ACTIONS)
+    if position >= len(chunk):
+        if slot == 0:
+            return NotFound("Brand not found")
+        return Conflict(
+            "The registration collided with a concurrent write",
+            hint="Retry the request.",
+            **extensions,
+        )
+    planned = chunk[position]
+    if slot == Slot.NAME:
+        draft = planned.draft
+        sku = f"sku {draft.sku!r}" if draft.sku is not None else "no sku"
+        return Conflict(
+            f"{fields[planned.position]}: the brand already has a product named "
+            f"{draft.name!r} with {sku}",
+            hint="Change the name or the sku, or use the existing product.",
+            **extensions,
+        )
+    return Conflict(
+        "The registration collided with a concurrent write", hint="Retry the request.", **extensions
+    )

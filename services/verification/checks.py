@@ -1,0 +1,110 @@
+"""The checks behind a verification: certificate hash and signature, the
+whole chain, the claim. Reads only; ``verifyProduct`` records the result.
+
+A stored record that no longer parses counts as a failed check, never as a
+failed request: tampering must produce a verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from dataclasses import dataclass
+
+from domain.certificates import Certificate, CertificateRecord, verify_signature
+from domain.datetimes import parse_datetime
+from domain.enums import ProductStatus
+from domain.errors import ProofgateError
+from domain.signing import KeyRing
+from domain.verification import Outcome, assess
+from services.claims.items import claim_is_active
+from services.context import CommandContext
+from services.provenance.walk import check_chain, load_chain
+from services.verification.lookup import product_for_code
+from storage import Item
+from storage.access_patterns import PRODUCT_CLAIM
+
+__all__ = ["Checks", "check_hash", "check_signature", "run_checks"]
+
+_MALFORMED = (KeyError, TypeError, ValueError, ProofgateError)
+
+
+@dataclass(frozen=True)
+class Checks:
+    outcome: Outcome
+    product: Item | None = None
+    signature_valid: bool = False
+    chain_intact: bool = False
+    claim: Item | None = None
+    """The active claim, if any."""
+    is_claimant: bool = False
+
+
+def check_hash(product: Item) -> bool:
+    """The stored record still produces the certificate hash."""
+    try:
+        record = CertificateRecord(
+            product_id=product["id"],
+            brand_id=product["brandId"],
+            name=product["name"],
+            created_at=parse_datetime(product["createdAt"]),
+            sku=product.get("sku"),
+            metadata=product.get("metadata"),
+        )
+        return bool(record.hash() == product["certificateHash"])
+    except _MALFORMED:
+        return False
+
+
+def check_signature(product: Item, key_ring: KeyRing) -> bool:
+    try:
+        certificate = Certificate(
+            hash=product["certificateHash"],
+            signature=product["signature"],
+            key_id=product["keyId"],
+            algorithm=product["algorithm"],
+        )
+        return verify_signature(certificate, key_ring)
+    except _MALFORMED:
+        return False
+
+
+def _status(product: Item) -> ProductStatus | None:
+    try:
+        return ProductStatus(product["status"])
+    except _MALFORMED:
+        return None
+
+
+async def run_checks(context: CommandContext, code: str, device_hash: str | None) -> Checks:
+    loaders = context.loaders
+    product = await product_for_code(loaders, code)
+    if product is None:
+        return Checks(
+            assess(
+                found=False,
+                hash_valid=False,
+                signature_valid=False,
+                chain_intact=False,
+                status=None,
+            )
+        )
+    chain, claim = await asyncio.gather(
+        load_chain(loaders, product["id"]), loaders.item(PRODUCT_CLAIM, product_id=product["id"])
+    )
+    signature_valid = check_signature(product, context.services.key_ring)
+    chain_intact = check_chain(product, chain).intact
+    outcome = assess(
+        found=True,
+        hash_valid=check_hash(product),
+        signature_valid=signature_valid,
+        chain_intact=chain_intact,
+        status=_status(product),
+    )
+    active = claim if claim_is_active(claim, context.now()) else None
+    is_claimant = (
+        active is not None
+        and device_hash is not None
+        and hmac.compare_digest(str(active.get("deviceHash", "")), device_hash)
+    )
+    return Checks(outcome, product, signature_valid, chain_intact, active, is_claimant)
