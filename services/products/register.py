@@ -10,14 +10,17 @@ idempotencyKey, retrying the same request registers only what is missing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from domain.errors import BadUserInput, ConditionFailed, Conflict, NotFound, ProofgateError
 from domain.identifiers import new_id
 from services.context import CommandContext
 from services.idempotency import Idempotency, RecordStatus
-from services.ledger import FeeReservation, charge_actions, ledger_failure
+from services.ledger import ledger_failure
 from services.products.drafts import ProductDraft
+from services.products.fee import BatchFee
 from services.products.registration import (
     PRODUCT_ACTIONS,
     PRODUCTS_PER_TRANSACTION,
@@ -64,16 +67,59 @@ async def register_products(
     idempotency = Idempotency.of(
         idempotency_key, scope=brand_id, operation=operation, body=list(drafts)
     )
-    ids: list[str] | None = None
-    if idempotency is not None:
-        record = await idempotency.lookup(context.loaders, now)
-        if record is not None:
-            ids = list(record["result"]["productIds"])
-            if record["status"] == RecordStatus.COMPLETE:
-                return await _load(context, ids)
-    resuming = ids is not None
-    ids = ids if ids is not None else [new_id(now) for _ in drafts]
-    existing = await _load_existing(context, ids) if resuming else {}
+    resumed = await _resume(context, idempotency, now)
+    if resumed.complete and resumed.ids is not None:
+        return await _load(context, resumed.ids)
+    plan = await _plan(context, drafts, resumed.ids, now)
+    fee = await BatchFee.choose(context, brand_id, len(plan.chunks), plan.count, now)
+    try:
+        return await _commit(
+            context, plan, fee, idempotency, operation=operation, fields=fields, now=now
+        )
+    finally:
+        await fee.release(context.storage)
+
+
+@dataclass(frozen=True)
+class _Resumed:
+    ids: list[str] | None
+    """The product ids an earlier request with the same idempotencyKey chose."""
+    complete: bool
+
+
+async def _resume(
+    context: CommandContext, idempotency: Idempotency | None, now: datetime
+) -> _Resumed:
+    """What an earlier request with the same key left, so a retry registers
+    only what is missing, under the same ids."""
+    record = None if idempotency is None else await idempotency.lookup(context.loaders, now)
+    if record is None:
+        return _Resumed(None, complete=False)
+    ids = list(record["result"]["productIds"])
+    return _Resumed(ids, complete=record["status"] == RecordStatus.COMPLETE)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    ids: list[str]
+    existing: dict[str, Item]
+    """Products of ``ids`` an interrupted earlier attempt already registered."""
+    chunks: list[list[PlannedProduct]]
+    resuming: bool
+
+    @property
+    def count(self) -> int:
+        return sum(len(chunk) for chunk in self.chunks)
+
+
+async def _plan(
+    context: CommandContext,
+    drafts: Sequence[ProductDraft],
+    resumed_ids: list[str] | None,
+    now: datetime,
+) -> _Plan:
+    ids = resumed_ids if resumed_ids is not None else [new_id(now) for _ in drafts]
+    existing = await _load_existing(context, ids) if resumed_ids is not None else {}
     signer = context.services.key_ring.active
     plans = [
         plan_product(position, draft, product_id, now, signer)
@@ -84,53 +130,56 @@ async def register_products(
         plans[i : i + PRODUCTS_PER_TRANSACTION]
         for i in range(0, len(plans), PRODUCTS_PER_TRANSACTION)
     ]
-    result = {"productIds": ids}
-    written: dict[str, Item] = dict(existing)
-    # A batch that spans transactions reserves its whole fee first, so it can
-    # never run out of credits half-way; one transaction pays directly.
-    fee = context.services.registration_fee
-    reservation = (
-        await FeeReservation.reserve(context.storage, brand_id, len(plans), fee, now)
-        if len(chunks) > 1
-        else None
-    )
-    try:
-        for number, chunk in enumerate(chunks):
-            extra: list[WriteAction] = []
-            record_action: WriteAction | None = None
-            if idempotency is not None:
-                first, last = number == 0 and not resuming, number == len(chunks) - 1
-                if first:
-                    status = RecordStatus.COMPLETE if last else RecordStatus.PENDING
-                    record_action = idempotency.create(now, result, status)
-                elif last:
-                    record_action = idempotency.complete(result)
-            if record_action is not None:
-                extra.append(record_action)
-            chunk_ids = [planned.product_id for planned in chunk]
-            if reservation is not None:
-                extra.extend(reservation.settle_actions(chunk_ids, now))
-            else:
-                extra.extend(charge_actions(brand_id, chunk_ids, now, fee))
-            actions = chunk_actions(
-                chunk, principal=context.principal, action=operation, now=now, extra=extra
-            )
-            try:
-                await transact(context.storage, actions)
-            except ConditionFailed as error:
-                if idempotency is not None and actions[error.index] is record_action:
-                    return await _replay(context, idempotency)
-                failure = ledger_failure(error, actions)
-                raise failure or _explain(error, chunk, fields, list(written)) from None
-            if reservation is not None:
-                reservation.settled(len(chunk))
-            written.update((planned.product_id, planned.item) for planned in chunk)
-    finally:
-        if reservation is not None:
-            await reservation.release(context.storage)
+    return _Plan(ids, existing, chunks, resuming=resumed_ids is not None)
+
+
+def _record_action(
+    idempotency: Idempotency | None, plan: _Plan, number: int, now: datetime
+) -> WriteAction | None:
+    """The idempotency record is created with the first transaction (PENDING
+    unless that is also the last) and completed by the last."""
+    if idempotency is None:
+        return None
+    result = {"productIds": plan.ids}
+    first, last = number == 0 and not plan.resuming, number == len(plan.chunks) - 1
+    if first:
+        return idempotency.create(
+            now, result, RecordStatus.COMPLETE if last else RecordStatus.PENDING
+        )
+    return idempotency.complete(result) if last else None
+
+
+async def _commit(
+    context: CommandContext,
+    plan: _Plan,
+    fee: BatchFee,
+    idempotency: Idempotency | None,
+    *,
+    operation: str,
+    fields: Sequence[str],
+    now: datetime,
+) -> list[Item]:
+    """One transaction per chunk; the products in input order."""
+    written: dict[str, Item] = dict(plan.existing)
+    for number, chunk in enumerate(plan.chunks):
+        record_action = _record_action(idempotency, plan, number, now)
+        extra = [] if record_action is None else [record_action]
+        extra.extend(fee.actions([planned.product_id for planned in chunk], now))
+        actions = chunk_actions(
+            chunk, principal=context.principal, action=operation, now=now, extra=extra
+        )
+        try:
+            await transact(context.storage, actions)
+        except ConditionFailed as error:
+            if idempotency is not None and actions[error.index] is record_action:
+                return await _replay(context, idempotency)
+            failure = ledger_failure(error, actions)
+            raise failure or _explain(error, chunk, fields, list(written)) from None
+        fee.settled(len(chunk))
+        written.update((planned.product_id, planned.item) for planned in chunk)
     for product_id, item in written.items():
         context.loaders.prime(PRODUCT_BY_ID, item, product_id=product_id)
-    return [written[product_id] for product_id in ids]
+    return [written[product_id] for product_id in plan.ids]
 
 
 async def _load(context: CommandContext, ids: Sequence[str]) -> list[Item]:

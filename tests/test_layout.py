@@ -1,0 +1,184 @@
+"""The source tree keeps the layout docs/design.md draws ("Layout").
+
+Imports point one way: api -> resolvers -> services -> storage, with domain
+below them all and storage knowing only ``domain.errors``; services never
+touch GraphQL. The checker reads modules with ``ast`` (no import runs), so
+imports under ``TYPE_CHECKING`` and inside functions count too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests._support.source import PACKAGES, ROOT, source_files
+
+ALLOWED: dict[str, frozenset[str]] = {
+    "api": frozenset({"api", "resolvers", "services", "storage", "domain"}),
+    "resolvers": frozenset({"resolvers", "services", "storage", "domain"}),
+    "services": frozenset({"services", "storage", "domain"}),
+    "storage": frozenset({"storage", "domain.errors"}),
+    "domain": frozenset({"domain"}),
+}
+"""What each package may import of ours; a dotted entry allows that module only."""
+
+GRAPHQL_LIBRARIES = frozenset({"strawberry", "graphql"})
+WITHOUT_GRAPHQL = frozenset({"services", "storage", "domain"})
+RESOLVER_MODULE_MAX_LINES = 250
+FUNCTION_MAX_LINES = 60
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    source: str
+    is_package: bool = False
+
+
+@dataclass(frozen=True)
+class Violation:
+    module: str
+    line: int
+    target: str
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.line} imports {self.target}"
+
+
+def _module(path: Path) -> Module:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts.pop()
+    return Module(".".join(parts), path.read_text(encoding="utf-8"), is_package)
+
+
+def _imports(module: Module) -> Iterator[tuple[int, str]]:
+    """(line, absolute module) for every import; ``from m import n`` yields
+    ``m.n`` too, since ``n`` may be a submodule."""
+    package = module.name if module.is_package else module.name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(module.source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            if base:
+                yield node.lineno, base
+            for alias in node.names:
+                yield node.lineno, f"{base}.{alias.name}" if base else alias.name
+
+
+def _allowed(importer: str, target: str) -> bool:
+    top = target.partition(".")[0]
+    if top in GRAPHQL_LIBRARIES:
+        return importer not in WITHOUT_GRAPHQL
+    if top not in PACKAGES:
+        return True
+    for entry in ALLOWED[importer]:
+        if target == entry or target.startswith(entry + "."):
+            return True
+        if "." in entry and entry.startswith(target + "."):
+            return True  # ``from domain import errors`` names the allowed module's parent
+    return False
+
+
+def violations(modules: Iterable[Module]) -> list[Violation]:
+    """One per offending import statement (``from m import n`` checks m and m.n)."""
+    found: dict[tuple[str, int], Violation] = {}
+    for module in modules:
+        importer = module.name.partition(".")[0]
+        for line, target in _imports(module):
+            if not _allowed(importer, target):
+                found.setdefault((module.name, line), Violation(module.name, line, target))
+    return sorted(found.values(), key=str)
+
+
+def test_imports_point_one_way() -> None:
+    wrong = violations(_module(path) for path in source_files())
+    assert not wrong, "Imports against the layout:\n" + "\n".join(map(str, wrong))
+
+
+PLANTED = [
+    Module(
+        "services.planted",
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from resolvers.context import Info\n",
+    ),
+    Module("services.pipeline.planted", "import strawberry\n"),
+    Module("services.ledger.planted", "def f():\n    from graphql import GraphQLError\n"),
+    Module("resolvers.products.planted", "from api.settings import Settings\n"),
+    Module("storage.planted", "from domain.ledger import CREDIT\n"),
+    Module("storage.sqlite.planted", "from services import context\n"),
+    Module("domain.planted", "import storage.keys\n"),
+]
+
+
+@pytest.mark.parametrize("module", PLANTED, ids=lambda module: module.name)
+def test_a_planted_wrong_import_is_reported(module: Module) -> None:
+    [violation] = violations([module])
+    assert violation.module == module.name
+    assert violation.line == len(module.source.splitlines())
+
+
+RIGHT = [
+    Module("api.planted", "from resolvers.root import Query\nfrom services import ledger\n"),
+    Module("resolvers.ledger.planted", "from ..context import Info\nfrom . import types\n"),
+    Module("services.ledger.planted", "from ..context import Services\nfrom .items import x\n"),
+    Module("services.pipeline", "from .relay import Relay\n", is_package=True),
+    Module("storage.planted", "from domain.errors import NotFound\nfrom domain import errors\n"),
+    Module("domain.planted", "from .errors import NotFound\nimport json\n"),
+]
+
+
+@pytest.mark.parametrize("module", RIGHT, ids=lambda module: module.name)
+def test_imports_along_the_layout_pass(module: Module) -> None:
+    assert violations([module]) == []
+
+
+def test_relative_imports_resolve_against_the_importing_package() -> None:
+    nested = Module("services.ledger.planted", "from ..pipeline.outbox import describe\n")
+    package = Module("services.ledger", "from .items import x\n", is_package=True)
+    assert set(_imports(nested)) == {
+        (1, "services.pipeline.outbox"),
+        (1, "services.pipeline.outbox.describe"),
+    }
+    assert set(_imports(package)) == {(1, "services.ledger.items"), (1, "services.ledger.items.x")}
+
+
+def test_resolver_modules_stay_small() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "resolvers").rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > RESOLVER_MODULE_MAX_LINES
+    }
+    assert not long, f"resolvers/ modules over {RESOLVER_MODULE_MAX_LINES} lines: {long}"
+
+
+def _long_functions(module: Module) -> Iterator[str]:
+    for node in ast.walk(ast.parse(module.source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            if lines > FUNCTION_MAX_LINES:
+                yield f"{module.name}.{node.name} ({lines} lines)"
+
+
+def test_functions_stay_short() -> None:
+    long = [name for path in source_files() for name in _long_functions(_module(path))]
+    assert not long, f"Functions over {FUNCTION_MAX_LINES} lines: {long}"
+
+
+def test_the_length_check_sees_a_long_function() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(FUNCTION_MAX_LINES))
+    module = Module("services.planted", f"async def long():\n{body}")
+    assert list(_long_functions(module)) == [
+        f"services.planted.long ({FUNCTION_MAX_LINES + 1} lines)"
+    ]
