@@ -77,8 +77,8 @@ class RateLimiter:
         with ``retryAfter``: the seconds until that many are back."""
         if principal.role is Role.ADMIN or client is None:
             return
-        if principal.key_id is not None:
-            rate, key = self.keyed, ("key", principal.key_id)
+        if principal.key_hash is not None:
+            rate, key = self.keyed, ("key", principal.key_hash)
         else:
             rate, key = self.anonymous, ("ip", client)
         if rate is None:

@@ -57,9 +57,9 @@ class LiveConnection:
         self._closing: asyncio.Task[None] | None = None
 
     @property
-    def key_id(self) -> str | None:
-        key_id: str | None = self.context.principal.key_id
-        return key_id
+    def key_hash(self) -> str | None:
+        key_hash: str | None = self.context.principal.key_hash
+        return key_hash
 
     def slow_consumer(self) -> None:
         self.close_soon(*CLOSE_SLOW_CONSUMER)
@@ -104,8 +104,8 @@ class Connections:
         """Closes connections whose key is revoked or gone; how many it closed."""
         by_key: dict[str, list[LiveConnection]] = {}
         for connection in list(self._open):
-            if connection.key_id is not None:
-                by_key.setdefault(connection.key_id, []).append(connection)
+            if connection.key_hash is not None:
+                by_key.setdefault(connection.key_hash, []).append(connection)
         if not by_key:
             return 0
         keys = list(by_key)

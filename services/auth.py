@@ -6,16 +6,16 @@ as a missing one does (NOT_FOUND), so not even existence leaks.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from dataclasses import dataclass
 from enum import StrEnum
 
 from domain.errors import Forbidden, NotFound, Unauthenticated
+from domain.identifiers import hash_api_key
 from storage import Storage
 from storage.access_patterns import API_KEY_BY_HASH
 
-__all__ = ["Principal", "Role", "authenticate", "hash_api_key"]
+__all__ = ["ANONYMOUS", "Principal", "Role", "authenticate"]
 
 _BEARER = "bearer "
 
@@ -27,15 +27,13 @@ class Role(StrEnum):
     ANONYMOUS = "ANONYMOUS"
 
 
-def hash_api_key(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
 @dataclass(frozen=True)
 class Principal:
     role: Role
     brand_id: str | None = None
-    key_id: str | None = None
+    key_hash: str | None = None
+    """The SHA-256 of the caller's API key (its id in AP20); None for the
+    operator and anonymous callers."""
 
     @property
     def tenant(self) -> str:

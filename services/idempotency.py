@@ -23,9 +23,10 @@ from domain.datetimes import format_datetime
 from domain.errors import Conflict
 from domain.idempotency import request_fingerprint
 from domain.validation import IDEMPOTENCY_KEY
-from services.context import Reads
 from storage import Any_, Compare, Comparison, Item, ItemAbsent, Put, Update
 from storage.access_patterns import IDEMPOTENCY_RECORD
+
+from .context import Reads
 
 __all__ = ["IDEMPOTENCY_TTL", "Idempotency", "RecordStatus"]
 

@@ -11,7 +11,8 @@ says only which field was refused; the object's existence was already public.
 from __future__ import annotations
 
 from domain.errors import Forbidden
-from services.auth import Principal
+
+from .auth import Principal
 
 __all__ = ["require_owner"]
 

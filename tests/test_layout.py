@@ -9,6 +9,8 @@ imports under ``TYPE_CHECKING`` and inside functions count too.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,3 +184,40 @@ def test_the_length_check_sees_a_long_function() -> None:
     assert list(_long_functions(module)) == [
         f"services.planted.long ({FUNCTION_MAX_LINES + 1} lines)"
     ]
+
+
+_LOADED = """
+import importlib, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(" ".join(sorted({m.partition(".")[0] for m in sys.modules})))
+"""
+
+
+def _loaded_packages(*modules: str) -> set[str]:
+    """Top-level packages loaded by importing ``modules`` in a fresh interpreter."""
+    run = subprocess.run(
+        [sys.executable, "-c", _LOADED, *modules],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(run.stdout.split())
+
+
+CLI_JOBS = (
+    "api.ledger_commands",
+    "api.outbox_commands",
+    # what the jobs import when they run
+    "api.services",
+    "services.ledger",
+    "services.reconcile",
+    "services.pipeline.outbox",
+    "services.pipeline.parked",
+)
+
+
+def test_cli_jobs_run_without_the_graphql_layer() -> None:
+    assert _loaded_packages(*CLI_JOBS).isdisjoint({"resolvers", "strawberry", "graphql"})
+    assert {"resolvers", "strawberry"} <= _loaded_packages("api.schema"), "the check sees them"

@@ -1,12 +1,10 @@
-"""addProvenanceEvent."""
+"""addProvenanceEvent (``services.provenance.commands``)."""
 
 from __future__ import annotations
 
 import strawberry
 
-from services.provenance.access import writable_product
-from services.provenance.append import append_event
-from services.provenance.drafts import EventDraft
+from services.provenance import commands
 from storage.access_patterns import PRODUCT_BY_ID
 
 from ..context import Info
@@ -27,9 +25,5 @@ class ProvenanceMutations:
     async def add_provenance_event(
         self, info: Info, product_id: strawberry.ID, input: ProvenanceEventInput
     ) -> ProvenanceEvent:
-        context = info.context
-        context.principal.require_authenticated()
-        draft = EventDraft.validate(input)
-        product = await writable_product(context, product_id)
-        appended = await append_event(context, product, draft, operation="addProvenanceEvent")
-        return ProvenanceEvent.from_event(appended.event)
+        event = await commands.add_event(info.context, product_id, input)
+        return ProvenanceEvent.from_event(event)

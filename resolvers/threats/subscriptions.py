@@ -29,18 +29,19 @@ from ..context import Info
 from ..fields import AP_METADATA
 from .types import ThreatAlert
 
-__all__ = ["LiveConnection", "ThreatSubscriptions"]
+__all__ = ["OverflowTarget", "ThreatSubscriptions"]
 
 
-class LiveConnection(Protocol):
-    """What the WebSocket layer puts on the context as ``connection``."""
+class OverflowTarget(Protocol):
+    """What the WebSocket layer puts on the context as ``connection`` (its
+    ``LiveConnection``), as far as a subscription needs it."""
 
     def slow_consumer(self) -> None:
         """Close the connection: a subscription's queue overflowed."""
 
 
 def _overflow_handler(info: Info) -> Callable[[], None] | None:
-    connection: LiveConnection | None = getattr(info.context, "connection", None)
+    connection: OverflowTarget | None = getattr(info.context, "connection", None)
     return None if connection is None else connection.slow_consumer
 
 

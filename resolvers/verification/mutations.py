@@ -1,4 +1,4 @@
-"""verifyProduct: public, and the one verification that records a scan."""
+"""verifyProduct (``services.verification.commands``)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,7 @@ from typing import Any
 
 import strawberry
 
-from domain.identifiers import hash_device_fingerprint, hash_ip
-from services.transact import transact
-from services.verification.checks import run_checks
-from services.verification.drafts import ScanDraft
-from services.verification.record import scan_actions
+from services.verification import commands
 from storage.access_patterns import PRODUCT_BY_CODE
 
 from ..context import Info
@@ -40,24 +36,5 @@ class VerificationMutations:
         self, info: Info, code: str, scan: ScanInput | None = None
     ) -> Verification:
         context = info.context
-        draft = ScanDraft.validate(scan)
-        salt = context.services.hash_salt
-        device_hash = (
-            hash_device_fingerprint(salt, draft.device_fingerprint)
-            if draft.device_fingerprint
-            else None
-        )
-        checks = await run_checks(context, code, device_hash)
-        if checks.product is None:
-            return Verification.of(checks, scan_count=0)
-        ip = client_ip(context.request)
-        actions = scan_actions(
-            context.services,
-            checks,
-            draft,
-            now=context.now(),
-            device_hash=device_hash,
-            ip_hash=hash_ip(salt, ip) if ip else None,
-        )
-        await transact(context.storage, actions)
-        return Verification.of(checks, scan_count=int(checks.product.get("scanCount", 0)) + 1)
+        verified = await commands.verify_product(context, code, scan, client_ip(context.request))
+        return Verification.of(verified.checks, scan_count=verified.scan_count)

@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 
 from domain.datetimes import format_datetime
 from domain.identifiers import new_id
-from services.auth import Principal
 from storage import KeyTemplate, Put
 from storage.access_patterns import AUDIT_DAY
+
+from ..auth import Principal
 
 __all__ = ["AUDIT_ENTRY_SORT", "audit_day", "audit_entry"]
 
@@ -44,7 +45,7 @@ def audit_entry(
             "action": action,
             "actorRole": principal.role.value,
             "actorBrandId": principal.brand_id,
-            "actorKeyId": principal.key_id,
+            "actorKeyId": principal.key_hash,
             "brandId": brand_id,
             "targetIds": list(target_ids),
         }

@@ -15,14 +15,15 @@ from domain.datetimes import format_datetime
 from domain.errors import BadUserInput, ConditionFailed, Conflict, NotFound
 from domain.identifiers import hash_device_fingerprint, new_id
 from domain.validation import DEVICE_FINGERPRINT, REASON
-from services.audit.items import audit_entry
-from services.claims.items import claim_is_active, claim_item, dispute_item, epoch_seconds
-from services.context import CommandContext
-from services.pipeline.events import DisputeEvent
-from services.transact import transact
-from services.verification.lookup import product_for_code
 from storage import All, Any_, Compare, Comparison, Item, ItemAbsent, Put, Update, WriteAction
 from storage.access_patterns import PRODUCT_CLAIM
+
+from ..audit.items import audit_entry
+from ..context import CommandContext
+from ..pipeline.events import DisputeEvent
+from ..transact import transact
+from ..verification.lookup import product_for_code
+from .items import claim_is_active, claim_item, dispute_item, epoch_seconds
 
 __all__ = ["claim_product", "dispute_claim"]
 

@@ -6,14 +6,14 @@ TransactWriteItems and ask ``ledger_failure`` what a failed condition meant.
 The GraphQL surface lives in ``types``, ``queries`` and ``mutations``.
 """
 
-from services.ledger.fees import (
+from .fees import (
     FEE_ACTIONS,
     charge_actions,
     fee_actions,
     grant_actions,
     ledger_failure,
 )
-from services.ledger.reservations import RESERVATION_TTL, FeeReservation, release_expired
+from .reservations import RESERVATION_TTL, FeeReservation, release_expired
 
 __all__ = [
     "FEE_ACTIONS",

@@ -7,7 +7,8 @@ brand answers exactly as a missing one (NOT_FOUND), so ids leak nothing.
 from __future__ import annotations
 
 from domain.errors import Forbidden
-from services.auth import Principal, Role
+
+from ..auth import Principal, Role
 
 __all__ = ["can_read_ledger", "require_ledger_reader"]
 

@@ -31,20 +31,21 @@ from domain.ledger import (
     transaction_id,
 )
 from domain.validation import MEMO, validate_id
-from services.context import CommandContext
-from services.idempotency import Idempotency
-from services.ledger.fees import ledger_failure
-from services.ledger.items import (
+from storage import ConditionCheck, Item, ItemExists, Key, Put, WriteAction
+from storage.access_patterns import BRAND_BY_ID, LEDGER_TRANSACTION
+
+from ..context import CommandContext
+from ..idempotency import Idempotency
+from ..transact import transact
+from .fees import ledger_failure
+from .items import (
     TransactionKind,
     TransactionRecord,
     transaction_brand,
     transaction_from_item,
     transaction_key,
 )
-from services.ledger.writes import reversal_link, transaction_actions
-from services.transact import transact
-from storage import ConditionCheck, Item, ItemExists, Key, Put, WriteAction
-from storage.access_patterns import BRAND_BY_ID, LEDGER_TRANSACTION
+from .writes import reversal_link, transaction_actions
 
 __all__ = [
     "grant_credits",

@@ -24,10 +24,11 @@ from domain.ledger import (
     registration_fee_lines,
     transaction_id,
 )
-from services.ledger.items import HOLD_PREFIX, TransactionKind, TransactionRecord
-from services.ledger.writes import transaction_actions
 from storage import All, Compare, Comparison, Update, WriteAction
 from storage.conditions import Condition
+
+from .items import HOLD_PREFIX, TransactionKind, TransactionRecord
+from .writes import transaction_actions
 
 __all__ = [
     "FEE_ACTIONS",

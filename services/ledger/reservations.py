@@ -35,13 +35,14 @@ from domain.ledger import (
     reservation_delta,
     transaction_deltas,
 )
-from services.ledger.directory import brand_pages
-from services.ledger.fees import fee_transaction_id, ledger_failure
-from services.ledger.items import Hold, TransactionKind, TransactionRecord, holds_of
-from services.ledger.writes import balance_update, record_actions
-from services.transact import transact
 from storage import Compare, Comparison, Storage, Update, WriteAction
 from storage.access_patterns import LEDGER_BALANCE
+
+from ..transact import transact
+from .directory import brand_pages
+from .fees import fee_transaction_id, ledger_failure
+from .items import Hold, TransactionKind, TransactionRecord, holds_of
+from .writes import balance_update, record_actions
 
 __all__ = ["RESERVATION_TTL", "FeeReservation", "ReleasedHold", "release_expired", "release_update"]
 

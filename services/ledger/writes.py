@@ -13,13 +13,6 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 from domain.ledger import BalanceDelta, LedgerTransaction, transaction_deltas
-from services.ledger.items import (
-    TransactionRecord,
-    balance_key,
-    posting_items,
-    transaction_item,
-    transaction_key,
-)
 from storage import (
     All,
     AttributeAbsent,
@@ -32,6 +25,14 @@ from storage import (
     WriteAction,
 )
 from storage.conditions import Condition
+
+from .items import (
+    TransactionRecord,
+    balance_key,
+    posting_items,
+    transaction_item,
+    transaction_key,
+)
 
 __all__ = ["balance_update", "record_actions", "reversal_link", "transaction_actions"]
 

@@ -15,12 +15,13 @@ from domain.canonical import JSONObject
 from domain.chain import ProvenanceEvent
 from domain.enums import ProductStatus, ProvenanceEventType
 from domain.validation import REASON, TRANSFER_TO
-from services.context import CommandContext
-from services.pipeline.events import OutboxEvent, RecallEvent
-from services.provenance.access import writable_product
-from services.provenance.append import append_event
-from services.provenance.drafts import EventDraft
 from storage import Item
+
+from ..context import CommandContext
+from ..pipeline.events import OutboxEvent, RecallEvent
+from ..provenance.access import writable_product
+from ..provenance.append import append_event
+from ..provenance.drafts import EventDraft
 
 __all__ = ["recall_product", "transfer_product"]
 

@@ -6,8 +6,8 @@ bring alerts to live subscriptions; webhooks receive them through the same
 outbox.
 """
 
-from services.pipeline.broker import Broker, Subscriber
-from services.pipeline.events import (
+from .broker import Broker, Subscriber
+from .events import (
     AppendEvent,
     DisputeEvent,
     EventKind,
@@ -16,10 +16,10 @@ from services.pipeline.events import (
     ScanEvent,
     WebhookEvent,
 )
-from services.pipeline.relay import Relay
-from services.pipeline.service import Pipeline, outbox_actions
-from services.pipeline.settings import PipelineSettings, ShardLayout
-from services.pipeline.tailer import Tailer
+from .relay import Relay
+from .service import Pipeline, outbox_actions
+from .settings import PipelineSettings, ShardLayout
+from .tailer import Tailer
 
 __all__ = [
     "AppendEvent",

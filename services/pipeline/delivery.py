@@ -19,13 +19,14 @@ from domain.webhooks import (
     SIGNATURE_HEADER,
     signature_header,
 )
-from services.pipeline.alerts import params_from_id
-from services.pipeline.events import WebhookEvent
-from services.pipeline.http import post
-from services.pipeline.settings import PipelineSettings
-from services.webhooks.items import DeliveryStatus, delivery_key, delivery_update, parse_webhook_id
 from storage import Item, Storage
 from storage.access_patterns import THREAT_BY_ID, WEBHOOK_BY_ID
+
+from ..webhooks.items import DeliveryStatus, delivery_key, delivery_update, parse_webhook_id
+from .alerts import params_from_id
+from .events import WebhookEvent
+from .http import post
+from .settings import PipelineSettings
 
 __all__ = ["EVENT_TYPE", "deliver", "delivery_body"]
 

@@ -21,11 +21,12 @@ from domain.threats import (
     ownership_dispute,
     product_recall,
 )
-from services.paging import query_all
-from services.pipeline.events import AppendEvent, DisputeEvent, OutboxEvent, RecallEvent, ScanEvent
-from services.pipeline.tailer import PIPELINE_TENANT
 from storage import Item, Storage
 from storage.access_patterns import PRODUCT_SCANS
+
+from ..paging import query_all
+from .events import AppendEvent, DisputeEvent, OutboxEvent, RecallEvent, ScanEvent
+from .tailer import PIPELINE_TENANT
 
 __all__ = ["RECENT_SCANS_MAX", "alert_drafts", "recent_scans"]
 

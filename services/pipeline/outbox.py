@@ -21,8 +21,6 @@ from enum import StrEnum
 from typing import Any
 
 from domain.datetimes import format_datetime
-from services.pipeline.events import OutboxEvent, event_from_payload
-from services.pipeline.settings import PipelineSettings
 from storage import (
     Compare,
     Comparison,
@@ -35,6 +33,9 @@ from storage import (
     Update,
 )
 from storage.access_patterns import OUTBOX_DUE, OUTBOX_PARKED
+
+from .events import OutboxEvent, event_from_payload
+from .settings import PipelineSettings
 
 __all__ = [
     "ERROR_MAX_CHARS",

@@ -9,12 +9,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from domain.errors import ConditionFailed, NotFound
-from services.paging import query_all
-from services.pipeline.outbox import requeue_update
-from services.pipeline.settings import PipelineSettings
-from services.pipeline.tailer import PIPELINE_TENANT
 from storage import Item, Storage
 from storage.access_patterns import OUTBOX_PARKED
+
+from ..paging import query_all
+from .outbox import requeue_update
+from .settings import PipelineSettings
+from .tailer import PIPELINE_TENANT
 
 __all__ = ["PARKED_LIST_MAX", "parked_items", "requeue_parked"]
 

@@ -28,12 +28,17 @@ from typing import Any
 from domain.errors import ConditionFailed, ProofgateError
 from domain.threats import AlertDraft
 from domain.webhooks import delivery_id
-from services.pipeline.alerts import alert_item, alert_puts
-from services.pipeline.broker import Broker
-from services.pipeline.delivery import deliver
-from services.pipeline.drafts import alert_drafts
-from services.pipeline.events import WebhookEvent
-from services.pipeline.outbox import (
+from storage import Item, Put, Storage, Update, WriteAction
+from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
+
+from ..transact import transact
+from ..webhooks.items import delivery_item, webhook_matches
+from .alerts import alert_item, alert_puts
+from .broker import Broker
+from .delivery import deliver
+from .drafts import alert_drafts
+from .events import WebhookEvent
+from .outbox import (
     ClaimedItem,
     Lease,
     claim_update,
@@ -42,13 +47,9 @@ from services.pipeline.outbox import (
     park_update,
     retry_update,
 )
-from services.pipeline.periodic import repeat
-from services.pipeline.settings import PipelineSettings
-from services.pipeline.tailer import PIPELINE_TENANT
-from services.transact import transact
-from services.webhooks.items import delivery_item, webhook_matches
-from storage import Item, Put, Storage, Update, WriteAction
-from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
+from .periodic import repeat
+from .settings import PipelineSettings
+from .tailer import PIPELINE_TENANT
 
 __all__ = ["Relay", "retry_delay"]
 

@@ -1,8 +1,9 @@
 """The pipeline of one gateway process: relay, tailer and broker together.
 
-Built once at start-up (``start`` in the app's lifespan, ``stop`` at
-shutdown); commands reach it through ``Services.pipeline`` to enqueue events,
-subscriptions to follow a brand's alerts.
+Built once at start-up, before the ``Services`` that commands use, so those
+are built with its committing storage (``start`` in the app's lifespan,
+``stop`` at shutdown). Commands hand it events through ``Services.enqueue``;
+subscriptions follow a brand's alerts through it.
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from domain.errors import BadUserInput, InvalidCursor
-from services.pipeline.alerts import ALERT_SORT
-from services.pipeline.broker import Broker, Subscriber
-from services.pipeline.committing import CommittingStorage
-from services.pipeline.events import OutboxEvent
-from services.pipeline.outbox import outbox_put
-from services.pipeline.relay import Relay
-from services.pipeline.settings import PipelineSettings
-from services.pipeline.tailer import Tailer, read_alerts_since
 from storage import CursorCodec, Item, Storage, WriteAction
 from storage.access_patterns import BRAND_THREATS
+
+from .alerts import ALERT_SORT
+from .broker import Broker, Subscriber
+from .committing import CommittingStorage
+from .events import OutboxEvent
+from .outbox import outbox_put
+from .relay import Relay
+from .settings import PipelineSettings
+from .tailer import Tailer, read_alerts_since
 
 __all__ = ["Pipeline", "outbox_actions"]
 
@@ -87,7 +89,8 @@ class Pipeline:
     # --- commands ----------------------------------------------------------------
 
     def enqueue(self, event: OutboxEvent) -> list[WriteAction]:
-        """``outbox_actions`` with this pipeline's shard layout."""
+        """``outbox_actions`` with this pipeline's shard layout. The relay is
+        woken when they commit, by the storage ``committing`` wraps."""
         return outbox_actions(event, self.settings, now=self._clock())
 
     def committing(self, storage: Storage) -> CommittingStorage:

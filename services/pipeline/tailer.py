@@ -12,11 +12,12 @@ import asyncio
 from collections.abc import Callable
 from datetime import datetime
 
-from services.pipeline.broker import Broker
-from services.pipeline.periodic import repeat
-from services.pipeline.settings import PipelineSettings
 from storage import Item, Storage
 from storage.access_patterns import BRAND_THREATS
+
+from .broker import Broker
+from .periodic import repeat
+from .settings import PipelineSettings
 
 __all__ = ["PIPELINE_TENANT", "Tailer", "read_alerts_since"]
 

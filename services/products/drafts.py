@@ -14,7 +14,8 @@ from domain.validation import (
     validate_id,
     validate_metadata,
 )
-from services.products.items import product_name_digest
+
+from .items import product_name_digest
 
 __all__ = ["ProductDraft", "ProductFields"]
 

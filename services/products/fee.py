@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from services.context import CommandContext
-from services.ledger import FeeReservation, charge_actions
 from storage import Storage, WriteAction
+
+from ..context import CommandContext
+from ..ledger import FeeReservation, charge_actions
 
 __all__ = ["BatchFee"]
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from domain.errors import NotFound
-from services.context import CommandContext
 from storage import Item
 from storage.access_patterns import PRODUCT_BY_ID
+
+from ..context import CommandContext
 
 __all__ = ["readable_product"]
 

@@ -16,12 +16,16 @@ from typing import Any
 
 from domain.errors import BadUserInput, ConditionFailed, Conflict, NotFound, ProofgateError
 from domain.identifiers import new_id
-from services.context import CommandContext
-from services.idempotency import Idempotency, RecordStatus
-from services.ledger import ledger_failure
-from services.products.drafts import ProductDraft
-from services.products.fee import BatchFee
-from services.products.registration import (
+from storage import Item, WriteAction
+from storage.access_patterns import PRODUCT_BY_ID
+
+from ..context import CommandContext
+from ..idempotency import Idempotency, RecordStatus
+from ..ledger import ledger_failure
+from ..transact import transact
+from .drafts import ProductDraft
+from .fee import BatchFee
+from .registration import (
     PRODUCT_ACTIONS,
     PRODUCTS_PER_TRANSACTION,
     PlannedProduct,
@@ -29,9 +33,6 @@ from services.products.registration import (
     chunk_actions,
     plan_product,
 )
-from services.transact import transact
-from storage import Item, WriteAction
-from storage.access_patterns import PRODUCT_BY_ID
 
 __all__ = ["check_batch", "register_products"]
 

@@ -16,20 +16,21 @@ from datetime import datetime
 from domain.certificates import CertificateRecord, issue_certificate
 from domain.identifiers import new_verification_code
 from domain.signing import SigningKey
-from services.audit.items import audit_entry
-from services.auth import Principal
-from services.brands.items import brand_stats_key
-from services.ledger import FEE_ACTIONS
-from services.products.drafts import ProductDraft
-from services.products.items import (
+from storage import Item, ItemAbsent, ItemExists, Put, Update, WriteAction
+from storage.limits import TRANSACT_MAX_ITEMS
+
+from ..audit.items import audit_entry
+from ..auth import Principal
+from ..brands.items import brand_stats_key
+from ..ledger import FEE_ACTIONS
+from .drafts import ProductDraft
+from .items import (
     certificate_hash_item,
     product_index_item,
     product_item,
     product_name_item,
     verification_code_item,
 )
-from storage import Item, ItemAbsent, ItemExists, Put, Update, WriteAction
-from storage.limits import TRANSACT_MAX_ITEMS
 
 __all__ = [
     "PRODUCTS_PER_TRANSACTION",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from domain.validation import validate_id
-from services.context import CommandContext
-from services.products.reads import readable_product
 from storage import Item
+
+from ..context import CommandContext
+from ..products.reads import readable_product
 
 __all__ = ["writable_product"]
 

@@ -24,16 +24,17 @@ from domain.datetimes import format_datetime
 from domain.enums import ProductStatus
 from domain.errors import ConditionFailed, Conflict, NotFound
 from domain.status import transition
-from services.audit.items import audit_entry
-from services.context import CommandContext
-from services.pipeline.events import AppendEvent, OutboxEvent
-from services.provenance.drafts import EventDraft
-from services.provenance.items import chain_head, event_item, head_update
-from services.transact import transact
 from storage import All, Compare, Comparison, Item, ItemAbsent, Put, Update
 from storage.access_patterns import PRODUCT_BY_ID
 from storage.conditions import Condition
 from storage.store import backoff_delay
+
+from ..audit.items import audit_entry
+from ..context import CommandContext
+from ..pipeline.events import AppendEvent, OutboxEvent
+from ..transact import transact
+from .drafts import EventDraft
+from .items import chain_head, event_item, head_update
 
 __all__ = ["APPEND_MAX_ATTEMPTS", "Appended", "ExtraEvents", "append_event"]
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from domain.chain import ChainReport, verify_chain
 from domain.errors import ProofgateError
-from services.context import Reads
-from services.provenance.items import chain_head, event_from_item
 from storage import Item
 from storage.access_patterns import PROVENANCE_CHAIN
+
+from ..context import Reads
+from .items import chain_head, event_from_item
 
 __all__ = ["check_chain", "load_chain"]
 

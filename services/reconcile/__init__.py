@@ -1,6 +1,6 @@
 """Proving the stored data consistent: ledgers, certificates, chains."""
 
-from services.reconcile.report import Discrepancy, Report
-from services.reconcile.run import reconcile
+from .report import Discrepancy, Report
+from .run import reconcile
 
 __all__ = ["Discrepancy", "Report", "reconcile"]

@@ -19,12 +19,13 @@ from typing import Any
 from domain.datetimes import format_datetime
 from domain.errors import ProofgateError
 from domain.ledger import CURRENCY_SCALES, LedgerTransaction, brand_account
-from services.ledger.directory import SYSTEM_TENANT
-from services.ledger.items import holds_of, statement_month, stored_amount, transaction_from_item
-from services.paging import query_all
-from services.reconcile.report import Report
 from storage import Item, Storage
 from storage.access_patterns import LEDGER_BALANCE, LEDGER_STATEMENT, LEDGER_TRANSACTION
+
+from ..ledger.directory import SYSTEM_TENANT
+from ..ledger.items import holds_of, statement_month, stored_amount, transaction_from_item
+from ..paging import query_all
+from .report import Report
 
 __all__ = ["check_ledger", "months_between"]
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 
 from domain.signing import KeyRing
-from services.ledger.directory import SYSTEM_TENANT
-from services.paging import query_all
-from services.provenance.walk import check_chain, load_chain
-from services.reads import StorageReads
-from services.reconcile.report import Report
-from services.verification.checks import check_hash, check_signature
 from storage import Item, Storage
 from storage.access_patterns import BRAND_PRODUCTS
+
+from ..ledger.directory import SYSTEM_TENANT
+from ..paging import query_all
+from ..provenance.walk import check_chain, load_chain
+from ..reads import StorageReads
+from ..verification.checks import check_hash, check_signature
+from .report import Report
 
 __all__ = ["CHAIN_READS_IN_FLIGHT", "check_products"]
 

@@ -7,12 +7,13 @@ from datetime import datetime
 from domain.datetimes import parse_datetime
 from domain.errors import ProofgateError
 from domain.signing import KeyRing
-from services.ledger.directory import brand_pages
-from services.reconcile.ledger import check_ledger
-from services.reconcile.products import check_products
-from services.reconcile.report import Report
 from storage import Storage
 from storage.access_patterns import BRAND_BY_ID
+
+from ..ledger.directory import brand_pages
+from .ledger import check_ledger
+from .products import check_products
+from .report import Report
 
 __all__ = ["reconcile"]
 

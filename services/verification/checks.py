@@ -17,12 +17,13 @@ from domain.enums import ProductStatus
 from domain.errors import ProofgateError
 from domain.signing import KeyRing
 from domain.verification import Outcome, assess
-from services.claims.items import claim_is_active
-from services.context import CommandContext
-from services.provenance.walk import check_chain, load_chain
-from services.verification.lookup import product_for_code
 from storage import Item
 from storage.access_patterns import PRODUCT_CLAIM
+
+from ..claims.items import claim_is_active
+from ..context import CommandContext
+from ..provenance.walk import check_chain, load_chain
+from .lookup import product_for_code
 
 __all__ = ["Checks", "check_hash", "check_signature", "run_checks"]
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from domain.errors import ProofgateError
 from domain.identifiers import parse_verification_code
-from services.context import Reads
 from storage import Item
 from storage.access_patterns import PRODUCT_BY_CODE, PRODUCT_BY_ID
+
+from ..context import Reads
 
 __all__ = ["product_for_code"]
 

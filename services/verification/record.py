@@ -18,15 +18,16 @@ from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus
 from domain.identifiers import new_id
 from domain.threats.rules import ClaimFacts, ProductFacts
-from services.brands.items import brand_stats_key
-from services.claims.items import from_epoch
-from services.context import Services
-from services.pipeline.events import ScanEvent
-from services.scans.items import scan_item
-from services.verification.checks import Checks
-from services.verification.drafts import ScanDraft
 from storage import ItemAbsent, ItemExists, Put, Update, WriteAction
 from storage.access_patterns import PRODUCT_BY_ID
+
+from ..brands.items import brand_stats_key
+from ..claims.items import from_epoch
+from ..context import Services
+from ..pipeline.events import ScanEvent
+from ..scans.items import scan_item
+from .checks import Checks
+from .drafts import ScanDraft
 
 __all__ = ["scan_actions"]
 

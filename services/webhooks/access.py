@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from domain.errors import Forbidden
-from services.auth import Principal, Role
-from services.visibility import require_owner
+
+from ..auth import Principal, Role
+from ..visibility import require_owner
 
 __all__ = ["require_webhook_admin"]
 
