@@ -3,7 +3,8 @@
 Registration commands include ``fee_actions`` / ``charge_actions`` (or a
 ``FeeReservation``'s ``settle_actions``) and ``grant_actions`` in their own
 TransactWriteItems and ask ``ledger_failure`` what a failed condition meant.
-The GraphQL surface lives in ``types``, ``queries`` and ``mutations``.
+The GraphQL surface lives in ``resolvers.ledger``; the commands behind it in
+``commands``.
 """
 
 from .fees import (

@@ -7,14 +7,19 @@ import base64
 import hashlib
 import os
 import stat
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from api.pipeline import build_pipeline
 from api.services import build_services, load_hash_salt, load_key_ring
 from api.settings import HASH_SALT_FILE, SIGNING_KEY_FILE, Settings
 from domain.errors import ConfigurationError
 from domain.signing import SigningKey
+from services.pipeline.events import RecallEvent
+from storage import Item
+from storage.sqlite import open_sqlite
 
 ADMIN = "services-test-admin-key"
 KEY_32 = base64.urlsafe_b64encode(bytes(range(32))).decode()
@@ -140,3 +145,20 @@ def test_services_hash_the_admin_key(tmp_path: Path) -> None:
     assert services.admin_key_hash == hashlib.sha256(ADMIN.encode()).hexdigest()
     assert services.hash_salt == bytes(16)
     assert services.key_ring.active.kid != load_key_ring(settings).active.kid
+
+
+async def test_services_built_with_a_pipeline_wake_its_relay_when_an_outbox_item_commits() -> None:
+    settings = Settings(cursor_key=bytes(32), admin_key=ADMIN, hash_salt=bytes(16))
+    storage = await open_sqlite(":memory:", cursor_key=bytes(32))
+    try:
+        pipeline = build_pipeline(settings, storage)
+        woken: list[Item] = []
+        pipeline.relay.expect = woken.append  # type: ignore[method-assign]
+        services = build_services(settings, storage, pipeline)
+        assert services.pipeline is pipeline
+        event = RecallEvent("P", "B", datetime(2030, 1, 1, tzinfo=UTC), "reason")
+        actions = services.enqueue(event)
+        await services.storage.transact_write(actions)
+        assert [item["id"] for item in woken] == ["recall:P"]
+    finally:
+        await storage.close()
