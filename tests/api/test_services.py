@@ -1,5 +1,6 @@
-"""Signing keys and the hashing salt: from the environment, a named file, or
-generated once into the data directory."""
+"""Building the services: signing keys and the hashing salt (from the
+environment, a named file, or generated once into the data directory), and the
+pipeline's committing storage."""
 
 from __future__ import annotations
 
