@@ -1,15 +1,18 @@
-"""The Brand type and its counters."""
+"""The Brand type, its counters, and the fields that read its products
+(AP07), threats (AP12), webhooks (AP23) and webhook deliveries (AP25)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
 from domain.datetimes import parse_datetime
-from domain.enums import Plan
+from domain.enums import Plan, Severity
 from services.brands.items import STAT_COUNTERS
 from services.visibility import require_owner
+from services.webhooks.access import require_webhook_admin
 from storage import Item
 from storage.access_patterns import (
     BRAND_PRODUCTS,
@@ -23,10 +26,11 @@ from storage.access_patterns import (
 from ..context import Info
 from ..fields import ap_field, computed_field
 from ..ledger.types import Ledger
-from ..threats.fields import brand_threats
+from ..threats.paging import THREATS_EPOCH, severe_threats
+from ..threats.types import ThreatAlert
 from ..types.connection import Connection, connection
 from ..types.scalars import DateTime
-from ..webhooks.fields import brand_webhook_deliveries, brand_webhooks
+from ..webhooks.types import Webhook, WebhookDelivery
 
 if TYPE_CHECKING:
     from ..products.types import Product
@@ -109,17 +113,42 @@ class Brand:
     def ledger(self, info: Info) -> Ledger | None:
         return Ledger.of(info.context.principal, self.id)
 
-    threats = ap_field(
-        BRAND_THREATS,
-        resolver=brand_threats,
-        description="Threat alerts, newest first; the brand's keys only",
-    )
-    webhooks = ap_field(
-        BRAND_WEBHOOKS, resolver=brand_webhooks, description="The brand's BRAND keys only"
-    )
-    webhook_deliveries = ap_field(
+    @ap_field(BRAND_THREATS, description="Threat alerts, newest first; the brand's keys only")
+    async def threats(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        since: datetime | None = None,
+        min_severity: Severity | None = None,
+    ) -> Connection[ThreatAlert] | None:
+        """Alerts recorded at or after ``since``. Pass the same ``since`` with ``after``."""
+        require_owner(info.context.principal, self.id, "threats")
+        params = {"brand_id": str(self.id), "since": since or THREATS_EPOCH}
+        if min_severity is None:
+            page = await info.context.loaders.page(BRAND_THREATS, params, first=first, after=after)
+            return connection(page, ThreatAlert.from_item)
+        return await severe_threats(info.context.loaders, params, first, after, min_severity)
+
+    @ap_field(BRAND_WEBHOOKS, description="The brand's BRAND keys only")
+    async def webhooks(self, info: Info) -> list[Webhook] | None:
+        require_webhook_admin(info.context.principal, self.id, "webhooks")
+        page = await info.context.loaders.page(
+            BRAND_WEBHOOKS, {"brand_id": str(self.id)}, first=BRAND_WEBHOOKS.max_page
+        )
+        return [Webhook.from_item(item) for item in page.items]
+
+    @ap_field(
         WEBHOOK_DELIVERIES,
-        resolver=brand_webhook_deliveries,
         description="Webhook deliveries, newest first, with their status; "
         "the brand's BRAND keys only",
     )
+    async def webhook_deliveries(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[WebhookDelivery] | None:
+        """With each delivery's status after its latest attempt."""
+        require_webhook_admin(info.context.principal, self.id, "webhookDeliveries")
+        page = await info.context.loaders.page(
+            WEBHOOK_DELIVERIES, {"brand_id": str(self.id)}, first=first, after=after
+        )
+        return connection(page, WebhookDelivery.from_item)

@@ -1,12 +1,16 @@
-"""The Product type and its certificate."""
+"""The Product type, its certificate, and the fields that read its
+provenance (AP09), scans (AP10) and claim (AP11)."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
 
 import strawberry
 
 from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus
 from domain.errors import ProofgateError
+from services.claims.items import claim_is_active
 from services.visibility import require_owner
 from storage import Item
 from storage.access_patterns import (
@@ -17,14 +21,18 @@ from storage.access_patterns import (
 )
 
 from ..brands.types import Brand
-from ..claims.fields import product_claim
+from ..claims.types import Claim
 from ..context import Info
 from ..fields import ap_field, computed_field
-from ..provenance.fields import product_provenance
-from ..scans.fields import product_scans
+from ..provenance.types import ProvenanceEvent
+from ..scans.types import Scan
+from ..types.connection import Connection, connection
 from ..types.scalars import JSON, DateTime
 
-__all__ = ["Certificate", "Product"]
+__all__ = ["SCANS_EPOCH", "Certificate", "Product"]
+
+SCANS_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_AFTER_NOW = timedelta(seconds=1)
 
 
 @strawberry.type(
@@ -120,14 +128,40 @@ class Product:
         require_owner(info.context.principal, self.brand_id, "scanCount")
         return int(self._item.get("scanCount", 0))
 
-    provenance = ap_field(
-        PROVENANCE_CHAIN, resolver=product_provenance, description="The hash chain, oldest first"
-    )
-    scans = ap_field(
-        PRODUCT_SCANS,
-        resolver=product_scans,
-        description="Recorded verifications; the brand's keys only",
-    )
-    claim = ap_field(
-        PRODUCT_CLAIM, resolver=product_claim, description="The active claim; the brand's keys only"
-    )
+    @ap_field(PROVENANCE_CHAIN, description="The hash chain, oldest first")
+    async def provenance(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[ProvenanceEvent]:
+        """Public to whoever can see the product: the history is what a buyer checks."""
+        page = await info.context.loaders.page(
+            PROVENANCE_CHAIN, {"product_id": str(self.id)}, first=first, after=after
+        )
+        return connection(page, ProvenanceEvent.from_item)
+
+    @ap_field(PRODUCT_SCANS, description="Recorded verifications; the brand's keys only")
+    async def scans(
+        self,
+        info: Info,
+        since: DateTime | None = None,
+        until: DateTime | None = None,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[Scan] | None:
+        """Scans with ``since <= scannedAt < until``, newest first. Without
+        bounds: everything up to now. Pass the same bounds with ``after`` (a
+        cursor is only valid within its range)."""
+        require_owner(info.context.principal, self.brand_id, "scans")
+        start = since if since is not None else SCANS_EPOCH
+        end = until if until is not None else info.context.now() + _AFTER_NOW
+        params = {"product_id": str(self.id), "start": start, "end": end}
+        page = await info.context.loaders.page(PRODUCT_SCANS, params, first=first, after=after)
+        return connection(page, Scan.from_item)
+
+    @ap_field(PRODUCT_CLAIM, description="The active claim; the brand's keys only")
+    async def claim(self, info: Info) -> Claim | None:
+        """Null when unclaimed or expired."""
+        require_owner(info.context.principal, self.brand_id, "claim")
+        item = await info.context.loaders.item(PRODUCT_CLAIM, product_id=str(self.id))
+        if item is None or not claim_is_active(item, info.context.now()):
+            return None
+        return Claim.from_item(item)

@@ -1,4 +1,5 @@
-"""Brand.threats (AP12): a brand's alerts, newest first, across monthly partitions.
+"""Paging ``Brand.threats`` (AP12) by severity: a brand's alerts, newest first,
+across monthly partitions.
 
 The alerts of every month are on one GSI1 partition per brand, so one Query
 pages through all of them. ``minSeverity`` cannot be a key condition; the
@@ -10,49 +11,33 @@ continues where it stopped.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Protocol
-
-import strawberry
+from typing import Any
 
 from domain.enums import Severity
 from domain.errors import BadUserInput
 from services.pipeline.alerts import alert_matches
-from services.visibility import require_owner
 from storage import Page
 from storage.access_patterns import BRAND_THREATS
 
-from ..context import Info
-from ..types.connection import Connection, Edge, PageInfo, connection
+from ..loaders import Loaders
+from ..types.connection import Connection, Edge, PageInfo
 from .types import ThreatAlert
 
-__all__ = ["SCAN_MAX_ITEMS", "THREATS_EPOCH", "brand_threats"]
+__all__ = ["SCAN_MAX_ITEMS", "THREATS_EPOCH", "severe_threats"]
 
 THREATS_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 SCAN_MAX_ITEMS = 1000
 
 
-class BrandRoot(Protocol):
-    @property
-    def id(self) -> strawberry.ID: ...
-
-
-async def brand_threats(
-    root: BrandRoot,
-    info: Info,
-    first: int | None = None,
-    after: str | None = None,
-    since: datetime | None = None,
-    min_severity: Severity | None = None,
-) -> Connection[ThreatAlert] | None:
-    """Alerts recorded at or after ``since``, newest first; the brand's keys
-    only. Pass the same ``since`` with ``after``."""
-    brand_id = str(root.id)
-    require_owner(info.context.principal, brand_id, "threats")
-    loaders = info.context.loaders
-    params = {"brand_id": brand_id, "since": since or THREATS_EPOCH}
-    if min_severity is None:
-        page = await loaders.page(BRAND_THREATS, params, first=first, after=after)
-        return connection(page, ThreatAlert.from_item)
+async def severe_threats(
+    loaders: Loaders,
+    params: dict[str, Any],
+    first: int | None,
+    after: str | None,
+    min_severity: Severity,
+) -> Connection[ThreatAlert]:
+    """``Brand.threats`` with ``minSeverity``: reads pages until it has
+    ``first`` matches or has examined ``SCAN_MAX_ITEMS`` alerts."""
     wanted = BRAND_THREATS.default_page if first is None else first
     if not 0 <= wanted <= BRAND_THREATS.max_page:
         raise BadUserInput(f"first must be between 0 and {BRAND_THREATS.max_page}")
