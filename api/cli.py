@@ -77,6 +77,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .app import create_app
     from .gc_freeze import FreezeAfterStartup
+    from .logs import logging_config
 
     configured = settings_with_flags(host=args.host, port=args.port, data_dir=args.data_dir)
     settings = replace(configured, demo=args.demo)
@@ -93,7 +94,9 @@ def _serve(args: argparse.Namespace) -> int:
         # what an idle subscription otherwise costs; alerts are small JSON.
         ws_per_message_deflate=False,
         server_header=False,
-        log_level="info",
+        log_config=logging_config(settings.log_format, settings.log_level),
+        # ``proofgate.request`` writes one richer line per request instead.
+        access_log=False,
     )
     return 0
 
@@ -106,8 +109,11 @@ def _banner(settings: Settings, paths: Sequence[str]) -> str:
     ]
     if "/graphql" in paths:
         lines.append(f"  GraphQL:   {settings.url}/graphql")
-    if settings.admin_key_file is not None:
+    if settings.admin_key_file is not None and settings.demo:
         lines.append(f"  Admin key: {settings.admin_key}  (kept in {settings.admin_key_file})")
+    elif settings.admin_key_file is not None:
+        # Stdout ends up in log stores; the key stays in its file.
+        lines.append(f"  Admin key: kept in {settings.admin_key_file}")
     else:
         lines.append("  Admin key: set by PROOFGATE_ADMIN_KEY")
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from storage.cursor import CursorCodec
 from ._environment import Environment, invalid
 from .keyfile import read_or_create
 from .limits import Limits
+from .logs import LogFormat, LogLevel
 from .policy import Policy
 from .signing_keys import parse_signing_key, parse_verifying_keys
 from .threat_settings import threat_settings_from_env
@@ -81,6 +82,8 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     demo: bool = False
+    log_format: LogFormat = LogFormat.TEXT
+    log_level: LogLevel = LogLevel.INFO
     signing_key: str | None = field(default=None, repr=False)
     """PEM of the active Ed25519 certificate key, from the environment or a named file."""
     signing_key_file: Path | None = None
@@ -110,6 +113,8 @@ class Settings:
         location = TableLocation.from_env(environ)
         origins = env.origins("PROOFGATE_CORS_ORIGINS")
         port = env.port("PROOFGATE_PORT", 8000)
+        log_format = env.choice("PROOFGATE_LOG_FORMAT", LogFormat, LogFormat.TEXT)
+        log_level = env.choice("PROOFGATE_LOG_LEVEL", LogLevel, LogLevel.INFO)
         cursor_key = _decode_cursor_key(env.get("PROOFGATE_CURSOR_KEY"), "PROOFGATE_CURSOR_KEY")
         admin_key = _check_admin_key(env.get("PROOFGATE_ADMIN_KEY"))
         signing_key = _signing_key(env)
@@ -142,6 +147,8 @@ class Settings:
             cors_origins=origins,
             host=env.get("PROOFGATE_HOST") or "127.0.0.1",
             port=port,
+            log_format=log_format,
+            log_level=log_level,
             signing_key=signing_key,
             signing_key_file=data_dir / SIGNING_KEY_FILE if signing_key is None else None,
             verifying_keys=verifying_keys,

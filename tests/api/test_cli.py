@@ -152,7 +152,9 @@ def test_serve_starts_and_answers_health(tmp_path: Path) -> None:
     assert "Application shutdown complete" in err
     admin_key = (data_dir / "admin.key").read_text().strip()
     assert f"http://127.0.0.1:{port}" in out
-    assert admin_key in out
+    # The generated key stays in its file: stdout ends up in log stores.
+    assert f"Admin key: kept in {data_dir / 'admin.key'}" in out
+    assert admin_key not in out + err
     assert (data_dir / "proofgate.db").exists()
 
 
