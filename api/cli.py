@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from domain.errors import ProofgateError
+from domain.errors import ConfigurationError, ProofgateError
 from storage.access_patterns import REGISTRY
 
 from . import __version__
@@ -82,11 +83,10 @@ def _serve(args: argparse.Namespace) -> int:
     configured = settings_with_flags(host=args.host, port=args.port, data_dir=args.data_dir)
     settings = replace(configured, demo=args.demo)
     app = create_app(settings)
+    listener = _bind(settings.host, settings.port)
     print(_banner(settings, [getattr(r, "path", "") for r in app.routes]), flush=True)
-    uvicorn.run(
+    config = uvicorn.Config(
         FreezeAfterStartup(app),
-        host=settings.host,
-        port=settings.port,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
         http="httptools",
         lifespan="on",
@@ -98,7 +98,22 @@ def _serve(args: argparse.Namespace) -> int:
         # ``proofgate.request`` writes one richer line per request instead.
         access_log=False,
     )
+    uvicorn.Server(config).run(sockets=[listener])
     return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything says the gateway is up, so
+    a taken port is one line and a non-zero exit rather than a banner
+    followed by uvicorn's failure."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as error:
+        raise ConfigurationError(
+            f"Cannot listen on {host}:{port}: {error.strerror or error}",
+            hint="Stop what holds the port, or choose another with --port (PROOFGATE_PORT).",
+        ) from None
 
 
 def _banner(settings: Settings, paths: Sequence[str]) -> str:

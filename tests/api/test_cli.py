@@ -168,3 +168,22 @@ def wait_for_health(url: str, server: subprocess.Popen[str]) -> httpx.Response:
         except httpx.TransportError:
             time.sleep(0.1)
     pytest.fail("proofgate serve did not answer /health within 30 s")
+
+
+def test_serve_on_a_taken_port_says_so_in_one_line_and_prints_no_banner(
+    tmp_path: Path,
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+            env={**os.environ, "PROOFGATE_DATA_DIR": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    error, hint = result.stderr.splitlines()
+    assert error.startswith(f"proofgate: error: Cannot listen on 127.0.0.1:{port}: ")
+    assert hint.startswith("proofgate: hint: ") and "--port" in hint
