@@ -59,7 +59,7 @@ def undeclared(
 def test_the_scan_sees_direct_imports() -> None:
     imports = imported_top_levels()
     assert {"strawberry", "graphql", "cross_web", "starlette"} <= imports
-    assert "os" in imports and "api" in imports
+    assert "os" in imports and "domain" in imports
 
 
 def test_an_undeclared_import_is_reported() -> None:
