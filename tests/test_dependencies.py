@@ -58,7 +58,7 @@ def undeclared(
 
 def test_the_scan_sees_direct_imports() -> None:
     imports = imported_top_levels()
-    assert {"strawberry", "graphql", "cross_web", "starlette"} <= imports
+    assert {"strawberry", "graphql", "cross_web", "starlette", "pydantic_settings"} <= imports
     assert "os" in imports and "domain" in imports
 
 
