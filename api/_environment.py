@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Self
 
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
@@ -82,7 +82,7 @@ def _configuration_error(error: ValidationError) -> ConfigurationError:
     """The first problem pydantic found: one line an operator can act on.
     Our parsers say what was wrong with the value; a check pydantic made
     itself contributes its own message."""
-    first: Any = error.errors(include_url=False)[0]
+    first = error.errors(include_url=False)[0]
     name = variable_name(str(first["loc"][0])) if first["loc"] else PREFIX + "*"
     cause = first.get("ctx", {}).get("error")
     if isinstance(cause, Malformed):
