@@ -3,9 +3,11 @@ one-line error an operator gets for a malformed value."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from api._environment import EnvironmentReader
 from api.settings import Environment, Settings
@@ -131,3 +133,38 @@ def test_repr_hides_secrets(tmp_path: Path) -> None:
     assert env.admin_key == secret
     assert secret not in repr(env) and repr(env.hash_salt) not in repr(env)
     assert Settings.from_env({"PROOFGATE_DATA_DIR": str(tmp_path)}).admin_key not in repr(env)
+
+
+SET = {
+    "PROOFGATE_BACKEND": "DynamoDB",
+    "PROOFGATE_TABLE": "prod.proofgate-v2",
+    "PROOFGATE_PORT": "9001",
+    "PROOFGATE_CORS_ORIGINS": "http://localhost:3000,https://app.example.com",
+    "PROOFGATE_MAX_DEPTH": "7",
+    "PROOFGATE_INTROSPECTION": "off",
+    "PROOFGATE_RATE_LIMIT": "off",
+    "PROOFGATE_PERSISTED_QUERIES": "off",
+    "PROOFGATE_REGISTRATION_FEE": "0.25",
+    "PROOFGATE_THREAT_VELOCITY_MAX_PER_DAY": "2.5",
+    "PROOFGATE_OUTBOX_SHARDS": "1:4,2:16",
+    "PROOFGATE_WEBHOOK_ALLOW_PRIVATE": "1",
+}
+
+
+def test_the_mapping_source_agrees_with_pydantic_settings_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Differential: for set, trimmed values our source (which reads a given
+    mapping) yields what pydantic-settings' own environment source reads from
+    the process environment. Blank values and other letter cases are where
+    they differ on purpose (see the tests above)."""
+    for name in [name for name in os.environ if name.upper().startswith("PROOFGATE_")]:
+        monkeypatch.delenv(name)
+    for name, value in SET.items():
+        monkeypatch.setenv(name, value)
+    assert Environment() == Environment.read(SET)
+    assert Environment() != Environment.read({})
+    monkeypatch.setenv("PROOFGATE_PORT", " ")
+    with pytest.raises(ValidationError):
+        Environment()
+    assert Environment.read({**SET, "PROOFGATE_PORT": " "}).port == 8000
