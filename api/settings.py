@@ -1,8 +1,13 @@
 """The gateway's settings, read once from the environment.
 
-Every setting is a ``PROOFGATE_*`` variable; an empty value counts as unset.
-A malformed value stops start-up with an error naming the variable, rather
-than surfacing later as a confusing request failure.
+Every setting is a ``PROOFGATE_*`` variable, read by one pydantic-settings
+reader (``api._environment``): ``Environment`` is every variable the gateway
+reads, declared in sections next to the settings they make (``LimitVariables``
+in ``api.limits``, ...). An empty value counts as unset; a malformed one stops
+start-up with an error naming the variable, rather than surfacing later as a
+confusing request failure. To add a setting, add a field to a section (its
+variable is ``PROOFGATE_`` + the field name in capitals), to the dataclass
+the rest of the code reads, and a row to README.md's Settings tables.
 """
 
 from __future__ import annotations
@@ -14,22 +19,26 @@ import os
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import overload
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from domain.errors import ConfigurationError
 from resolvers.pipeline.settings import PipelineSettings
 from storage.cursor import CursorCodec
 
-from ._environment import Environment, invalid
+from ._environment import EnvironmentReader, Malformed
+from ._formats import HttpUrl, Origins, Port, UserPath, choice, matching
 from .keyfile import read_or_create
-from .limits import Limits
+from .limits import Limits, LimitVariables
 from .logs import LogFormat, LogLevel
-from .policy import Policy
+from .pipeline_settings import PipelineVariables
+from .policy import Policy, PolicyVariables
 from .signing_keys import parse_signing_key, parse_verifying_keys
-from .threat_settings import threat_settings_from_env
+from .threat_settings import ThreatVariables
 
 __all__ = [
     "ADMIN_KEY_FILE",
@@ -39,6 +48,7 @@ __all__ = [
     "MEMORY",
     "SIGNING_KEY_FILE",
     "Backend",
+    "Environment",
     "Settings",
     "TableLocation",
 ]
@@ -96,64 +106,52 @@ class Settings:
     hash_salt_file: Path | None = None
     """Where the embedded default keeps the salt it generates on first start."""
     pipeline: PipelineSettings = field(default_factory=PipelineSettings)
-    """Outbox, relay, live delivery, webhooks (``PipelineSettings.from_env``) and
-    the threat rules' thresholds (``threat_settings_from_env``)."""
+    """Outbox, relay, live delivery, webhooks and the threat rules' thresholds."""
     policy: Policy = field(default_factory=Policy)
-    """Registration fee, FREE plan credits, claim lifetime (``Policy.from_env``)."""
+    """Registration fee, FREE plan credits, claim lifetime."""
     limits: Limits = field(default_factory=Limits)
-    """Operation, body and rate limits, introspection, APQ (``Limits.from_env``)."""
+    """Operation, body and rate limits, introspection, APQ."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
-        """Settings from ``PROOFGATE_*`` variables. Every variable is checked
-        before a key file is written, so a typo leaves the data directory alone."""
-        env = Environment(environ)
-        data_dir = Path(env.get("PROOFGATE_DATA_DIR") or ".data").expanduser()
-        backend = env.choice("PROOFGATE_BACKEND", Backend, Backend.SQLITE)
-        location = TableLocation.from_env(environ)
-        origins = env.origins("PROOFGATE_CORS_ORIGINS")
-        port = env.port("PROOFGATE_PORT", 8000)
-        log_format = env.choice("PROOFGATE_LOG_FORMAT", LogFormat, LogFormat.TEXT)
-        log_level = env.choice("PROOFGATE_LOG_LEVEL", LogLevel, LogLevel.INFO)
-        cursor_key = _decode_cursor_key(env.get("PROOFGATE_CURSOR_KEY"), "PROOFGATE_CURSOR_KEY")
-        admin_key = _check_admin_key(env.get("PROOFGATE_ADMIN_KEY"))
+        """Settings from ``PROOFGATE_*`` variables. Every variable, and every
+        file one names, is checked before a key file is written, so a typo
+        leaves the data directory alone."""
+        env = Environment.read(environ)
         signing_key = _signing_key(env)
         verifying_keys = _verifying_keys(env)
-        hash_salt = _decode_salt(env.get("PROOFGATE_HASH_SALT"))
-        pipeline = replace(
-            PipelineSettings.from_env(environ), threats=threat_settings_from_env(environ)
-        )
-        limits = Limits.from_env(environ)
-        policy = Policy.from_env(environ)
+        limits, policy, pipeline = env.limits(), env.policy(), env.pipeline(env.threats())
+        data_dir = env.data_dir
+        cursor_key = env.cursor_key
         if cursor_key is None:
             path = data_dir / CURSOR_KEY_FILE
             cursor_key = _decode_cursor_key(
                 read_or_create(path, _new_cursor_key), f"key file {path}"
             )
-        admin_key_file = None
+        admin_key, admin_key_file = env.admin_key, None
         if admin_key is None:
             admin_key_file = data_dir / ADMIN_KEY_FILE
             admin_key = read_or_create(admin_key_file, lambda: secrets.token_urlsafe(32))
         return cls(
-            backend=backend,
+            backend=env.backend,
             data_dir=data_dir,
-            sqlite_path=env.get("PROOFGATE_SQLITE_PATH") or str(data_dir / "proofgate.db"),
-            table=location.table,
-            dynamodb_endpoint=location.endpoint,
-            aws_region=location.region,
+            sqlite_path=env.sqlite_path or str(data_dir / "proofgate.db"),
+            table=env.table,
+            dynamodb_endpoint=env.dynamodb_endpoint,
+            aws_region=env.aws_region,
             cursor_key=cursor_key,
             admin_key=admin_key,
             admin_key_file=admin_key_file,
-            cors_origins=origins,
-            host=env.get("PROOFGATE_HOST") or "127.0.0.1",
-            port=port,
-            log_format=log_format,
-            log_level=log_level,
+            cors_origins=env.cors_origins,
+            host=env.host,
+            port=env.port,
+            log_format=env.log_format,
+            log_level=env.log_level,
             signing_key=signing_key,
             signing_key_file=data_dir / SIGNING_KEY_FILE if signing_key is None else None,
             verifying_keys=verifying_keys,
-            hash_salt=hash_salt,
-            hash_salt_file=data_dir / HASH_SALT_FILE if hash_salt is None else None,
+            hash_salt=env.hash_salt,
+            hash_salt_file=data_dir / HASH_SALT_FILE if env.hash_salt is None else None,
             pipeline=pipeline,
             limits=limits,
             policy=policy,
@@ -176,25 +174,15 @@ class TableLocation:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> TableLocation:
-        env = Environment(environ)
-        return cls(
-            table=env.matching("PROOFGATE_TABLE", _TABLE_NAME, "proofgate", _TABLE_RULE),
-            region=env.matching("PROOFGATE_AWS_REGION", _REGION, "us-east-1", _REGION_RULE),
-            endpoint=env.url("PROOFGATE_DYNAMODB_ENDPOINT"),
-        )
+        env = _TableEnvironment.read(environ)
+        return cls(table=env.table, region=env.aws_region, endpoint=env.dynamodb_endpoint)
 
 
 def _new_cursor_key() -> str:
     return base64.urlsafe_b64encode(CursorCodec.generate_key()).rstrip(b"=").decode()
 
 
-@overload
-def _decode_cursor_key(text: str, source: str) -> bytes: ...
-@overload
-def _decode_cursor_key(text: None, source: str) -> None: ...
-def _decode_cursor_key(text: str | None, source: str) -> bytes | None:
-    if text is None:
-        return None
+def _decode_cursor_key(text: str, source: str) -> bytes:
     key = b""
     if _BASE64URL.fullmatch(text):
         unpadded = text.rstrip("=")
@@ -209,29 +197,23 @@ def _decode_cursor_key(text: str | None, source: str) -> bytes | None:
     return key
 
 
-def _check_admin_key(key: str | None) -> str | None:
-    if key is not None and len(key) < ADMIN_KEY_MIN_LENGTH:
-        raise invalid("PROOFGATE_ADMIN_KEY", f"needs at least {ADMIN_KEY_MIN_LENGTH} characters")
-    return key
-
-
 def _read_named_file(name: str, path: str) -> str:
     try:
         return Path(path).read_text()
     except OSError as error:
-        raise invalid(name, f"cannot read {path}: {error.strerror}") from None
+        raise ConfigurationError(f"Invalid {name}: cannot read {path}: {error.strerror}") from None
 
 
-def _signing_key(env: Environment) -> str | None:
-    """Checked here, so a bad key stops start-up before any file is written.
-    A PEM in a variable may spell its line breaks as ``\\n``."""
-    text, path = env.get("PROOFGATE_SIGNING_KEY"), env.get("PROOFGATE_SIGNING_KEY_FILE")
+def _signing_key(env: ProcessVariables) -> str | None:
+    """Parsed here, so a bad key stops start-up before any file is written."""
+    text, path = env.signing_key, env.signing_key_file
     if text is not None and path is not None:
-        raise invalid("PROOFGATE_SIGNING_KEY", "set it or PROOFGATE_SIGNING_KEY_FILE, not both")
+        raise ConfigurationError(
+            "Invalid PROOFGATE_SIGNING_KEY: set it or PROOFGATE_SIGNING_KEY_FILE, not both"
+        )
     if text is not None:
-        pem = text.replace("\\n", "\n")
-        parse_signing_key(pem, "PROOFGATE_SIGNING_KEY")
-        return pem
+        parse_signing_key(text, "PROOFGATE_SIGNING_KEY")
+        return text
     if path is not None:
         pem = _read_named_file("PROOFGATE_SIGNING_KEY_FILE", path)
         parse_signing_key(pem, f"PROOFGATE_SIGNING_KEY_FILE ({path})")
@@ -239,8 +221,8 @@ def _signing_key(env: Environment) -> str | None:
     return None
 
 
-def _verifying_keys(env: Environment) -> tuple[str, ...]:
-    path = env.get("PROOFGATE_VERIFYING_KEYS_FILE")
+def _verifying_keys(env: ProcessVariables) -> tuple[str, ...]:
+    path = env.verifying_keys_file
     if path is None:
         return ()
     text = _read_named_file("PROOFGATE_VERIFYING_KEYS_FILE", path)
@@ -248,15 +230,71 @@ def _verifying_keys(env: Environment) -> tuple[str, ...]:
     return (text,)
 
 
-def _decode_salt(text: str | None) -> bytes | None:
-    if text is None:
-        return None
+def _decode_salt(text: str) -> bytes:
     salt = b""
     if _BASE64URL.fullmatch(text):
         unpadded = text.rstrip("=")
         with contextlib.suppress(binascii.Error, ValueError):
             salt = base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
     if len(salt) < HASH_SALT_MIN_BYTES:
-        problem = f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded"
-        raise invalid("PROOFGATE_HASH_SALT", problem)
+        raise Malformed(f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded")
     return salt
+
+
+def _cursor_key(text: str) -> bytes:
+    return _decode_cursor_key(text, "PROOFGATE_CURSOR_KEY")
+
+
+def _long_enough_admin_key(key: str) -> str:
+    if len(key) < ADMIN_KEY_MIN_LENGTH:
+        raise Malformed(f"needs at least {ADMIN_KEY_MIN_LENGTH} characters")
+    return key
+
+
+class TableVariables(BaseModel):
+    """Where the DynamoDB table lives: all ``create-table`` reads."""
+
+    table: Annotated[str, matching(_TABLE_NAME, _TABLE_RULE)] = "proofgate"
+    aws_region: Annotated[str, matching(_REGION, _REGION_RULE)] = "us-east-1"
+    dynamodb_endpoint: HttpUrl = None
+
+
+class ProcessVariables(TableVariables):
+    """Storage, the process and its secrets. Secrets are only checked here;
+    the key files for unset ones are written by ``Settings.from_env`` once
+    every variable has been read."""
+
+    backend: Annotated[Backend, choice(Backend)] = Backend.SQLITE
+    data_dir: UserPath = Path(".data")
+    sqlite_path: str | None = None
+    host: str = "127.0.0.1"
+    port: Port = 8000
+    log_format: Annotated[LogFormat, choice(LogFormat)] = LogFormat.TEXT
+    log_level: Annotated[LogLevel, choice(LogLevel)] = LogLevel.INFO
+    cors_origins: Origins = ()
+    cursor_key: Annotated[bytes | None, BeforeValidator(_cursor_key)] = Field(None, repr=False)
+    admin_key: Annotated[str | None, AfterValidator(_long_enough_admin_key)] = Field(
+        None, repr=False
+    )
+    signing_key: Annotated[str | None, BeforeValidator(lambda t: t.replace("\\n", "\n"))] = Field(
+        None, repr=False
+    )
+    """A PEM in a variable may spell its line breaks as ``\\n``."""
+    signing_key_file: str | None = None
+    verifying_keys_file: str | None = None
+    hash_salt: Annotated[bytes | None, BeforeValidator(_decode_salt)] = Field(None, repr=False)
+
+
+class Environment(
+    ProcessVariables,
+    LimitVariables,
+    PolicyVariables,
+    ThreatVariables,
+    PipelineVariables,
+    EnvironmentReader,
+):
+    """Every variable the gateway reads, checked in one pass that touches no file."""
+
+
+class _TableEnvironment(TableVariables, EnvironmentReader):
+    pass
