@@ -22,6 +22,7 @@ from ._flags import DATA_DIR_HELP, flag_environ, settings_with_flags
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
 from .outbox_commands import add_outbox_commands
+from .secret_commands import add_secret_commands
 from .settings import Backend, Settings, TableLocation
 
 __all__ = ["main"]
@@ -51,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="interface to bind (PROOFGATE_HOST, default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to bind (PROOFGATE_PORT, default 8000)")
     serve.add_argument("--data-dir", help=DATA_DIR_HELP)
+    serve.add_argument("--endpoint", help="DynamoDB endpoint URL (PROOFGATE_DYNAMODB_ENDPOINT)")
     serve.add_argument("--demo", action="store_true", help="load demo data on start")
     serve.set_defaults(command=_serve)
 
@@ -70,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     export.set_defaults(command=_export_schema)
     add_ledger_commands(commands)
     add_outbox_commands(commands)
+    add_secret_commands(commands)
     return parser
 
 
@@ -80,7 +83,9 @@ def _serve(args: argparse.Namespace) -> int:
     from .gc_freeze import FreezeAfterStartup
     from .logs import logging_config
 
-    configured = settings_with_flags(host=args.host, port=args.port, data_dir=args.data_dir)
+    configured = settings_with_flags(
+        host=args.host, port=args.port, data_dir=args.data_dir, dynamodb_endpoint=args.endpoint
+    )
     settings = replace(configured, demo=args.demo)
     app = create_app(settings)
     listener = _bind(settings.host, settings.port)

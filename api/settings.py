@@ -17,7 +17,6 @@ import binascii
 import contextlib
 import os
 import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -28,11 +27,19 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from domain.errors import ConfigurationError
 from resolvers.pipeline.settings import PipelineSettings
-from storage.cursor import CursorCodec
 
 from ._environment import EnvironmentReader, Malformed
 from ._formats import HttpUrl, Origins, Port, UserPath, choice, matching
-from .keyfile import read_or_create
+from .keyfile import (
+    ADMIN_KEY_FILE,
+    CURSOR_KEY_FILE,
+    HASH_SALT_FILE,
+    SHARED_SECRETS,
+    SIGNING_KEY_FILE,
+    new_admin_key,
+    new_cursor_key,
+    read_or_create,
+)
 from .limits import Limits, LimitVariables
 from .logs import LogFormat, LogLevel
 from .pipeline_settings import PipelineVariables
@@ -54,11 +61,7 @@ __all__ = [
 ]
 
 MEMORY = ":memory:"
-CURSOR_KEY_FILE = "cursor.key"
-ADMIN_KEY_FILE = "admin.key"
 ADMIN_KEY_MIN_LENGTH = 16
-SIGNING_KEY_FILE = "signing.key"
-HASH_SALT_FILE = "hash.salt"
 HASH_SALT_MIN_BYTES = 16
 
 _TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
@@ -122,16 +125,18 @@ class Settings:
         verifying_keys = _verifying_keys(env)
         limits, policy, pipeline = env.limits(), env.policy(), env.pipeline(env.threats())
         data_dir = env.data_dir
+        if env.backend is Backend.DYNAMODB:
+            _require_shared_secrets(environ, data_dir)
         cursor_key = env.cursor_key
         if cursor_key is None:
             path = data_dir / CURSOR_KEY_FILE
             cursor_key = _decode_cursor_key(
-                read_or_create(path, _new_cursor_key), f"key file {path}"
+                read_or_create(path, new_cursor_key), f"key file {path}"
             )
         admin_key, admin_key_file = env.admin_key, None
         if admin_key is None:
             admin_key_file = data_dir / ADMIN_KEY_FILE
-            admin_key = read_or_create(admin_key_file, lambda: secrets.token_urlsafe(32))
+            admin_key = read_or_create(admin_key_file, new_admin_key)
         return cls(
             backend=env.backend,
             data_dir=data_dir,
@@ -178,8 +183,23 @@ class TableLocation:
         return cls(table=env.table, region=env.aws_region, endpoint=env.dynamodb_endpoint)
 
 
-def _new_cursor_key() -> str:
-    return base64.urlsafe_b64encode(CursorCodec.generate_key()).rstrip(b"=").decode()
+def _require_shared_secrets(environ: Mapping[str, str], data_dir: Path) -> None:
+    """On DynamoDB, processes share one table, so a secret one of them made up
+    alone breaks the others (certificates that fail to verify, cursors
+    refused): every secret must be set or already in the data directory."""
+    missing = [
+        secret.variable
+        for secret in SHARED_SECRETS
+        if not any(environ.get(v, "").strip() for v in (secret.variable, *secret.alternatives))
+        and not (data_dir / secret.file_name).exists()
+    ]
+    if missing:
+        raise ConfigurationError(
+            f"PROOFGATE_BACKEND=dynamodb needs the secrets all its processes share; "
+            f"missing: {', '.join(missing)}",
+            hint="Run `proofgate init-secrets DIR` once and start every process with "
+            "the environment it prints (or with PROOFGATE_DATA_DIR=DIR).",
+        )
 
 
 def _decode_cursor_key(text: str, source: str) -> bytes:
