@@ -8,6 +8,7 @@ operator sees names both the variable and what was wrong with it.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from decimal import Decimal
 from enum import StrEnum
@@ -24,6 +25,7 @@ from domain.ledger import CREDIT, parse_amount
 from ._environment import Malformed
 
 __all__ = [
+    "Addresses",
     "CreditAmount",
     "EntriesOrOff",
     "HttpUrl",
@@ -147,7 +149,22 @@ def matching(pattern: re.Pattern[str], expected: str) -> BeforeValidator:
     return BeforeValidator(parse)
 
 
+def _addresses(value: str) -> tuple[str, ...]:
+    """``*``, or comma-separated IP addresses and networks (uvicorn's
+    ``forwarded_allow_ips``)."""
+    entries = tuple(entry.strip() for entry in value.split(",") if entry.strip())
+    for entry in entries:
+        if entry == "*":
+            continue
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise Malformed(f"must be IP addresses or networks or *, got {entry!r}") from None
+    return entries
+
+
 Positive = Annotated[int, BeforeValidator(_positive)]
+Addresses = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_addresses)]
 Port = Annotated[int, BeforeValidator(_port)]
 Switch = Annotated[bool, BeforeValidator(_switch)]
 EntriesOrOff = Annotated[int, BeforeValidator(_entries_or_off)]

@@ -38,7 +38,7 @@ from .schema import build_schema
 from .services import build_services
 from .settings import Settings
 
-__all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app"]
+__all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app", "from_environment"]
 
 READY_TIMEOUT_SECONDS = 2.0
 CORS_HEADERS = (
@@ -79,6 +79,12 @@ def create_app(settings: Settings) -> Starlette:
     app.state.settings = settings
     app.state.metrics = metrics
     return app
+
+
+def from_environment() -> Starlette:
+    """The app from ``PROOFGATE_*`` variables, for an ASGI server's factory
+    option: ``uvicorn --factory api.app:from_environment``."""
+    return create_app(Settings.from_env())
 
 
 def _routes() -> list[BaseRoute]:

@@ -53,6 +53,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port to bind (PROOFGATE_PORT, default 8000)")
     serve.add_argument("--data-dir", help=DATA_DIR_HELP)
     serve.add_argument("--endpoint", help="DynamoDB endpoint URL (PROOFGATE_DYNAMODB_ENDPOINT)")
+    serve.add_argument(
+        "--proxy-headers",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="believe X-Forwarded-For/-Proto from --forwarded-allow-ips (default: on)",
+    )
+    serve.add_argument(
+        "--forwarded-allow-ips",
+        help="comma-separated proxy addresses or networks, or * "
+        "(PROOFGATE_FORWARDED_ALLOW_IPS, default 127.0.0.1)",
+    )
     serve.add_argument("--demo", action="store_true", help="load demo data on start")
     serve.set_defaults(command=_serve)
 
@@ -84,7 +95,11 @@ def _serve(args: argparse.Namespace) -> int:
     from .logs import logging_config
 
     configured = settings_with_flags(
-        host=args.host, port=args.port, data_dir=args.data_dir, dynamodb_endpoint=args.endpoint
+        host=args.host,
+        port=args.port,
+        data_dir=args.data_dir,
+        dynamodb_endpoint=args.endpoint,
+        forwarded_allow_ips=args.forwarded_allow_ips,
     )
     settings = replace(configured, demo=args.demo)
     app = create_app(settings)
@@ -99,6 +114,10 @@ def _serve(args: argparse.Namespace) -> int:
         # what an idle subscription otherwise costs; alerts are small JSON.
         ws_per_message_deflate=False,
         server_header=False,
+        proxy_headers=args.proxy_headers,
+        forwarded_allow_ips=list(settings.forwarded_allow_ips),
+        limit_concurrency=settings.max_connections,
+        timeout_graceful_shutdown=settings.shutdown_seconds,
         log_config=logging_config(settings.log_format, settings.log_level),
         # ``proofgate.request`` writes one richer line per request instead.
         access_log=False,

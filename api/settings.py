@@ -29,7 +29,7 @@ from domain.errors import ConfigurationError
 from resolvers.pipeline.settings import PipelineSettings
 
 from ._environment import EnvironmentReader, Malformed
-from ._formats import HttpUrl, Origins, Port, UserPath, choice, matching
+from ._formats import Addresses, HttpUrl, Origins, Port, Positive, UserPath, choice, matching
 from .keyfile import (
     ADMIN_KEY_FILE,
     CURSOR_KEY_FILE,
@@ -97,6 +97,12 @@ class Settings:
     demo: bool = False
     log_format: LogFormat = LogFormat.TEXT
     log_level: LogLevel = LogLevel.INFO
+    forwarded_allow_ips: tuple[str, ...] = ("127.0.0.1",)
+    """Proxies whose X-Forwarded-For and X-Forwarded-Proto are believed."""
+    shutdown_seconds: int = 10
+    """How long a stopping process waits for requests in flight."""
+    max_connections: int = 4096
+    """Open connections (HTTP and WebSocket) one process accepts; more get 503."""
     signing_key: str | None = field(default=None, repr=False)
     """PEM of the active Ed25519 certificate key, from the environment or a named file."""
     signing_key_file: Path | None = None
@@ -152,6 +158,9 @@ class Settings:
             port=env.port,
             log_format=env.log_format,
             log_level=env.log_level,
+            forwarded_allow_ips=env.forwarded_allow_ips,
+            shutdown_seconds=env.shutdown_seconds,
+            max_connections=env.max_connections,
             signing_key=signing_key,
             signing_key_file=data_dir / SIGNING_KEY_FILE if signing_key is None else None,
             verifying_keys=verifying_keys,
@@ -291,6 +300,9 @@ class ProcessVariables(TableVariables):
     port: Port = 8000
     log_format: Annotated[LogFormat, choice(LogFormat)] = LogFormat.TEXT
     log_level: Annotated[LogLevel, choice(LogLevel)] = LogLevel.INFO
+    forwarded_allow_ips: Addresses = ("127.0.0.1",)
+    shutdown_seconds: Positive = 10
+    max_connections: Positive = 4096
     cors_origins: Origins = ()
     cursor_key: Annotated[bytes | None, BeforeValidator(_cursor_key)] = Field(None, repr=False)
     admin_key: Annotated[str | None, AfterValidator(_long_enough_admin_key)] = Field(
