@@ -9,21 +9,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import socket
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
-from domain.errors import ConfigurationError, ProofgateError
+from domain.errors import ProofgateError
 from storage.access_patterns import REGISTRY
 
 from . import __version__
-from ._flags import DATA_DIR_HELP, flag_environ, settings_with_flags
+from ._flags import flag_environ
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
 from .outbox_commands import add_outbox_commands
 from .secret_commands import add_secret_commands
-from .settings import Backend, Settings, TableLocation
+from .serve import add_serve_command
+from .settings import TableLocation
 
 __all__ = ["main"]
 
@@ -48,24 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"proofgate {__version__}")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the gateway (uvicorn, one worker)")
-    serve.add_argument("--host", help="interface to bind (PROOFGATE_HOST, default 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port to bind (PROOFGATE_PORT, default 8000)")
-    serve.add_argument("--data-dir", help=DATA_DIR_HELP)
-    serve.add_argument("--endpoint", help="DynamoDB endpoint URL (PROOFGATE_DYNAMODB_ENDPOINT)")
-    serve.add_argument(
-        "--proxy-headers",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="believe X-Forwarded-For/-Proto from --forwarded-allow-ips (default: on)",
-    )
-    serve.add_argument(
-        "--forwarded-allow-ips",
-        help="comma-separated proxy addresses or networks, or * "
-        "(PROOFGATE_FORWARDED_ALLOW_IPS, default 127.0.0.1)",
-    )
-    serve.add_argument("--demo", action="store_true", help="load demo data on start")
-    serve.set_defaults(command=_serve)
+    add_serve_command(commands)
 
     create = commands.add_parser("create-table", help="create the DynamoDB table")
     create.add_argument("--table", help="table name (PROOFGATE_TABLE, default proofgate)")
@@ -85,77 +67,6 @@ def _parser() -> argparse.ArgumentParser:
     add_outbox_commands(commands)
     add_secret_commands(commands)
     return parser
-
-
-def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from .app import create_app
-    from .gc_freeze import FreezeAfterStartup
-    from .logs import logging_config
-
-    configured = settings_with_flags(
-        host=args.host,
-        port=args.port,
-        data_dir=args.data_dir,
-        dynamodb_endpoint=args.endpoint,
-        forwarded_allow_ips=args.forwarded_allow_ips,
-    )
-    settings = replace(configured, demo=args.demo)
-    app = create_app(settings)
-    listener = _bind(settings.host, settings.port)
-    print(_banner(settings, [getattr(r, "path", "") for r in app.routes]), flush=True)
-    config = uvicorn.Config(
-        FreezeAfterStartup(app),
-        loop="uvloop" if sys.platform != "win32" else "asyncio",
-        http="httptools",
-        lifespan="on",
-        # A permessage-deflate context holds ~300 KB per connection, six times
-        # what an idle subscription otherwise costs; alerts are small JSON.
-        ws_per_message_deflate=False,
-        server_header=False,
-        proxy_headers=args.proxy_headers,
-        forwarded_allow_ips=list(settings.forwarded_allow_ips),
-        limit_concurrency=settings.max_connections,
-        timeout_graceful_shutdown=settings.shutdown_seconds,
-        log_config=logging_config(settings.log_format, settings.log_level),
-        # ``proofgate.request`` writes one richer line per request instead.
-        access_log=False,
-    )
-    uvicorn.Server(config).run(sockets=[listener])
-    return 0
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before anything says the gateway is up, so
-    a taken port is one line and a non-zero exit rather than a banner
-    followed by uvicorn's failure."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family, backlog=2048)
-    except OSError as error:
-        raise ConfigurationError(
-            f"Cannot listen on {host}:{port}: {error.strerror or error}",
-            hint="Stop what holds the port, or choose another with --port (PROOFGATE_PORT).",
-        ) from None
-
-
-def _banner(settings: Settings, paths: Sequence[str]) -> str:
-    store = settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
-    lines = [
-        f"proofgate {__version__}: {settings.backend.value} store {store}",
-        f"  URL:       {settings.url}",
-    ]
-    if "/graphql" in paths:
-        lines.append(f"  GraphQL:   {settings.url}/graphql")
-    if settings.admin_key_file is not None and settings.demo:
-        lines.append(f"  Admin key: {settings.admin_key}  (kept in {settings.admin_key_file})")
-    elif settings.admin_key_file is not None:
-        # Stdout ends up in log stores; the key stays in its file.
-        lines.append(f"  Admin key: kept in {settings.admin_key_file}")
-    else:
-        lines.append("  Admin key: set by PROOFGATE_ADMIN_KEY")
-    return "\n".join(lines)
 
 
 def _create_table(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ setting), because operation names are another tenant's business.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from prometheus_client import (
@@ -18,12 +19,17 @@ from prometheus_client import (
     Histogram,
     disable_created_metrics,
     generate_latest,
+    multiprocess,
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .observation import Observation
 
-__all__ = ["CONTENT_TYPE_LATEST", "OTHER_OPERATION", "Metrics"]
+__all__ = ["CONTENT_TYPE_LATEST", "MULTIPROCESS_DIR", "OTHER_OPERATION", "Metrics"]
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+"""Set (by ``serve --workers``) when several processes serve one port: every
+process writes its counts there and any of them answers for all."""
 
 OTHER_OPERATION = "other"
 ANONYMOUS_OPERATION = "anonymous"
@@ -38,6 +44,8 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 class Metrics:
     def __init__(self, *, max_operation_names: int = 100) -> None:
         self.registry = CollectorRegistry()
+        self._shared = bool(os.environ.get(MULTIPROCESS_DIR))
+        self._count_websockets: Callable[[], int] | None = None
         self._max_names = max_operation_names
         self._names: set[str] = set()
         self.requests = Counter(
@@ -73,10 +81,16 @@ class Metrics:
             "proofgate_websocket_connections",
             "Open GraphQL WebSocket connections",
             registry=self.registry,
+            multiprocess_mode="livesum",
         )
 
     def count_websockets(self, count: Callable[[], int]) -> None:
-        self.websockets.set_function(count)
+        """Read at scrape time in one process; with several, each process
+        refreshes its own count on every request it answers."""
+        if self._shared:
+            self._count_websockets = count
+        else:
+            self.websockets.set_function(count)
 
     def observe(self, observation: Observation, status: int, seconds: float) -> None:
         kind = observation.operation_type or "none"
@@ -94,9 +108,17 @@ class Metrics:
             pattern = call.access_pattern or "none"
             self.storage_calls.labels(pattern, call.operation).inc()
             self.capacity.labels(pattern).inc(call.capacity)
+        if self._count_websockets is not None:
+            self.websockets.set(self._count_websockets())
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        if not self._shared:
+            return generate_latest(self.registry)
+        if self._count_websockets is not None:
+            self.websockets.set(self._count_websockets())
+        every_process = CollectorRegistry()
+        multiprocess.MultiProcessCollector(every_process)  # type: ignore[no-untyped-call]
+        return generate_latest(every_process)
 
     def _operation(self, name: str | None) -> str:
         if not name:

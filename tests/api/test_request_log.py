@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from api.cli import _banner
 from api.observation import request_id_from
+from api.serve import _banner
 from api.settings import Settings
 from tests._support.ports import free_port
 
@@ -125,6 +125,6 @@ def test_a_generated_admin_key_is_printed_only_for_the_demo(tmp_path: Path, demo
     key_file = tmp_path / "admin.key"
     key = "generated-key-0123456789"
     settings = Settings(cursor_key=bytes(32), admin_key=key, admin_key_file=key_file, demo=demo)
-    banner = _banner(settings, ["/graphql"])
+    banner = _banner(settings)
     assert str(key_file) in banner
     assert (key in banner) is demo
