@@ -1,7 +1,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# `make run` installs what serving needs; everything else also the dev extras.
+RUN_STAMP := $(VENV)/.installed-run
+STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= .data
@@ -15,13 +17,19 @@ EXPLORER_STATIC := api/static
 
 .PHONY: run test bench lint schema docs explorer-assets clean
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/pip:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
 
-run: $(STAMP)
+$(RUN_STAMP): pyproject.toml | $(VENV)/bin/pip
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): pyproject.toml | $(VENV)/bin/pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP) $(RUN_STAMP)
+
+run: $(RUN_STAMP)
 	PROOFGATE_CORS_ORIGINS="$(PROOFGATE_CORS_ORIGINS)" \
 		$(BIN)/proofgate serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) --demo
 
@@ -36,10 +44,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(PACKAGES) tests bench
 	$(BIN)/mypy
 
-schema: $(STAMP)
+schema: $(RUN_STAMP)
 	$(BIN)/proofgate export-schema > schema.graphql
 
-docs: $(STAMP)
+docs: $(RUN_STAMP)
 	$(BIN)/proofgate explain --markdown > docs/access-patterns.md
 
 # The explorer's vendored GraphiQL, rebuilt from the npm registry (needs npm).

@@ -1,114 +1,90 @@
-"""Reading ``PROOFGATE_*`` variables: one reader, so every setting treats an
-empty value as unset and names its variable when the value is malformed."""
+"""The one reader of ``PROOFGATE_*`` variables, built on pydantic-settings.
+
+Each part of the settings declares its variables as a section (a pydantic
+model whose field ``max_depth`` is the variable ``PROOFGATE_MAX_DEPTH``);
+``EnvironmentReader`` reads any combination of sections in one pass, so every
+variable treats an empty or blank value as unset, and a malformed one stops
+start-up with a one-line ``ConfigurationError`` naming it, never a traceback.
+"""
 
 from __future__ import annotations
 
-import re
+import os
 from collections.abc import Mapping
-from decimal import Decimal
-from enum import StrEnum
-from typing import TypeVar
-from urllib.parse import urlsplit
+from typing import Self
 
-from domain.errors import ConfigurationError, ProofgateError
-from domain.ledger import parse_amount
+from pydantic import ValidationError
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
-__all__ = ["Environment", "invalid"]
+from domain.errors import ConfigurationError
 
-_PORT = re.compile(r"[0-9]{1,5}")
-_DECIMAL = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?")
-_E = TypeVar("_E", bound=StrEnum)
+__all__ = ["PREFIX", "EnvironmentReader", "Malformed", "variable_name"]
+
+PREFIX = "PROOFGATE_"
 
 
-class Environment:
-    def __init__(self, environ: Mapping[str, str]) -> None:
+class Malformed(ValueError):
+    """Raised by a value's parser; the reader names the variable around it."""
+
+    def __init__(self, problem: str, *, hint: str | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.hint = hint
+
+
+def variable_name(field: str) -> str:
+    return f"{PREFIX}{field.upper()}"
+
+
+class _MappingSource(EnvSettingsSource):
+    """The environment as given (``os.environ`` or a test's dict), blank
+    values dropped. Only exact upper-case names count, as they always have:
+    pydantic-settings alone would also accept ``proofgate_max_depth``."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
         self._environ = environ
+        super().__init__(settings_cls)
 
-    def get(self, name: str) -> str | None:
-        return self._environ.get(name, "").strip() or None
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {
+            name.lower(): value.strip()
+            for name, value in self._environ.items()
+            if name.startswith(PREFIX) and value.strip()
+        }
 
-    def choice(self, name: str, choices: type[_E], default: _E) -> _E:
-        value = self.get(name)
-        if value is None:
-            return default
+
+class EnvironmentReader(BaseSettings):
+    """Base of a set of sections read together: ``class Env(SectionA,
+    SectionB, EnvironmentReader)``, then ``Env.read(environ)``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=PREFIX,
+        env_ignore_empty=True,
+        frozen=True,
+        extra="forbid",
+        validate_default=False,
+    )
+    """Defaults are typed values, not text: the parsers only see what was set."""
+
+    @classmethod
+    def read(cls, environ: Mapping[str, str] = os.environ) -> Self:
         try:
-            return choices(value.lower())
-        except ValueError:
-            allowed = ", ".join(c.value for c in choices)
-            raise invalid(name, f"must be one of {allowed}, got {value!r}") from None
+            return cls(_build_sources=((_MappingSource(cls, environ),), {}))
+        except ValidationError as error:
+            raise _configuration_error(error) from None
 
-    def matching(self, name: str, pattern: re.Pattern[str], default: str, expected: str) -> str:
-        value = self.get(name)
-        if value is None:
-            return default
-        if not pattern.fullmatch(value):
-            raise invalid(name, f"must be {expected}, got {value!r}")
-        return value
-
-    def url(self, name: str) -> str | None:
-        value = self.get(name)
-        if value is not None and not _is_origin_like(value, allow_path=True):
-            raise invalid(name, f"must be an http(s) URL, got {value!r}")
-        return value
-
-    def port(self, name: str, default: int) -> int:
-        value = self.get(name)
-        if value is None:
-            return default
-        if not _PORT.fullmatch(value) or not 0 < int(value) < 65536:
-            raise invalid(name, f"must be a port number 1-65535, got {value!r}")
-        return int(value)
-
-    def origins(self, name: str) -> tuple[str, ...]:
-        origins = tuple(o.strip() for o in (self.get(name) or "").split(",") if o.strip())
-        for origin in origins:
-            if origin != "*" and not _is_origin_like(origin, allow_path=False):
-                raise invalid(
-                    name,
-                    f"{origin!r} is not an origin: browsers send scheme://host[:port], "
-                    "with no path or trailing slash",
-                )
-        return origins
-
-    def positive(self, name: str, default: int) -> int:
-        value = self.get(name)
-        if value is None:
-            return default
-        if not value.isdigit() or int(value) < 1:
-            raise invalid(name, f"must be a positive integer, got {value!r}")
-        return int(value)
-
-    def decimal(self, name: str, default: Decimal) -> Decimal:
-        """A non-negative decimal written out plainly (``5``, ``2.5``): no
-        exponent, sign or thousands separator to misread."""
-        value = self.get(name)
-        if value is None:
-            return default
-        if not _DECIMAL.fullmatch(value):
-            raise invalid(name, f"must be a non-negative decimal such as 2.5, got {value!r}")
-        return Decimal(value)
-
-    def amount(self, name: str, default: Decimal, currency: str) -> Decimal:
-        """An amount at the currency's scale, checked by the ledger's own rules."""
-        value = self.get(name)
-        if value is None:
-            return default
-        try:
-            return parse_amount(value, currency)
-        except ProofgateError as error:
-            raise invalid(name, f"{error.message}, got {value!r}") from None
+    @classmethod
+    def variables(cls) -> tuple[str, ...]:
+        return tuple(variable_name(field) for field in cls.model_fields)
 
 
-def _is_origin_like(value: str, *, allow_path: bool) -> bool:
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises on a malformed port
-    except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
-    return allow_path or not (parts.path or parts.query or parts.fragment or parts.username)
-
-
-def invalid(name: str, problem: str) -> ConfigurationError:
-    return ConfigurationError(f"Invalid {name}: {problem}")
+def _configuration_error(error: ValidationError) -> ConfigurationError:
+    """The first problem pydantic found: one line an operator can act on.
+    Our parsers say what was wrong with the value; a check pydantic made
+    itself contributes its own message."""
+    first = error.errors(include_url=False)[0]
+    name = variable_name(str(first["loc"][0])) if first["loc"] else PREFIX + "*"
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, Malformed):
+        return ConfigurationError(f"Invalid {name}: {cause.problem}", hint=cause.hint)
+    return ConfigurationError(f"Invalid {name}: {first['msg']}")

@@ -17,23 +17,28 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
+from domain.errors import Forbidden, ProofgateError
+from services.auth import authenticate
 from storage.access_patterns import HEALTH_PROBE
 
 from . import __version__
 from .backend import open_storage
 from .demo import start_demo
+from .errors import error_response
 from .explorer import explorer_asset
 from .graphql import GraphQLApp, GraphQLEndpoint
 from .http_guard import HTTPGuard
+from .metrics import CONTENT_TYPE_LATEST, Metrics
 from .pipeline import build_pipeline, running_pipeline, watching_connections
+from .request_log import RequestObserver
 from .schema import build_schema
 from .services import build_services
 from .settings import Settings
 
-__all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app"]
+__all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app", "from_environment"]
 
 READY_TIMEOUT_SECONDS = 2.0
 CORS_HEADERS = (
@@ -42,6 +47,7 @@ CORS_HEADERS = (
     "X-Proofgate-Trace",
     "X-Proofgate-CSRF",
     "Apollo-Require-Preflight",
+    "X-Request-Id",
 )
 
 logger = logging.getLogger("proofgate.api")
@@ -49,6 +55,7 @@ logger = logging.getLogger("proofgate.api")
 
 def create_app(settings: Settings) -> Starlette:
     schema = build_schema(settings.limits)
+    metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -59,6 +66,7 @@ def create_app(settings: Settings) -> Starlette:
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
+                metrics.count_websockets(app.state.graphql.connections.__len__)
                 async with watching_connections(app.state.graphql, settings):
                     app.state.demo = (
                         await start_demo(schema, services, settings) if settings.demo else None
@@ -67,41 +75,72 @@ def create_app(settings: Settings) -> Starlette:
         finally:
             await app.state.storage.close()
 
-    app = Starlette(routes=_routes(), middleware=_middleware(settings), lifespan=lifespan)
+    middleware = _middleware(settings, metrics)
+    app = Starlette(routes=_routes(), middleware=middleware, lifespan=lifespan)
     app.state.settings = settings
+    app.state.metrics = metrics
     return app
+
+
+def from_environment() -> Starlette:
+    """The app from ``PROOFGATE_*`` variables, for an ASGI server's factory
+    option: ``uvicorn --factory api.app:from_environment``."""
+    return create_app(Settings.from_env())
 
 
 def _routes() -> list[BaseRoute]:
     return [
         Route("/health", health, methods=["GET"]),
         Route("/ready", ready, methods=["GET"]),
+        Route("/metrics", metrics_endpoint, methods=["GET"]),
         Route("/graphql", GraphQLEndpoint()),
         Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
         WebSocketRoute("/graphql", GraphQLEndpoint()),
     ]
 
 
-def _middleware(settings: Settings) -> list[Middleware]:
-    """CORS outermost, so refusals (413, 415) reach a browser app readably."""
-    guard = Middleware(HTTPGuard, max_bytes=settings.limits.max_body_bytes)
+def _middleware(settings: Settings, metrics: Metrics) -> list[Middleware]:
+    """CORS outermost, so refusals (413, 415) reach a browser app readably;
+    the observer next, so refusals are logged and counted."""
+    guard = [
+        Middleware(RequestObserver, metrics=metrics),
+        Middleware(HTTPGuard, max_bytes=settings.limits.max_body_bytes),
+    ]
     if not settings.cors_origins:
-        return [guard]
+        return guard
     return [
         Middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
             allow_methods=("GET", "POST"),
             allow_headers=CORS_HEADERS,
-            expose_headers=("Retry-After",),
+            expose_headers=("Retry-After", "X-Request-Id"),
         ),
-        guard,
+        *guard,
     ]
 
 
 async def health(request: Request) -> JSONResponse:
     """Liveness: answers while the process runs, whatever storage is doing."""
     return JSONResponse({"status": "ok", "version": __version__})
+
+
+async def metrics_endpoint(request: Request) -> Response:
+    """Prometheus text format, for the admin key only (see ``api/metrics.py``)."""
+    services = request.app.state.graphql.services
+    try:
+        principal = await authenticate(
+            services.storage, request.headers.get("authorization"), services.admin_key_hash
+        )
+    except ProofgateError as error:
+        return error_response(error, 401)
+    if not principal.is_admin:
+        refusal = Forbidden(
+            "Metrics are for the operator", hint="Scrape with the admin key as a Bearer token."
+        )
+        return error_response(refusal, 403)
+    metrics: Metrics = request.app.state.metrics
+    return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
 async def ready(request: Request) -> JSONResponse:

@@ -11,17 +11,18 @@ import asyncio
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from domain.errors import ProofgateError
 from storage.access_patterns import REGISTRY
 
 from . import __version__
-from ._flags import DATA_DIR_HELP, flag_environ, settings_with_flags
+from ._flags import flag_environ
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
 from .outbox_commands import add_outbox_commands
-from .settings import Backend, Settings, TableLocation
+from .secret_commands import add_secret_commands
+from .serve import add_serve_command
+from .settings import TableLocation
 
 __all__ = ["main"]
 
@@ -46,12 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"proofgate {__version__}")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the gateway (uvicorn, one worker)")
-    serve.add_argument("--host", help="interface to bind (PROOFGATE_HOST, default 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port to bind (PROOFGATE_PORT, default 8000)")
-    serve.add_argument("--data-dir", help=DATA_DIR_HELP)
-    serve.add_argument("--demo", action="store_true", help="load demo data on start")
-    serve.set_defaults(command=_serve)
+    add_serve_command(commands)
 
     create = commands.add_parser("create-table", help="create the DynamoDB table")
     create.add_argument("--table", help="table name (PROOFGATE_TABLE, default proofgate)")
@@ -69,48 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     export.set_defaults(command=_export_schema)
     add_ledger_commands(commands)
     add_outbox_commands(commands)
+    add_secret_commands(commands)
     return parser
-
-
-def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from .app import create_app
-    from .gc_freeze import FreezeAfterStartup
-
-    configured = settings_with_flags(host=args.host, port=args.port, data_dir=args.data_dir)
-    settings = replace(configured, demo=args.demo)
-    app = create_app(settings)
-    print(_banner(settings, [getattr(r, "path", "") for r in app.routes]), flush=True)
-    uvicorn.run(
-        FreezeAfterStartup(app),
-        host=settings.host,
-        port=settings.port,
-        loop="uvloop" if sys.platform != "win32" else "asyncio",
-        http="httptools",
-        lifespan="on",
-        # A permessage-deflate context holds ~300 KB per connection, six times
-        # what an idle subscription otherwise costs; alerts are small JSON.
-        ws_per_message_deflate=False,
-        server_header=False,
-        log_level="info",
-    )
-    return 0
-
-
-def _banner(settings: Settings, paths: Sequence[str]) -> str:
-    store = settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
-    lines = [
-        f"proofgate {__version__}: {settings.backend.value} store {store}",
-        f"  URL:       {settings.url}",
-    ]
-    if "/graphql" in paths:
-        lines.append(f"  GraphQL:   {settings.url}/graphql")
-    if settings.admin_key_file is not None:
-        lines.append(f"  Admin key: {settings.admin_key}  (kept in {settings.admin_key_file})")
-    else:
-        lines.append("  Admin key: set by PROOFGATE_ADMIN_KEY")
-    return "\n".join(lines)
 
 
 def _create_table(args: argparse.Namespace) -> int:

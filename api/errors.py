@@ -19,6 +19,8 @@ from strawberry.types.execution import ExecutionResult as StrawberryExecutionRes
 
 from domain.errors import ErrorCode, ProofgateError
 
+from .observation import current_observation, note_error_codes
+
 __all__ = ["ErrorMapper", "error_extensions", "error_response", "to_graphql_error"]
 
 logger = logging.getLogger("proofgate.errors")
@@ -34,10 +36,12 @@ def error_extensions(error: ProofgateError) -> dict[str, Any]:
 def error_response(error: ProofgateError, status_code: int) -> JSONResponse:
     """A refusal before execution, shaped like any GraphQL error response so a
     client handles it with the same code path."""
-    body = {
-        "data": None,
-        "errors": [{"message": error.message, "extensions": error_extensions(error)}],
-    }
+    note_error_codes([error.code.value])
+    extensions = error_extensions(error)
+    observation = current_observation()
+    if observation is not None:
+        extensions["requestId"] = observation.request_id
+    body = {"data": None, "errors": [{"message": error.message, "extensions": extensions}]}
     return JSONResponse(body, status_code=status_code)
 
 
@@ -85,6 +89,7 @@ class ErrorMapper(SchemaExtension):
         ):
             request_id = self._request_id()
             result.errors = [to_graphql_error(e, request_id) for e in result.errors]
+            note_error_codes(str((e.extensions or {})["code"]) for e in result.errors)
 
     def on_stream_result(self, result: Any) -> Iterator[None]:
         """Subscriptions send each result as it is produced, long before

@@ -25,6 +25,7 @@ from storage.trace import Trace
 
 from .errors import error_extensions, error_response
 from .explorer import explorer_page
+from .request_log import REQUEST_ID_SCOPE_KEY
 from .websocket import Connections, SocketContext, TransportWSHandler, WSHandler
 
 __all__ = ["GraphQLApp", "GraphQLEndpoint"]
@@ -99,7 +100,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             services=self.services,
             principal=principal,
             loaders=Loaders(self.services.storage, principal.tenant),
-            request_id=secrets.token_hex(8),
+            request_id=request.scope.get(REQUEST_ID_SCOPE_KEY) or secrets.token_hex(8),
             trace=Trace() if request.headers.get(TRACE_HEADER) == "1" else None,
             request=request,
             response=response,

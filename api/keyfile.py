@@ -8,15 +8,76 @@ agree on one key, and a reader never sees a half-written file.
 
 from __future__ import annotations
 
+import base64
 import os
+import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from domain.errors import ConfigurationError
+from storage.cursor import CursorCodec
 
-__all__ = ["read_or_create"]
+from .signing_keys import new_signing_key_pem
+
+__all__ = [
+    "ADMIN_KEY_FILE",
+    "CURSOR_KEY_FILE",
+    "HASH_SALT_FILE",
+    "SHARED_SECRETS",
+    "SIGNING_KEY_FILE",
+    "SharedSecret",
+    "new_admin_key",
+    "new_cursor_key",
+    "new_hash_salt",
+    "read_or_create",
+]
 
 _PRIVATE = 0o600
+CURSOR_KEY_FILE = "cursor.key"
+ADMIN_KEY_FILE = "admin.key"
+SIGNING_KEY_FILE = "signing.key"
+HASH_SALT_FILE = "hash.salt"
+
+
+def _base64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def new_cursor_key() -> str:
+    return _base64url(CursorCodec.generate_key())
+
+
+def new_hash_salt() -> str:
+    return _base64url(os.urandom(32))
+
+
+def new_admin_key() -> str:
+    return secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class SharedSecret:
+    """A secret every process of one deployment must hold alike: set in
+    ``variable`` or kept in ``file_name`` of the data directory."""
+
+    variable: str
+    file_name: str
+    generate: Callable[[], str]
+    alternatives: tuple[str, ...] = ()
+
+
+SHARED_SECRETS = (
+    SharedSecret("PROOFGATE_CURSOR_KEY", CURSOR_KEY_FILE, new_cursor_key),
+    SharedSecret("PROOFGATE_HASH_SALT", HASH_SALT_FILE, new_hash_salt),
+    SharedSecret("PROOFGATE_ADMIN_KEY", ADMIN_KEY_FILE, new_admin_key),
+    SharedSecret(
+        "PROOFGATE_SIGNING_KEY",
+        SIGNING_KEY_FILE,
+        new_signing_key_pem,
+        alternatives=("PROOFGATE_SIGNING_KEY_FILE",),
+    ),
+)
 
 
 def read_or_create(path: Path, generate: Callable[[], str]) -> str:

@@ -1,19 +1,19 @@
 """The limits every operation is checked against before it runs.
 
-``Limits`` is part of ``Settings`` (``settings.limits``) and is read from its
-own ``PROOFGATE_*`` variables by ``Limits.from_env``. The defaults are the ones
-a public deployment needs; constructing ``Limits()`` directly gets the same.
+``Limits`` is part of ``Settings`` (``settings.limits``); ``LimitVariables``
+declares the ``PROOFGATE_*`` variables it is read from. The defaults are the
+ones a public deployment needs; constructing ``Limits()`` directly gets the same.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
+
+from pydantic import BaseModel
 
 from domain.errors import ConfigurationError
 
-from ._environment import Environment, invalid
+from ._formats import EntriesOrOff, PerMinuteOrOff, Positive, Switch
 
 __all__ = [
     "ANONYMOUS_RATE",
@@ -24,6 +24,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_TOKENS",
     "PERSISTED_QUERIES",
+    "LimitVariables",
     "Limits",
     "Rate",
 ]
@@ -34,9 +35,6 @@ MAX_TOKENS = 2000
 MAX_COST = 5000
 MAX_BODY_BYTES = 1024 * 1024
 PERSISTED_QUERIES = 1000
-
-_OFF = ("off", "false", "0", "no")
-_ON = ("on", "true", "1", "yes")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,54 +83,36 @@ class Limits:
         if self.persisted_queries < 0:
             raise ConfigurationError("Limit persisted_queries must not be negative")
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Limits:
-        env = _Environment(environ)
-        return cls(
-            max_depth=env.positive("PROOFGATE_MAX_DEPTH", MAX_DEPTH),
-            max_aliases=env.positive("PROOFGATE_MAX_ALIASES", MAX_ALIASES),
-            max_tokens=env.positive("PROOFGATE_MAX_TOKENS", MAX_TOKENS),
-            max_cost=env.positive("PROOFGATE_MAX_COST", MAX_COST),
-            max_body_bytes=env.positive("PROOFGATE_MAX_BODY_BYTES", MAX_BODY_BYTES),
-            introspection=env.switch("PROOFGATE_INTROSPECTION", True),
-            suggestions=env.switch("PROOFGATE_SUGGESTIONS", True),
-            anonymous_rate=env.rate("PROOFGATE_RATE_LIMIT", "PROOFGATE_RATE_BURST", ANONYMOUS_RATE),
-            key_rate=env.rate("PROOFGATE_KEY_RATE_LIMIT", "PROOFGATE_KEY_RATE_BURST", KEY_RATE),
-            persisted_queries=env.count("PROOFGATE_PERSISTED_QUERIES", PERSISTED_QUERIES),
+
+class LimitVariables(BaseModel):
+    max_depth: Positive = MAX_DEPTH
+    max_aliases: Positive = MAX_ALIASES
+    max_tokens: Positive = MAX_TOKENS
+    max_cost: Positive = MAX_COST
+    max_body_bytes: Positive = MAX_BODY_BYTES
+    introspection: Switch = True
+    suggestions: Switch = True
+    rate_limit: PerMinuteOrOff = ANONYMOUS_RATE.per_minute
+    rate_burst: Positive = ANONYMOUS_RATE.burst
+    key_rate_limit: PerMinuteOrOff = KEY_RATE.per_minute
+    key_rate_burst: Positive = KEY_RATE.burst
+    """A burst set alone keeps the default rate."""
+    persisted_queries: EntriesOrOff = PERSISTED_QUERIES
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_depth=self.max_depth,
+            max_aliases=self.max_aliases,
+            max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+            max_body_bytes=self.max_body_bytes,
+            introspection=self.introspection,
+            suggestions=self.suggestions,
+            anonymous_rate=_rate(self.rate_limit, self.rate_burst),
+            key_rate=_rate(self.key_rate_limit, self.key_rate_burst),
+            persisted_queries=self.persisted_queries,
         )
 
 
-class _Environment(Environment):
-    """The readers only limits use: counts, switches and rates, each with ``off``."""
-
-    def count(self, name: str, default: int) -> int:
-        """A non-negative integer, where ``off`` is 0."""
-        value = self.get(name)
-        if value is None:
-            return default
-        if value.lower() in _OFF:
-            return 0
-        if not value.isdigit():
-            raise invalid(name, f"must be a number of entries or off, got {value!r}")
-        return int(value)
-
-    def switch(self, name: str, default: bool) -> bool:
-        value = self.get(name)
-        if value is None:
-            return default
-        if value.lower() in _ON:
-            return True
-        if value.lower() in _OFF:
-            return False
-        raise invalid(name, f"must be on or off, got {value!r}")
-
-    def rate(self, name: str, burst_name: str, default: Rate) -> Rate | None:
-        value = self.get(name)
-        burst = self.positive(burst_name, default.burst)
-        if value is None:
-            return Rate(per_minute=default.per_minute, burst=burst)
-        if value.lower() in _OFF:
-            return None
-        if not value.isdigit() or int(value) < 1:
-            raise invalid(name, f"must be calls per minute or off, got {value!r}")
-        return Rate(per_minute=int(value), burst=burst)
+def _rate(per_minute: int | None, burst: int) -> Rate | None:
+    return None if per_minute is None else Rate(per_minute=per_minute, burst=burst)

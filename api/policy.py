@@ -1,24 +1,27 @@
 """What registering costs, what a FREE brand starts with, how long a claim lasts.
 
-``Policy`` is part of ``Settings`` (``settings.policy``) and reaches the
-resolvers through ``Services``. Amounts are CREDIT, at its scale of 2.
+``Policy`` is part of ``Settings`` (``settings.policy``), read from the
+variables ``PolicyVariables`` declares, and reaches the resolvers through
+``Services``. Amounts are CREDIT, at its scale of 2.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel
 
 from domain.errors import ConfigurationError, ProofgateError
 from domain.ledger import CREDIT, FREE_PLAN_GRANT, REGISTRATION_FEE_DEFAULT, check_amount
 from services.context import CLAIM_TTL_DEFAULT
 
-from ._environment import Environment, invalid
+from ._environment import Malformed
+from ._formats import CreditAmount, Positive
 
-__all__ = ["Policy"]
+__all__ = ["Policy", "PolicyVariables"]
 
 _SECOND = timedelta(seconds=1)
 
@@ -45,15 +48,29 @@ class Policy:
         if self.claim_ttl < _SECOND:
             raise ConfigurationError("Policy claim_ttl must be at least one second")
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Policy:
-        env = Environment(environ)
-        fee = env.amount("PROOFGATE_REGISTRATION_FEE", REGISTRATION_FEE_DEFAULT, CREDIT)
-        if fee <= 0:
-            raise invalid("PROOFGATE_REGISTRATION_FEE", f"must be greater than zero, got {fee}")
-        credits = env.amount("PROOFGATE_FREE_PLAN_CREDITS", FREE_PLAN_GRANT, CREDIT)
-        if credits < 0:
-            raise invalid("PROOFGATE_FREE_PLAN_CREDITS", f"must not be negative, got {credits}")
-        default_ttl = CLAIM_TTL_DEFAULT // _SECOND
-        ttl = env.positive("PROOFGATE_CLAIM_TTL_SECONDS", default_ttl)
-        return cls(registration_fee=fee, free_plan_credits=credits, claim_ttl=ttl * _SECOND)
+
+def _greater_than_zero(amount: Decimal) -> Decimal:
+    if amount <= 0:
+        raise Malformed(f"must be greater than zero, got {amount}")
+    return amount
+
+
+def _not_negative(amount: Decimal) -> Decimal:
+    if amount < 0:
+        raise Malformed(f"must not be negative, got {amount}")
+    return amount
+
+
+class PolicyVariables(BaseModel):
+    registration_fee: Annotated[CreditAmount, AfterValidator(_greater_than_zero)] = (
+        REGISTRATION_FEE_DEFAULT
+    )
+    free_plan_credits: Annotated[CreditAmount, AfterValidator(_not_negative)] = FREE_PLAN_GRANT
+    claim_ttl_seconds: Positive = CLAIM_TTL_DEFAULT // _SECOND
+
+    def policy(self) -> Policy:
+        return Policy(
+            registration_fee=self.registration_fee,
+            free_plan_credits=self.free_plan_credits,
+            claim_ttl=self.claim_ttl_seconds * _SECOND,
+        )

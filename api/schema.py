@@ -19,6 +19,7 @@ from .errors import ErrorMapper
 from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
+from .request_log import OperationObserver
 from .tracing import StorageTracing
 from .validation import PARSE_CACHE_SIZE, DocumentLimits, document_rules, hide_suggestions
 
@@ -57,6 +58,7 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
     persisted = PersistedQueryStore(limits.persisted_queries)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         partial(PersistedQueries, persisted),
+        OperationObserver,
         ErrorMapper,
         StorageTracing,
         partial(DocumentLimits, max_tokens=limits.max_tokens),

@@ -15,17 +15,13 @@ from services.context import Services
 from services.pipeline import Pipeline
 from storage import Storage
 
-from .keyfile import read_or_create
+from .keyfile import new_hash_salt, read_or_create
 from .settings import Settings
 from .signing_keys import new_signing_key_pem, parse_signing_key, parse_verifying_keys
 
 __all__ = ["build_services", "load_hash_salt", "load_key_ring"]
 
 logger = logging.getLogger("proofgate.api")
-
-
-def _new_salt() -> str:
-    return base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
 
 
 def load_hash_salt(settings: Settings) -> bytes:
@@ -36,7 +32,7 @@ def load_hash_salt(settings: Settings) -> bytes:
             "No hash salt configured: device and IP hashes will not match after a restart"
         )
         return os.urandom(32)
-    text = read_or_create(settings.hash_salt_file, _new_salt)
+    text = read_or_create(settings.hash_salt_file, new_hash_salt)
     try:
         salt = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError):

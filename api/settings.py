@@ -1,8 +1,13 @@
 """The gateway's settings, read once from the environment.
 
-Every setting is a ``PROOFGATE_*`` variable; an empty value counts as unset.
-A malformed value stops start-up with an error naming the variable, rather
-than surfacing later as a confusing request failure.
+Every setting is a ``PROOFGATE_*`` variable, read by one pydantic-settings
+reader (``api._environment``): ``Environment`` is every variable the gateway
+reads, declared in sections next to the settings they make (``LimitVariables``
+in ``api.limits``, ...). An empty value counts as unset; a malformed one stops
+start-up with an error naming the variable, rather than surfacing later as a
+confusing request failure. To add a setting, add a field to a section (its
+variable is ``PROOFGATE_`` + the field name in capitals), to the dataclass
+the rest of the code reads, and a row to README.md's Settings tables.
 """
 
 from __future__ import annotations
@@ -12,23 +17,35 @@ import binascii
 import contextlib
 import os
 import re
-import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import overload
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from domain.errors import ConfigurationError
 from services.pipeline.settings import PipelineSettings
-from storage.cursor import CursorCodec
 
-from ._environment import Environment, invalid
-from .keyfile import read_or_create
-from .limits import Limits
-from .policy import Policy
+from ._environment import EnvironmentReader, Malformed
+from ._formats import Addresses, HttpUrl, Origins, Port, Positive, UserPath, choice, matching
+from .keyfile import (
+    ADMIN_KEY_FILE,
+    CURSOR_KEY_FILE,
+    HASH_SALT_FILE,
+    SHARED_SECRETS,
+    SIGNING_KEY_FILE,
+    new_admin_key,
+    new_cursor_key,
+    read_or_create,
+)
+from .limits import Limits, LimitVariables
+from .logs import LogFormat, LogLevel
+from .pipeline_settings import PipelineVariables
+from .policy import Policy, PolicyVariables
 from .signing_keys import parse_signing_key, parse_verifying_keys
-from .threat_settings import threat_settings_from_env
+from .threat_settings import ThreatVariables
 
 __all__ = [
     "ADMIN_KEY_FILE",
@@ -38,16 +55,13 @@ __all__ = [
     "MEMORY",
     "SIGNING_KEY_FILE",
     "Backend",
+    "Environment",
     "Settings",
     "TableLocation",
 ]
 
 MEMORY = ":memory:"
-CURSOR_KEY_FILE = "cursor.key"
-ADMIN_KEY_FILE = "admin.key"
 ADMIN_KEY_MIN_LENGTH = 16
-SIGNING_KEY_FILE = "signing.key"
-HASH_SALT_FILE = "hash.salt"
 HASH_SALT_MIN_BYTES = 16
 
 _TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
@@ -81,6 +95,14 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     demo: bool = False
+    log_format: LogFormat = LogFormat.TEXT
+    log_level: LogLevel = LogLevel.INFO
+    forwarded_allow_ips: tuple[str, ...] = ("127.0.0.1",)
+    """Proxies whose X-Forwarded-For and X-Forwarded-Proto are believed."""
+    shutdown_seconds: int = 10
+    """How long a stopping process waits for requests in flight."""
+    max_connections: int = 4096
+    """Open connections (HTTP and WebSocket) one process accepts; more get 503."""
     signing_key: str | None = field(default=None, repr=False)
     """PEM of the active Ed25519 certificate key, from the environment or a named file."""
     signing_key_file: Path | None = None
@@ -93,60 +115,57 @@ class Settings:
     hash_salt_file: Path | None = None
     """Where the embedded default keeps the salt it generates on first start."""
     pipeline: PipelineSettings = field(default_factory=PipelineSettings)
-    """Outbox, relay, live delivery, webhooks (``PipelineSettings.from_env``) and
-    the threat rules' thresholds (``threat_settings_from_env``)."""
+    """Outbox, relay, live delivery, webhooks and the threat rules' thresholds."""
     policy: Policy = field(default_factory=Policy)
-    """Registration fee, FREE plan credits, claim lifetime (``Policy.from_env``)."""
+    """Registration fee, FREE plan credits, claim lifetime."""
     limits: Limits = field(default_factory=Limits)
-    """Operation, body and rate limits, introspection, APQ (``Limits.from_env``)."""
+    """Operation, body and rate limits, introspection, APQ."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
-        """Settings from ``PROOFGATE_*`` variables. Every variable is checked
-        before a key file is written, so a typo leaves the data directory alone."""
-        env = Environment(environ)
-        data_dir = Path(env.get("PROOFGATE_DATA_DIR") or ".data").expanduser()
-        backend = env.choice("PROOFGATE_BACKEND", Backend, Backend.SQLITE)
-        location = TableLocation.from_env(environ)
-        origins = env.origins("PROOFGATE_CORS_ORIGINS")
-        port = env.port("PROOFGATE_PORT", 8000)
-        cursor_key = _decode_cursor_key(env.get("PROOFGATE_CURSOR_KEY"), "PROOFGATE_CURSOR_KEY")
-        admin_key = _check_admin_key(env.get("PROOFGATE_ADMIN_KEY"))
+        """Settings from ``PROOFGATE_*`` variables. Every variable, and every
+        file one names, is checked before a key file is written, so a typo
+        leaves the data directory alone."""
+        env = Environment.read(environ)
         signing_key = _signing_key(env)
         verifying_keys = _verifying_keys(env)
-        hash_salt = _decode_salt(env.get("PROOFGATE_HASH_SALT"))
-        pipeline = replace(
-            PipelineSettings.from_env(environ), threats=threat_settings_from_env(environ)
-        )
-        limits = Limits.from_env(environ)
-        policy = Policy.from_env(environ)
+        limits, policy, pipeline = env.limits(), env.policy(), env.pipeline(env.threats())
+        data_dir = env.data_dir
+        if env.backend is Backend.DYNAMODB:
+            _require_shared_secrets(environ, data_dir)
+        cursor_key = env.cursor_key
         if cursor_key is None:
             path = data_dir / CURSOR_KEY_FILE
             cursor_key = _decode_cursor_key(
-                read_or_create(path, _new_cursor_key), f"key file {path}"
+                read_or_create(path, new_cursor_key), f"key file {path}"
             )
-        admin_key_file = None
+        admin_key, admin_key_file = env.admin_key, None
         if admin_key is None:
             admin_key_file = data_dir / ADMIN_KEY_FILE
-            admin_key = read_or_create(admin_key_file, lambda: secrets.token_urlsafe(32))
+            admin_key = read_or_create(admin_key_file, new_admin_key)
         return cls(
-            backend=backend,
+            backend=env.backend,
             data_dir=data_dir,
-            sqlite_path=env.get("PROOFGATE_SQLITE_PATH") or str(data_dir / "proofgate.db"),
-            table=location.table,
-            dynamodb_endpoint=location.endpoint,
-            aws_region=location.region,
+            sqlite_path=env.sqlite_path or str(data_dir / "proofgate.db"),
+            table=env.table,
+            dynamodb_endpoint=env.dynamodb_endpoint,
+            aws_region=env.aws_region,
             cursor_key=cursor_key,
             admin_key=admin_key,
             admin_key_file=admin_key_file,
-            cors_origins=origins,
-            host=env.get("PROOFGATE_HOST") or "127.0.0.1",
-            port=port,
+            cors_origins=env.cors_origins,
+            host=env.host,
+            port=env.port,
+            log_format=env.log_format,
+            log_level=env.log_level,
+            forwarded_allow_ips=env.forwarded_allow_ips,
+            shutdown_seconds=env.shutdown_seconds,
+            max_connections=env.max_connections,
             signing_key=signing_key,
             signing_key_file=data_dir / SIGNING_KEY_FILE if signing_key is None else None,
             verifying_keys=verifying_keys,
-            hash_salt=hash_salt,
-            hash_salt_file=data_dir / HASH_SALT_FILE if hash_salt is None else None,
+            hash_salt=env.hash_salt,
+            hash_salt_file=data_dir / HASH_SALT_FILE if env.hash_salt is None else None,
             pipeline=pipeline,
             limits=limits,
             policy=policy,
@@ -169,25 +188,30 @@ class TableLocation:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> TableLocation:
-        env = Environment(environ)
-        return cls(
-            table=env.matching("PROOFGATE_TABLE", _TABLE_NAME, "proofgate", _TABLE_RULE),
-            region=env.matching("PROOFGATE_AWS_REGION", _REGION, "us-east-1", _REGION_RULE),
-            endpoint=env.url("PROOFGATE_DYNAMODB_ENDPOINT"),
+        env = _TableEnvironment.read(environ)
+        return cls(table=env.table, region=env.aws_region, endpoint=env.dynamodb_endpoint)
+
+
+def _require_shared_secrets(environ: Mapping[str, str], data_dir: Path) -> None:
+    """On DynamoDB, processes share one table, so a secret one of them made up
+    alone breaks the others (certificates that fail to verify, cursors
+    refused): every secret must be set or already in the data directory."""
+    missing = [
+        secret.variable
+        for secret in SHARED_SECRETS
+        if not any(environ.get(v, "").strip() for v in (secret.variable, *secret.alternatives))
+        and not (data_dir / secret.file_name).exists()
+    ]
+    if missing:
+        raise ConfigurationError(
+            f"PROOFGATE_BACKEND=dynamodb needs the secrets all its processes share; "
+            f"missing: {', '.join(missing)}",
+            hint="Run `proofgate init-secrets DIR` once and start every process with "
+            "the environment it prints (or with PROOFGATE_DATA_DIR=DIR).",
         )
 
 
-def _new_cursor_key() -> str:
-    return base64.urlsafe_b64encode(CursorCodec.generate_key()).rstrip(b"=").decode()
-
-
-@overload
-def _decode_cursor_key(text: str, source: str) -> bytes: ...
-@overload
-def _decode_cursor_key(text: None, source: str) -> None: ...
-def _decode_cursor_key(text: str | None, source: str) -> bytes | None:
-    if text is None:
-        return None
+def _decode_cursor_key(text: str, source: str) -> bytes:
     key = b""
     if _BASE64URL.fullmatch(text):
         unpadded = text.rstrip("=")
@@ -202,29 +226,23 @@ def _decode_cursor_key(text: str | None, source: str) -> bytes | None:
     return key
 
 
-def _check_admin_key(key: str | None) -> str | None:
-    if key is not None and len(key) < ADMIN_KEY_MIN_LENGTH:
-        raise invalid("PROOFGATE_ADMIN_KEY", f"needs at least {ADMIN_KEY_MIN_LENGTH} characters")
-    return key
-
-
 def _read_named_file(name: str, path: str) -> str:
     try:
         return Path(path).read_text()
     except OSError as error:
-        raise invalid(name, f"cannot read {path}: {error.strerror}") from None
+        raise ConfigurationError(f"Invalid {name}: cannot read {path}: {error.strerror}") from None
 
 
-def _signing_key(env: Environment) -> str | None:
-    """Checked here, so a bad key stops start-up before any file is written.
-    A PEM in a variable may spell its line breaks as ``\\n``."""
-    text, path = env.get("PROOFGATE_SIGNING_KEY"), env.get("PROOFGATE_SIGNING_KEY_FILE")
+def _signing_key(env: ProcessVariables) -> str | None:
+    """Parsed here, so a bad key stops start-up before any file is written."""
+    text, path = env.signing_key, env.signing_key_file
     if text is not None and path is not None:
-        raise invalid("PROOFGATE_SIGNING_KEY", "set it or PROOFGATE_SIGNING_KEY_FILE, not both")
+        raise ConfigurationError(
+            "Invalid PROOFGATE_SIGNING_KEY: set it or PROOFGATE_SIGNING_KEY_FILE, not both"
+        )
     if text is not None:
-        pem = text.replace("\\n", "\n")
-        parse_signing_key(pem, "PROOFGATE_SIGNING_KEY")
-        return pem
+        parse_signing_key(text, "PROOFGATE_SIGNING_KEY")
+        return text
     if path is not None:
         pem = _read_named_file("PROOFGATE_SIGNING_KEY_FILE", path)
         parse_signing_key(pem, f"PROOFGATE_SIGNING_KEY_FILE ({path})")
@@ -232,8 +250,8 @@ def _signing_key(env: Environment) -> str | None:
     return None
 
 
-def _verifying_keys(env: Environment) -> tuple[str, ...]:
-    path = env.get("PROOFGATE_VERIFYING_KEYS_FILE")
+def _verifying_keys(env: ProcessVariables) -> tuple[str, ...]:
+    path = env.verifying_keys_file
     if path is None:
         return ()
     text = _read_named_file("PROOFGATE_VERIFYING_KEYS_FILE", path)
@@ -241,15 +259,74 @@ def _verifying_keys(env: Environment) -> tuple[str, ...]:
     return (text,)
 
 
-def _decode_salt(text: str | None) -> bytes | None:
-    if text is None:
-        return None
+def _decode_salt(text: str) -> bytes:
     salt = b""
     if _BASE64URL.fullmatch(text):
         unpadded = text.rstrip("=")
         with contextlib.suppress(binascii.Error, ValueError):
             salt = base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
     if len(salt) < HASH_SALT_MIN_BYTES:
-        problem = f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded"
-        raise invalid("PROOFGATE_HASH_SALT", problem)
+        raise Malformed(f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded")
     return salt
+
+
+def _cursor_key(text: str) -> bytes:
+    return _decode_cursor_key(text, "PROOFGATE_CURSOR_KEY")
+
+
+def _long_enough_admin_key(key: str) -> str:
+    if len(key) < ADMIN_KEY_MIN_LENGTH:
+        raise Malformed(f"needs at least {ADMIN_KEY_MIN_LENGTH} characters")
+    return key
+
+
+class TableVariables(BaseModel):
+    """Where the DynamoDB table lives: all ``create-table`` reads."""
+
+    table: Annotated[str, matching(_TABLE_NAME, _TABLE_RULE)] = "proofgate"
+    aws_region: Annotated[str, matching(_REGION, _REGION_RULE)] = "us-east-1"
+    dynamodb_endpoint: HttpUrl = None
+
+
+class ProcessVariables(TableVariables):
+    """Storage, the process and its secrets. Secrets are only checked here;
+    the key files for unset ones are written by ``Settings.from_env`` once
+    every variable has been read."""
+
+    backend: Annotated[Backend, choice(Backend)] = Backend.SQLITE
+    data_dir: UserPath = Path(".data")
+    sqlite_path: str | None = None
+    host: str = "127.0.0.1"
+    port: Port = 8000
+    log_format: Annotated[LogFormat, choice(LogFormat)] = LogFormat.TEXT
+    log_level: Annotated[LogLevel, choice(LogLevel)] = LogLevel.INFO
+    forwarded_allow_ips: Addresses = ("127.0.0.1",)
+    shutdown_seconds: Positive = 10
+    max_connections: Positive = 4096
+    cors_origins: Origins = ()
+    cursor_key: Annotated[bytes | None, BeforeValidator(_cursor_key)] = Field(None, repr=False)
+    admin_key: Annotated[str | None, AfterValidator(_long_enough_admin_key)] = Field(
+        None, repr=False
+    )
+    signing_key: Annotated[str | None, BeforeValidator(lambda t: t.replace("\\n", "\n"))] = Field(
+        None, repr=False
+    )
+    """A PEM in a variable may spell its line breaks as ``\\n``."""
+    signing_key_file: str | None = None
+    verifying_keys_file: str | None = None
+    hash_salt: Annotated[bytes | None, BeforeValidator(_decode_salt)] = Field(None, repr=False)
+
+
+class Environment(
+    ProcessVariables,
+    LimitVariables,
+    PolicyVariables,
+    ThreatVariables,
+    PipelineVariables,
+    EnvironmentReader,
+):
+    """Every variable the gateway reads, checked in one pass that touches no file."""
+
+
+class _TableEnvironment(TableVariables, EnvironmentReader):
+    pass

@@ -1,11 +1,11 @@
 """Bare Strawberry serving the benchmarked shapes from memory.
 
-The baseline of DESIGN.md section 8: the same field names and nesting as the
-gateway's schema for the two benchmarked operations, a plain
-``strawberry.asgi.GraphQL`` with no extensions, and resolvers that return
-objects built once at import. What the gateway spends beyond this is its
-storage, auth, checks and tracing. ``python -m bench._bare --port P`` serves
-it with the gateway's uvicorn settings.
+The baseline of the budgets (docs/design.md, Performance budgets): the same
+field names and nesting as the gateway's schema for the two benchmarked
+operations, a plain ``strawberry.asgi.GraphQL`` with no extensions, and
+resolvers that return objects built once at import. What the gateway spends
+beyond this is its storage, auth, checks and tracing. ``python -m bench._bare
+--port P`` serves it with the gateway's uvicorn settings.
 """
 
 from __future__ import annotations

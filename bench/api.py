@@ -10,11 +10,11 @@ on the embedded store (a SQLite file in a temporary directory), the baseline is
 keep-alive connections; rounds alternate between the servers so background
 noise falls on both.
 
-Every ratio is ours / bare. DESIGN.md section 8 asks a query shape to at least
-match bare Strawberry's throughput, and p99 / p50 <= 3 under steady load. The
-throughput budget binds the query shape; a mutation that reads, verifies a
-signature and writes a transaction is measured against a resolver returning a
-constant for orientation.
+Every ratio is ours / bare. The budgets (docs/design.md, Performance budgets)
+ask a query shape to at least match bare Strawberry's throughput, and p99 / p50
+<= 3 under steady load. The throughput budget binds the query shape; a
+mutation that reads, verifies a signature and writes a transaction is measured
+against a resolver returning a constant for orientation.
 """
 
 from __future__ import annotations
@@ -385,7 +385,7 @@ def _own_calls(trace: dict[str, Any]) -> int:
 
 
 def _verdicts(measured: dict[tuple[str, str], Measured], traces: dict[str, dict[str, Any]]) -> None:
-    """DESIGN.md section 8, checked against this run."""
+    """docs/design.md, Performance budgets, checked against this run."""
     page = "products page of 50"
     checks = [
         (
@@ -411,6 +411,6 @@ def _verdicts(measured: dict[tuple[str, str], Measured], traces: dict[str, dict[
             for operation in LOADS
         ),
     ]
-    print("\nBudgets (DESIGN.md section 8):")
+    print("\nBudgets (docs/design.md, Performance budgets):")
     for name, ok, value in checks:
         print(f"  {'ok  ' if ok else 'MISS'} {name}: {value}")

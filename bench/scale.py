@@ -1,10 +1,11 @@
 """Latency against table size: the same reads on 10,000 and 1,000,000 items.
 
-DESIGN.md's budget: 1M vs 10k items, ratio <= 1.25. Every read is a B-tree
-seek, so size should cost at most one more tree level. Loading a million items
-through the adapter would take minutes, so the tables are filled with
-``executemany`` in the stored form the SQLite backend writes (its own encoder
-and key columns); the measured reads all go through the adapter.
+The budget (docs/design.md, Performance budgets): 1M vs 10k items, a ratio
+of at most 1.25. Every read is a B-tree seek, so size should cost at most one more tree
+level. Loading a million items through the adapter would take minutes, so the
+tables are filled with ``executemany`` in the stored form the SQLite backend
+writes (its own encoder and key columns); the measured reads all go through
+the adapter.
 """
 
 from __future__ import annotations

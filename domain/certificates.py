@@ -1,6 +1,6 @@
 """Product certificates: the canonical record, its hash and its signature.
 
-The contract (DESIGN.md section 4), which third parties verify offline:
+The contract (docs/design.md, Certificates), which third parties verify offline:
 
 - the record is the JSON object ``{brandId, createdAt, metadata, name,
   productId, sku}`` in canonical JSON (see ``canonical``); ``sku`` is ``null``

@@ -1,4 +1,4 @@
-"""The enums of the GraphQL contract (DESIGN.md section 5).
+"""The enums of the GraphQL contract (docs/design.md, GraphQL contract).
 
 Values equal names so that stored attributes, GraphQL enum values and the
 canonical forms that third parties hash all spell a member the same way.

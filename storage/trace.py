@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["StorageCall", "Trace", "current_trace", "record", "tracing"]
+__all__ = ["StorageCall", "Trace", "accounting", "current_trace", "record", "tracing"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ class Trace:
 
 
 _current: ContextVar[Trace | None] = ContextVar("proofgate_storage_trace", default=None)
+_accounts: ContextVar[Trace | None] = ContextVar("proofgate_storage_accounts", default=None)
+"""The request's own account, kept for metrics and the request log whether or
+not the client asked for a trace; ``_current`` is what the client sees."""
 
 
 def current_trace() -> Trace | None:
@@ -55,9 +58,14 @@ def current_trace() -> Trace | None:
 
 
 def record(operation: str, access_pattern: str | None, items: int, capacity: float) -> None:
-    trace = _current.get()
+    trace, account = _current.get(), _accounts.get()
+    if trace is None and account is None:
+        return
+    call = StorageCall(operation, access_pattern, items, capacity)
     if trace is not None:
-        trace.calls.append(StorageCall(operation, access_pattern, items, capacity))
+        trace.calls.append(call)
+    if account is not None:
+        account.calls.append(call)
 
 
 @contextmanager
@@ -68,3 +76,12 @@ def tracing(trace: Trace | None = None) -> Iterator[Trace]:
         yield trace
     finally:
         _current.reset(token)
+
+
+@contextmanager
+def accounting(account: Trace) -> Iterator[Trace]:
+    token = _accounts.set(account)
+    try:
+        yield account
+    finally:
+        _accounts.reset(token)

@@ -4,13 +4,12 @@ The shard count is versioned: items remember the layout version they were
 written under, and relays poll the union of every layout still listed, so
 changing the count never strands an item in a shard nobody reads. Add a new
 ``(version, count)`` at the end; drop an old one only once its shards are empty.
+The gateway reads the few an operator tunes (``api.pipeline_settings``).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from domain.errors import ConfigurationError
@@ -91,62 +90,3 @@ class PipelineSettings:
     def shards(self) -> range:
         """Every shard some listed layout writes to."""
         return range(max(layout.count for layout in self.shard_layouts))
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> PipelineSettings:
-        """The few settings an operator tunes: ``PROOFGATE_OUTBOX_SHARDS``
-        (``version:count,...``), ``PROOFGATE_TAIL_INTERVAL_MS``,
-        ``PROOFGATE_RELAY_POLL_MS``, ``PROOFGATE_OUTBOX_LEASE_SECONDS``,
-        ``PROOFGATE_OUTBOX_MAX_ATTEMPTS``, ``PROOFGATE_WEBHOOK_RETRY_BASE_MS``,
-        ``PROOFGATE_KEY_CHECK_MS``, ``PROOFGATE_WS_KEEPALIVE_MS`` and
-        ``PROOFGATE_WEBHOOK_ALLOW_PRIVATE``."""
-        settings = cls()
-        changes: dict[str, object] = {}
-        shards = environ.get("PROOFGATE_OUTBOX_SHARDS", "").strip()
-        if shards:
-            changes["shard_layouts"] = _layouts(shards)
-        millis = {
-            "PROOFGATE_TAIL_INTERVAL_MS": "tail_interval",
-            "PROOFGATE_RELAY_POLL_MS": "poll_interval",
-            "PROOFGATE_WEBHOOK_RETRY_BASE_MS": "retry_base",
-            "PROOFGATE_KEY_CHECK_MS": "key_check_interval",
-            "PROOFGATE_WS_KEEPALIVE_MS": "keepalive_interval",
-        }
-        for variable, name in millis.items():
-            value = _positive_int(environ, variable)
-            if value is not None:
-                changes[name] = timedelta(milliseconds=value)
-        lease = _positive_int(environ, "PROOFGATE_OUTBOX_LEASE_SECONDS")
-        if lease is not None:
-            changes["lease"] = timedelta(seconds=lease)
-        attempts = _positive_int(environ, "PROOFGATE_OUTBOX_MAX_ATTEMPTS")
-        if attempts is not None:
-            changes["max_attempts"] = attempts
-        private = environ.get("PROOFGATE_WEBHOOK_ALLOW_PRIVATE", "").strip().lower()
-        if private:
-            if private not in ("0", "1", "true", "false"):
-                raise ConfigurationError("Invalid PROOFGATE_WEBHOOK_ALLOW_PRIVATE: use 1 or 0")
-            changes["webhook_allow_private"] = private in ("1", "true")
-        return replace(settings, **changes)  # type: ignore[arg-type]
-
-
-def _positive_int(environ: Mapping[str, str], name: str) -> int | None:
-    text = environ.get(name, "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise ConfigurationError(f"Invalid {name}: must be a positive integer, got {text!r}")
-    return int(text)
-
-
-def _layouts(text: str) -> tuple[ShardLayout, ...]:
-    layouts = []
-    for part in text.split(","):
-        version, _, count = part.strip().partition(":")
-        if not (version.isdigit() and count.isdigit()):
-            raise ConfigurationError(
-                f"Invalid PROOFGATE_OUTBOX_SHARDS: {text!r}",
-                hint="Use version:count pairs, e.g. 1:4,2:8.",
-            )
-        layouts.append(ShardLayout(int(version), int(count)))
-    return tuple(layouts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,3 +14,10 @@ def source_files() -> Iterator[Path]:
     """Every Python module of the gateway's own packages."""
     for package in PACKAGES:
         yield from sorted((ROOT / package).rglob("*.py"))
+
+
+def venv_script(name: str) -> Path | None:
+    """A console script installed beside this interpreter (``make test`` does
+    not put the venv's ``bin/`` on PATH)."""
+    candidate = Path(sysconfig.get_path("scripts")) / name
+    return candidate if candidate.exists() else None

@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ from typing import Any
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
+
+from tests._support.ports import free_port
 
 ADMIN_KEY = "live-test-admin-key-0123456789"
 TRANSPORT_WS = "graphql-transport-ws"
@@ -57,13 +58,6 @@ SUBSCRIBE = """subscription($brand: ID!, $min: Severity, $types: [ThreatType!], 
         id type severity cursor
     }
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class Gateway:

@@ -152,7 +152,9 @@ def test_serve_starts_and_answers_health(tmp_path: Path) -> None:
     assert "Application shutdown complete" in err
     admin_key = (data_dir / "admin.key").read_text().strip()
     assert f"http://127.0.0.1:{port}" in out
-    assert admin_key in out
+    # The generated key stays in its file: stdout ends up in log stores.
+    assert f"Admin key: kept in {data_dir / 'admin.key'}" in out
+    assert admin_key not in out + err
     assert (data_dir / "proofgate.db").exists()
 
 
@@ -166,3 +168,22 @@ def wait_for_health(url: str, server: subprocess.Popen[str]) -> httpx.Response:
         except httpx.TransportError:
             time.sleep(0.1)
     pytest.fail("proofgate serve did not answer /health within 30 s")
+
+
+def test_serve_on_a_taken_port_says_so_in_one_line_and_prints_no_banner(
+    tmp_path: Path,
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+            env={**os.environ, "PROOFGATE_DATA_DIR": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    error, hint = result.stderr.splitlines()
+    assert error.startswith(f"proofgate: error: Cannot listen on 127.0.0.1:{port}: ")
+    assert hint.startswith("proofgate: hint: ") and "--port" in hint

@@ -25,7 +25,8 @@ BY_CODE = """query($code: String!) { productByCode(code: $code) {
 
 
 def third_party_check(product: dict[str, Any], keys: list[dict[str, Any]]) -> bool:
-    """Recompute the canonical record and verify the signature, per DESIGN.md section 4."""
+    """Recompute the canonical record and verify the signature, per
+    docs/design.md, Certificates."""
     record = {
         "productId": product["id"],
         "brandId": product["brand"]["id"],

@@ -7,12 +7,16 @@ from pathlib import Path
 import pytest
 
 from api.limits import ANONYMOUS_RATE, KEY_RATE, Limits, Rate
-from api.settings import Settings
+from api.settings import Environment, Settings
 from domain.errors import ConfigurationError
 
 
+def read_limits(environ: dict[str, str]) -> Limits:
+    return Environment.read(environ).limits()
+
+
 def test_defaults() -> None:
-    limits = Limits.from_env({})
+    limits = read_limits({})
     assert limits == Limits()
     assert (limits.max_depth, limits.max_aliases, limits.max_tokens) == (10, 30, 2000)
     assert (limits.max_cost, limits.max_body_bytes) == (5000, 1024 * 1024)
@@ -22,7 +26,7 @@ def test_defaults() -> None:
 
 
 def test_every_variable() -> None:
-    limits = Limits.from_env(
+    limits = read_limits(
         {
             "PROOFGATE_MAX_DEPTH": "7",
             "PROOFGATE_MAX_ALIASES": "5",
@@ -52,7 +56,7 @@ def test_every_variable() -> None:
 
 
 def test_a_burst_alone_keeps_the_default_rate() -> None:
-    limits = Limits.from_env({"PROOFGATE_KEY_RATE_BURST": "7"})
+    limits = read_limits({"PROOFGATE_KEY_RATE_BURST": "7"})
     assert limits.key_rate == Rate(per_minute=KEY_RATE.per_minute, burst=7)
 
 
@@ -70,7 +74,7 @@ def test_a_burst_alone_keeps_the_default_rate() -> None:
 )
 def test_a_bad_value_names_its_variable(variable: str, value: str) -> None:
     with pytest.raises(ConfigurationError, match=variable):
-        Limits.from_env({variable: value})
+        read_limits({variable: value})
 
 
 def test_settings_read_the_limits(tmp_path: Path) -> None:

@@ -13,13 +13,13 @@ import pytest
 from _asgi import ADMIN_KEY, GraphQLClient, environment, serving
 
 from api.policy import Policy
-from api.settings import Settings
+from api.settings import Environment, Settings
 from domain.datetimes import parse_datetime
 from domain.errors import ConfigurationError
 
 
 def test_defaults() -> None:
-    policy = Policy.from_env({})
+    policy = Environment.read({}).policy()
     assert policy == Policy()
     assert policy.registration_fee == Decimal("1.00")
     assert policy.free_plan_credits == Decimal("10.00")

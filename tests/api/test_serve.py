@@ -8,16 +8,19 @@ import importlib.util
 import json
 import os
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from _serve import Served, serve
 
 from api import cli
 from api.demo import DEMO_KEYS_FILE
 from api.gc_freeze import FreezeAfterStartup
+from tests._support.ports import free_port
 
 MAKEFILE = Path(__file__).parents[2] / "Makefile"
 BRANDS = "query { brands(first: 50) { edges { node { id name } } } }"
@@ -84,13 +87,20 @@ def test_serve_runs_uvicorn_on_uvloop_and_httptools_and_freezes_after_start(
     for name in list(os.environ):
         if name.startswith("PROOFGATE_"):
             monkeypatch.delenv(name)
-    calls: list[tuple[Any, dict[str, Any]]] = []
-    monkeypatch.setattr("uvicorn.run", lambda app, **options: calls.append((app, options)))
-    assert cli.main(["serve", "--data-dir", str(tmp_path / "data"), "--demo"]) == 0
-    ((app, options),) = calls
-    assert isinstance(app, FreezeAfterStartup)
-    assert app.app.state.settings.demo is True
-    assert (options["loop"], options["http"], options["lifespan"]) == ("uvloop", "httptools", "on")
+    configs: list[uvicorn.Config] = []
+
+    def run(server: uvicorn.Server, sockets: list[socket.socket]) -> None:
+        configs.append(server.config)
+        for listener in sockets:
+            listener.close()
+
+    monkeypatch.setattr("uvicorn.Server.run", run)
+    port = str(free_port())
+    assert cli.main(["serve", "--data-dir", str(tmp_path / "data"), "--demo", "--port", port]) == 0
+    (config,) = configs
+    assert isinstance(config.app, FreezeAfterStartup)
+    assert config.app.app.state.settings.demo is True
+    assert (config.loop, config.http, config.lifespan) == ("uvloop", "httptools", "on")
     assert importlib.util.find_spec("uvloop") and importlib.util.find_spec("httptools")
 
 

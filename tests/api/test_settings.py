@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from api.keyfile import read_or_create
+from api.secret_commands import init_secrets
 from api.settings import ADMIN_KEY_FILE, CURSOR_KEY_FILE, Backend, Settings, TableLocation
 from domain.errors import ConfigurationError
 
@@ -106,6 +107,7 @@ def test_keys_from_environment_touch_no_files(tmp_path: Path) -> None:
 def test_each_variable(
     tmp_path: Path, variable: str, value: str, attribute: str, expected: object
 ) -> None:
+    init_secrets(tmp_path)  # what PROOFGATE_BACKEND=dynamodb needs to start
     settings = Settings.from_env(env(tmp_path, **{variable: value}))
     assert getattr(settings, attribute) == expected
 

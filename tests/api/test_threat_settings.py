@@ -13,21 +13,19 @@ from typing import Any
 import pytest
 from _asgi import ADMIN_KEY, GraphQLClient, environment, serving
 
-from api.settings import Settings
-from api.threat_settings import threat_settings_from_env
+from api.settings import Environment, Settings
 from domain.errors import ConfigurationError
 from domain.threats import ThreatSettings
 
 
 def test_defaults_are_the_rules_defaults() -> None:
-    assert threat_settings_from_env({}) == ThreatSettings()
+    assert Environment.read({}).threats() == ThreatSettings()
 
 
 def test_empty_values_count_as_unset() -> None:
     names = ("GEO_MIN_COUNTRIES", "BURST_WINDOW_MINUTES", "VELOCITY_MAX_PER_DAY")
-    assert threat_settings_from_env({f"PROOFGATE_THREAT_{n}": "" for n in names}) == (
-        ThreatSettings()
-    )
+    blank = {f"PROOFGATE_THREAT_{n}": "" for n in names}
+    assert Environment.read(blank).threats() == ThreatSettings()
 
 
 def test_every_variable_reaches_the_pipeline_settings(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def test_third_party_verifies_with_only_the_public_key(
 ) -> None:
     certificate = issue_certificate(record, signer)
     published_pem = signer.public_key_pem
-    # What a verifier rebuilds from the API answer, following DESIGN.md section 4.
+    # What a verifier rebuilds from the API answer (docs/design.md, Certificates).
     document = (
         '{"brandId":"01JD8X0000000000000000BRND",'
         '"createdAt":"2026-11-29T12:00:00.123456Z",'

@@ -77,18 +77,9 @@ def test_items_go_to_the_current_layouts_shards_and_relays_poll_every_listed_lay
     assert list(settings.shards) == list(range(8))
 
 
-def test_shard_layouts_from_the_environment() -> None:
-    settings = PipelineSettings.from_env(
-        {"PROOFGATE_OUTBOX_SHARDS": "1:4, 2:16", "PROOFGATE_TAIL_INTERVAL_MS": "250"}
-    )
-    assert settings.current_layout == ShardLayout(2, 16)
-    assert settings.tail_interval == timedelta(milliseconds=250)
-    with pytest.raises(Exception, match="OUTBOX_SHARDS"):
-        PipelineSettings.from_env({"PROOFGATE_OUTBOX_SHARDS": "four"})
+def test_shard_layouts_need_increasing_versions() -> None:
     with pytest.raises(Exception, match="increasing versions"):
         PipelineSettings(shard_layouts=(ShardLayout(2, 4), ShardLayout(1, 4)))
-    with pytest.raises(Exception, match="positive integer"):
-        PipelineSettings.from_env({"PROOFGATE_TAIL_INTERVAL_MS": "0"})
 
 
 async def _due(storage: Storage, before: datetime) -> list[Item]:

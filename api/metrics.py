@@ -1,0 +1,132 @@
+"""Prometheus metrics of one gateway process, served on ``/metrics``.
+
+Every label set is bounded: operation names are the client's to choose, so
+only the first ``max_operation_names`` distinct ones get a series of their own
+and the rest count as ``other``; access patterns and error codes come from
+closed sets. Scraping needs the admin key (Prometheus' ``authorization``
+setting), because operation names are another tenant's business.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from .observation import Observation
+
+__all__ = ["CONTENT_TYPE_LATEST", "MULTIPROCESS_DIR", "OTHER_OPERATION", "Metrics"]
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+"""Set (by ``serve --workers``) when several processes serve one port: every
+process writes its counts there and any of them answers for all."""
+
+OTHER_OPERATION = "other"
+ANONYMOUS_OPERATION = "anonymous"
+MAX_OPERATION_NAME = 64
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+# A ``_created`` gauge per series doubles the scrape for a fact Prometheus
+# derives from the counter's resets.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+
+class Metrics:
+    def __init__(self, *, max_operation_names: int = 100) -> None:
+        self.registry = CollectorRegistry()
+        self._shared = bool(os.environ.get(MULTIPROCESS_DIR))
+        self._count_websockets: Callable[[], int] | None = None
+        self._max_names = max_operation_names
+        self._names: set[str] = set()
+        self.requests = Counter(
+            "proofgate_requests",
+            "GraphQL requests by operation name, operation type and outcome "
+            "(ok, error: answered with errors, refused: 4xx/5xx)",
+            ["operation", "type", "outcome"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "proofgate_request_duration_seconds",
+            "Time to answer a GraphQL request, by operation type",
+            ["type"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "proofgate_errors", "Errors answered, by code", ["code"], registry=self.registry
+        )
+        self.storage_calls = Counter(
+            "proofgate_storage_calls",
+            "Storage calls made while answering requests, by access pattern and operation",
+            ["access_pattern", "operation"],
+            registry=self.registry,
+        )
+        self.capacity = Counter(
+            "proofgate_storage_capacity_units",
+            "Capacity units consumed while answering requests, by access pattern",
+            ["access_pattern"],
+            registry=self.registry,
+        )
+        self.websockets = Gauge(
+            "proofgate_websocket_connections",
+            "Open GraphQL WebSocket connections",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+
+    def count_websockets(self, count: Callable[[], int]) -> None:
+        """Read at scrape time in one process; with several, each process
+        refreshes its own count on every request it answers."""
+        if self._shared:
+            self._count_websockets = count
+        else:
+            self.websockets.set_function(count)
+
+    def observe(self, observation: Observation, status: int, seconds: float) -> None:
+        kind = observation.operation_type or "none"
+        if status >= 400:
+            outcome = "refused"
+        elif observation.error_codes:
+            outcome = "error"
+        else:
+            outcome = "ok"
+        self.requests.labels(self._operation(observation.operation_name), kind, outcome).inc()
+        self.latency.labels(kind).observe(seconds)
+        for code in observation.error_codes:
+            self.errors.labels(code).inc()
+        for call in observation.storage.calls:
+            pattern = call.access_pattern or "none"
+            self.storage_calls.labels(pattern, call.operation).inc()
+            self.capacity.labels(pattern).inc(call.capacity)
+        if self._count_websockets is not None:
+            self.websockets.set(self._count_websockets())
+
+    def render(self) -> bytes:
+        if not self._shared:
+            return generate_latest(self.registry)
+        if self._count_websockets is not None:
+            self.websockets.set(self._count_websockets())
+        every_process = CollectorRegistry()
+        multiprocess.MultiProcessCollector(every_process)  # type: ignore[no-untyped-call]
+        return generate_latest(every_process)
+
+    def _operation(self, name: str | None) -> str:
+        if not name:
+            return ANONYMOUS_OPERATION
+        name = name[:MAX_OPERATION_NAME]
+        if name in self._names:
+            return name
+        if len(self._names) < self._max_names:
+            self._names.add(name)
+            return name
+        return OTHER_OPERATION

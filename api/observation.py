@@ -1,0 +1,71 @@
+"""What one HTTP request did, gathered while it runs, for its log line and
+the metrics: the request id, the operation, who asked, the error codes it
+answered with and the storage it used.
+
+A ContextVar, like the storage trace: the middleware opens an observation for
+the request, and the parts that learn something (authentication, the error
+mapper, the operation extension) add to it without being handed it.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from storage.trace import Trace
+
+__all__ = [
+    "REQUEST_ID_HEADER",
+    "Observation",
+    "current_observation",
+    "note_error_codes",
+    "observing",
+    "request_id_from",
+]
+
+REQUEST_ID_HEADER = "x-request-id"
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+"""An incoming id is kept only when it is short and plain: it goes into log
+lines verbatim, so anything that could forge a line or a field is replaced."""
+
+
+@dataclass
+class Observation:
+    request_id: str
+    operation_name: str | None = None
+    operation_type: str | None = None
+    principal: str | None = None
+    error_codes: list[str] = field(default_factory=list)
+    storage: Trace = field(default_factory=Trace)
+
+
+_current: ContextVar[Observation | None] = ContextVar("proofgate_observation", default=None)
+
+
+def request_id_from(incoming: str | None) -> str:
+    if incoming is not None and _REQUEST_ID.fullmatch(incoming):
+        return incoming
+    return secrets.token_hex(8)
+
+
+def current_observation() -> Observation | None:
+    return _current.get()
+
+
+def note_error_codes(codes: Iterable[str]) -> None:
+    observation = _current.get()
+    if observation is not None:
+        observation.error_codes.extend(codes)
+
+
+@contextmanager
+def observing(observation: Observation) -> Iterator[Observation]:
+    token = _current.set(observation)
+    try:
+        yield observation
+    finally:
+        _current.reset(token)

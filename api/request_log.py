@@ -1,0 +1,110 @@
+"""One log line and one set of metrics per HTTP request.
+
+The middleware gives every request its id (the client's ``X-Request-Id`` when
+it sends a plain one, else a new one), answers it in ``X-Request-Id``, and when
+the response is done writes the request's line: the same id the client finds
+in ``extensions.requestId`` of an error, so one grep finds both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from strawberry.extensions import SchemaExtension
+
+from storage.trace import accounting
+
+from .metrics import Metrics
+from .observation import (
+    REQUEST_ID_HEADER,
+    Observation,
+    current_observation,
+    observing,
+    request_id_from,
+)
+
+__all__ = ["REQUEST_ID_SCOPE_KEY", "OperationObserver", "RequestObserver"]
+
+REQUEST_ID_SCOPE_KEY = "proofgate.request_id"
+GRAPHQL_PATH = "/graphql"
+
+logger = logging.getLogger("proofgate.request")
+
+
+class RequestObserver:
+    def __init__(self, app: ASGIApp, *, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        observation = Observation(request_id_from(headers.get(REQUEST_ID_HEADER)))
+        scope[REQUEST_ID_SCOPE_KEY] = observation.request_id
+        header = (REQUEST_ID_HEADER.encode(), observation.request_id.encode())
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", ()), header]
+            await send(message)
+
+        started = time.perf_counter()
+        try:
+            with observing(observation), accounting(observation.storage):
+                await self.app(scope, receive, send_with_id)
+        finally:
+            seconds = time.perf_counter() - started
+            graphql = scope["path"] == GRAPHQL_PATH
+            if graphql:
+                self.metrics.observe(observation, status, seconds)
+            level = logging.INFO if graphql else logging.DEBUG
+            if logger.isEnabledFor(level):
+                logger.log(
+                    level, "request", extra={"fields": _fields(scope, status, seconds, observation)}
+                )
+
+
+def _fields(scope: Scope, status: int, seconds: float, observation: Observation) -> dict[str, Any]:
+    storage = observation.storage
+    return {
+        "requestId": observation.request_id,
+        "method": scope["method"],
+        "path": scope["path"],
+        "status": status,
+        "durationMs": round(seconds * 1000, 2),
+        "operationName": observation.operation_name,
+        "operationType": observation.operation_type,
+        "principal": observation.principal,
+        "errorCodes": observation.error_codes,
+        "storageCalls": storage.storage_calls,
+        "capacityUnits": round(storage.capacity, 2),
+    }
+
+
+class OperationObserver(SchemaExtension):
+    """Tells the request's observation which operation ran, and for whom."""
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        observation = current_observation()
+        if observation is None:
+            return
+        context = self.execution_context
+        observation.operation_name = context.operation_name
+        if context.graphql_document is not None:
+            with contextlib.suppress(RuntimeError):  # no operation of that name
+                observation.operation_type = context.operation_type.value
+        principal = getattr(context.context, "principal", None)
+        if principal is not None:
+            observation.principal = principal.role.value

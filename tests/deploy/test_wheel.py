@@ -1,0 +1,99 @@
+"""The built wheel is the product: installed on its own, it serves the
+explorer (static assets included) and prints the committed schema."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests._support.ports import free_port
+from tests._support.source import PACKAGES, ROOT
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, installed with ``--no-deps`` into a directory of its own;
+    its dependencies come from this venv."""
+    work = tmp_path_factory.mktemp("wheel")
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    build = [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(work), str(ROOT)]
+    subprocess.run(build, check=True, capture_output=True, timeout=300)
+    (wheel,) = work.glob("proofgate-*.whl")
+    site = work / "site"
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(site), str(wheel)], check=True)
+    return site
+
+
+def environment(site: Path, **extra: str) -> Mapping[str, str]:
+    return {**os.environ, "PYTHONPATH": str(site), **extra}
+
+
+def run_python(site: Path, *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=site.parent,
+        env=environment(site),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+
+
+def test_the_packages_are_imported_from_the_wheel(installed: Path) -> None:
+    code = f"import importlib; print(*(importlib.import_module(p).__file__ for p in {PACKAGES!r}))"
+    files = run_python(installed, "-c", code).split()
+    assert len(files) == len(PACKAGES)
+    assert all(Path(file).is_relative_to(installed) for file in files), files
+
+
+def test_the_wheel_prints_the_committed_schema(installed: Path) -> None:
+    printed = run_python(installed, "-m", "api.cli", "export-schema")
+    assert printed == (ROOT / "schema.graphql").read_text()
+
+
+@pytest.fixture
+def served(installed: Path, tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    env = environment(installed, PROOFGATE_DATA_DIR=str(tmp_path), PROOFGATE_PORT=str(port))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while process.poll() is None and time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert process.poll() is None, f"the installed gateway exited with {process.returncode}"
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_the_installed_gateway_serves_the_explorer_and_its_assets(served: str) -> None:
+    page = httpx.get(f"{served}/graphql", headers={"Accept": "text/html"}, timeout=5)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assets = re.findall(r'(?:src|href)="(/graphql/static/[^"?]+)', page.text)
+    assert {"graphiql.min.js", "graphiql.min.css"} <= {a.rsplit("/", 1)[1] for a in assets}
+    for asset in assets:
+        response = httpx.get(f"{served}{asset}", timeout=5)
+        assert response.status_code == 200 and len(response.content) > 100, asset
