@@ -1,4 +1,4 @@
-"""The source tree keeps the layout docs/design.md draws ("Layout").
+"""The source tree keeps its layout (docs/design.md, "Layout").
 
 Imports point one way: api -> resolvers -> services -> storage, with domain
 below them all and storage knowing only ``domain.errors``; services never
