@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 from domain.errors import ConfigurationError
 
@@ -24,6 +25,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_TOKENS",
     "PERSISTED_QUERIES",
+    "Execution",
     "Limits",
     "Rate",
 ]
@@ -34,6 +36,15 @@ MAX_TOKENS = 2000
 MAX_COST = 5000
 MAX_BODY_BYTES = 1024 * 1024
 PERSISTED_QUERIES = 1000
+
+
+class Execution(StrEnum):
+    """``PROOFGATE_EXECUTION``: ``graphql-core`` is the operator's way back
+    from compiled plans, should one ever answer differently."""
+
+    COMPILED = "compiled"
+    GRAPHQL_CORE = "graphql-core"
+
 
 _OFF = ("off", "false", "0", "no")
 _ON = ("on", "true", "1", "yes")
@@ -77,6 +88,8 @@ class Limits:
     The operator (ADMIN) key is never limited."""
     persisted_queries: int = PERSISTED_QUERIES
     """Entries of the automatic persisted query cache; 0 turns APQ off."""
+    execution: Execution = Execution.COMPILED
+    """Run operations as compiled plans, or on graphql-core's executor."""
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_aliases", "max_tokens", "max_cost", "max_body_bytes"):
@@ -99,6 +112,7 @@ class Limits:
             anonymous_rate=env.rate("PROOFGATE_RATE_LIMIT", "PROOFGATE_RATE_BURST", ANONYMOUS_RATE),
             key_rate=env.rate("PROOFGATE_KEY_RATE_LIMIT", "PROOFGATE_KEY_RATE_BURST", KEY_RATE),
             persisted_queries=env.count("PROOFGATE_PERSISTED_QUERIES", PERSISTED_QUERIES),
+            execution=env.choice("PROOFGATE_EXECUTION", Execution, Execution.COMPILED),
         )
 
 

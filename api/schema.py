@@ -16,7 +16,8 @@ from resolvers.types.scalars import SCALAR_MAP
 
 from .cost import CostBudget
 from .errors import ErrorMapper
-from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
+from .execution import PlanCache, compiled_executor
+from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
 from .tracing import StorageTracing
@@ -48,7 +49,7 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
     share is built here once per schema (validation rules, so
     ``ValidationCache`` recognises a repeated document; the rate limiter; the
     persisted queries) or lives at module level (the parse and validation
-    caches). ``PersistedQueries`` comes first: it must find the query before
+    caches, the compiled plans). ``PersistedQueries`` comes first: it must find the query before
     anything else looks at it.
     """
     limits = limits or Limits()
@@ -65,7 +66,9 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
         partial(CostBudget, max_cost=limits.max_cost),
         partial(RateLimit, limiter),
     ]
+    compiled = limits.execution is Execution.COMPILED
     return ProofgateSchema(
+        execution_context_class=compiled_executor(PlanCache()) if compiled else None,
         query=Query,
         mutation=Mutation,
         subscription=Subscription,

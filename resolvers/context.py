@@ -68,6 +68,8 @@ class RequestContext:
     trace: Trace | None = None
     request: Any = None
     response: Any = None
+    execution: str = "graphql-core"
+    """Which executor ran the operation: "compiled" or "graphql-core"."""
 
     @property
     def storage(self) -> Storage:
