@@ -34,6 +34,7 @@ from graphql.pyutils import Path, gather_with_cancel
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 
 from .complete import Completer, complete_leaf, complete_list, complete_non_null, complete_object
+from .resolve import Direct, direct_resolver
 
 if TYPE_CHECKING:
     from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
@@ -137,12 +138,15 @@ class _Compiler:
         if field_def is None:
             return None
         complete, complete_async = self.completer(field_def.type, parent, name, details)
-        basic = _is_basic(field_def)
-        spec = _FieldSpec(
-            response_name, parent, field_def, details, self.static_args(field_def, node)
-        )
-        run = _field_runner(spec, complete, complete_async, bool(basic))
-        return _FieldEntry(response_name, run, not basic or complete_async)
+        direct = direct_resolver(self.schema, field_def)
+        args = self.static_args(field_def, node)
+        spec = _FieldSpec(response_name, parent, field_def, details, args)
+        if direct is not None and direct.attribute is not None and _is_leaf(field_def.type):
+            run = _attribute_runner(spec, complete, direct.attribute)
+        else:
+            run = _field_runner(spec, complete, complete_async, direct)
+        sync = direct is not None and direct.sync and not complete_async
+        return _FieldEntry(response_name, run, not sync)
 
     def static_args(self, field_def: GraphQLField, node: FieldNode) -> dict[str, Any] | None:
         """Arguments without variables coerce the same every time; one that
@@ -197,11 +201,29 @@ class _Compiler:
         return complete_object(_selection_runner(fields)), selection_async
 
 
-def _is_basic(field_def: GraphQLField) -> bool:
-    """Strawberry's resolver for a field with no resolver, no extensions and
-    no exception handler: an attribute read that never looks at its info."""
-    resolve = field_def.resolve
-    return getattr(resolve, "__name__", "") == "_get_basic_result" and not field_def.args
+def _is_leaf(return_type: GraphQLOutputType) -> bool:
+    if isinstance(return_type, GraphQLNonNull):
+        return is_leaf_type(return_type.of_type)
+    return is_leaf_type(return_type)
+
+
+def _attribute_runner(
+    spec: _FieldSpec, complete: Completer, read: Callable[[Any], Any]
+) -> FieldRunner:
+    """The commonest field: an attribute holding a scalar. Nothing below it
+    needs its path, so the path is built only for an error."""
+    response_name, parent_name = spec.response_name, spec.parent.name
+    return_type, details = spec.field_def.type, spec.details
+
+    def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
+        try:
+            return complete(executor, None, read(source))  # type: ignore[arg-type]
+        except Exception as raw_error:
+            path = Path(parent_path, response_name, parent_name)
+            executor.handle_field_error(raw_error, return_type, details, path)
+            return None
+
+    return run
 
 
 def _has_variable(value: Any) -> bool:
@@ -221,32 +243,36 @@ class _FieldSpec:
 
 
 def _field_runner(
-    spec: _FieldSpec, complete: Completer, complete_async: bool, basic: bool
+    spec: _FieldSpec, complete: Completer, complete_async: bool, direct: Direct | None
 ) -> FieldRunner:
-    """A basic field (Strawberry's attribute read, no resolver, no arguments)
-    gets no resolve info: its resolver ignores it."""
+    """With a direct resolver, the resolve info is built only if it reads it."""
     response_name, parent_name = spec.response_name, spec.parent.name
     field_def, details, parent = spec.field_def, spec.details, spec.parent
     resolve, return_type, static_args = field_def.resolve, field_def.type, spec.static_args
     assert resolve is not None
     nodes = [d.node for d in details]
     node = nodes[0]
+    call = direct.call if direct is not None else None
+    needs_info = direct is None or direct.needs_info
+    maybe_awaitable = direct is None or not direct.sync
 
     def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
         path = Path(parent_path, response_name, parent_name)
         try:
-            if basic:
-                result = resolve(source, None)
+            info = (
+                executor.build_resolve_info(field_def, nodes, parent, path) if needs_info else None
+            )
+            if call is not None:
+                result = call(source, info)
             else:
-                info = executor.build_resolve_info(field_def, nodes, parent, path)
                 args = static_args
                 if args is None:
                     args = get_argument_values(
                         field_def, node, executor.variable_values, None, executor.hide_suggestions
                     )
                 result = resolve(source, info, **args)
-                if is_awaitable(result):
-                    return _complete_awaited(executor, spec, complete, path, result)
+            if maybe_awaitable and is_awaitable(result):
+                return _complete_awaited(executor, spec, complete, path, result)
             completed = complete(executor, path, result)
             if complete_async and is_awaitable(completed):
                 return _guard_field(executor, spec, path, completed)
