@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from graphql import ExecutionResult, GraphQLError
+from graphql import ExecutionResult, GraphQLError, OperationType
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
@@ -28,7 +28,10 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     plans: ClassVar[PlanCache]
 
     def execute_operation(self, serially: bool | None = None) -> Any:
-        plan = self._plan() if serially is None else None
+        """``serially`` is False only for a subscription's events (each one
+        runs the subscription's selection set on the event), None otherwise."""
+        subscription = self.operation.operation is OperationType.SUBSCRIPTION
+        plan = self._plan() if serially is None or (subscription and not serially) else None
         _report(self.context_value, COMPILED if plan else GRAPHQL_CORE)
         if plan is None:
             self.plans.stats.fallbacks += 1

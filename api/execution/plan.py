@@ -60,10 +60,10 @@ class OperationPlan:
 
 
 def compile_operation(executor: CompiledExecutor) -> OperationPlan:
+    """A subscription's plan runs its selection set on one event: Strawberry
+    resolves the root field to the event itself."""
     compiler = _Compiler(executor)
     operation = executor.operation
-    if operation.operation is OperationType.SUBSCRIPTION:
-        raise Unsupported("subscription")
     if operation.directives:
         raise Unsupported("operation directives")
     root_type = executor.schema.get_root_type(operation.operation)
