@@ -12,10 +12,10 @@ ever mistaken for bytes. JSON always escapes NUL, so a row without the text
 
 A row with neither a tag, nor a non-integral number, nor an integer of 19 or
 more digits (orjson reads those as floats) is read by orjson, several times
-faster. The
-encoder writes no whitespace, so every number follows ``:``, ``,`` or ``[``
-and a fraction or exponent follows its first digits: ``_FRACTION`` finds
-every non-integral number (and, harmlessly, look-alikes inside strings).
+faster. The encoder writes no whitespace, so every number follows ``":``
+(a member) or ``[`` or ``,`` (an element), and a fraction or exponent follows
+its first digits: ``_FRACTION`` finds every such number, and only rarely a
+look-alike inside a string (a timestamp's ``:12.5`` is not one).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ _plain = json.JSONDecoder(parse_float=Decimal).decode
 _tagged = json.JSONDecoder(parse_float=Decimal, object_hook=_untag).decode
 
 
-_FRACTION = re.compile(r"[:,\[]-?(?:[0-9]+[.eE]|[0-9]{19})")
+_FRACTION = re.compile(r'(?:":|[\[,])-?(?:[0-9]+[.eE]|[0-9]{19})')
 """A non-integral number, or an integer that may not fit 64 bits: orjson
 would read either as a float."""
 

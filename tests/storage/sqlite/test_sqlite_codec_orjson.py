@@ -21,7 +21,7 @@ _leaves = st.one_of(
     st.integers(min_value=-(10**30), max_value=10**30),
     st.decimals(allow_nan=False, allow_infinity=False, places=3),
     st.text(),
-    st.sampled_from(["a:1.5", "x,2e3", "[3.", "\x00b", "é", "\ud7ff"]),
+    st.sampled_from(["a:1.5", "x,2e3", "[3.", "\x00b", "é", "\ud7ff", 'q":2.5', "T19:50:12.5Z"]),
     st.binary(max_size=8),
 )
 _values = st.recursive(
@@ -44,7 +44,15 @@ def test_rows_with_only_integers_take_orjson(monkeypatch: Any) -> None:
     calls: list[str] = []
     real = _codec.orjson.loads
     monkeypatch.setattr(_codec.orjson, "loads", lambda text: calls.append(text) or real(text))
-    plain = encode_item({"n": 1, "s": "a.b", "l": [1, -2], "eighteen_digits": 10**17})
+    plain = encode_item(
+        {
+            "n": 1,
+            "s": "a.b",
+            "l": [1, -2],
+            "eighteen_digits": 10**17,
+            "at": "2026-11-30T19:50:12.5Z",
+        }
+    )
     decode_item(plain)
     decode_item(encode_item({"d": Decimal("1.5")}))
     decode_item(encode_item({"big": 2**70}))
