@@ -48,9 +48,9 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
     Extensions are factories, so each request gets fresh instances. What they
     share is built here once per schema (validation rules, so
     ``ValidationCache`` recognises a repeated document; the rate limiter; the
-    persisted queries) or lives at module level (the parse and validation
-    caches, the compiled plans). ``PersistedQueries`` comes first: it must find the query before
-    anything else looks at it.
+    persisted queries; the compiled plans) or lives at module level (the parse
+    and validation caches). ``PersistedQueries`` comes first: it must find the
+    query before anything else looks at it.
     """
     limits = limits or Limits()
     rules = document_rules(limits)
@@ -68,7 +68,7 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
     ]
     compiled = limits.execution is Execution.COMPILED
     return ProofgateSchema(
-        execution_context_class=compiled_executor(PlanCache()) if compiled else None,
+        execution_context_class=compiled_executor(PlanCache() if compiled else None),
         query=Query,
         mutation=Mutation,
         subscription=Subscription,

@@ -45,9 +45,9 @@ class PlanEntry:
 
 @dataclass(slots=True)
 class PlanStats:
-    compiled: int = 0
-    fallbacks: int = 0
     compilations: int = 0
+    fallbacks: int = 0
+    """Compilations that found the operation unsupported."""
 
 
 class PlanCache:

@@ -25,7 +25,8 @@ GRAPHQL_CORE = "graphql-core"
 
 
 class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
-    plans: ClassVar[PlanCache]
+    plans: ClassVar[PlanCache | None]
+    """None: every operation runs on graphql-core (``PROOFGATE_EXECUTION``)."""
 
     def execute_operation(self, serially: bool | None = None) -> Any:
         """``serially`` is False only for a subscription's events (each one
@@ -34,9 +35,7 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         plan = self._plan() if serially is None or (subscription and not serially) else None
         _report(self.context_value, COMPILED if plan else GRAPHQL_CORE)
         if plan is None:
-            self.plans.stats.fallbacks += 1
             return super().execute_operation(serially)
-        self.plans.stats.compiled += 1
         try:
             data = plan.run(self, self.root_value)
         except GraphQLError as error:
@@ -55,26 +54,31 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         return self.build_response(settled)  # type: ignore[return-value]
 
     def _plan(self) -> OperationPlan | None:
+        if self.plans is None:
+            return None
         if self.middleware_manager is not None and self.middleware_manager.middlewares:
             return None
         if self.abort_signal is not None or self.hooks is not None:
             return None
-        entry = self.plans.entry(self.operation, self.fragment_definitions.values())
+        plans = self.plans
+        entry = plans.entry(self.operation, self.fragment_definitions.values())
         coerced = self.variable_values.coerced
         values = tuple(coerced.get(variable) for variable in entry.conditions)
         if values in entry.plans:
             return entry.plans[values]
-        self.plans.stats.compilations += 1
+        plans.stats.compilations += 1
         try:
             plan: OperationPlan | None = compile_operation(self)
         except Unsupported:
+            plans.stats.fallbacks += 1
             plan = None
-        self.plans.store(entry, values, plan)
+        plans.store(entry, values, plan)
         return plan
 
 
-def compiled_executor(plans: PlanCache) -> type[CompiledExecutor]:
-    """An executor class bound to one schema's plan cache."""
+def compiled_executor(plans: PlanCache | None) -> type[CompiledExecutor]:
+    """An executor class bound to one schema's plan cache; with None it runs
+    graphql-core's executor and only reports that it did."""
     return type("CompiledExecutor", (CompiledExecutor,), {"plans": plans})
 
 

@@ -69,7 +69,7 @@ class Differential:
 
     async def both(
         self, query: str, variables: Mapping[str, Any] | None, principal: Principal
-    ) -> tuple[str, str, str]:
+    ) -> tuple[str, str, str | None]:
         """Both responses as JSON text (key order included), and the executor
         the compiled side reported."""
         compiled, mode = await self._run(self.compiled, query, variables, principal)
@@ -78,7 +78,7 @@ class Differential:
 
     async def agree(
         self, query: str, variables: Mapping[str, Any] | None, principal: Principal
-    ) -> tuple[bool, str]:
+    ) -> tuple[bool, str | None]:
         """Whether the compiled response equals graphql-core's, and which
         executor ran it. Sibling fields resolve concurrently, so when several
         fail, graphql-core itself lists their errors in the order the storage
@@ -104,7 +104,7 @@ class Differential:
         query: str,
         variables: Mapping[str, Any] | None,
         principal: Principal,
-    ) -> tuple[str, str]:
+    ) -> tuple[str, str | None]:
         context = RequestContext(
             services=self.services,
             principal=principal,

@@ -68,3 +68,17 @@ def test_the_setting_chooses_the_executor() -> None:
     assert chosen.execution is Execution.GRAPHQL_CORE
     with pytest.raises(ConfigurationError, match="PROOFGATE_EXECUTION"):
         Limits.from_env({"PROOFGATE_EXECUTION": "jit"})
+
+
+async def test_graphql_core_mode_reports_itself() -> None:
+    from api.schema import build_schema
+
+    schema = build_schema(Limits(execution=Execution.GRAPHQL_CORE))
+
+    class Context:
+        execution: str | None = None
+
+    context = Context()
+    result = await schema.execute("{ __typename }", context_value=context)
+    assert result.data == {"__typename": "Query"}
+    assert context.execution == "graphql-core"
