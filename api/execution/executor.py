@@ -16,6 +16,7 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable as is_await
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from .cache import PlanCache
+from .fanout import SharedEvents
 from .plan import OperationPlan, Unsupported, compile_operation
 
 __all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
@@ -27,6 +28,7 @@ GRAPHQL_CORE = "graphql-core"
 class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     plans: ClassVar[PlanCache | None]
     """None: every operation runs on graphql-core (``PROOFGATE_EXECUTION``)."""
+    events: ClassVar[SharedEvents]
 
     def execute_operation(self, serially: bool | None = None) -> Any:
         """``serially`` is False only for a subscription's events (each one
@@ -36,6 +38,12 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         _report(self.context_value, COMPILED if plan else GRAPHQL_CORE)
         if plan is None:
             return super().execute_operation(serially)
+        if subscription:
+            key = (plan, id(self.root_value), _visibility(self.context_value), self._variables())
+            return self.events.result(key, self.root_value, lambda: self._run(plan))
+        return self._run(plan)
+
+    def _run(self, plan: OperationPlan) -> Any:
         try:
             data = plan.run(self, self.root_value)
         except GraphQLError as error:
@@ -52,6 +60,9 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             self.collected_errors.add(error, None)
             return self.build_response(None)  # type: ignore[return-value]
         return self.build_response(settled)  # type: ignore[return-value]
+
+    def _variables(self) -> str:
+        return repr(sorted(self.variable_values.coerced.items()))
 
     def _plan(self) -> OperationPlan | None:
         if self.plans is None:
@@ -79,7 +90,14 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
 def compiled_executor(plans: PlanCache | None) -> type[CompiledExecutor]:
     """An executor class bound to one schema's plan cache; with None it runs
     graphql-core's executor and only reports that it did."""
-    return type("CompiledExecutor", (CompiledExecutor,), {"plans": plans})
+    attributes = {"plans": plans, "events": SharedEvents()}
+    return type("CompiledExecutor", (CompiledExecutor,), attributes)
+
+
+def _visibility(context: Any) -> tuple[Any, ...]:
+    """What decides which data a subscriber may see: its role and brand."""
+    principal = getattr(context, "principal", None)
+    return (getattr(principal, "role", None), getattr(principal, "brand_id", None))
 
 
 def _report(context: Any, mode: str) -> None:

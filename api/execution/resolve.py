@@ -4,7 +4,8 @@ For a field with no GraphQL arguments, no field extensions and no exception
 handlers, Strawberry's wrapper does nothing a plan cannot decide once: it
 converts no arguments, and only chooses whether the resolver gets the source
 as ``self`` and a Strawberry ``Info``. An attribute read becomes an
-``attrgetter``. Anything else keeps Strawberry's wrapper.
+``attrgetter``. Anything else keeps Strawberry's wrapper, and so does a
+subscription field, whose resolver for an event returns the event.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def direct_resolver(schema: GraphQLSchema, field_def: GraphQLField) -> Direct | 
         or strawberry_schema.exception_handlers
         or field.extensions
         or field_def.args
+        or field.is_subscription
     ):
         return None
     resolver = field.base_resolver
