@@ -14,6 +14,8 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http.base import BaseRequestProtocol
+from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from domain.errors import BadUserInput, ProofgateError
@@ -24,6 +26,7 @@ from storage.trace import Trace
 
 from .errors import error_extensions, error_response
 from .explorer import explorer_page
+from .request_json import MalformedJSON, decode_request_json
 from .websocket import Connections, SocketContext, TransportWSHandler, WSHandler
 
 __all__ = ["GraphQLApp", "GraphQLEndpoint"]
@@ -69,7 +72,18 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         try:
             return await super().run(request, context, root_value)
         except HTTPException as refusal:
-            return error_response(BadUserInput(refusal.reason), refusal.status_code)
+            return error_response(_refusal(refusal), refusal.status_code)
+        except BadUserInput as error:
+            return error_response(error, 400)
+
+    def decode_json(self, data: str | bytes) -> object:
+        return decode_request_json(data)
+
+    def parse_json(self, data: str | bytes) -> Any:
+        try:
+            return decode_request_json(data)
+        except MalformedJSON as malformed:
+            raise malformed.error from None
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return explorer_page(request)
@@ -121,6 +135,18 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         context.loaders = Loaders(self.services.storage, principal.tenant)
         acknowledged: UnsetType = UNSET
         return acknowledged
+
+
+def _refusal(refusal: HTTPException) -> BadUserInput:
+    cause = refusal.__cause__
+    if isinstance(cause, InvalidOperationTypeError) and (
+        cause.operation_type is OperationType.SUBSCRIPTION
+    ):
+        return BadUserInput(
+            "Subscriptions are not served over HTTP",
+            hint="Subscribe over a WebSocket to /graphql (graphql-transport-ws or graphql-ws).",
+        )
+    return BadUserInput(refusal.reason)
 
 
 class GraphQLEndpoint:

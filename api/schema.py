@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
+from typing import Any
 
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import AddValidationRules, SchemaExtension, ValidationCache
 from strawberry.schema.config import StrawberryConfig
-from strawberry.types import ExecutionContext
+from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.graphql import OperationType
 
 from resolvers.root import Mutation, Query, Subscription
 from resolvers.types.scalars import SCALAR_MAP
@@ -24,8 +26,34 @@ from .validation import PARSE_CACHE_SIZE, DocumentLimits, document_rules, hide_s
 
 __all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "ProofgateSchema", "build_schema", "schema"]
 
+_ALL_OPERATIONS = frozenset(OperationType)
+
 
 class ProofgateSchema(strawberry.Schema):
+    async def execute(
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
+        """Only HTTP executes (WebSocket operations are streamed), and over
+        HTTP Strawberry would run a subscription as a query and fail on its
+        stream; refused, it is a 400 that says where subscriptions go."""
+        allowed = set(allowed_operation_types or _ALL_OPERATIONS) - {OperationType.SUBSCRIPTION}
+        return await super().execute(
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            allowed,
+            operation_extensions,
+        )
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
