@@ -17,6 +17,7 @@ from ._environment import Environment, invalid
 
 __all__ = [
     "ANONYMOUS_RATE",
+    "DOCUMENT_CACHE_BYTES",
     "KEY_RATE",
     "MAX_ALIASES",
     "MAX_BODY_BYTES",
@@ -34,6 +35,7 @@ MAX_TOKENS = 2000
 MAX_COST = 5000
 MAX_BODY_BYTES = 1024 * 1024
 PERSISTED_QUERIES = 1000
+DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024
 
 _OFF = ("off", "false", "0", "no")
 _ON = ("on", "true", "1", "yes")
@@ -77,13 +79,16 @@ class Limits:
     The operator (ADMIN) key is never limited."""
     persisted_queries: int = PERSISTED_QUERIES
     """Entries of the automatic persisted query cache; 0 turns APQ off."""
+    document_cache_bytes: int = DOCUMENT_CACHE_BYTES
+    """Memory the parsed and validated documents may hold; 0 caches none."""
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_aliases", "max_tokens", "max_cost", "max_body_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"Limit {name} must be at least 1")
-        if self.persisted_queries < 0:
-            raise ConfigurationError("Limit persisted_queries must not be negative")
+        for name in ("persisted_queries", "document_cache_bytes"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"Limit {name} must not be negative")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Limits:
@@ -99,6 +104,7 @@ class Limits:
             anonymous_rate=env.rate("PROOFGATE_RATE_LIMIT", "PROOFGATE_RATE_BURST", ANONYMOUS_RATE),
             key_rate=env.rate("PROOFGATE_KEY_RATE_LIMIT", "PROOFGATE_KEY_RATE_BURST", KEY_RATE),
             persisted_queries=env.count("PROOFGATE_PERSISTED_QUERIES", PERSISTED_QUERIES),
+            document_cache_bytes=env.count("PROOFGATE_DOCUMENT_CACHE_BYTES", DOCUMENT_CACHE_BYTES),
         )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import AddValidationRules, SchemaExtension, ValidationCache
+from strawberry.extensions import AddValidationRules, SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
@@ -17,12 +17,13 @@ from resolvers.root import Mutation, Query, Subscription
 from resolvers.types.scalars import SCALAR_MAP
 
 from .cost import CostBudget
+from .document_cache import DocumentCache, ValidatedDocuments
 from .errors import ErrorMapper
 from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
 from .tracing import StorageTracing
-from .validation import PARSE_CACHE_SIZE, DocumentLimits, document_rules, hide_suggestions
+from .validation import DocumentLimits, document_rules, hide_suggestions
 
 __all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "ProofgateSchema", "build_schema", "schema"]
 
@@ -30,6 +31,8 @@ _ALL_OPERATIONS = frozenset(OperationType)
 
 
 class ProofgateSchema(strawberry.Schema):
+    document_cache: DocumentCache | None = None
+
     async def execute(
         self,
         query: str | None,
@@ -69,31 +72,31 @@ class ProofgateSchema(strawberry.Schema):
         error.message = hide_suggestions(error.message)
 
 
-def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+def build_schema(limits: Limits | None = None) -> ProofgateSchema:
     """A schema enforcing ``limits``; each app builds its own from its settings.
 
     Extensions are factories, so each request gets fresh instances. What they
-    share is built here once per schema (validation rules, so
-    ``ValidationCache`` recognises a repeated document; the rate limiter; the
-    persisted queries) or lives at module level (the parse and validation
-    caches). ``PersistedQueries`` comes first: it must find the query before
-    anything else looks at it.
+    share is built here once per schema: the validation rules (so the document
+    cache recognises a repeated document), the document cache within its byte
+    budget, the rate limiter and the persisted queries. ``PersistedQueries``
+    comes first: it must find the query before anything else looks at it.
     """
     limits = limits or Limits()
     rules = document_rules(limits)
     limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
     persisted = PersistedQueryStore(limits.persisted_queries)
+    documents = DocumentCache(limits.document_cache_bytes)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         partial(PersistedQueries, persisted),
         ErrorMapper,
         StorageTracing,
-        partial(DocumentLimits, max_tokens=limits.max_tokens),
+        partial(DocumentLimits, documents, max_tokens=limits.max_tokens),
         partial(AddValidationRules, rules),
-        partial(ValidationCache, maxsize=PARSE_CACHE_SIZE),
+        partial(ValidatedDocuments, documents),
         partial(CostBudget, max_cost=limits.max_cost),
         partial(RateLimit, limiter),
     ]
-    return ProofgateSchema(
+    built = ProofgateSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
@@ -102,6 +105,8 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
             scalar_map=SCALAR_MAP, disable_field_suggestions=not limits.suggestions
         ),
     )
+    built.document_cache = documents
+    return built
 
 
 schema = build_schema()
