@@ -5,11 +5,11 @@ not have applied. This proxy makes the worst case happen on purpose: it
 forwards every Nth write of the chosen operations to moto, lets it apply, and
 then answers HTTP 500 ``InternalServerError`` instead of moto's answer.
 
-moto ignores ``ClientRequestToken``; DynamoDB answers a transaction whose token
-it applied in the last ten minutes with success and applies nothing. The proxy
-keeps that promise for moto (remembering the tokens it saw succeed), so a
-gateway that retries a transaction with the same token applies it once, and
-one that sends a fresh token applies it twice -- which is what the tests look for.
+DynamoDB answers a transaction whose ``ClientRequestToken`` it applied in the
+last ten minutes with success and applies nothing (the session's moto server
+is taught the same in ``tests/conftest.py``), so a gateway that retries with
+the same token applies it once, and one that sends a fresh token applies it
+twice or fails its conditions -- which is what the tests look for.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import http.client
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,8 +25,6 @@ from urllib.parse import urlsplit
 
 __all__ = ["FaultyDynamo", "faulty_dynamo"]
 
-# DynamoDB remembers tokens for ten minutes; a test sends far fewer than this.
-_TOKENS_KEPT = 10_000
 _INTERNAL_ERROR = json.dumps(
     {
         "__type": "com.amazonaws.dynamodb.v20120810#InternalServerError",
@@ -43,27 +40,22 @@ class FaultyDynamo:
     operations: Collection[str]
     url: str = ""
     forwarded: list[str] = field(default_factory=list)
+    tokens: list[str | None] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
-    replayed: list[str] = field(default_factory=list)
-    _tokens: OrderedDict[str, bytes] = field(default_factory=OrderedDict)
     _watched: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def exchange(self, target: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
         operation = target.rsplit(".", 1)[-1]
-        token = json.loads(body or b"{}").get("ClientRequestToken")
-        with self._lock:
-            if token is not None and token in self._tokens:
-                self.replayed.append(operation)
-                return 200, self._tokens[token]
         status, answer = self._forward(body, headers)
         with self._lock:
             self.forwarded.append(operation)
-            if status == 200 and token is not None:
-                self._tokens[token] = answer
-                while len(self._tokens) > _TOKENS_KEPT:
-                    self._tokens.popitem(last=False)
             if operation not in self.operations or status != 200:
+                return status, answer
+            token = json.loads(body or b"{}").get("ClientRequestToken")
+            retry = token is not None and token in self.tokens
+            self.tokens.append(token)
+            if retry:  # fail each write once; its retry goes through
                 return status, answer
             self._watched += 1
             if self._watched % self.fail_every == 0:

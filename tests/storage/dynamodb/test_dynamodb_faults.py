@@ -55,7 +55,8 @@ async def test_a_transaction_applied_before_a_500_is_applied_once(
     )
 
     assert await counter(driver, key) == 1
-    assert (proxy.failed, proxy.replayed) == (["TransactWriteItems"], ["TransactWriteItems"])
+    assert proxy.failed == ["TransactWriteItems"]
+    assert len(proxy.tokens) == 2 and proxy.tokens[0] == proxy.tokens[1] is not None
 
 
 async def test_a_single_write_applied_before_a_500_is_reported_not_repeated(
