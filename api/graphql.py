@@ -19,7 +19,7 @@ from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from domain.errors import BadUserInput, ProofgateError
-from resolvers.auth import ANONYMOUS, Principal, authenticate
+from resolvers.auth import ANONYMOUS, Principal, Role, authenticate
 from resolvers.context import RequestContext, Services
 from resolvers.loaders import Loaders
 from storage.trace import Trace
@@ -113,7 +113,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             principal=principal,
             loaders=Loaders(self.services.storage, principal.tenant),
             request_id=secrets.token_hex(8),
-            trace=Trace() if request.headers.get(TRACE_HEADER) == "1" else None,
+            trace=_trace(principal, request),
             request=request,
             response=response,
         )
@@ -135,6 +135,14 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         context.loaders = Loaders(self.services.storage, principal.tenant)
         acknowledged: UnsetType = UNSET
         return acknowledged
+
+
+def _trace(principal: Principal, request: Request) -> Trace | None:
+    """Only for a caller with a key: a trace names the access patterns and
+    items a request touched, which is no business of an anonymous caller."""
+    if principal.role is Role.ANONYMOUS or request.headers.get(TRACE_HEADER) != "1":
+        return None
+    return Trace()
 
 
 def _refusal(refusal: HTTPException) -> BadUserInput:
