@@ -34,6 +34,8 @@ __all__ = [
 # AST cost 230-630 bytes; a comment or string token also copies its text.
 _TOKEN_BYTES = 700
 _ENTRY_BYTES = 4096
+# A validation result: its list, and per error the message and locations.
+_ERROR_BYTES = 1024
 # One document may take this share of the budget at most, so a single huge
 # query cannot flush every hot one.
 _ENTRY_SHARE = 4
@@ -100,6 +102,10 @@ class DocumentCache:
         errors = entry.validations.get(rules)
         if errors is None:
             errors = entry.validations[rules] = validate()
+            charge = _ERROR_BYTES * (1 + len(errors))
+            entry.weight += charge
+            self.bytes += charge
+            self._evict()
         return errors
 
     def _entry_of(self, document: DocumentNode) -> _Entry | None:

@@ -88,8 +88,11 @@ def _depth_over(value: object) -> bool:
     pending: list[tuple[object, int]] = [(value, 1)]
     while pending:
         node, depth = pending.pop()
-        children = node.values() if isinstance(node, dict) else node
-        if not isinstance(children, list | type({}.values())):
+        if isinstance(node, dict):
+            children: list[object] = list(node.values())
+        elif isinstance(node, list):
+            children = node
+        else:
             continue
         if depth > REQUEST_JSON_MAX_DEPTH:
             return True
