@@ -118,3 +118,18 @@ async def test_the_schema_holds_no_more_than_its_budget_after_distinct_queries()
         assert cache.bytes <= budget
 
     assert 4 <= len(cache) <= 8
+
+
+def test_a_document_is_freed_without_waiting_for_the_garbage_collector() -> None:
+    """Its tokens no longer form a cycle, so the text they copied goes with
+    the last reference, not at the next full collection."""
+    cache = DocumentCache(0)
+    gc.collect()
+    gc.disable()
+    try:
+        document = cache.parse("# a comment\n{ health { status } }", 2000)
+        del document
+        unreachable = gc.collect()
+    finally:
+        gc.enable()
+    assert unreachable == 0
