@@ -14,18 +14,21 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http.base import BaseRequestProtocol
+from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from domain.errors import BadUserInput, ProofgateError
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
-from services.auth import ANONYMOUS, Principal, authenticate
+from services.auth import ANONYMOUS, Principal, Role, authenticate
 from services.context import Services
 from storage.trace import Trace
 
 from .errors import error_extensions, error_response
 from .explorer import explorer_page
 from .json_response import encode_json
+from .request_json import MalformedJSON, decode_request_json
 from .request_log import REQUEST_ID_SCOPE_KEY
 from .websocket import Connections, SocketContext, TransportWSHandler, WSHandler
 
@@ -72,7 +75,18 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         try:
             return await super().run(request, context, root_value)
         except HTTPException as refusal:
-            return error_response(BadUserInput(refusal.reason), refusal.status_code)
+            return error_response(_refusal(refusal), refusal.status_code)
+        except BadUserInput as error:
+            return error_response(error, 400)
+
+    def decode_json(self, data: str | bytes) -> object:
+        return decode_request_json(data)
+
+    def parse_json(self, data: str | bytes) -> Any:
+        try:
+            return decode_request_json(data)
+        except MalformedJSON as malformed:
+            raise malformed.error from None
 
     def encode_json(self, data: object) -> str:
         return encode_json(data)
@@ -105,7 +119,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             principal=principal,
             loaders=Loaders(self.services.storage, principal.tenant),
             request_id=request.scope.get(REQUEST_ID_SCOPE_KEY) or secrets.token_hex(8),
-            trace=Trace() if request.headers.get(TRACE_HEADER) == "1" else None,
+            trace=_trace(principal, request),
             request=request,
             response=response,
         )
@@ -127,6 +141,26 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         context.loaders = Loaders(self.services.storage, principal.tenant)
         acknowledged: UnsetType = UNSET
         return acknowledged
+
+
+def _trace(principal: Principal, request: Request) -> Trace | None:
+    """Only for a caller with a key: a trace names the access patterns and
+    items a request touched, which is no business of an anonymous caller."""
+    if principal.role is Role.ANONYMOUS or request.headers.get(TRACE_HEADER) != "1":
+        return None
+    return Trace()
+
+
+def _refusal(refusal: HTTPException) -> BadUserInput:
+    cause = refusal.__cause__
+    if isinstance(cause, InvalidOperationTypeError) and (
+        cause.operation_type is OperationType.SUBSCRIPTION
+    ):
+        return BadUserInput(
+            "Subscriptions are not served over HTTP",
+            hint="Subscribe over a WebSocket to /graphql (graphql-transport-ws or graphql-ws).",
+        )
+    return BadUserInput(refusal.reason)
 
 
 class GraphQLEndpoint:

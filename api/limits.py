@@ -19,6 +19,7 @@ from ._formats import EntriesOrOff, PerMinuteOrOff, Positive, Switch, choice
 
 __all__ = [
     "ANONYMOUS_RATE",
+    "DOCUMENT_CACHE_BYTES",
     "KEY_RATE",
     "MAX_ALIASES",
     "MAX_BODY_BYTES",
@@ -38,6 +39,7 @@ MAX_TOKENS = 2000
 MAX_COST = 5000
 MAX_BODY_BYTES = 1024 * 1024
 PERSISTED_QUERIES = 1000
+DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024
 
 
 class Execution(StrEnum):
@@ -88,13 +90,16 @@ class Limits:
     """Entries of the automatic persisted query cache; 0 turns APQ off."""
     execution: Execution = Execution.COMPILED
     """Run operations as compiled plans, or on graphql-core's executor."""
+    document_cache_bytes: int = DOCUMENT_CACHE_BYTES
+    """Memory the parsed and validated documents may hold; 0 caches none."""
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_aliases", "max_tokens", "max_cost", "max_body_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"Limit {name} must be at least 1")
-        if self.persisted_queries < 0:
-            raise ConfigurationError("Limit persisted_queries must not be negative")
+        for name in ("persisted_queries", "document_cache_bytes"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"Limit {name} must not be negative")
 
 
 class LimitVariables(BaseModel):
@@ -112,6 +117,7 @@ class LimitVariables(BaseModel):
     """A burst set alone keeps the default rate."""
     persisted_queries: EntriesOrOff = PERSISTED_QUERIES
     execution: Annotated[Execution, choice(Execution)] = Execution.COMPILED
+    document_cache_bytes: EntriesOrOff = DOCUMENT_CACHE_BYTES
 
     def limits(self) -> Limits:
         return Limits(
@@ -126,6 +132,7 @@ class LimitVariables(BaseModel):
             key_rate=_rate(self.key_rate_limit, self.key_rate_burst),
             persisted_queries=self.persisted_queries,
             execution=self.execution,
+            document_cache_bytes=self.document_cache_bytes,
         )
 
 

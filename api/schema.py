@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
+from typing import Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import AddValidationRules, SchemaExtension, ValidationCache
+from strawberry.extensions import AddValidationRules, SchemaExtension
 from strawberry.schema.config import StrawberryConfig
-from strawberry.types import ExecutionContext
+from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.graphql import OperationType
 
 from resolvers.root import Mutation, Query, Subscription
 from resolvers.types.scalars import SCALAR_MAP
 
 from .cost import CostBudget
+from .document_cache import DocumentCache, ValidatedDocuments
 from .errors import ErrorMapper
 from .execution import PlanCache, compiled_executor
 from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
@@ -22,12 +25,40 @@ from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
 from .request_log import OperationObserver
 from .tracing import StorageTracing
-from .validation import PARSE_CACHE_SIZE, DocumentLimits, document_rules, hide_suggestions
+from .validation import DocumentLimits, document_rules, hide_suggestions
 
 __all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "ProofgateSchema", "build_schema", "schema"]
 
+_ALL_OPERATIONS = frozenset(OperationType)
+
 
 class ProofgateSchema(strawberry.Schema):
+    document_cache: DocumentCache | None = None
+
+    async def execute(
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
+        """Only HTTP executes (WebSocket operations are streamed), and over
+        HTTP Strawberry would run a subscription as a query and fail on its
+        stream; refused, it is a 400 that says where subscriptions go."""
+        allowed = set(allowed_operation_types or _ALL_OPERATIONS) - {OperationType.SUBSCRIPTION}
+        return await super().execute(
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            allowed,
+            operation_extensions,
+        )
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
@@ -43,33 +74,34 @@ class ProofgateSchema(strawberry.Schema):
         error.message = hide_suggestions(error.message)
 
 
-def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+def build_schema(limits: Limits | None = None) -> ProofgateSchema:
     """A schema enforcing ``limits``; each app builds its own from its settings.
 
     Extensions are factories, so each request gets fresh instances. What they
-    share is built here once per schema (validation rules, so
-    ``ValidationCache`` recognises a repeated document; the rate limiter; the
-    persisted queries; the compiled plans) or lives at module level (the parse
-    and validation caches). ``PersistedQueries`` comes first: it must find the
-    query before anything else looks at it.
+    share is built here once per schema: the validation rules (so the document
+    cache recognises a repeated document), the document cache within its byte
+    budget, the rate limiter, the persisted queries and the compiled plans.
+    ``PersistedQueries`` comes first: it must find the query before anything
+    else looks at it.
     """
     limits = limits or Limits()
     rules = document_rules(limits)
     limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
     persisted = PersistedQueryStore(limits.persisted_queries)
+    documents = DocumentCache(limits.document_cache_bytes)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         partial(PersistedQueries, persisted),
         OperationObserver,
         ErrorMapper,
         StorageTracing,
-        partial(DocumentLimits, max_tokens=limits.max_tokens),
+        partial(DocumentLimits, documents, max_tokens=limits.max_tokens),
         partial(AddValidationRules, rules),
-        partial(ValidationCache, maxsize=PARSE_CACHE_SIZE),
+        partial(ValidatedDocuments, documents),
         partial(CostBudget, max_cost=limits.max_cost),
         partial(RateLimit, limiter),
     ]
     compiled = limits.execution is Execution.COMPILED
-    return ProofgateSchema(
+    built = ProofgateSchema(
         execution_context_class=compiled_executor(PlanCache() if compiled else None),
         query=Query,
         mutation=Mutation,
@@ -79,6 +111,8 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
             scalar_map=SCALAR_MAP, disable_field_suggestions=not limits.suggestions
         ),
     )
+    built.document_cache = documents
+    return built
 
 
 schema = build_schema()

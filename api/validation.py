@@ -1,8 +1,8 @@
 """Checks of the document itself: tokens, depth, aliases, introspection,
 and the suggestions error messages carry.
 
-Depth and alias limits are validation rules built once per schema, so
-``ValidationCache`` (keyed by the rule classes) answers a repeated document
+Depth and alias limits are validation rules built once per schema, so the
+``DocumentCache`` (keyed by the rule classes) answers a repeated document
 without validating it again. Their errors, and the parser's token limit, come
 out as QUERY_TOO_COMPLEX through the one error mapping.
 """
@@ -12,17 +12,14 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 
 from graphql import (
     ASTValidationRule,
-    DocumentNode,
     GraphQLError,
     NoSchemaIntrospectionCustomRule,
     TypeInfo,
     ValidationContext,
     ValidationRule,
-    parse,
 )
 from graphql.validation.validate import ValidationAbortedError
 from strawberry.extensions import SchemaExtension
@@ -31,22 +28,17 @@ from strawberry.extensions.query_depth_limiter import create_validator as depth_
 
 from domain.errors import QueryTooComplex
 
+from .document_cache import DocumentCache
 from .limits import Limits
 
-__all__ = ["PARSE_CACHE_SIZE", "DocumentLimits", "document_rules", "hide_suggestions"]
+__all__ = ["DocumentLimits", "document_rules", "hide_suggestions"]
 
-PARSE_CACHE_SIZE = 1024
 _SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
 _SIMPLER = "Ask for fewer fields, less nesting or fewer aliases; split the operation if needed."
 
 
-@lru_cache(maxsize=PARSE_CACHE_SIZE)
-def _parse(query: str, max_tokens: int) -> DocumentNode:
-    return parse(query, max_tokens=max_tokens)
-
-
 class DocumentLimits(SchemaExtension):
-    """Parses through a shared LRU cache, with the token limit, and reports
+    """Parses through the schema's ``DocumentCache``, with the token limit, and reports
     the document-level refusals as QUERY_TOO_COMPLEX: too many tokens, and
     validation that graphql-core aborts (overlapping-field comparisons,
     fragment work or errors past its budgets).
@@ -56,7 +48,8 @@ class DocumentLimits(SchemaExtension):
     sees; raising from this hook, as ``ParserCache`` does, would skip it.
     """
 
-    def __init__(self, *, max_tokens: int) -> None:
+    def __init__(self, cache: DocumentCache, *, max_tokens: int) -> None:
+        self.cache = cache
         self.max_tokens = max_tokens
         self._too_long = f"Document contains more than {max_tokens} tokens. Parsing aborted."
 
@@ -66,7 +59,7 @@ class DocumentLimits(SchemaExtension):
         query = execution_context.query
         if query is not None:
             with contextlib.suppress(GraphQLError):
-                execution_context.graphql_document = _parse(query, self.max_tokens)
+                execution_context.graphql_document = self.cache.parse(query, self.max_tokens)
         yield
         for error in execution_context.pre_execution_errors or ():
             if error.message.endswith(self._too_long):

@@ -172,10 +172,11 @@ def _requests(operation: str, fixture: Fixture) -> list[Request]:
 
 
 def _trace(server: Server, operation: str, fixture: Fixture) -> dict[str, Any]:
-    headers = {"X-Proofgate-Trace": "1"}
+    # The trace answers callers with a key only; the key's own read (AP20)
+    # happens before the trace opens.
+    headers = {"X-Proofgate-Trace": "1", "Authorization": f"Bearer {fixture.brand_key}"}
     body: dict[str, Any]
     if operation == PAGE_SHAPE:
-        headers["Authorization"] = f"Bearer {fixture.brand_key}"
         body = {"query": PAGE, "variables": {"id": fixture.brand_id}}
     else:
         body = {

@@ -28,7 +28,13 @@ def utc(value: datetime, *, field: str = "datetime") -> datetime:
             f"{field}: timestamp has no time zone",
             hint="Send ISO 8601 with an offset or Z, e.g. 2026-11-29T12:00:00Z.",
         )
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise BadUserInput(
+            f"{field}: the timestamp in UTC falls outside years 1-9999",
+            hint="Send a timestamp between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z.",
+        ) from None
 
 
 def format_datetime(value: datetime) -> str:

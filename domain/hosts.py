@@ -3,7 +3,8 @@
 Both are checked by the same host-name rules (RFC 1123 labels, ASCII only:
 internationalised names are sent in their ``xn--`` form, so one domain has one
 spelling). Whether a webhook may target a private address is deployment policy
-(tests deliver to 127.0.0.1), so it is the caller's flag, not a rule here.
+(tests deliver to 127.0.0.1), so it is the caller's flag, not a rule here;
+which addresses count as public is: ``public_address_problem``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = [
     "LABEL_MAX_LENGTH",
     "WEBHOOK_SCHEMES",
     "WEBHOOK_URL_MAX_LENGTH",
+    "public_address_problem",
     "validate_domain",
     "validate_webhook_url",
 ]
@@ -48,6 +50,33 @@ def _host_problem(host: str, *, require_dot: bool) -> str | None:
             return f"invalid label {label!r}"
     if _NUMERIC.fullmatch(labels[-1]):
         return "top-level label is numeric"
+    return None
+
+
+# Prefixes that carry another address inside (NAT64, RFC 6052 and 8215; 6to4,
+# RFC 3056; IPv4-compatible, RFC 4291): a gateway on the path unwraps them, so
+# they reach whatever the embedded IPv4 address names, private ones included.
+# A webhook that means a public IPv4 host can name it directly.
+_TRANSLATED = tuple(
+    ipaddress.ip_network(prefix)
+    for prefix in ("64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "::/96")
+)
+
+
+def public_address_problem(address: str) -> str | None:
+    """Why ``address`` (an IP literal, maybe with a ``%zone``) is not a public
+    unicast address a webhook may reach, or None when it is."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_multicast:
+        return "a multicast address"
+    if isinstance(ip, ipaddress.IPv6Address) and (
+        ip.teredo is not None or any(ip in prefix for prefix in _TRANSLATED)
+    ):
+        return "an address that embeds another (NAT64, 6to4, Teredo)"
+    if not ip.is_global:
+        return "a private or reserved address"
     return None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -138,6 +139,34 @@ def _serialize_moto(patch: pytest.MonkeyPatch) -> None:
         patch.setattr(DynamoDBBackend, name, call)
 
 
+# DynamoDB remembers a token for ten minutes; a session sends far fewer.
+_TOKENS_KEPT = 100_000
+
+
+def _honour_request_tokens(patch: pytest.MonkeyPatch) -> None:
+    """DynamoDB applies a TransactWriteItems once per ``ClientRequestToken``
+    and answers a repeat with success; moto applies every repeat. The driver
+    resends a transaction with its token after a 5xx or a timeout, so without
+    this a slow moto turns that safe retry into a failed condition."""
+    real = DynamoHandler.transact_write_items
+    applied: OrderedDict[str, Any] = OrderedDict()
+    lock = threading.Lock()
+
+    def transact_write_items(self: Any) -> Any:
+        token = self.body.get("ClientRequestToken")
+        with lock:
+            if token is not None and token in applied:
+                return applied[token]
+            result = real(self)
+            if token is not None:
+                applied[token] = result
+                while len(applied) > _TOKENS_KEPT:
+                    applied.popitem(last=False)
+            return result
+
+    patch.setattr(DynamoHandler, "transact_write_items", transact_write_items)
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
     """A moto server on a free loopback port, with dummy credentials in the environment.
@@ -158,6 +187,7 @@ def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
         level = requests_log.level
         requests_log.setLevel(logging.ERROR)
         _serialize_moto(patch)
+        _honour_request_tokens(patch)
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         try:

@@ -12,15 +12,24 @@ from .accounts import (
 )
 from .amounts import (
     AMOUNT_MAX_INTEGER_DIGITS,
+    AMOUNT_NOTATION_HINT,
     CREDIT,
     CURRENCY_SCALES,
+    amount_max,
     check_amount,
     currency_scale,
     format_amount,
     parse_amount,
     require_positive,
 )
-from .balances import Balance, BalanceDelta, release_delta, reservation_delta, transaction_deltas
+from .balances import (
+    Balance,
+    BalanceDelta,
+    balance_overflow,
+    release_delta,
+    reservation_delta,
+    transaction_deltas,
+)
 from .charges import (
     FREE_PLAN_GRANT,
     REGISTRATION_FEE_DEFAULT,
@@ -45,6 +54,7 @@ from .transactions import (
 
 __all__ = [
     "AMOUNT_MAX_INTEGER_DIGITS",
+    "AMOUNT_NOTATION_HINT",
     "CREDIT",
     "CURRENCY_SCALES",
     "FREE_PLAN_GRANT",
@@ -60,6 +70,8 @@ __all__ = [
     "BalanceDelta",
     "LedgerLine",
     "LedgerTransaction",
+    "amount_max",
+    "balance_overflow",
     "brand_account",
     "build_transaction",
     "can_reverse",

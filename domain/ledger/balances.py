@@ -3,9 +3,11 @@
 A balance item holds posted, reserved, available (= posted - reserved) and a
 version. Writers never read-modify-write it: each transaction ADDs a delta
 under a condition on the current values (``available >= n`` before a charge or
-reservation, ``reserved >= n`` before a release or settlement), so concurrent
-charges cannot overdraw. ``Balance.apply`` is the same rule in memory: what the
-store's condition would refuse, it refuses with the same error.
+reservation, ``reserved >= n`` before a release or settlement, ``posted <=
+max - n`` before a credit), so concurrent charges cannot overdraw and
+concurrent grants cannot push a balance past what the ledger can hold.
+``Balance.apply`` is the same rule in memory: what the store's condition would
+refuse, it refuses with the same error.
 """
 
 from __future__ import annotations
@@ -13,15 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from domain.errors import Conflict, InsufficientCredits, ProofgateError
+from domain.errors import BadUserInput, Conflict, InsufficientCredits, ProofgateError
 
 from .accounts import brand_account, parse_account
-from .amounts import check_amount, format_amount, require_positive
+from .amounts import amount_max, check_amount, format_amount, require_positive
 from .transactions import LedgerTransaction
 
 __all__ = [
     "Balance",
     "BalanceDelta",
+    "balance_overflow",
     "release_delta",
     "reservation_delta",
     "transaction_deltas",
@@ -52,6 +55,22 @@ class BalanceDelta:
     @property
     def account(self) -> str:
         return brand_account(self.brand_id)
+
+    @property
+    def max_posted(self) -> Decimal | None:
+        """The most ``posted`` may hold before a credit, so it never exceeds
+        ``amount_max`` after it; None for a delta that does not raise it."""
+        if self.posted <= 0:
+            return None
+        return amount_max(self.currency) - self.posted
+
+
+def balance_overflow(currency: str) -> BadUserInput:
+    largest = f"{format_amount(amount_max(currency), currency)} {currency}"
+    return BadUserInput(
+        f"This would take the {currency} balance past {largest}, the most it can hold",
+        hint="Send a smaller amount; nothing was written.",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +103,8 @@ class Balance:
             )
         if delta.min_reserved is not None and self.reserved < delta.min_reserved:
             raise Conflict("The reservation no longer covers this amount")
+        if delta.max_posted is not None and self.posted > delta.max_posted:
+            raise balance_overflow(self.currency)
         return Balance(
             self.currency,
             self.posted + delta.posted,

@@ -21,6 +21,7 @@ from strawberry.types.scalar import ScalarDefinition
 
 from domain.datetimes import format_datetime, parse_datetime
 from domain.errors import BadUserInput
+from domain.ledger import AMOUNT_NOTATION_HINT
 
 __all__ = ["JSON", "SCALAR_MAP", "DateTime", "Decimal"]
 
@@ -34,9 +35,10 @@ def _parse_datetime(value: Any) -> datetime:
     return parse_datetime(value)
 
 
-# ASCII digits in plain or scientific notation: Decimal() alone would also
-# take "NaN", "Infinity", "1_000", " 1" and non-ASCII digits.
-_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+# ASCII digits in plain notation, as the API writes decimals: Decimal() alone
+# would also take "NaN", "Infinity", "1_000", " 1", "1e-2", "+5" and non-ASCII
+# digits, and an exponent lets a few characters name a huge number.
+_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 _DECIMAL_MAX_CHARS = 64
 
 
@@ -48,7 +50,7 @@ def _parse_decimal(value: Any) -> PyDecimal:
     if len(value) > _DECIMAL_MAX_CHARS or not _DECIMAL.fullmatch(value):
         raise BadUserInput(
             f"Invalid decimal {value[:_DECIMAL_MAX_CHARS]!r}",
-            hint='Send a decimal string, e.g. "1.50"; NaN and Infinity are not numbers.',
+            hint=AMOUNT_NOTATION_HINT,
         )
     try:
         return PyDecimal(value)

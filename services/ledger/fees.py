@@ -17,6 +17,7 @@ from domain.errors import ConditionFailed, Conflict, InsufficientCredits, Proofg
 from domain.ledger import (
     CREDIT,
     FREE_PLAN_GRANT,
+    balance_overflow,
     build_transaction,
     check_amount,
     format_amount,
@@ -24,7 +25,7 @@ from domain.ledger import (
     registration_fee_lines,
     transaction_id,
 )
-from storage import All, Compare, Comparison, Update, WriteAction
+from storage import All, Any_, AttributeAbsent, Compare, Comparison, Update, WriteAction
 from storage.conditions import Condition
 
 from .items import HOLD_PREFIX, TransactionKind, TransactionRecord
@@ -106,6 +107,15 @@ def _required_available(condition: Condition | None) -> Decimal | None:
     return None
 
 
+def _has_ceiling(condition: Condition | None) -> bool:
+    match condition:
+        case Any_((AttributeAbsent("posted"), Compare("posted", Comparison.LE, _))):
+            return True
+        case All(conditions):
+            return any(_has_ceiling(part) for part in conditions)
+    return False
+
+
 def ledger_failure(error: ConditionFailed, actions: Sequence[WriteAction]) -> ProofgateError | None:
     """The error a failed ledger action means, or None when the failing action
     is not the ledger's (the caller explains its own)."""
@@ -119,10 +129,12 @@ def ledger_failure(error: ConditionFailed, actions: Sequence[WriteAction]) -> Pr
                 "The credit reservation of this batch expired before it was used",
                 hint="Retry the request; what was registered stays registered.",
             )
+        currency = key.sk[len("BAL#") :]
+        if _has_ceiling(action.condition):
+            return balance_overflow(currency)
         needed = _required_available(action.condition)
         if needed is None:
             return Conflict("The balance changed concurrently", hint="Retry the request.")
-        currency = key.sk[len("BAL#") :]
         needs = f"{format_amount(needed, currency)} {currency}"
         return InsufficientCredits(
             f"Not enough credits: this needs {needs} available",

@@ -15,6 +15,7 @@ from decimal import Decimal
 from domain.ledger import BalanceDelta, LedgerTransaction, transaction_deltas
 from storage import (
     All,
+    Any_,
     AttributeAbsent,
     Compare,
     Comparison,
@@ -34,7 +35,13 @@ from .items import (
     transaction_key,
 )
 
-__all__ = ["balance_update", "record_actions", "reversal_link", "transaction_actions"]
+__all__ = [
+    "balance_ceiling",
+    "balance_update",
+    "record_actions",
+    "reversal_link",
+    "transaction_actions",
+]
 
 
 def balance_update(
@@ -52,6 +59,8 @@ def balance_update(
         checks.insert(0, Compare("available", Comparison.GE, delta.min_available))
     if delta.min_reserved is not None:
         checks.insert(0, Compare("reserved", Comparison.GE, delta.min_reserved))
+    if delta.max_posted is not None:
+        checks.insert(0, balance_ceiling(delta.max_posted))
     return Update(
         balance_key(delta.brand_id, delta.currency),
         set=dict(assign or {}),
@@ -66,6 +75,11 @@ def balance_update(
         remove=tuple(remove),
         condition=All(*checks) if len(checks) > 1 else (checks[0] if checks else None),
     )
+
+
+def balance_ceiling(max_posted: Decimal) -> Condition:
+    """A balance item that does not exist yet holds nothing."""
+    return Any_(AttributeAbsent("posted"), Compare("posted", Comparison.LE, max_posted))
 
 
 def record_actions(transaction: LedgerTransaction, record: TransactionRecord) -> list[WriteAction]:

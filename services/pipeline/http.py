@@ -9,7 +9,6 @@ switch a public name to a private address between check and connect.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 import ssl
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from domain.errors import Forbidden, ServiceUnavailable
+from domain.hosts import public_address_problem
 
 __all__ = ["RESPONSE_MAX_BYTES", "HttpResponse", "post"]
 
@@ -35,7 +35,7 @@ class HttpResponse:
 
 
 def _is_public(address: str) -> bool:
-    return ipaddress.ip_address(address.split("%", 1)[0]).is_global
+    return public_address_problem(address) is None
 
 
 async def _resolve(host: str, port: int, allow_private: bool) -> str:

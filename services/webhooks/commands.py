@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from domain.enums import Severity, ThreatType
 from domain.errors import BadUserInput, ConditionFailed, NotFound
-from domain.hosts import validate_webhook_url
+from domain.hosts import public_address_problem, validate_webhook_url
 from domain.identifiers import new_id, new_webhook_secret
 from domain.validation import validate_id
 from storage import Delete, Item, ItemExists
@@ -43,8 +43,12 @@ def _check_target(url: str, allow_private: bool) -> None:
         if host == "localhost" or host.endswith(".localhost"):
             raise BadUserInput("url: localhost is not a webhook target") from None
         return
-    if not address.is_global:
-        raise BadUserInput("url: private and reserved addresses are not webhook targets")
+    problem = public_address_problem(str(address))
+    if problem is not None:
+        raise BadUserInput(
+            f"url: {problem} is not a webhook target",
+            hint="Use a public host name or a public unicast address.",
+        )
 
 
 async def register_webhook(

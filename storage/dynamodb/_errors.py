@@ -25,24 +25,22 @@ from ..keys import Key
 from ..writes import WriteAction
 
 __all__ = [
-    "RETRYABLE_CODES",
+    "SERVER_ERROR_CODES",
+    "THROTTLING_CODES",
     "cancellation_reasons",
     "error_code",
-    "is_retryable",
+    "is_server_error",
+    "is_throttled",
     "transaction_error",
     "translate",
 ]
 
-# Throttling, and the server-side failures the AWS SDKs retry.
-RETRYABLE_CODES = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-    }
+# Refused before anything was applied: always safe to send again.
+THROTTLING_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
 )
+# Failed on the server after the request arrived: a write may have applied.
+SERVER_ERROR_CODES = frozenset({"InternalServerError", "ServiceUnavailable"})
 # Cancellation reasons use their own, shorter spellings.
 _THROTTLED_REASONS = frozenset(
     {"ProvisionedThroughputExceeded", "ThrottlingError", "RequestLimitExceeded"}
@@ -82,16 +80,26 @@ def cancellation_reasons(error: ClientError) -> list[str | None]:
     return [None if code in (None, "", "None") else str(code) for code in codes]
 
 
-def is_retryable(error: ClientError) -> bool:
-    """Throttled requests were not applied, so sending them again is safe; a
-    server-side failure is retried as every AWS SDK does."""
+def is_throttled(error: ClientError) -> bool:
+    """Throttled requests were not applied, so sending them again is safe."""
     code = error_code(error)
-    if code in RETRYABLE_CODES:
+    if code in THROTTLING_CODES:
         return True
     if code == "TransactionCanceledException":
         reasons = {r for r in cancellation_reasons(error) if r is not None}
         return bool(reasons) and reasons <= _THROTTLED_REASONS
     return False
+
+
+def is_server_error(error: ClientError) -> bool:
+    """A 5xx, whatever its body: AWS says the write may or may not have applied,
+    so only a read or a transaction carrying its ``ClientRequestToken`` may be
+    sent again (moto's own 500s come as HTML, coded by their status)."""
+    status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    if isinstance(status, int) and status >= 500:
+        return True
+    code = error_code(error)
+    return code in SERVER_ERROR_CODES or code.startswith("5")
 
 
 def translate(error: ClientError, operation: str, *, key: Key | None = None) -> ProofgateError:

@@ -10,6 +10,7 @@ from asyncio import sleep
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
+from uuid import uuid4
 
 from botocore.exceptions import (  # type: ignore[import-untyped, unused-ignore]
     BotoCoreError,
@@ -29,7 +30,7 @@ from ..values import Item
 from ..writes import ConditionCheck, Put, Update, WriteAction
 from ._client import connect
 from ._codec import deserialize, deserialize_item, deserialize_key, serialize_key, serialize_strings
-from ._errors import error_code, is_retryable, transaction_error, translate
+from ._errors import error_code, is_server_error, is_throttled, transaction_error, translate
 from ._expressions import Expression
 from ._requests import transact_item, write_parameters
 
@@ -37,7 +38,16 @@ __all__ = ["REQUEST_MAX_ATTEMPTS", "DynamoDriver"]
 
 REQUEST_MAX_ATTEMPTS = BATCH_GET_MAX_ATTEMPTS
 
-_THROTTLED_HINT = "The store is throttling or unreachable; retry the request later."
+_THROTTLED_HINT = (
+    "The store is throttling or unreachable; retry the request later "
+    "(with the same idempotencyKey, if it had one)."
+)
+_UNKNOWN_OUTCOME_HINT = (
+    "The write may or may not have applied; retry the request with the same idempotencyKey, "
+    "or read the item before writing again."
+)
+# DynamoDB answers a retry that arrives while the first attempt still runs with this.
+_IN_PROGRESS = "TransactionInProgressException"
 
 
 def _capacity(response: Mapping[str, Any]) -> float:
@@ -183,15 +193,18 @@ class DynamoDriver:
         return _capacity(response)
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> float:
+        """One token for every attempt: DynamoDB applies a transaction once per
+        ``ClientRequestToken`` for ten minutes, so a retry after a 5xx or a broken
+        connection cannot apply it twice."""
         actions = list(actions)
         response = await self._call(
             "transact_write_items",
             "TransactWriteItems",
             {
                 "TransactItems": [transact_item(action, self.table_name) for action in actions],
+                "ClientRequestToken": uuid4().hex,
                 "ReturnConsumedCapacity": "TOTAL",
             },
-            idempotent=False,
             failed=lambda error: transaction_error(error, actions),
         )
         return _capacity(response)
@@ -209,10 +222,13 @@ class DynamoDriver:
         idempotent: bool = True,
         failed: Callable[[ClientError], ProofgateError] | None = None,
     ) -> dict[str, Any]:
-        """One API call, retried with capped full-jitter backoff while throttled.
+        """One API call, retried with capped full-jitter backoff.
 
-        A write whose connection broke mid-flight may or may not have been
-        applied, so only reads are sent again after that.
+        Throttled calls were not applied and are always sent again. A 5xx or a
+        connection that broke mid-flight leaves a write's outcome unknown, so
+        only ``idempotent`` calls (reads, transactions with their token) are
+        sent again; a single write answers SERVICE_UNAVAILABLE at once rather
+        than risk applying an ADD twice.
         """
         cause = ""
         for attempt in range(self.max_attempts):
@@ -221,17 +237,18 @@ class DynamoDriver:
             try:
                 response: dict[str, Any] = await getattr(self.client, method)(**parameters)
             except ClientError as error:
-                if not is_retryable(error):
-                    raise (failed(error) if failed else translate(error, operation)) from error
                 cause = error_code(error)
+                if is_throttled(error) or (idempotent and cause == _IN_PROGRESS):
+                    continue
+                if not is_server_error(error):
+                    raise (failed(error) if failed else translate(error, operation)) from error
+                if not idempotent:
+                    raise _outcome_unknown(operation, f"the store failed ({cause})") from error
             except EndpointUnreachable as error:
                 cause = type(error).__name__
             except HTTPClientError as error:
                 if not idempotent:
-                    raise ServiceUnavailable(
-                        f"DynamoDB {operation}: the connection broke; the write may have applied",
-                        hint=_THROTTLED_HINT,
-                    ) from error
+                    raise _outcome_unknown(operation, "the connection broke") from error
                 cause = type(error).__name__
             except BotoCoreError as error:
                 # Credentials, configuration, parameters: nothing a retry fixes.
@@ -242,3 +259,10 @@ class DynamoDriver:
             f"DynamoDB {operation} failed {self.max_attempts} times ({cause})",
             hint=_THROTTLED_HINT,
         )
+
+
+def _outcome_unknown(operation: str, what: str) -> ServiceUnavailable:
+    return ServiceUnavailable(
+        f"DynamoDB {operation}: {what}; the write may or may not have applied",
+        hint=_UNKNOWN_OUTCOME_HINT,
+    )

@@ -21,6 +21,7 @@ from ..writes import WriteAction
 from . import _reads, _writes
 from ._query import query
 from ._schema import MEMORY, connect_reader, connect_writer
+from ._ttl import SWEEP_INTERVAL_SECONDS, TtlSweeper
 from ._worker import Worker
 
 __all__ = ["SqliteDriver"]
@@ -33,10 +34,17 @@ def _nothing(connection: sqlite3.Connection) -> None:
 class SqliteDriver:
     name = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 5.0,
+        ttl_sweep_seconds: float | None = SWEEP_INTERVAL_SECONDS,
+    ) -> None:
         """Starts the threads, which open their connections; nothing here
         blocks. ``timeout`` is how long a write waits for another process's
-        write lock before failing with ``ServiceUnavailable``."""
+        write lock before failing with ``ServiceUnavailable``.
+        ``ttl_sweep_seconds`` is the TTL sweep's interval (None: no sweep)."""
         self.path = os.fspath(path)
         ready = threading.Event()
         self._writer = Worker(
@@ -48,11 +56,18 @@ class SqliteDriver:
             self._reader = Worker(
                 partial(connect_reader, self.path, timeout, ready), "proofgate-sqlite-reader"
             )
+        self.ttl_sweeper = (
+            None
+            if ttl_sweep_seconds is None
+            else TtlSweeper(self._writer, interval=ttl_sweep_seconds)
+        )
 
     async def wait_ready(self) -> None:
         """Raises what opening the file raised (a bad path, a newer schema)."""
         await self._writer.call(_nothing)
         await self._reader.call(_nothing)
+        if self.ttl_sweeper is not None:
+            self.ttl_sweeper.start()
 
     async def get_item(self, key: Key, consistent: bool) -> tuple[Item | None, float]:
         return await self._reader.call(_reads.get_item, key, consistent)
@@ -70,5 +85,7 @@ class SqliteDriver:
         return await self._writer.call(_writes.transact_write, list(actions))
 
     async def close(self) -> None:
+        if self.ttl_sweeper is not None:
+            await self.ttl_sweeper.stop()
         await self._reader.stop()
         await self._writer.stop()

@@ -3,7 +3,9 @@
 One ``items`` table clustered on (pk, sk), as DynamoDB clusters an item
 collection, plus one partial index per GSI: an item without the GSI's keys is
 not in the index, exactly as a sparse GSI. Each index ends with the table key,
-which orders ties on the GSI sort key and makes a GSI position resumable.
+which orders ties on the GSI sort key and makes a GSI position resumable. The
+TTL attribute has a column and a partial index of its own, so the expiry sweep
+finds expired items without reading the table.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from decimal import Decimal
 
 from domain.errors import ConfigurationError, LimitExceeded
 
@@ -21,6 +24,7 @@ from ..values import Item
 
 __all__ = [
     "DELETE",
+    "DELETE_EXPIRED",
     "MEMORY",
     "SCHEMA_VERSION",
     "SELECT_ITEM",
@@ -29,12 +33,14 @@ __all__ = [
     "column",
     "connect_reader",
     "connect_writer",
+    "expiry",
     "index_columns",
     "index_name",
     "row_keys",
 ]
 
-SCHEMA_VERSION = 1
+# 1: items and GSIs; 2: the TTL column and its index (migrated in place).
+SCHEMA_VERSION = 2
 MEMORY = ":memory:"
 
 
@@ -52,12 +58,17 @@ def index_columns(index: IndexDefinition) -> tuple[str, str]:
 
 _PK, _SK = index_columns(TABLE.primary)
 _GSI_COLUMNS = [c for index in TABLE.global_secondary for c in index_columns(index)]
-_COLUMNS = [_PK, _SK, *_GSI_COLUMNS, "size", "data"]
+_TTL = column(TABLE.ttl_attribute)
+# Past any real epoch second and inside SQLite's 64-bit INTEGER.
+_TTL_MAX = 2**53
+_COLUMNS = [_PK, _SK, *_GSI_COLUMNS, _TTL, "size", "data"]
 
+_TTL_INDEX = f"CREATE INDEX items_ttl ON items ({_TTL}) WHERE {_TTL} IS NOT NULL"
 _DDL = [
     "CREATE TABLE items ("
     f"{_PK} TEXT NOT NULL, {_SK} TEXT NOT NULL, "
     + "".join(f"{c} TEXT, " for c in _GSI_COLUMNS)
+    + f"{_TTL} INTEGER, "
     + f"size INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY ({_PK}, {_SK})) WITHOUT ROWID",
     *(
         f"CREATE INDEX {index_name(index)} "
@@ -65,6 +76,15 @@ _DDL = [
         f"WHERE {index_columns(index)[0]} IS NOT NULL"
         for index in TABLE.global_secondary
     ),
+    _TTL_INDEX,
+]
+# Version 1 files get the column, filled from the stored items, and the index.
+_MIGRATE_FROM_1 = [
+    f"ALTER TABLE items ADD COLUMN {_TTL} INTEGER",
+    f"UPDATE items SET {_TTL} = CAST(json_extract(data, '$.{TABLE.ttl_attribute}') AS INTEGER) "
+    f"WHERE json_type(data, '$.{TABLE.ttl_attribute}') IN ('integer', 'real') "
+    f"AND json_extract(data, '$.{TABLE.ttl_attribute}') BETWEEN 0 AND {_TTL_MAX - 1}",
+    _TTL_INDEX,
 ]
 
 SELECT_ITEM = f"SELECT data, size FROM items WHERE {_PK} = ? AND {_SK} = ?"
@@ -74,6 +94,24 @@ UPSERT = (
     f"VALUES ({', '.join('?' * len(_COLUMNS))})"
 )
 DELETE = f"DELETE FROM items WHERE {_PK} = ? AND {_SK} = ?"
+# Through the TTL index, oldest expiry first, expired in [?, ?), at most ? rows.
+DELETE_EXPIRED = (
+    f"DELETE FROM items WHERE ({_PK}, {_SK}) IN ("
+    f"SELECT {_PK}, {_SK} FROM items WHERE {_TTL} >= ? AND {_TTL} < ? "
+    f"ORDER BY {_TTL} LIMIT ?)"
+)
+
+
+def expiry(item: Item) -> int | None:
+    """DynamoDB's TTL only honours a Number of epoch seconds; any other type
+    (or no attribute) means the item never expires."""
+    value = item.get(TABLE.ttl_attribute)
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        return None
+    if isinstance(value, Decimal) and not value.is_finite():
+        return None
+    seconds = int(value)
+    return seconds if 0 <= seconds < _TTL_MAX else None
 
 
 def _gsi_keys(item: Item, index: IndexDefinition) -> tuple[str | None, str | None]:
@@ -140,6 +178,9 @@ def connect_writer(path: str, timeout: float, ready: threading.Event) -> sqlite3
         ready.set()
 
 
+_UPGRADES = {0: _DDL, 1: _MIGRATE_FROM_1}
+
+
 def _prepare(connection: sqlite3.Connection, path: str) -> None:
     if path != MEMORY:
         (mode,) = connection.execute("PRAGMA journal_mode = WAL").fetchone()
@@ -153,8 +194,8 @@ def _prepare(connection: sqlite3.Connection, path: str) -> None:
     connection.execute("BEGIN IMMEDIATE")
     try:
         (version,) = connection.execute("PRAGMA user_version").fetchone()
-        if version == 0:
-            for statement in _DDL:
+        if version in _UPGRADES:
+            for statement in _UPGRADES[version]:
                 connection.execute(statement)
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         elif version != SCHEMA_VERSION:

@@ -18,7 +18,7 @@ from ..values import Item, item_size
 from ..writes import ConditionCheck, Delete, Put, Update, WriteAction
 from ._capacity import write_units
 from ._codec import decode_item, encode_item
-from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, UPSERT, row_keys
+from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, UPSERT, expiry, row_keys
 from ._update import apply_update
 
 __all__ = ["transact_write", "write"]
@@ -66,7 +66,7 @@ def _store(connection: sqlite3.Connection, item: Item) -> int:
     size = item_size(item)
     if size > ITEM_MAX_BYTES:
         raise LimitExceeded(f"Item size {size} bytes exceeds {ITEM_MAX_BYTES} bytes")
-    connection.execute(UPSERT, (*row_keys(item), size, encode_item(item)))
+    connection.execute(UPSERT, (*row_keys(item), expiry(item), size, encode_item(item)))
     return size
 
 

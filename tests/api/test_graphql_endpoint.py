@@ -60,3 +60,14 @@ async def test_client_errors_are_not_logged_as_incidents(
         )
     assert gateway.codes(body) == ["NOT_FOUND"]
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_the_trace_answers_only_callers_with_a_key(gateway) -> None:
+    query = "{ explore(first: 1) { edges { node { id } } } }"
+    anonymous = await gateway.execute(query, trace=True)
+    keyed = await gateway.execute(query, key=gateway.admin_key, trace=True)
+
+    assert "errors" not in anonymous and "errors" not in keyed
+    assert "trace" in keyed.get("extensions", {})
+    assert "trace" not in anonymous.get("extensions", {})
+    assert "cost" not in anonymous.get("extensions", {})

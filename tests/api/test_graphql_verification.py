@@ -124,7 +124,7 @@ def _whole_range(product_id: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("code", ["ABCD-EFGH-JKMN", "not a code at all", "x" * 500])
 async def test_an_unknown_code_is_unknown_and_writes_nothing(gateway, code: str) -> None:
-    body = await verify(gateway, code, {"country": "DE"}, trace=True)
+    body = await verify(gateway, code, {"country": "DE"}, trace=True, key=gateway.admin_key)
     assert "errors" not in body
     assert body["data"]["verifyProduct"] == {
         "authentic": False,
@@ -146,12 +146,16 @@ async def test_verification_reads_the_same_verdict_and_records_nothing(gateway) 
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
     await verdict(gateway, product["verificationCode"])
-    body = await gateway.execute(VERIFICATION, {"code": product["verificationCode"]}, trace=True)
+    body = await gateway.execute(
+        VERIFICATION, {"code": product["verificationCode"]}, trace=True, key=gateway.admin_key
+    )
     assert body["data"]["verification"]["result"] == "AUTHENTIC"
     assert body["data"]["verification"]["scanCount"] == 1
     assert write_calls(body) == []
     assert (await counters(gateway, product["id"], brand.key))["scanCount"] == 1
-    unknown = await gateway.execute(VERIFICATION, {"code": "ABCD-EFGH-JKMN"}, trace=True)
+    unknown = await gateway.execute(
+        VERIFICATION, {"code": "ABCD-EFGH-JKMN"}, trace=True, key=gateway.admin_key
+    )
     assert unknown["data"]["verification"]["result"] == "UNKNOWN"
     assert write_calls(unknown) == []
 
@@ -252,7 +256,7 @@ async def test_a_recalled_product_is_suspicious(gateway) -> None:
 async def test_scan_input_is_validated_before_anything_is_read(
     gateway, scan: dict[str, Any], field: str
 ) -> None:
-    body = await verify(gateway, "ABCD-EFGH-JKMN", scan, trace=True)
+    body = await verify(gateway, "ABCD-EFGH-JKMN", scan, trace=True, key=gateway.admin_key)
     assert gateway.codes(body) == ["BAD_USER_INPUT"]
     assert f"scan.{field}" in body["errors"][0]["message"]
     assert body["extensions"]["trace"]["storageCalls"] == 0

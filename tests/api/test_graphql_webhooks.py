@@ -75,6 +75,10 @@ async def test_registration_is_for_the_brands_own_brand_keys(sqlite_gateway: Any
         "http://user:pw@hooks.example.com/",
         "http://127.0.0.1:9/x",
         "http://localhost/x",
+        "http://[64:ff9b::a9fe:a9fe]/x",
+        "http://[2002:a9fe:a9fe::1]/x",
+        "http://[ff02::1]/x",
+        "http://224.0.0.1/x",
     ):
         assert codes(await gateway.execute(REGISTER, register(bad, brand.id), key=brand.key)) == [
             "BAD_USER_INPUT"

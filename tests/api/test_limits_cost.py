@@ -90,7 +90,7 @@ async def test_over_budget_nothing_runs(client: Client) -> None:
     query = """{ explore(first: 100) { edges { node {
         provenance(first: 100) { edges { node { hash } } }
     } } } }"""
-    body = await client.execute(query, trace=True)
+    body = await client.execute(query, key=ADMIN_KEY, trace=True)
     assert body["data"] is None
     assert codes(body) == ["QUERY_TOO_COMPLEX"]
     extensions = body["errors"][0]["extensions"]
@@ -103,11 +103,11 @@ async def test_budget_just_under_and_just_over() -> None:
     # explore(first: 50) costs 100 (entries and products); health costs 1.
     query = "{ explore(first: 50) { edges { node { id } } } %s }"
     async with serve(Limits(max_cost=100)) as client:
-        under = await client.execute(query % "", trace=True)
+        under = await client.execute(query % "", key=ADMIN_KEY, trace=True)
         assert "errors" not in under
         assert under["extensions"]["cost"] == 100
         assert storage_calls(under) > 0
-        over = await client.execute(query % "health { status }", trace=True)
+        over = await client.execute(query % "health { status }", key=ADMIN_KEY, trace=True)
         assert codes(over) == ["QUERY_TOO_COMPLEX"]
         assert over["errors"][0]["extensions"]["cost"] == 101
         assert storage_calls(over) == 0
@@ -120,7 +120,9 @@ async def test_a_mutation_over_budget_writes_nothing() -> None:
         verify = """mutation($code: String!) { verifyProduct(code: $code) {
             scanCount product { provenance(first: 10) { edges { node { hash } } } }
         } }"""
-        body = await client.execute(verify, {"code": product["verificationCode"]}, trace=True)
+        body = await client.execute(
+            verify, {"code": product["verificationCode"]}, key=ADMIN_KEY, trace=True
+        )
         assert codes(body) == ["QUERY_TOO_COMPLEX"]
         assert storage_calls(body) == 0
         check = "query($id: ID!) { product(id: $id) { scanCount } }"
@@ -145,7 +147,7 @@ async def test_a_mutation_over_budget_writes_nothing() -> None:
 async def test_first_out_of_range_runs_nothing(
     client: Client, query: str, variables: dict[str, Any] | None
 ) -> None:
-    body = await client.execute(query, variables, trace=True)
+    body = await client.execute(query, variables, key=ADMIN_KEY, trace=True)
     assert body["data"] is None
     assert codes(body) == ["BAD_USER_INPUT"]
     assert "must be between 0 and 100" in body["errors"][0]["message"]
@@ -153,7 +155,9 @@ async def test_first_out_of_range_runs_nothing(
 
 
 async def test_first_at_the_maximum_runs(client: Client) -> None:
-    body = await client.execute("{ explore(first: 100) { edges { node { id } } } }", trace=True)
+    body = await client.execute(
+        "{ explore(first: 100) { edges { node { id } } } }", key=ADMIN_KEY, trace=True
+    )
     assert "errors" not in body
     assert storage_calls(body) > 0
 
@@ -184,6 +188,6 @@ async def test_checking_a_product_counts_every_read_it_makes() -> None:
         verify = "mutation($code: String!) { verifyProduct(code: $code) { result } }"
         check = "query($code: String!) { verification(code: $code) { result } }"
         for document in (verify, check):
-            body = await client.execute(document, variables, trace=True)
+            body = await client.execute(document, variables, key=ADMIN_KEY, trace=True)
             assert "errors" not in body, body
             assert body["extensions"]["cost"] == 1 + 1 + 1 + PROVENANCE_CHAIN.max_page, document

@@ -7,6 +7,7 @@ from domain.hosts import (
     DOMAIN_MAX_LENGTH,
     LABEL_MAX_LENGTH,
     WEBHOOK_URL_MAX_LENGTH,
+    public_address_problem,
     validate_domain,
     validate_webhook_url,
 )
@@ -126,3 +127,39 @@ def test_require_https() -> None:
     assert validate_webhook_url("https://example.com/", require_https=True)
     with pytest.raises(BadUserInput, match="must use https"):
         validate_webhook_url("http://example.com/", require_https=True)
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+        "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
+        "64:ff9b::808:808",  # NAT64 of 8.8.8.8: still reaches whatever the gateway maps
+        "64:ff9b:1::a00:1",  # local-use NAT64
+        "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+        "2002:a9fe:a9fe::1",  # 6to4 of 169.254.169.254
+        "2002:808:808::1",  # 6to4 of 8.8.8.8
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+        "::7f00:1",  # IPv4-compatible 127.0.0.1
+        "ff02::1",
+        "ff0e::1",
+        "224.0.0.1",
+        "239.255.255.250",
+        "::ffff:127.0.0.1",
+        "::ffff:224.0.0.1",
+        "127.0.0.1",
+        "10.1.2.3",
+        "169.254.169.254",
+        "fe80::1%eth0",
+        "fc00::1",
+    ],
+)
+def test_addresses_a_webhook_must_not_reach(address: str) -> None:
+    assert public_address_problem(address) is not None
+
+
+@pytest.mark.parametrize(
+    "address", ["8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8", "93.184.216.34"]
+)
+def test_public_unicast_addresses(address: str) -> None:
+    assert public_address_problem(address) is None

@@ -15,6 +15,7 @@ from domain.ledger import (
     BalanceDelta,
     LedgerLine,
     LedgerTransaction,
+    amount_max,
     brand_account,
     build_transaction,
     can_reverse,
@@ -205,3 +206,13 @@ class LedgerMachine(RuleBasedStateMachine):
 
 LedgerMachine.TestCase.settings = settings(max_examples=50, stateful_step_count=30, deadline=None)
 TestLedgerProperties = LedgerMachine.TestCase
+
+
+def test_a_credit_past_the_largest_balance_is_refused_in_memory_too() -> None:
+    largest = amount_max(CREDIT)
+    funded = Balance.zero(CREDIT).apply(BalanceDelta(BRAND, CREDIT, largest, D(0)))
+    assert funded.posted == D("999999999999999.99")
+
+    with pytest.raises(BadUserInput):
+        funded.apply(BalanceDelta(BRAND, CREDIT, D("0.01"), D(0)))
+    assert BalanceDelta(BRAND, CREDIT, D("-1.00"), D(0)).max_posted is None

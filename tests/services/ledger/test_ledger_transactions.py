@@ -147,9 +147,7 @@ async def test_amounts_must_be_strings(sqlite_api, amount) -> None:
     assert api.codes(body) == ["BAD_USER_INPUT"]
 
 
-@pytest.mark.parametrize(
-    ("amount", "stored"), [("1", "1.00"), ("1.5", "1.50"), ("2.000", "2.00"), ("1e2", "100.00")]
-)
+@pytest.mark.parametrize(("amount", "stored"), [("1", "1.00"), ("1.5", "1.50"), ("2.000", "2.00")])
 async def test_exact_spellings_are_accepted_at_scale(sqlite_api, amount, stored) -> None:
     api = sqlite_api
     brand = await api.brand()

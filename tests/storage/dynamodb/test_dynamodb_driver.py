@@ -347,10 +347,7 @@ async def test_throttled_calls_are_retried_with_backoff(
     assert backoffs == [1, 2]
 
 
-@pytest.mark.parametrize(
-    "code",
-    ["ProvisionedThroughputExceededException", "RequestLimitExceeded", "InternalServerError"],
-)
+@pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "RequestLimitExceeded"])
 async def test_persistent_throttling_is_service_unavailable(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int], code: str
 ) -> None:
@@ -362,6 +359,81 @@ async def test_persistent_throttling_is_service_unavailable(
     assert len(calls) == driver.max_attempts
     assert backoffs == list(range(1, driver.max_attempts))
     assert code in unavailable.value.message
+
+
+def server_error(operation: str) -> ClientError:
+    return client_error(
+        "InternalServerError",
+        operation,
+        "Internal server error",
+        ResponseMetadata={"HTTPStatusCode": 500},
+    )
+
+
+async def test_a_single_write_that_failed_on_the_server_is_not_sent_again(
+    driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
+) -> None:
+    """A 5xx write may have applied; sending an ADD again could count it twice."""
+    calls = inject(monkeypatch, driver, "update_item", [server_error("UpdateItem")])
+
+    with pytest.raises(ServiceUnavailable) as unavailable:
+        await driver.write(Update(Key("COUNT", "5XX"), add={"n": 1}))
+
+    assert len(calls) == 1 and backoffs == []
+    assert "may or may not have applied" in unavailable.value.message
+    assert unavailable.value.hint is not None and "idempotencyKey" in unavailable.value.hint
+
+
+async def test_an_html_500_counts_as_a_server_error(
+    driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
+) -> None:
+    """moto's own 500s carry an HTML page, so botocore codes them "500"."""
+    html = client_error(
+        "500", "PutItem", "<!doctype html>", ResponseMetadata={"HTTPStatusCode": 500}
+    )
+    calls = inject(monkeypatch, driver, "put_item", [html])
+
+    with pytest.raises(ServiceUnavailable):
+        await driver.write(Put({"PK": "HTML", "SK": "500"}))
+
+    assert len(calls) == 1
+
+
+async def test_reads_are_retried_after_a_server_error(
+    driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
+) -> None:
+    calls = inject(monkeypatch, driver, "get_item", [server_error("GetItem")])
+
+    await driver.get_item(Key("X", "Y"), consistent=False)
+
+    assert len(calls) == 2
+
+
+async def test_a_transaction_is_retried_with_one_token_until_attempts_run_out(
+    driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int], unique: Unique
+) -> None:
+    calls = inject(
+        monkeypatch, driver, "transact_write_items", [server_error("TransactWriteItems")] * 10
+    )
+
+    with pytest.raises(ServiceUnavailable) as unavailable:
+        await driver.transact_write([Put({"PK": unique("TOKEN"), "SK": "A"})])
+
+    assert len(calls) == driver.max_attempts
+    tokens = {call["ClientRequestToken"] for call in calls}
+    assert len(tokens) == 1 and 1 <= len(tokens.pop()) <= 36
+    assert unavailable.value.hint is not None and "idempotencyKey" in unavailable.value.hint
+
+
+async def test_each_transaction_gets_its_own_token(
+    driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, unique: Unique
+) -> None:
+    calls = inject(monkeypatch, driver, "transact_write_items", [])
+
+    await driver.transact_write([Put({"PK": unique("ONE"), "SK": "A"})])
+    await driver.transact_write([Put({"PK": unique("TWO"), "SK": "A"})])
+
+    assert calls[0]["ClientRequestToken"] != calls[1]["ClientRequestToken"]
 
 
 async def test_backoff_uses_the_store_policy(
