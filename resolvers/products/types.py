@@ -10,6 +10,7 @@ import strawberry
 from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus
 from domain.errors import ProofgateError
+from domain.labels import qr_url
 from services.claims.items import claim_is_active
 from services.visibility import require_owner
 from storage import Item
@@ -122,6 +123,14 @@ class Product:
         require_owner(info.context.principal, self.brand_id, "verificationCode")
         code: str = self._item["verificationCode"]
         return code
+
+    @computed_field(
+        description="The label's QR image (PNG; `.svg` for SVG), encoding the public verify "
+        "URL; the brand's keys only, as it contains the code"
+    )
+    def qr_url(self, info: Info) -> str | None:
+        require_owner(info.context.principal, self.brand_id, "qrUrl")
+        return qr_url(info.context.services.public_url, self._item["verificationCode"])
 
     @computed_field(description="Verifications recorded for this product; the brand's keys only")
     def scan_count(self, info: Info) -> int | None:
