@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from domain.labels import QrFormat, verify_url
-from services.reads import StorageReads
-from services.verification.lookup import product_for_code
+
+from ._public_product import product_at
 
 __all__ = ["IMMUTABLE", "PNG_BORDER", "PNG_TARGET_PIXELS", "qr_image", "render_qr"]
 
@@ -48,9 +48,7 @@ async def qr_image(request: Request) -> Response:
         qr_format = QrFormat(request.path_params["format"])
     except ValueError:
         return PlainTextResponse("Not Found: ask for .png or .svg", status_code=404)
-    services = request.app.state.graphql.services
-    reads = StorageReads(services.storage, tenant="public")
-    product = await product_for_code(reads, request.path_params["code"])
+    services, _, product = await product_at(request)
     if product is None:
         return PlainTextResponse("Not Found: no product has this code", status_code=404)
     body = render_qr(verify_url(services.public_url, product["verificationCode"]), qr_format)

@@ -12,6 +12,7 @@ from domain.enums import ProductStatus
 from domain.errors import ProofgateError
 from domain.labels import qr_url
 from services.claims.items import claim_is_active
+from services.passport import passport_for
 from services.visibility import require_owner
 from storage import Item
 from storage.access_patterns import (
@@ -131,6 +132,18 @@ class Product:
     def qr_url(self, info: Info) -> str | None:
         require_owner(info.context.principal, self.brand_id, "qrUrl")
         return qr_url(info.context.services.public_url, self._item["verificationCode"])
+
+    @ap_field(
+        PROVENANCE_CHAIN,
+        loads=BRAND_BY_ID,
+        description="The EU Digital Product Passport (ESPR, Regulation (EU) 2024/1781) as "
+        "JSON-LD, the document `GET /dpp/{code}.json` downloads; carries the canonical record, "
+        "signature and public key PEM so it verifies offline; the brand's keys only",
+    )
+    async def passport(self, info: Info) -> JSON | None:
+        require_owner(info.context.principal, self.brand_id, "passport")
+        context = info.context
+        return JSON(await passport_for(context.loaders, context.services, self._item))
 
     @computed_field(description="Verifications recorded for this product; the brand's keys only")
     def scan_count(self, info: Info) -> int | None:
