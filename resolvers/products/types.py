@@ -3,7 +3,8 @@ provenance (AP09), scans (AP10) and claim (AP11)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from typing import Annotated
 
 import strawberry
 
@@ -22,6 +23,7 @@ from storage.access_patterns import (
     PROVENANCE_CHAIN,
 )
 
+from ..analytics.types import ProductAnalytics, analytics_range
 from ..brands.types import Brand
 from ..claims.types import Claim
 from ..context import Info
@@ -144,6 +146,17 @@ class Product:
         require_owner(info.context.principal, self.brand_id, "passport")
         context = info.context
         return JSON(await passport_for(context.loaders, context.services, self._item))
+
+    @computed_field(
+        description="This product's scans, verdicts, countries and threats per UTC day from "
+        "`from` to `to` (both included, at most 92 days); the brand's keys only"
+    )
+    def analytics(
+        self, info: Info, start: Annotated[date, strawberry.argument(name="from")], to: date
+    ) -> ProductAnalytics | None:
+        require_owner(info.context.principal, self.brand_id, "analytics")
+        first, last = analytics_range(start, to)
+        return ProductAnalytics(product_id=str(self.id), start=first, end=last)
 
     @computed_field(description="Verifications recorded for this product; the brand's keys only")
     def scan_count(self, info: Info) -> int | None:
