@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -132,6 +133,25 @@ query Threats($brandId: ID!) {
 }
 """
 
+ANALYTICS = """\
+# Needs one of the brand's keys (Headers pane): the
+# dashboard, from counters kept as scans happen. Days
+# and hours are UTC; at most 92 days per request.
+
+query Analytics($brandId: ID!, $from: Date!, $to: Date!) {
+  brand(id: $brandId) {
+    analytics(from: $from, to: $to) {
+      daily { day scans }
+      hourly { hour scans }
+      topCountries(first: 5) { country scans }
+      results { result scans }
+      threatsByType { type alerts }
+      statuses { status products }
+    }
+  }
+}
+"""
+
 LIVE_ALERTS = """\
 # Needs one of the brand's keys (Headers pane):
 # alerts as they happen, over WebSocket. Start it,
@@ -172,12 +192,15 @@ def examples(demo: Demo | None) -> tuple[Example, ...]:
     brand = {"brandId": demo.brand.id if demo else PASTE_BRAND_ID}
     code = demo.verification_code if demo else PASTE_CODE
     scan = {"country": "FR", "city": "Paris", "deviceFingerprint": "explorer"}
+    today = datetime.now(UTC).date()
+    week_ago = today - timedelta(days=6)
     return (
         Example(EXPLORE),
         Example(VERIFY, {"code": code}),
         Example(RECORD_SCAN, {"code": code, "scan": scan}),
         Example(BRAND, brand, key),
         Example(THREATS, brand, key),
+        Example(ANALYTICS, {**brand, "from": week_ago.isoformat(), "to": today.isoformat()}, key),
         Example(LIVE_ALERTS, brand, key),
     )
 

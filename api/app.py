@@ -32,7 +32,9 @@ from .explorer import explorer_asset
 from .graphql import GraphQLApp, GraphQLEndpoint
 from .http_guard import HTTPGuard
 from .metrics import CONTENT_TYPE_LATEST, Metrics
+from .passport import passport_download
 from .pipeline import build_pipeline, running_pipeline, watching_connections
+from .qr import qr_image
 from .request_log import RequestObserver
 from .schema import build_schema
 from .services import build_services
@@ -93,6 +95,8 @@ def _routes() -> list[BaseRoute]:
         Route("/health", health, methods=["GET"]),
         Route("/ready", ready, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
+        Route("/qr/{code}.{format}", qr_image, methods=["GET", "HEAD"]),
+        Route("/dpp/{code}.json", passport_download, methods=["GET"]),
         Route("/graphql", GraphQLEndpoint()),
         Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
         WebSocketRoute("/graphql", GraphQLEndpoint()),

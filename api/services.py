@@ -75,4 +75,5 @@ def build_services(
         claim_ttl=settings.policy.claim_ttl,
         registration_fee=settings.policy.registration_fee,
         free_plan_credits=settings.policy.free_plan_credits,
+        public_url=settings.label_url,
     )

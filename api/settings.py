@@ -94,6 +94,8 @@ class Settings:
     cors_origins: tuple[str, ...] = ()
     host: str = "127.0.0.1"
     port: int = 8000
+    public_url: str | None = None
+    """Base of the URLs printed on labels; None: ``url``, for a local gateway."""
     demo: bool = False
     log_format: LogFormat = LogFormat.TEXT
     log_level: LogLevel = LogLevel.INFO
@@ -156,6 +158,7 @@ class Settings:
             cors_origins=env.cors_origins,
             host=env.host,
             port=env.port,
+            public_url=env.public_url,
             log_format=env.log_format,
             log_level=env.log_level,
             forwarded_allow_ips=env.forwarded_allow_ips,
@@ -175,6 +178,11 @@ class Settings:
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+    @property
+    def label_url(self) -> str:
+        """The base every label URL starts with (``PROOFGATE_PUBLIC_URL``)."""
+        return self.public_url or self.url
 
 
 @dataclass(frozen=True)
@@ -298,6 +306,7 @@ class ProcessVariables(TableVariables):
     sqlite_path: str | None = None
     host: str = "127.0.0.1"
     port: Port = 8000
+    public_url: HttpUrl = None
     log_format: Annotated[LogFormat, choice(LogFormat)] = LogFormat.TEXT
     log_level: Annotated[LogLevel, choice(LogLevel)] = LogLevel.INFO
     forwarded_allow_ips: Addresses = ("127.0.0.1",)

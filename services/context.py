@@ -57,6 +57,8 @@ class Services:
     registration_fee: Decimal = REGISTRATION_FEE_DEFAULT
     free_plan_credits: Decimal = FREE_PLAN_GRANT
     clock: Callable[[], datetime] = utcnow
+    public_url: str = "http://127.0.0.1:8000"
+    """Base of the verify and QR URLs printed on labels (``domain.labels``)."""
     pipeline: Pipeline | None = None
     """The threat pipeline of this process; None where nothing runs it (commands
     still enqueue their events, for a relay elsewhere)."""

@@ -16,6 +16,7 @@ __all__ = [
     "API_KEY_BY_HASH",
     "AUDIT_DAY",
     "BRANDS_NEWEST",
+    "BRAND_ANALYTICS_DAY",
     "BRAND_BY_ID",
     "BRAND_PRODUCTS",
     "BRAND_STATS",
@@ -28,6 +29,7 @@ __all__ = [
     "LEDGER_TRANSACTION",
     "OUTBOX_DUE",
     "OUTBOX_PARKED",
+    "PRODUCT_ANALYTICS_DAY",
     "PRODUCT_BY_CODE",
     "PRODUCT_BY_HASH",
     "PRODUCT_BY_ID",
@@ -296,4 +298,22 @@ WEBHOOK_DELIVERIES = _ap(
     SortCondition("begins_with", "DELIVERY#"),
     "WebhookDelivery",
     _NEWEST_FIRST,
+)
+BRAND_ANALYTICS_DAY = _ap(
+    "AP26",
+    "brand analytics counters of one UTC day, one write shard",
+    _GET,
+    _TABLE,
+    "ANALYTICS#BRAND#{brand_id}#{shard}",
+    SortCondition("=", "DAY#{day}"),
+    "AnalyticsDay",
+)
+PRODUCT_ANALYTICS_DAY = _ap(
+    "AP27",
+    "product analytics counters of one UTC day",
+    _GET,
+    _TABLE,
+    "ANALYTICS#PRODUCT#{product_id}",
+    SortCondition("=", "DAY#{day}"),
+    "AnalyticsDay",
 )

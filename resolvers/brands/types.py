@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
@@ -23,6 +23,7 @@ from storage.access_patterns import (
     WEBHOOK_DELIVERIES,
 )
 
+from ..analytics.types import BrandAnalytics, analytics_range
 from ..context import Info
 from ..fields import ap_field, computed_field
 from ..ledger.types import Ledger
@@ -93,6 +94,17 @@ class Brand:
     async def stats(self, info: Info) -> BrandStats | None:
         require_owner(info.context.principal, self.id, "stats")
         return BrandStats.from_item(await info.context.loaders.item(BRAND_STATS, brand_id=self.id))
+
+    @computed_field(
+        description="Scans, verdicts, countries and threats per UTC day from `from` to `to` "
+        "(both included, at most 92 days), and products by status; the brand's keys only"
+    )
+    def analytics(
+        self, info: Info, start: Annotated[date, strawberry.argument(name="from")], to: date
+    ) -> BrandAnalytics | None:
+        require_owner(info.context.principal, self.id, "analytics")
+        first, last = analytics_range(start, to)
+        return BrandAnalytics(brand_id=self.id, start=first, end=last)
 
     @ap_field(BRAND_PRODUCTS, description="The brand's products, newest first")
     async def products(

@@ -3,14 +3,17 @@ provenance (AP09), scans (AP10) and claim (AP11)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from typing import Annotated
 
 import strawberry
 
 from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus
 from domain.errors import ProofgateError
+from domain.labels import qr_url
 from services.claims.items import claim_is_active
+from services.passport import passport_for
 from services.visibility import require_owner
 from storage import Item
 from storage.access_patterns import (
@@ -20,6 +23,7 @@ from storage.access_patterns import (
     PROVENANCE_CHAIN,
 )
 
+from ..analytics.types import ProductAnalytics, analytics_range
 from ..brands.types import Brand
 from ..claims.types import Claim
 from ..context import Info
@@ -128,6 +132,37 @@ class Product:
         require_owner(info.context.principal, self.brand_id, "verificationCode")
         code: str = self._item["verificationCode"]
         return code
+
+    @computed_field(
+        description="The label's QR image (PNG; `.svg` for SVG), encoding the public verify "
+        "URL; the brand's keys only, as it contains the code"
+    )
+    def qr_url(self, info: Info) -> str | None:
+        require_owner(info.context.principal, self.brand_id, "qrUrl")
+        return qr_url(info.context.services.public_url, self._item["verificationCode"])
+
+    @ap_field(
+        PROVENANCE_CHAIN,
+        loads=BRAND_BY_ID,
+        description="The EU Digital Product Passport (ESPR, Regulation (EU) 2024/1781) as "
+        "JSON-LD, the document `GET /dpp/{code}.json` downloads; carries the canonical record, "
+        "signature and public key PEM so it verifies offline; the brand's keys only",
+    )
+    async def passport(self, info: Info) -> JSON | None:
+        require_owner(info.context.principal, self.brand_id, "passport")
+        context = info.context
+        return JSON(await passport_for(context.loaders, context.services, self._item))
+
+    @computed_field(
+        description="This product's scans, verdicts, countries and threats per UTC day from "
+        "`from` to `to` (both included, at most 92 days); the brand's keys only"
+    )
+    def analytics(
+        self, info: Info, start: Annotated[date, strawberry.argument(name="from")], to: date
+    ) -> ProductAnalytics | None:
+        require_owner(info.context.principal, self.brand_id, "analytics")
+        first, last = analytics_range(start, to)
+        return ProductAnalytics(product_id=str(self.id), start=first, end=last)
 
     @computed_field(description="Verifications recorded for this product; the brand's keys only")
     def scan_count(self, info: Info) -> int | None:

@@ -19,7 +19,12 @@ __all__ = ["Verification"]
 )
 class Verification:
     authentic: bool
-    result: ScanResult
+    result: ScanResult = strawberry.field(
+        description="COUNTERFEIT when the certificate hash or signature fails; SUSPICIOUS for a "
+        "recalled product, a broken provenance chain, or a scan of a claimed product from a "
+        "device that is not the claimant's (the tag may be cloned; `warnings` says so); the "
+        "claimant's own scans stay AUTHENTIC; UNKNOWN for an unknown code"
+    )
     product: Product | None
     signature_valid: bool
     chain_intact: bool

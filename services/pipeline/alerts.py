@@ -18,11 +18,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from domain.datetimes import format_datetime
+from domain.datetimes import format_datetime, parse_datetime
 from domain.enums import Severity, ThreatType
 from domain.threats import AlertDraft, AlertKey, parse_alert_id
 from storage import Item, ItemAbsent, Key, KeyTemplate, Put, Update
 from storage.access_patterns import BRAND_STATS, BRAND_THREATS, THREAT_BY_ID
+
+from ..analytics.counters import alert_counter_updates
 
 __all__ = [
     "ALERT_SORT",
@@ -94,11 +96,19 @@ def alert_item(draft: AlertDraft, recorded_at: datetime) -> Item:
 
 def alert_puts(item: Item) -> list[Put | Update]:
     """The alert and the counters it moves, to commit together: the alert is
-    created at most once, so the counters rise by exactly the alerts created."""
+    created at most once, so the counters rise by exactly the alerts created
+    (threats per type per day too: docs/design.md, "Analytics")."""
     stats = BRAND_STATS.key(brand_id=item["brandId"])
     return [
         Put(item, ItemAbsent()),
         Update(stats, add={"threatCount": 1, "openThreatCount": 1}),
+        *alert_counter_updates(
+            brand_id=item["brandId"],
+            product_id=item["productId"],
+            alert_id=item["id"],
+            detected_at=parse_datetime(item["detectedAt"]),
+            threat=ThreatType(item["type"]),
+        ),
     ]
 
 

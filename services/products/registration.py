@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from domain.certificates import CertificateRecord, issue_certificate
+from domain.enums import ProductStatus
 from domain.identifiers import new_verification_code
 from domain.signing import SigningKey
 from storage import Item, ItemAbsent, ItemExists, Put, Update, WriteAction
 from storage.limits import TRANSACT_MAX_ITEMS
 
+from ..analytics.counters import STATUS_PREFIX
 from ..audit.items import audit_entry
 from ..auth import Principal
 from ..brands.items import brand_stats_key
@@ -120,7 +122,12 @@ def chunk_actions(
     brand_id = chunk[0].draft.brand_id
     return [
         *(a for planned in chunk for a in planned.actions),
-        Update(brand_stats_key(brand_id), add={"productCount": len(chunk)}, condition=ItemExists()),
+        Update(
+            brand_stats_key(brand_id),
+            # Products by status (docs/design.md, "Analytics"), on the same item.
+            add={"productCount": len(chunk), f"{STATUS_PREFIX}{ProductStatus.ACTIVE}": len(chunk)},
+            condition=ItemExists(),
+        ),
         audit_entry(
             principal, action, now, brand_id=brand_id, target_ids=[p.product_id for p in chunk]
         ),

@@ -29,6 +29,7 @@ from storage.access_patterns import PRODUCT_BY_ID
 from storage.conditions import Condition
 from storage.store import backoff_delay
 
+from ..analytics.counters import status_change
 from ..audit.items import audit_entry
 from ..context import CommandContext
 from ..pipeline.events import AppendEvent, OutboxEvent
@@ -148,6 +149,7 @@ async def _attempt(
             audit_entry(
                 context.principal, operation, now, brand_id=brand_id, target_ids=[product_id]
             ),
+            *([status_change(brand_id, current, target_status)] if target_status else []),
             *(
                 action
                 for raised_event in raised

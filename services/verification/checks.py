@@ -88,6 +88,7 @@ async def run_checks(context: CommandContext, code: str, device_hash: str | None
                 signature_valid=False,
                 chain_intact=False,
                 status=None,
+                claimed_by_other=False,
             )
         )
     chain, claim = await asyncio.gather(
@@ -95,17 +96,18 @@ async def run_checks(context: CommandContext, code: str, device_hash: str | None
     )
     signature_valid = check_signature(product, context.services.key_ring)
     chain_intact = check_chain(product, chain).intact
+    active = claim if claim_is_active(claim, context.now()) else None
+    is_claimant = (
+        active is not None
+        and device_hash is not None
+        and hmac.compare_digest(str(active.get("deviceHash", "")), device_hash)
+    )
     outcome = assess(
         found=True,
         hash_valid=check_hash(product),
         signature_valid=signature_valid,
         chain_intact=chain_intact,
         status=_status(product),
-    )
-    active = claim if claim_is_active(claim, context.now()) else None
-    is_claimant = (
-        active is not None
-        and device_hash is not None
-        and hmac.compare_digest(str(active.get("deviceHash", "")), device_hash)
+        claimed_by_other=active is not None and not is_claimant,
     )
     return Checks(outcome, product, signature_valid, chain_intact, active, is_claimant)

@@ -3,6 +3,7 @@
 - the scan item (AP10) with its result and the salted hashes of device and IP;
 - ``ADD scanCount 1`` on the product and on the brand's STATS (atomic, never
   read-modify-write), each conditional on the item existing;
+- the day's analytics counters of the brand (one write shard) and the product;
 - the scan's outbox event (``Services.enqueue``), for the threat pipeline.
 
 No audit entry: verifyProduct is public and the most frequent call, the scan
@@ -21,6 +22,7 @@ from domain.threats.rules import ClaimFacts, ProductFacts
 from storage import ItemAbsent, ItemExists, Put, Update, WriteAction
 from storage.access_patterns import PRODUCT_BY_ID
 
+from ..analytics.counters import scan_counter_updates
 from ..brands.items import brand_stats_key
 from ..claims.items import from_epoch
 from ..context import Services
@@ -92,5 +94,13 @@ def scan_actions(
             PRODUCT_BY_ID.key(product_id=product_id), add={"scanCount": 1}, condition=ItemExists()
         ),
         Update(brand_stats_key(brand_id), add={"scanCount": 1}, condition=ItemExists()),
+        *scan_counter_updates(
+            brand_id=brand_id,
+            product_id=product_id,
+            scan_id=scan_id,
+            scanned_at=now,
+            country=scan.country,
+            result=result,
+        ),
         *services.enqueue(event),
     ]

@@ -21,6 +21,7 @@ from graphql import OperationDefinitionNode, OperationType, parse, validate
 from starlette.applications import Starlette
 
 from api._demo_catalog import AURORA, CATALOG, VERDANT
+from api._explorer_examples import ANALYTICS as ANALYTICS_QUERY
 from api._explorer_examples import examples
 from api.app import create_app
 from api.demo import DEMO_KEYS_FILE, Demo, load_demo, render_demo, start_demo
@@ -231,6 +232,19 @@ async def test_every_explorer_example_runs_on_the_demo(gateway: Gateway) -> None
         body = await gateway.execute(example.query, variables, headers=headers)
         assert "errors" not in body, (example.query, body)
         assert all(value is not None for value in body["data"].values()), body
+
+
+async def test_the_analytics_tab_shows_the_demo_scans(gateway: Gateway) -> None:
+    demo: Demo = gateway.app.state.demo
+    [tab] = [e.as_tab() for e in examples(demo) if "query Analytics" in e.query]
+    assert tab["variables"] is not None and tab["headers"] is not None
+    body = await gateway.execute(
+        ANALYTICS_QUERY, json.loads(tab["variables"]), headers=json.loads(tab["headers"])
+    )
+    analytics = body["data"]["brand"]["analytics"]
+    scans = sum(day["scans"] for day in analytics["daily"])
+    assert scans >= sum(len(product.scans) for product in AURORA.products) > 0
+    assert len(analytics["topCountries"]) >= 3
 
 
 async def test_start_prints_the_keys_and_a_code(gateway: Gateway) -> None:

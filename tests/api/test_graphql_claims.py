@@ -27,6 +27,12 @@ VERIFY = """mutation($c: String!, $d: String) {
 VERIFICATION = """query($c: String!, $d: String) {
     verification(code: $c, deviceFingerprint: $d) { claimed isClaimant }
 }"""
+VERDICT = """mutation($c: String!, $d: String) {
+    verifyProduct(code: $c, scan: {deviceFingerprint: $d}) {
+        authentic result claimed isClaimant warnings
+    }
+}"""
+SCANS = "query($p: ID!) { product(id: $p) { scans(first: 10) { edges { node { result } } } } }"
 PRODUCT_CLAIM_QUERY = "query($p: ID!) { product(id: $p) { claim { claimedAt expiresAt } } }"
 ALICE, BOB = "alice-phone-3f9a", "bob-phone-77c1"
 
@@ -198,3 +204,35 @@ async def test_concurrent_claims_have_exactly_one_winner(gateway) -> None:
     assert sorted(code for b in bodies for code in gateway.codes(b)) == ["CONFLICT"] * 7
     item = await stored_claim(gateway, product["id"])
     assert item is not None and item["deviceHash"] == hash_device_fingerprint(SALT, winners[0])
+
+
+async def test_a_stranger_is_warned_of_a_cloned_tag_and_the_claimant_is_not(gateway) -> None:
+    brand = await gateway.register_brand()
+    product = await gateway.register_product(brand)
+    code = product["verificationCode"]
+    unclaimed = (await gateway.data(VERDICT, {"c": code, "d": BOB}))["verifyProduct"]
+    assert (unclaimed["result"], unclaimed["warnings"]) == ("AUTHENTIC", [])
+    await claim(gateway, code, ALICE)
+    own = (await gateway.data(VERDICT, {"c": code, "d": ALICE}))["verifyProduct"]
+    assert own == {
+        "authentic": True,
+        "result": "AUTHENTIC",
+        "claimed": True,
+        "isClaimant": True,
+        "warnings": [],
+    }
+    for device in (BOB, None):
+        stranger = (await gateway.data(VERDICT, {"c": code, "d": device}))["verifyProduct"]
+        assert stranger["authentic"] is False
+        assert stranger["result"] == "SUSPICIOUS"
+        assert (stranger["claimed"], stranger["isClaimant"]) == (True, False)
+        [warning] = stranger["warnings"]
+        assert "registered to another consumer" in warning and "cloned tag" in warning
+    read_only = VERIFICATION.replace("isClaimant", "result")
+    assert (await gateway.data(read_only, {"c": code, "d": BOB}))["verification"] == {
+        "claimed": True,
+        "result": "SUSPICIOUS",
+    }
+    scans = await gateway.data(SCANS, {"p": product["id"]}, key=brand.key)
+    results = sorted(edge["node"]["result"] for edge in scans["product"]["scans"]["edges"])
+    assert results == ["AUTHENTIC", "AUTHENTIC", "SUSPICIOUS", "SUSPICIOUS"]

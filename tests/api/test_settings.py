@@ -92,6 +92,7 @@ def test_keys_from_environment_touch_no_files(tmp_path: Path) -> None:
             "http://127.0.0.1:5000",
         ),
         ("PROOFGATE_AWS_REGION", "eu-west-1", "aws_region", "eu-west-1"),
+        ("PROOFGATE_PUBLIC_URL", "https://id.example.com", "public_url", "https://id.example.com"),
         ("PROOFGATE_ADMIN_KEY", ADMIN, "admin_key", ADMIN),
         (
             "PROOFGATE_CORS_ORIGINS",
@@ -142,6 +143,7 @@ def test_empty_values_count_as_unset(tmp_path: Path) -> None:
         ("PROOFGATE_CORS_ORIGINS", "http://localhost:3000/"),
         ("PROOFGATE_CORS_ORIGINS", "localhost:3000"),
         ("PROOFGATE_CORS_ORIGINS", "http://ok.example, https://x.example/app"),
+        ("PROOFGATE_PUBLIC_URL", "id.example.com"),
         ("PROOFGATE_PORT", "http"),
         ("PROOFGATE_PORT", "0"),
         ("PROOFGATE_PORT", "65536"),
@@ -225,3 +227,10 @@ def test_empty_key_file_is_an_error(tmp_path: Path) -> None:
     path.write_text("\n")
     with pytest.raises(ConfigurationError, match="empty"):
         read_or_create(path, lambda: "unused")
+
+
+def test_labels_use_the_public_url_else_the_local_one(tmp_path: Path) -> None:
+    local = Settings.from_env(env(tmp_path, PROOFGATE_PORT="8123"))
+    assert local.label_url == "http://127.0.0.1:8123"
+    public = Settings.from_env(env(tmp_path, PROOFGATE_PUBLIC_URL="https://id.example.com"))
+    assert public.label_url == "https://id.example.com"

@@ -15,7 +15,12 @@ A, T, R, F = (
 
 def test_unknown_code() -> None:
     outcome = assess(
-        found=False, hash_valid=True, signature_valid=True, chain_intact=True, status=None
+        found=False,
+        hash_valid=True,
+        signature_valid=True,
+        chain_intact=True,
+        status=None,
+        claimed_by_other=True,
     )
     assert outcome == Outcome(False, ScanResult.UNKNOWN, ())
 
@@ -49,7 +54,33 @@ def test_verdicts(
         signature_valid=signature_valid,
         chain_intact=chain_intact,
         status=status,
+        claimed_by_other=False,
     )
     assert outcome.result is result
     assert outcome.authentic is (result is ScanResult.AUTHENTIC)
     assert outcome.warnings == tuple(WARNINGS[name] for name in warnings)
+
+
+@pytest.mark.parametrize(
+    ("hash_valid", "status", "result", "warnings"),
+    [
+        (True, A, ScanResult.SUSPICIOUS, ["claimed"]),
+        (True, R, ScanResult.SUSPICIOUS, ["recalled", "claimed"]),
+        (False, A, ScanResult.COUNTERFEIT, ["hash", "claimed"]),
+    ],
+)
+def test_a_stranger_scanning_a_claimed_product_is_warned_of_a_cloned_tag(
+    hash_valid: bool, status: ProductStatus, result: ScanResult, warnings: list[str]
+) -> None:
+    outcome = assess(
+        found=True,
+        hash_valid=hash_valid,
+        signature_valid=True,
+        chain_intact=True,
+        status=status,
+        claimed_by_other=True,
+    )
+    assert outcome.result is result
+    assert outcome.authentic is False
+    assert outcome.warnings == tuple(WARNINGS[name] for name in warnings)
+    assert "cloned tag" in WARNINGS["claimed"]

@@ -24,6 +24,14 @@ GETS: dict[str, tuple[dict[str, Any], Key]] = {
     "AP05": ({"code": "Ab3"}, Key("VERIFY#Ab3", "META")),
     "AP06": ({"certificate_hash": "ff00"}, Key("HASH#ff00", "META")),
     "AP11": ({"product_id": "p1"}, Key("PRODUCT#p1", "CLAIM")),
+    "AP26": (
+        {"brand_id": "b1", "shard": "7", "day": "2024-05-01"},
+        Key("ANALYTICS#BRAND#b1#7", "DAY#2024-05-01"),
+    ),
+    "AP27": (
+        {"product_id": "p1", "day": "2024-05-01"},
+        Key("ANALYTICS#PRODUCT#p1", "DAY#2024-05-01"),
+    ),
     "AP13": (
         {
             "brand_id": "b1",
@@ -103,9 +111,9 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
 }
 
 
-def test_all_25_patterns_are_registered_with_ids_ap01_to_ap25() -> None:
+def test_all_27_patterns_are_registered_with_ids_ap01_to_ap27() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 26)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 28)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 

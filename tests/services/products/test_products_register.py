@@ -108,7 +108,7 @@ def test_chunk_layout_matches_the_slots() -> None:
         assert own[Slot.INDEX].key.pk == "PRODUCT_INDEX"
     stats = actions[2 * PRODUCT_ACTIONS]
     assert isinstance(stats, Update) and stats.key == BRAND_STATS.key(brand_id=brand_id)
-    assert stats.add == {"productCount": 2}
+    assert stats.add == {"productCount": 2, "status_ACTIVE": 2}
 
 
 def test_planned_certificate_verifies() -> None:

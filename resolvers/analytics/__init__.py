@@ -1,0 +1,1 @@
+"""Brand.analytics and Product.analytics: dashboard counters."""

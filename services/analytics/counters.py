@@ -1,0 +1,65 @@
+"""The counter updates that commit with the scans, alerts and status changes
+they count (docs/design.md, "Analytics").
+
+Counted in the writer's own transaction rather than by the relay: a count can
+then never lag, double or miss what it counts, at the price of one or two
+more items per scan transaction. Brand days are write-sharded
+(``domain.analytics.BRAND_SHARDS``); a product's day is one item, as one
+product is not scanned at a rate that needs more.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from domain.analytics import alert_counters, day_key, scan_counters, shard_of
+from domain.enums import ProductStatus, ScanResult, ThreatType
+from storage import Update
+from storage.access_patterns import BRAND_ANALYTICS_DAY, BRAND_STATS, PRODUCT_ANALYTICS_DAY
+
+__all__ = ["STATUS_PREFIX", "alert_counter_updates", "scan_counter_updates", "status_change"]
+
+STATUS_PREFIX = "status_"
+_ENTITY = {"entity": "AnalyticsDay"}
+
+
+def _days(
+    brand_id: str, product_id: str, event_id: str, moment: datetime, counters: dict[str, int]
+) -> list[Update]:
+    day = day_key(moment)
+    brand = BRAND_ANALYTICS_DAY.key(brand_id=brand_id, shard=str(shard_of(event_id)), day=day)
+    product = PRODUCT_ANALYTICS_DAY.key(product_id=product_id, day=day)
+    return [
+        Update(brand, add=counters, set_if_absent=_ENTITY),
+        Update(product, add=counters, set_if_absent=_ENTITY),
+    ]
+
+
+def scan_counter_updates(
+    *,
+    brand_id: str,
+    product_id: str,
+    scan_id: str,
+    scanned_at: datetime,
+    country: str | None,
+    result: ScanResult,
+) -> list[Update]:
+    counters = scan_counters(scanned_at, country, result)
+    return _days(brand_id, product_id, scan_id, scanned_at, counters)
+
+
+def alert_counter_updates(
+    *, brand_id: str, product_id: str, alert_id: str, detected_at: datetime, threat: ThreatType
+) -> list[Update]:
+    return _days(brand_id, product_id, alert_id, detected_at, alert_counters(threat))
+
+
+def status_change(
+    brand_id: str, before: ProductStatus | None, after: ProductStatus, count: int = 1
+) -> Update:
+    """Products by status on the brand's STATS item (AP03): the count moves
+    in the transaction that moves the products."""
+    add = {f"{STATUS_PREFIX}{after.value}": count}
+    if before is not None:
+        add[f"{STATUS_PREFIX}{before.value}"] = -count
+    return Update(BRAND_STATS.key(brand_id=brand_id), add=add)

@@ -1,0 +1,124 @@
+"""A product's passport: one JSON-LD document a third party can check offline
+(docs/design.md, "Product passport").
+
+It carries the certificate's canonical record next to the hash, the signature
+and the PEM of the key that made it, so whoever holds the document alone can
+recompute the hash and verify the signature, with no call back to us. The
+supply chain lists every provenance event with its hash links, and says
+whether the chain recomputes (``chainIntact``). Reads: the brand (AP01) and
+the whole chain (AP09), beside the product the caller already holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from domain.certificates import CertificateRecord
+from domain.datetimes import parse_datetime
+from domain.gtin import gtin_from_sku
+from domain.labels import qr_url, verify_url
+from storage import Item
+from storage.access_patterns import BRAND_BY_ID
+
+from ..context import Reads, Services
+from ..provenance.walk import check_chain, load_chain
+
+__all__ = ["PASSPORT_CONTEXT", "PASSPORT_REGULATION", "passport_for"]
+
+PASSPORT_CONTEXT = "https://schema.org"
+PASSPORT_REGULATION = "Regulation (EU) 2024/1781 (ESPR)"
+_EVENT_FIELDS = (
+    "sequence",
+    "type",
+    "actor",
+    "location",
+    "latitude",
+    "longitude",
+    "occurredAt",
+    "data",
+    "hash",
+    "previousHash",
+)
+
+
+def _record(product: Item) -> dict[str, Any]:
+    """The signed record, exactly as hashed (sorted keys, no whitespace)."""
+    return dict(
+        CertificateRecord(
+            product_id=product["id"],
+            brand_id=product["brandId"],
+            name=product["name"],
+            created_at=parse_datetime(product["createdAt"]),
+            sku=product.get("sku"),
+            metadata=product.get("metadata"),
+        ).document()
+    )
+
+
+def _event(item: Item) -> dict[str, Any]:
+    event = {name: item.get(name) for name in _EVENT_FIELDS}
+    for coordinate in ("latitude", "longitude"):
+        if event[coordinate] is not None:
+            event[coordinate] = str(event[coordinate])
+    event["data"] = event["data"] or {}
+    return event
+
+
+def _manufacturer(brand: Item | None, brand_id: str) -> dict[str, Any]:
+    return {
+        "@type": "Organization",
+        "identifier": brand_id,
+        "name": brand.get("name") if brand else None,
+        "url": f"https://{brand['domain']}" if brand and brand.get("domain") else None,
+    }
+
+
+def _verification(services: Services, product: Item) -> dict[str, Any]:
+    key = services.key_ring.get(product["keyId"])
+    code = product["verificationCode"]
+    return {
+        "certificateHash": product["certificateHash"],
+        "signature": product["signature"],
+        "algorithm": product["algorithm"],
+        "keyId": product["keyId"],
+        "publicKeyPem": key.public_key_pem if key is not None else None,
+        "canonicalRecord": _record(product),
+        "verifyUrl": verify_url(services.public_url, code),
+        "qrUrl": qr_url(services.public_url, code),
+    }
+
+
+async def passport_for(reads: Reads, services: Services, product: Item) -> dict[str, Any]:
+    brand_id: str = product["brandId"]
+    brand, chain = await asyncio.gather(
+        reads.item(BRAND_BY_ID, brand_id=brand_id), load_chain(reads, product["id"])
+    )
+    code = product["verificationCode"]
+    return {
+        "@context": PASSPORT_CONTEXT,
+        "@type": "Product",
+        "@id": verify_url(services.public_url, code),
+        "regulation": PASSPORT_REGULATION,
+        "identification": {
+            "gtin": gtin_from_sku(product.get("sku")),
+            "serialNumber": product["id"],
+            "verificationCode": code,
+        },
+        "product": {
+            "name": product["name"],
+            "sku": product.get("sku"),
+            "category": product.get("category"),
+            "description": product.get("description"),
+            "metadata": product.get("metadata") or {},
+            "status": product["status"],
+            "createdAt": product["createdAt"],
+        },
+        "manufacturer": _manufacturer(brand, brand_id),
+        "supplyChain": {
+            "chainIntact": check_chain(product, chain).intact,
+            "chainHead": product["chainHead"],
+            "events": [_event(item) for item in chain],
+        },
+        "verification": _verification(services, product),
+    }
