@@ -1,8 +1,8 @@
 """Alerts across processes through Redis pub/sub, the table as the guarantee.
 
 Pub/sub is at-most-once: a message published while a subscriber's connection
-is down is gone. So Redis is only the fast path (docs/design.md, "Alerts
-across processes"): every process still reads the table for the brands it
+is down is gone. So Redis is only the fast path; every process still reads
+the table (docs/design.md, "Alerts across processes") for the brands it
 watches, every ``redis_sweep_interval`` while Redis is reachable and every
 ``tail_interval`` while it is not, and the broker passes each alert id on once
 whichever path brought it first.

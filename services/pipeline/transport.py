@@ -1,8 +1,8 @@
 """How alerts written by one process reach subscribers in other processes.
 
 The broker fans an alert out to this process's subscribers; a transport
-brings it other processes' alerts. Three exist (docs/design.md, "Alerts
-across processes"):
+brings it other processes' alerts. Three exist
+(docs/design.md, "Alerts across processes"):
 
 - ``local``: nothing crosses processes (one process, tests, embedding);
 - ``table``: the AP12 tail, polling the brands watched here (the default:
