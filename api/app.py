@@ -54,7 +54,7 @@ logger = logging.getLogger("proofgate.api")
 
 
 def create_app(settings: Settings) -> Starlette:
-    schema = build_schema(settings.limits)
+    schema = build_schema(settings.limits, redis_url=settings.pipeline.redis_url)
     metrics = Metrics()
 
     @asynccontextmanager

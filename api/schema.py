@@ -42,7 +42,9 @@ class ProofgateSchema(strawberry.Schema):
         error.message = hide_suggestions(error.message)
 
 
-def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+def build_schema(
+    limits: Limits | None = None, *, redis_url: str | None = None
+) -> strawberry.Schema:
     """A schema enforcing ``limits``; each app builds its own from its settings.
 
     Extensions are factories, so each request gets fresh instances. What they
@@ -50,11 +52,19 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
     ``ValidationCache`` recognises a repeated document; the rate limiter; the
     persisted queries) or lives at module level (the parse and validation
     caches). ``PersistedQueries`` comes first: it must find the query before
-    anything else looks at it.
+    anything else looks at it. With ``redis_url`` the rate limits are shared
+    by every process using that Redis.
     """
     limits = limits or Limits()
     rules = document_rules(limits)
-    limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
+    rate_limit: Callable[[], SchemaExtension]
+    if redis_url is None:
+        rate_limit = partial(RateLimit, RateLimiter(limits.anonymous_rate, limits.key_rate))
+    else:
+        from .shared_ratelimit import SharedRateLimit, SharedRateLimiter
+
+        shared = SharedRateLimiter(limits.anonymous_rate, limits.key_rate, redis_url)
+        rate_limit = partial(SharedRateLimit, shared)
     persisted = PersistedQueryStore(limits.persisted_queries)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         partial(PersistedQueries, persisted),
@@ -65,7 +75,7 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
         partial(AddValidationRules, rules),
         partial(ValidationCache, maxsize=PARSE_CACHE_SIZE),
         partial(CostBudget, max_cost=limits.max_cost),
-        partial(RateLimit, limiter),
+        rate_limit,
     ]
     return ProofgateSchema(
         query=Query,
