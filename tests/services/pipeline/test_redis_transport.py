@@ -14,12 +14,12 @@ from redis.asyncio import Redis
 
 from services.pipeline import Pipeline, PipelineSettings, Subscriber
 from services.pipeline.redis_transport import RedisTransport, channel
+from services.pipeline.tailer import read_alerts_since
 from storage import CursorCodec, Item
 from storage.sqlite import open_sqlite
 from tests._support.redis_server import RedisServer
 from tests.services.pipeline._support import (
     CURSOR_KEY,
-    alerts,
     eventually,
     minutes,
     new_brand,
@@ -127,24 +127,24 @@ async def test_the_last_subscriber_leaving_unsubscribes_the_channel(
 async def test_redis_killed_mid_stream_loses_and_repeats_nothing(
     two_processes: tuple[Pipeline, Pipeline], redis_server: RedisServer, t0: datetime
 ) -> None:
-    """SIGKILL after a third of the alerts, restart on the same port after two
-    thirds: B tails the table in between, catches up, and goes back to Redis."""
+    """200 alerts; SIGKILL after 60, restart on the same port after 130: B
+    tails the table in between, catches up, and goes back to Redis."""
     a, b = two_processes
     brand = await new_brand(a.storage)
     subscriber = await b.subscribe(brand)
     received: list[Item] = []
-    for index in range(30):
-        if index == 10:
+    for index in range(200):
+        if index == 60:
             redis_server.kill()
-        if index == 20:
+        if index == 130:
             redis_server.start()
         await counterfeit(a.storage, brand, t0 + minutes(index), a)
         received += await _drain(subscriber, 1, timeout=5)
     await eventually(lambda: _connected(a, b), timeout=15)
-    await counterfeit(a.storage, brand, t0 + minutes(30), a)
+    await counterfeit(a.storage, brand, t0 + minutes(200), a)
     received += await _drain(subscriber, 1, timeout=2)
-    stored = await alerts(a.storage, brand)
-    assert len(received) == len({item["id"] for item in received}) == 31
+    stored, _ = await read_alerts_since(a.storage, brand, t0 - minutes(60), limit=1000)
+    assert len(received) == len({item["id"] for item in received}) == 201
     assert {item["id"] for item in received} == {item["id"] for item in stored}
     assert _transport(b).outages == 1
     assert len(subscriber) == 0
