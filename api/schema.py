@@ -43,7 +43,10 @@ class ProofgateSchema(strawberry.Schema):
 
 
 def build_schema(
-    limits: Limits | None = None, *, redis_url: str | None = None
+    limits: Limits | None = None,
+    *,
+    redis_url: str | None = None,
+    on_redis_outage: Callable[[], None] | None = None,
 ) -> strawberry.Schema:
     """A schema enforcing ``limits``; each app builds its own from its settings.
 
@@ -63,7 +66,9 @@ def build_schema(
     else:
         from .shared_ratelimit import SharedRateLimit, SharedRateLimiter
 
-        shared = SharedRateLimiter(limits.anonymous_rate, limits.key_rate, redis_url)
+        shared = SharedRateLimiter(
+            limits.anonymous_rate, limits.key_rate, redis_url, on_outage=on_redis_outage
+        )
         rate_limit = partial(SharedRateLimit, shared)
     persisted = PersistedQueryStore(limits.persisted_queries)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [

@@ -75,10 +75,12 @@ class SharedRateLimiter:
         url: str,
         *,
         clock: Callable[[], float] = time.time,
+        on_outage: Callable[[], None] | None = None,
     ) -> None:
         self.local = RateLimiter(anonymous, keyed)
         """The per-process buckets used while Redis is unreachable."""
         self._clock = clock
+        self._on_outage = on_outage
         self._redis = Redis.from_url(
             url,
             retry=Retry(NoBackoff(), 0),
@@ -115,6 +117,8 @@ class SharedRateLimiter:
             return
         self._reachable = False
         self.outages += 1
+        if self._on_outage is not None:
+            self._on_outage()
         logger.warning(
             "Redis unreachable (%s: %s); rate limits are counted per process until it is back",
             type(error).__name__,

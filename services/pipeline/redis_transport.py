@@ -20,7 +20,7 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from redis.asyncio import Redis
@@ -61,12 +61,19 @@ class _Outage(Exception):
 
 class RedisTransport:
     def __init__(
-        self, url: str, broker: Broker, tailer: Tailer, settings: PipelineSettings
+        self,
+        url: str,
+        broker: Broker,
+        tailer: Tailer,
+        settings: PipelineSettings,
+        *,
+        on_outage: Callable[[], None] | None = None,
     ) -> None:
         self._url = url
         self._broker = broker
         self._tailer = tailer
         self._settings = settings
+        self._on_outage = on_outage
         self._publisher = self._client()
         self._pubsub: PubSub | None = None
         self._confirmed: dict[str, asyncio.Future[None]] = {}
@@ -207,6 +214,8 @@ class RedisTransport:
             return
         self.connected = False
         self.outages += 1
+        if self._on_outage is not None:
+            self._on_outage()
         logger.warning(
             "Redis unreachable (%s); alerts from other processes come from the table "
             "every %d ms until it is back",

@@ -44,12 +44,17 @@ def outbox_actions(
     return [outbox_put(event, now=when, settings=settings or PipelineSettings())]
 
 
-def _transport(settings: PipelineSettings, broker: Broker, tailer: Tailer) -> AlertTransport:
+def _transport(
+    settings: PipelineSettings,
+    broker: Broker,
+    tailer: Tailer,
+    on_redis_outage: Callable[[], None] | None,
+) -> AlertTransport:
     if settings.redis_url is None:
         return TableTransport(tailer)
     from .redis_transport import RedisTransport
 
-    return RedisTransport(settings.redis_url, broker, tailer, settings)
+    return RedisTransport(settings.redis_url, broker, tailer, settings, on_outage=on_redis_outage)
 
 
 class Pipeline:
@@ -62,6 +67,7 @@ class Pipeline:
         clock: Callable[[], datetime],
         owner: str | None = None,
         transport: AlertTransport | None = None,
+        on_redis_outage: Callable[[], None] | None = None,
     ) -> None:
         """``transport``: how other processes' alerts arrive; by default Redis
         when ``settings.redis_url`` is set, else the table tail."""
@@ -74,7 +80,9 @@ class Pipeline:
             overlap=settings.tail_overlap,
         )
         self.tailer = Tailer(storage, self.broker, settings, clock)
-        self.transport = transport or _transport(settings, self.broker, self.tailer)
+        self.transport = transport or _transport(
+            settings, self.broker, self.tailer, on_redis_outage
+        )
         self.relay = Relay(
             storage, self.broker, settings, clock, owner=owner, announce=self.transport.announce
         )

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _live import Gateway, Inbox, Socket
+from _live import ADMIN_KEY, Gateway, Inbox, Socket
 
 from tests._support.redis_server import RedisServer
 
@@ -91,4 +91,6 @@ async def test_redis_killed_mid_stream_every_alert_arrives_once(
     stored = await a.alerts(brand, key)
     assert len(stored) == 40
     assert [alert["id"] for alert in received] == [alert["id"] for alert in stored]
+    metrics = await b.client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+    assert 'proofgate_redis_outages_total{part="alerts"} 1.0' in metrics.text
     await inbox.socket.close()
