@@ -58,7 +58,7 @@ def create_app(settings: Settings) -> Starlette:
     schema = build_schema(
         settings.limits,
         redis_url=settings.pipeline.redis_url,
-        on_redis_outage=metrics.redis_outage("rate_limits"),
+        on_redis_outage=metrics.redis_outage("limits"),
     )
 
     @asynccontextmanager

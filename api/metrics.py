@@ -80,7 +80,7 @@ class Metrics:
         self.redis_outages = Counter(
             "proofgate_redis_outages",
             "Times Redis became unreachable, by what fell back: alerts (to the table "
-            "tail) or rate_limits (to per-process buckets)",
+            "tail) or limits (rate limits and persisted queries, to per-process state)",
             ["part"],
             registry=self.registry,
         )

@@ -42,6 +42,30 @@ class ProofgateSchema(strawberry.Schema):
         error.message = hide_suggestions(error.message)
 
 
+_Factory = Callable[[], SchemaExtension]
+
+
+def _shared_state(
+    limits: Limits, redis_url: str | None, on_redis_outage: Callable[[], None] | None
+) -> tuple[_Factory, _Factory]:
+    """The persisted-query and rate-limit extensions: in process, or in Redis."""
+    persisted = PersistedQueryStore(limits.persisted_queries)
+    if redis_url is None:
+        limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
+        return partial(PersistedQueries, persisted), partial(RateLimit, limiter)
+    from .shared_persisted import SharedPersistedQueries, SharedQueries
+    from .shared_ratelimit import SharedRateLimit, SharedRateLimiter
+
+    shared_limiter = SharedRateLimiter(
+        limits.anonymous_rate, limits.key_rate, redis_url, on_outage=on_redis_outage
+    )
+    shared_queries = SharedQueries(redis_url, on_outage=on_redis_outage)
+    return (
+        partial(SharedPersistedQueries, persisted, shared_queries),
+        partial(SharedRateLimit, shared_limiter),
+    )
+
+
 def build_schema(
     limits: Limits | None = None,
     *,
@@ -55,24 +79,14 @@ def build_schema(
     ``ValidationCache`` recognises a repeated document; the rate limiter; the
     persisted queries) or lives at module level (the parse and validation
     caches). ``PersistedQueries`` comes first: it must find the query before
-    anything else looks at it. With ``redis_url`` the rate limits are shared
-    by every process using that Redis.
+    anything else looks at it. With ``redis_url`` the rate limits and the
+    persisted queries are shared by every process using that Redis.
     """
     limits = limits or Limits()
     rules = document_rules(limits)
-    rate_limit: Callable[[], SchemaExtension]
-    if redis_url is None:
-        rate_limit = partial(RateLimit, RateLimiter(limits.anonymous_rate, limits.key_rate))
-    else:
-        from .shared_ratelimit import SharedRateLimit, SharedRateLimiter
-
-        shared = SharedRateLimiter(
-            limits.anonymous_rate, limits.key_rate, redis_url, on_outage=on_redis_outage
-        )
-        rate_limit = partial(SharedRateLimit, shared)
-    persisted = PersistedQueryStore(limits.persisted_queries)
+    persisted_queries, rate_limit = _shared_state(limits, redis_url, on_redis_outage)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
-        partial(PersistedQueries, persisted),
+        persisted_queries,
         OperationObserver,
         ErrorMapper,
         StorageTracing,
