@@ -148,6 +148,9 @@ class RedisTransport:
                 if self.connected:
                     delay = _BACKOFF_MIN
                 self._fall_back(f"{type(error).__name__}: {error}")
+            except Exception as error:
+                logger.exception("Listening to Redis failed; reconnecting")
+                self._fall_back(f"{type(error).__name__}: {error}")
             finally:
                 await self._drop(pubsub)
             await asyncio.sleep(delay * (0.5 + random.random() / 2))
@@ -189,7 +192,19 @@ class RedisTransport:
                 if waiter is not None and not waiter.done():
                     waiter.set_result(None)
             elif message["type"] == "message":
-                self._broker.publish(json.loads(message["data"]))
+                self._receive(name, message["data"])
+
+    def _receive(self, name: str, data: bytes) -> None:
+        """An alert from another process; one that does not parse, or names
+        another brand than its channel, is logged and dropped (the sweep still
+        reads the real ones from the table)."""
+        try:
+            item = json.loads(data)
+            if channel(item["brandId"]) != name:
+                raise ValueError(f"an alert of brand {item['brandId']!r}")
+            self._broker.publish(item)
+        except (ValueError, KeyError, TypeError) as error:
+            logger.warning("Dropped a malformed message on %s: %s", name, error)
 
     async def _drop(self, pubsub: PubSub) -> None:
         async with self._commands:

@@ -148,3 +148,22 @@ async def test_redis_killed_mid_stream_loses_and_repeats_nothing(
     assert {item["id"] for item in received} == {item["id"] for item in stored}
     assert _transport(b).outages == 1
     assert len(subscriber) == 0
+
+
+async def test_a_malformed_message_is_dropped_and_the_next_alert_still_arrives(
+    two_processes: tuple[Pipeline, Pipeline], redis_server: RedisServer, t0: datetime
+) -> None:
+    a, b = two_processes
+    brand, other = await new_brand(a.storage), await new_brand(a.storage)
+    subscriber = await b.subscribe(brand)
+    client = Redis.from_url(redis_server.url)
+    try:
+        await client.publish(channel(brand), b"{not json")
+        await client.publish(channel(brand), b'{"brandId": "%s", "id": "x"}' % other.encode())
+    finally:
+        await client.aclose()
+    await counterfeit(a.storage, brand, t0, a)
+    (item,) = await _drain(subscriber, 1, timeout=2)
+    assert item["brandId"] == brand and item["type"] == "HASH_TAMPERING"
+    assert len(subscriber) == 0
+    assert _transport(b).connected and _transport(b).outages == 0
