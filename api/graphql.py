@@ -25,6 +25,7 @@ from storage.trace import Trace
 
 from .errors import error_extensions, error_response
 from .explorer import explorer_page
+from .json_response import encode_json
 from .request_log import REQUEST_ID_SCOPE_KEY
 from .websocket import Connections, SocketContext, TransportWSHandler, WSHandler
 
@@ -72,6 +73,9 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             return await super().run(request, context, root_value)
         except HTTPException as refusal:
             return error_response(BadUserInput(refusal.reason), refusal.status_code)
+
+    def encode_json(self, data: object) -> str:
+        return encode_json(data)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return explorer_page(request)

@@ -8,12 +8,14 @@ ones a public deployment needs; constructing ``Limits()`` directly gets the same
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated
 
 from pydantic import BaseModel
 
 from domain.errors import ConfigurationError
 
-from ._formats import EntriesOrOff, PerMinuteOrOff, Positive, Switch
+from ._formats import EntriesOrOff, PerMinuteOrOff, Positive, Switch, choice
 
 __all__ = [
     "ANONYMOUS_RATE",
@@ -24,6 +26,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_TOKENS",
     "PERSISTED_QUERIES",
+    "Execution",
     "LimitVariables",
     "Limits",
     "Rate",
@@ -35,6 +38,14 @@ MAX_TOKENS = 2000
 MAX_COST = 5000
 MAX_BODY_BYTES = 1024 * 1024
 PERSISTED_QUERIES = 1000
+
+
+class Execution(StrEnum):
+    """``PROOFGATE_EXECUTION``: ``graphql-core`` is the operator's way back
+    from compiled plans, should one ever answer differently."""
+
+    COMPILED = "compiled"
+    GRAPHQL_CORE = "graphql-core"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +86,8 @@ class Limits:
     The operator (ADMIN) key is never limited."""
     persisted_queries: int = PERSISTED_QUERIES
     """Entries of the automatic persisted query cache; 0 turns APQ off."""
+    execution: Execution = Execution.COMPILED
+    """Run operations as compiled plans, or on graphql-core's executor."""
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_aliases", "max_tokens", "max_cost", "max_body_bytes"):
@@ -98,6 +111,7 @@ class LimitVariables(BaseModel):
     key_rate_burst: Positive = KEY_RATE.burst
     """A burst set alone keeps the default rate."""
     persisted_queries: EntriesOrOff = PERSISTED_QUERIES
+    execution: Annotated[Execution, choice(Execution)] = Execution.COMPILED
 
     def limits(self) -> Limits:
         return Limits(
@@ -111,6 +125,7 @@ class LimitVariables(BaseModel):
             anonymous_rate=_rate(self.rate_limit, self.rate_burst),
             key_rate=_rate(self.key_rate_limit, self.key_rate_burst),
             persisted_queries=self.persisted_queries,
+            execution=self.execution,
         )
 
 

@@ -16,7 +16,8 @@ from resolvers.types.scalars import SCALAR_MAP
 
 from .cost import CostBudget
 from .errors import ErrorMapper
-from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
+from .execution import PlanCache, compiled_executor
+from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
 from .request_log import OperationObserver
@@ -77,10 +78,10 @@ def build_schema(
     Extensions are factories, so each request gets fresh instances. What they
     share is built here once per schema (validation rules, so
     ``ValidationCache`` recognises a repeated document; the rate limiter; the
-    persisted queries) or lives at module level (the parse and validation
-    caches). ``PersistedQueries`` comes first: it must find the query before
-    anything else looks at it. With ``redis_url`` the rate limits and the
-    persisted queries are shared by every process using that Redis.
+    persisted queries; the compiled plans) or lives at module level (the parse
+    and validation caches). ``PersistedQueries`` comes first: it must find the
+    query before anything else looks at it. With ``redis_url`` the rate limits
+    and the persisted queries are shared by every process using that Redis.
     """
     limits = limits or Limits()
     rules = document_rules(limits)
@@ -96,7 +97,9 @@ def build_schema(
         partial(CostBudget, max_cost=limits.max_cost),
         rate_limit,
     ]
+    compiled = limits.execution is Execution.COMPILED
     return ProofgateSchema(
+        execution_context_class=compiled_executor(PlanCache() if compiled else None),
         query=Query,
         mutation=Mutation,
         subscription=Subscription,

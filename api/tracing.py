@@ -27,6 +27,7 @@ class StorageTracing(SchemaExtension):
             return {}
         return {
             "trace": {
+                "execution": getattr(self.execution_context.context, "execution", None),
                 "accessPatterns": trace.access_patterns,
                 "storageCalls": trace.storage_calls,
                 "items": trace.items,

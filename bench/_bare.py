@@ -1,11 +1,13 @@
 """Bare Strawberry serving the benchmarked shapes from memory.
 
-The baseline of the budgets (docs/design.md, Performance budgets): the same
-field names and nesting as the gateway's schema for the two benchmarked
-operations, a plain ``strawberry.asgi.GraphQL`` with no extensions, and
-resolvers that return objects built once at import. What the gateway spends
-beyond this is its storage, auth, checks and tracing. ``python -m bench._bare
---port P`` serves it with the gateway's uvicorn settings.
+The baseline of the budgets (docs/design.md, Performance budgets): the same field names and
+nesting as the gateway's schema for the benchmarked operations, served the way
+Strawberry's documentation tells every user to serve: ``ParserCache`` and
+``ValidationCache``, a DataLoader per request (each product's brand goes
+through it, as in the gateway), ``gc.freeze()`` after start-up, uvicorn with
+uvloop and httptools. Resolvers return objects built once at import. What the
+gateway spends beyond this is its storage, auth, checks and tracing.
+``python -m bench._bare --port P`` serves it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any
 
 import strawberry
 from strawberry.asgi import GraphQL
+from strawberry.dataloader import DataLoader
+from strawberry.extensions import ParserCache, ValidationCache
 
 __all__ = ["PAGE_SIZE", "app", "schema"]
 
@@ -88,7 +92,18 @@ class Product:
     sku: str | None
     status: ProductStatus
     certificate: Certificate
-    brand: Brand
+    _brand_id: strawberry.Private[str]
+
+    @strawberry.field
+    async def brand(self, info: strawberry.Info) -> Brand:
+        brand: Brand = await info.context["brands"].load(self._brand_id)
+        return brand
+
+
+@strawberry.type
+class Viewer:
+    role: str
+    brand_id: strawberry.ID | None
 
 
 @strawberry.type
@@ -126,7 +141,7 @@ def _product(brand: Brand, index: int) -> Product:
             algorithm="Ed25519",
             chain_head=digest,
         ),
-        brand=brand,
+        _brand_id=str(brand.id),
     )
 
 
@@ -149,11 +164,19 @@ VERIFICATION = Verification(
 )
 
 
+async def _load_brands(ids: list[str]) -> list[Brand]:
+    return [BRAND for _ in ids]
+
+
 @strawberry.type
 class Query:
     @strawberry.field
     async def brand(self, id: strawberry.ID) -> Brand | None:
         return BRAND
+
+    @strawberry.field
+    def viewer(self) -> Viewer:
+        return Viewer(role="ANONYMOUS", brand_id=None)
 
 
 @strawberry.type
@@ -163,8 +186,19 @@ class Mutation:
         return VERIFICATION
 
 
-schema = strawberry.Schema(query=Query, mutation=Mutation)
-graphql = GraphQL[None, None](schema)
+schema = strawberry.Schema(
+    query=Query,
+    mutation=Mutation,
+    extensions=[lambda: ParserCache(maxsize=100), lambda: ValidationCache(maxsize=100)],
+)
+
+
+class _GraphQL(GraphQL[dict[str, Any], None]):
+    async def get_context(self, request: Any, response: Any) -> dict[str, Any]:
+        return {"request": request, "response": response, "brands": DataLoader(_load_brands)}
+
+
+graphql = _GraphQL(schema)
 
 
 async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -184,7 +218,7 @@ async def app(scope: Any, receive: Any, send: Any) -> None:
             return
 
 
-FREEZE_GC = False
+FREEZE_GC = True
 
 
 def main(argv: list[str]) -> None:
@@ -193,9 +227,9 @@ def main(argv: list[str]) -> None:
     global FREEZE_GC
     parser = argparse.ArgumentParser(prog="python -m bench._bare")
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--freeze-gc", action="store_true")
+    parser.add_argument("--no-freeze-gc", action="store_true")
     args = parser.parse_args(argv)
-    FREEZE_GC = args.freeze_gc
+    FREEZE_GC = not args.no_freeze_gc
     uvicorn.run(
         app,
         host="127.0.0.1",

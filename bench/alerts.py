@@ -243,7 +243,7 @@ async def run() -> None:
         rows.append(_row("two processes (redis)", through_redis, "p99 < 50"))
     else:
         rows.append(("two processes (redis)", "0", "-", "-", "redis-server not installed"))
-    rows.append(_row(f"fan-out to {SUBSCRIBERS} sockets", fanout, "p99 < 500"))
+    rows.append(_row(f"fan-out to {SUBSCRIBERS} sockets", fanout, "p99 < 100"))
     print_table(
         "Threat alerts: scan to subscriber (ms)", rows, ("path", "samples", "p50", "p99", "target")
     )

@@ -26,6 +26,7 @@ from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
 from services.auth import Principal, Role
 from services.context import Services
+from storage import Storage
 from storage.sqlite import open_sqlite
 from storage.trace import Trace, tracing
 
@@ -79,35 +80,42 @@ def _transaction_units(trace: Trace) -> tuple[float, int]:
 
 
 async def run() -> None:
-    rows: list[tuple[str, ...]] = []
     results: dict[Decimal, Result] = {}
     units: dict[Decimal, tuple[float, int, float]] = {}
     with tempfile.TemporaryDirectory() as directory:
         storage = await open_sqlite(Path(directory) / "ledger.db", cursor_key=os.urandom(32))
         try:
             for fee in (FEE, Decimal(0)):
-                services = Services(
-                    storage=storage,
-                    admin_key_hash=hash_api_key("bench"),
-                    key_ring=KeyRing.of(SigningKey.generate()),
-                    hash_salt=os.urandom(32),
-                    registration_fee=fee,
-                )
-                brand = await _brand(services)
-                label = f"registerProduct, fee {fee}" if fee else "registerProduct, no fee"
-
-                async def operation(
-                    i: int, services: Services = services, brand: Principal = brand
-                ) -> None:
-                    await _register(services, brand)
-
-                results[fee] = await measure_async(label, operation, N, CONCURRENCY)
-                with tracing() as trace:
-                    await _register(services, brand)
-                capacity, items = _transaction_units(trace)
-                units[fee] = (capacity, items, trace.capacity)
+                results[fee], units[fee] = await _measure(storage, fee)
         finally:
             await storage.close()
+    _print(results, units)
+
+
+async def _measure(storage: Storage, fee: Decimal) -> tuple[Result, tuple[float, int, float]]:
+    """Registrations at ``fee``, and the units one of them writes."""
+    services = Services(
+        storage=storage,
+        admin_key_hash=hash_api_key("bench"),
+        key_ring=KeyRing.of(SigningKey.generate()),
+        hash_salt=os.urandom(32),
+        registration_fee=fee,
+    )
+    brand = await _brand(services)
+    label = f"registerProduct, fee {fee}" if fee else "registerProduct, no fee"
+
+    async def operation(i: int) -> None:
+        await _register(services, brand)
+
+    result = await measure_async(label, operation, N, CONCURRENCY)
+    with tracing() as trace:
+        await _register(services, brand)
+    capacity, items = _transaction_units(trace)
+    return result, (capacity, items, trace.capacity)
+
+
+def _print(results: dict[Decimal, Result], units: dict[Decimal, tuple[float, int, float]]) -> None:
+    rows: list[tuple[str, ...]] = []
     for fee, result in results.items():
         capacity, items, total = units[fee]
         rows.append(

@@ -30,6 +30,9 @@ class RequestContext:
     trace: Trace | None = None
     request: Any = None
     response: Any = None
+    execution: str | None = None
+    """Which executor ran the operation: "compiled" or "graphql-core"; None
+    while none has (an operation refused before execution)."""
 
     @property
     def storage(self) -> Storage:

@@ -71,8 +71,16 @@ class Product:
     description: str | None
     metadata: JSON
     status: ProductStatus
-    created_at: DateTime
-    updated_at: DateTime
+
+    @computed_field
+    def created_at(self) -> DateTime:
+        """Parsed when selected: a page rarely asks for it."""
+        return parse_datetime(self._item["createdAt"])
+
+    @computed_field
+    def updated_at(self) -> DateTime:
+        return parse_datetime(self._item["updatedAt"])
+
     _item: strawberry.Private[Item]
 
     @classmethod
@@ -85,8 +93,6 @@ class Product:
             description=item.get("description"),
             metadata=JSON(item.get("metadata") or {}),
             status=ProductStatus(item["status"]),
-            created_at=parse_datetime(item["createdAt"]),
-            updated_at=parse_datetime(item["updatedAt"]),
             _item=item,
         )
 

@@ -11,6 +11,7 @@ client that goes away at once), so no registration outlives its operation.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Protocol, TypeVar
 
@@ -109,7 +110,24 @@ async def _alerts(
             replayed.discard(live["id"])
             continue
         if alert_matches(live, min_severity=min_severity, types=types):
-            yield ThreatAlert.from_item(live)
+            yield _live_alert(live)
+
+
+_LIVE_ALERTS: OrderedDict[int, tuple[Item, ThreatAlert]] = OrderedDict()
+LIVE_ALERTS_KEPT = 64
+
+
+def _live_alert(item: Item) -> ThreatAlert:
+    """The broker offers one item to every subscriber of its brand; giving
+    them one ThreatAlert lets the executor run the fan-out once."""
+    kept = _LIVE_ALERTS.get(id(item))
+    if kept is not None and kept[0] is item:
+        return kept[1]
+    alert = ThreatAlert.from_item(item)
+    _LIVE_ALERTS[id(item)] = (item, alert)
+    while len(_LIVE_ALERTS) > LIVE_ALERTS_KEPT:
+        _LIVE_ALERTS.popitem(last=False)
+    return alert
 
 
 class _AlertStream(AsyncIterator[ThreatAlert]):

@@ -18,8 +18,18 @@ NodeT = TypeVar("NodeT")
 
 @strawberry.type
 class PageInfo:
+    """``endCursor`` is minted (encrypted) only when it is selected: a page
+    read for its nodes alone pays for no cursor."""
+
     has_next_page: bool
-    end_cursor: str | None
+    _page: strawberry.Private[Page | None] = None
+    _end_cursor: strawberry.Private[str | None] = None
+
+    @computed_field
+    def end_cursor(self) -> str | None:
+        if self._page is not None:
+            return self._page.end_cursor
+        return self._end_cursor
 
 
 @strawberry.type
@@ -48,5 +58,5 @@ def connection(
     edges = [Edge(node=node, _page=page, _index=index) for index, node in enumerate(values)]
     return Connection(
         edges=edges,
-        page_info=PageInfo(has_next_page=page.has_next_page, end_cursor=page.end_cursor),
+        page_info=PageInfo(has_next_page=page.has_next_page, _page=page),
     )

@@ -9,15 +9,25 @@ Bytes have no JSON form; they are written as ``{"\\u0000b": base64}`` and a
 map key that already starts with NUL gets one more NUL, so no stored map is
 ever mistaken for bytes. JSON always escapes NUL, so a row without the text
 ``\\u0000`` cannot hold a tag and skips the slower, tag-aware decoder.
+
+A row with neither a tag, nor a non-integral number, nor an integer of 19 or
+more digits (orjson reads those as floats) is read by orjson, several times
+faster. The encoder writes no whitespace, so every number follows ``":``
+(a member) or ``[`` or ``,`` (an element), and a fraction or exponent follows
+its first digits: ``_FRACTION`` finds every such number, and only rarely a
+look-alike inside a string (a timestamp's ``:12.5`` is not one).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 from decimal import Decimal
 from json.encoder import encode_basestring as _encode_str
 from typing import Any
+
+import orjson
 
 from domain.errors import LimitExceeded
 
@@ -82,6 +92,17 @@ _plain = json.JSONDecoder(parse_float=Decimal).decode
 _tagged = json.JSONDecoder(parse_float=Decimal, object_hook=_untag).decode
 
 
+_FRACTION = re.compile(r'(?:":|[\[,])-?(?:[0-9]+[.eE]|[0-9]{19})')
+"""A non-integral number, or an integer that may not fit 64 bits: orjson
+would read either as a float."""
+
+
 def decode_item(text: str) -> Item:
-    item: Item = _tagged(text) if _ESCAPED_NUL in text else _plain(text)
+    if _ESCAPED_NUL in text:
+        tagged: Item = _tagged(text)
+        return tagged
+    if _FRACTION.search(text) is None:
+        fast: Item = orjson.loads(text)
+        return fast
+    item: Item = _plain(text)
     return item

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -25,9 +26,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel, installed with ``--no-deps`` into a directory of its own;
     its dependencies come from this venv."""
     work = tmp_path_factory.mktemp("wheel")
+    source = work / "source"  # a copy: an in-tree build writes build/ and egg-info
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    for name in PACKAGES:
+        shutil.copytree(ROOT / name, source / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    build = [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(work), str(ROOT)]
-    subprocess.run(build, check=True, capture_output=True, timeout=300)
+    build = [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(work), str(source)]
+    built = subprocess.run(build, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout + built.stderr
     (wheel,) = work.glob("proofgate-*.whl")
     site = work / "site"
     subprocess.run([*pip, "install", "--no-deps", "--target", str(site), str(wheel)], check=True)

@@ -1,0 +1,93 @@
+"""Plans kept per parsed document, bounded in entries and in bytes.
+
+Keyed by the operation node of the parsed document (the parse cache hands the
+same document back for the same query text); an entry holds one plan
+per set of values of the variables its ``@skip``/``@include`` read, since
+those decide which fields a plan collects. An entry keeps its document alive,
+so an id is never reused for another operation while the entry lives.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .plan import OperationPlan, condition_variables
+
+__all__ = [
+    "PLAN_BYTES_PER_FIELD",
+    "PLAN_CACHE_BYTES",
+    "PLAN_CACHE_SIZE",
+    "PLAN_VARIANTS",
+    "PlanCache",
+    "PlanEntry",
+]
+
+PLAN_CACHE_SIZE = 1000
+PLAN_CACHE_BYTES = 32 * 1024 * 1024
+PLAN_VARIANTS = 16
+"""Plans per document for distinct ``@skip``/``@include`` values; more start over."""
+PLAN_BYTES_PER_FIELD = 2048
+"""A generous estimate of one field plan (closures, cells, names, argument dict)."""
+PLAN_BYTES_BASE = 4096
+
+
+@dataclass(slots=True)
+class PlanEntry:
+    document: Any
+    conditions: tuple[str, ...]
+    plans: dict[tuple[Any, ...], OperationPlan | None] = field(default_factory=dict)
+    """None: the operation is left to graphql-core."""
+    size: int = PLAN_BYTES_BASE
+
+
+@dataclass(slots=True)
+class PlanStats:
+    compilations: int = 0
+    fallbacks: int = 0
+    """Compilations that found the operation unsupported."""
+
+
+class PlanCache:
+    def __init__(self, max_items: int = PLAN_CACHE_SIZE, max_bytes: int = PLAN_CACHE_BYTES) -> None:
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.stats = PlanStats()
+        self._entries: OrderedDict[int, PlanEntry] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entry(self, operation: Any, fragments: Iterable[Any]) -> PlanEntry:
+        """The entry of one operation node of a parsed document."""
+        key = id(operation)
+        entry = self._entries.get(key)
+        if entry is not None and entry.document is operation:
+            self._entries.move_to_end(key)
+            return entry
+        entry = PlanEntry(operation, condition_variables([operation, *fragments]))
+        self._entries[key] = entry
+        self.bytes += entry.size
+        self._evict()
+        return entry
+
+    def store(self, entry: PlanEntry, values: tuple[Any, ...], plan: OperationPlan | None) -> None:
+        if len(entry.plans) >= PLAN_VARIANTS:
+            self.bytes -= entry.size - PLAN_BYTES_BASE
+            entry.size = PLAN_BYTES_BASE
+            entry.plans.clear()
+        size = plan.fields * PLAN_BYTES_PER_FIELD if plan is not None else 0
+        entry.plans[values] = plan
+        entry.size += size
+        self.bytes += size
+        self._evict()
+
+    def _evict(self) -> None:
+        while self._entries and (
+            len(self._entries) > self.max_items or self.bytes > self.max_bytes
+        ):
+            _, evicted = self._entries.popitem(last=False)
+            self.bytes -= evicted.size

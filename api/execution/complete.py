@@ -1,0 +1,190 @@
+"""Value completion decided by the return type at compile time.
+
+graphql-core inspects a field's return type for every value it completes; a
+plan builds one closure per type instead, and knows which of them can ever
+return an awaitable, so sync values skip the awaitable checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from graphql import GraphQLError, GraphQLLeafType, GraphQLOutputType, Undefined
+from graphql.pyutils import Path, gather_with_cancel, inspect, is_iterable
+from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
+
+if TYPE_CHECKING:
+    from graphql.execution.collect_fields import FieldDetailsList
+
+    from .executor import CompiledExecutor
+
+__all__ = ["Completer", "complete_leaf", "complete_list", "complete_non_null", "complete_object"]
+
+Completer = Callable[["CompiledExecutor", Path, Any], Any]
+"""Completes a resolved value at ``path``; returns it, or an awaitable of it."""
+
+
+def complete_leaf(return_type: GraphQLLeafType) -> Completer:
+    coerce = return_type.coerce_output_value
+
+    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+        if isinstance(value, Exception):
+            raise value
+        if value is None or value is Undefined:
+            return None
+        coerced = coerce(value)
+        if coerced is Undefined or coerced is None:
+            msg = (
+                f"Expected `{inspect(return_type)}.coerce_output_value("
+                f"{inspect(value)})` to return non-nullable value, returned:"
+                f" {inspect(coerced)}"
+            )
+            raise TypeError(msg)
+        return coerced
+
+    return complete
+
+
+def complete_non_null(inner: Completer, parent_name: str, field_name: str) -> Completer:
+    """An awaitable from ``inner`` (an object or a list) never settles to None,
+    so, as in graphql-core, only a sync None is an error here."""
+    message = f"Cannot return null for non-nullable field {parent_name}.{field_name}."
+
+    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+        completed = inner(executor, path, value)
+        if completed is None:
+            raise TypeError(message)
+        return completed
+
+    return complete
+
+
+def complete_object(
+    selection: Callable[[CompiledExecutor, Any, Path], Any],
+) -> Completer:
+    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+        if isinstance(value, Exception):
+            raise value
+        if value is None or value is Undefined:
+            return None
+        return selection(executor, value, path)
+
+    return complete
+
+
+def complete_list(
+    item: Completer,
+    item_type: GraphQLOutputType,
+    item_async: bool,
+    details: FieldDetailsList,
+    not_iterable: str,
+) -> Completer:
+    """Items complete like graphql-core's ``complete_iterable_value``: an
+    item's error nulls the item (or, for a non-null item, the list), and the
+    awaitable items are gathered together so their DataLoader loads batch."""
+
+    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+        if isinstance(value, Exception):
+            raise value
+        if value is None or value is Undefined:
+            return None
+        if not is_iterable(value):
+            raise GraphQLError(not_iterable)
+        results: list[Any] = []
+        pending: list[int] = []
+        try:
+            for index, entry in enumerate(value):
+                _complete_item(
+                    executor,
+                    item,
+                    item_type,
+                    item_async,
+                    details,
+                    path,
+                    index,
+                    entry,
+                    results,
+                    pending,
+                )
+        except Exception:
+            executor.settle_in_background([results[index] for index in pending])
+            raise
+        if not pending:
+            return results
+        return _gather_items(executor, results, pending)
+
+    return complete
+
+
+def _complete_item(
+    executor: CompiledExecutor,
+    item: Completer,
+    item_type: GraphQLOutputType,
+    item_async: bool,
+    details: FieldDetailsList,
+    path: Path,
+    index: int,
+    entry: Any,
+    results: list[Any],
+    pending: list[int],
+) -> None:
+    item_path = Path(path, index, None)
+    if is_awaitable(entry):
+        results.append(_await_item(executor, item, item_type, details, item_path, entry))
+        pending.append(index)
+        return
+    try:
+        completed = item(executor, item_path, entry)
+    except Exception as raw_error:
+        executor.handle_field_error(raw_error, item_type, details, item_path)
+        completed = None
+    if item_async and is_awaitable(completed):
+        completed = _guard_item(executor, item_type, details, item_path, completed)
+        pending.append(index)
+    results.append(completed)
+
+
+async def _await_item(
+    executor: CompiledExecutor,
+    item: Completer,
+    item_type: GraphQLOutputType,
+    details: FieldDetailsList,
+    path: Path,
+    entry: Awaitable[Any],
+) -> Any:
+    try:
+        completed = item(executor, path, await entry)
+        if is_awaitable(completed):
+            completed = await completed
+    except Exception as raw_error:
+        executor.handle_field_error(raw_error, item_type, details, path)
+        return None
+    return completed
+
+
+async def _guard_item(
+    executor: CompiledExecutor,
+    item_type: GraphQLOutputType,
+    details: FieldDetailsList,
+    path: Path,
+    completed: Awaitable[Any],
+) -> Any:
+    try:
+        return await completed
+    except Exception as raw_error:
+        executor.handle_field_error(raw_error, item_type, details, path)
+        return None
+
+
+async def _gather_items(
+    executor: CompiledExecutor, results: list[Any], pending: list[int]
+) -> list[Any]:
+    if len(pending) == 1:
+        index = pending[0]
+        results[index] = await results[index]
+        return results
+    settled = await gather_with_cancel(*(results[index] for index in pending))
+    for index, value in zip(pending, settled, strict=True):
+        results[index] = value
+    return results

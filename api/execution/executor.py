@@ -1,0 +1,105 @@
+"""The graphql-core executor Strawberry runs, with compiled plans.
+
+Strawberry hands its ``execution_context_class`` to graphql-core's
+``execute``; by the time ``execute_operation`` runs, parsing, validation,
+every schema extension's limit and variable coercion are done. Here the
+operation runs its cached plan, or graphql-core's own code when the plan
+cannot cover it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from graphql import ExecutionResult, GraphQLError, OperationType
+from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from .cache import PlanCache
+from .fanout import SharedEvents
+from .plan import OperationPlan, Unsupported, compile_operation
+
+__all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
+
+COMPILED = "compiled"
+GRAPHQL_CORE = "graphql-core"
+
+
+class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
+    plans: ClassVar[PlanCache | None]
+    """None: every operation runs on graphql-core (``PROOFGATE_EXECUTION``)."""
+    events: ClassVar[SharedEvents]
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        """``serially`` is False only for a subscription's events (each one
+        runs the subscription's selection set on the event), None otherwise."""
+        subscription = self.operation.operation is OperationType.SUBSCRIPTION
+        plan = self._plan() if serially is None or (subscription and not serially) else None
+        _report(self.context_value, COMPILED if plan else GRAPHQL_CORE)
+        if plan is None:
+            return super().execute_operation(serially)
+        if subscription:
+            key = (plan, id(self.root_value), _visibility(self.context_value), self._variables())
+            return self.events.result(key, self.root_value, lambda: self._run(plan))
+        return self._run(plan)
+
+    def _run(self, plan: OperationPlan) -> Any:
+        try:
+            data = plan.run(self, self.root_value)
+        except GraphQLError as error:
+            self.collected_errors.add(error, None)
+            return self.build_response(None)
+        if is_awaitable(data):
+            return self._await_data(data)
+        return self.build_response(data)
+
+    async def _await_data(self, data: Any) -> ExecutionResult:
+        try:
+            settled = await data
+        except GraphQLError as error:
+            self.collected_errors.add(error, None)
+            return self.build_response(None)  # type: ignore[return-value]
+        return self.build_response(settled)  # type: ignore[return-value]
+
+    def _variables(self) -> str:
+        return repr(sorted(self.variable_values.coerced.items()))
+
+    def _plan(self) -> OperationPlan | None:
+        if self.plans is None:
+            return None
+        if self.middleware_manager is not None and self.middleware_manager.middlewares:
+            return None
+        if self.abort_signal is not None or self.hooks is not None:
+            return None
+        plans = self.plans
+        entry = plans.entry(self.operation, self.fragment_definitions.values())
+        coerced = self.variable_values.coerced
+        values = tuple(coerced.get(variable) for variable in entry.conditions)
+        if values in entry.plans:
+            return entry.plans[values]
+        plans.stats.compilations += 1
+        try:
+            plan: OperationPlan | None = compile_operation(self)
+        except Unsupported:
+            plans.stats.fallbacks += 1
+            plan = None
+        plans.store(entry, values, plan)
+        return plan
+
+
+def compiled_executor(plans: PlanCache | None) -> type[CompiledExecutor]:
+    """An executor class bound to one schema's plan cache; with None it runs
+    graphql-core's executor and only reports that it did."""
+    attributes = {"plans": plans, "events": SharedEvents()}
+    return type("CompiledExecutor", (CompiledExecutor,), attributes)
+
+
+def _visibility(context: Any) -> tuple[Any, ...]:
+    """What decides which data a subscriber may see: its role and brand."""
+    principal = getattr(context, "principal", None)
+    return (getattr(principal, "role", None), getattr(principal, "brand_id", None))
+
+
+def _report(context: Any, mode: str) -> None:
+    if hasattr(context, "execution"):
+        context.execution = mode

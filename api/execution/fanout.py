@@ -1,0 +1,73 @@
+"""One subscription event, executed once for every subscriber who would get
+the same answer.
+
+An alert fanned out to N subscribers of one operation runs N identical
+executions unless they share one: subscribers share when their event is the
+same object, their plan is the same (same operation, same ``@skip``/
+``@include`` values), their variables are equal and they see the same data
+(same role and brand). The shared result is immutable from here on: each
+subscriber gets its own ``ExecutionResult`` over the same data and errors, and
+error mapping builds new error objects rather than changing these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import ExecutionResult
+
+__all__ = ["SHARED_EVENTS", "SharedEvents"]
+
+SHARED_EVENTS = 256
+"""Events kept for late subscribers of a fan-out; a few alerts' worth."""
+
+Result = ExecutionResult | Awaitable[ExecutionResult]
+
+
+@dataclass(slots=True)
+class _Shared:
+    event: Any
+    """Held so the event's id is not reused while its entry lives."""
+    result: ExecutionResult | asyncio.Future[ExecutionResult]
+
+
+class SharedEvents:
+    def __init__(self, max_items: int = SHARED_EVENTS) -> None:
+        self.max_items = max_items
+        self.executed = 0
+        self.shared = 0
+        self._entries: OrderedDict[tuple[Any, ...], _Shared] = OrderedDict()
+
+    def result(self, key: tuple[Any, ...], event: Any, execute: Callable[[], Result]) -> Result:
+        entry = self._entries.get(key)
+        if entry is not None and entry.event is event:
+            self.shared += 1
+            if isinstance(entry.result, ExecutionResult):
+                return _own(entry.result)
+            return _own_later(entry.result)
+        self.executed += 1
+        result = execute()
+        if isinstance(result, ExecutionResult):
+            self._keep(key, _Shared(event, result))
+            return _own(result)
+        future = asyncio.ensure_future(result)
+        self._keep(key, _Shared(event, future))
+        return _own_later(future)
+
+    def _keep(self, key: tuple[Any, ...], entry: _Shared) -> None:
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_items:
+            self._entries.popitem(last=False)
+
+
+def _own(result: ExecutionResult) -> ExecutionResult:
+    return ExecutionResult(result.data, list(result.errors) if result.errors else None)
+
+
+async def _own_later(future: asyncio.Future[ExecutionResult]) -> ExecutionResult:
+    return _own(await asyncio.shield(future))

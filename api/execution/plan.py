@@ -1,0 +1,356 @@
+"""Compile a validated operation into nested closures, once per document.
+
+graphql-core decides at every field of every item what to do: look the field
+up, collect its subfields, walk the return type, build the resolve info, check
+for awaitables. All of that is fixed by the document, the schema and the
+``@skip``/``@include`` variables, so a plan decides it once and a request only
+calls resolvers and completes values. Whatever a plan does not cover raises
+``Unsupported`` while compiling, and that operation runs on graphql-core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from graphql import (
+    FieldNode,
+    GraphQLField,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    OperationType,
+    VariableNode,
+    is_leaf_type,
+    is_object_type,
+    visit,
+)
+from graphql.execution.collect_fields import collect_fields, collect_subfields
+from graphql.execution.values import get_argument_values
+from graphql.language import Visitor
+from graphql.pyutils import Path, gather_with_cancel
+from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
+
+from .complete import Completer, complete_leaf, complete_list, complete_non_null, complete_object
+from .resolve import Direct, direct_resolver
+
+if TYPE_CHECKING:
+    from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
+
+    from .executor import CompiledExecutor
+
+__all__ = ["OperationPlan", "Unsupported", "compile_operation"]
+
+FieldRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]
+SelectionRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]
+
+
+class Unsupported(Exception):
+    """A document feature left to graphql-core."""
+
+
+@dataclass(frozen=True, slots=True)
+class OperationPlan:
+    run: Callable[[CompiledExecutor, Any], Any]
+    """Runs the root selection set on a root value: a dict, or an awaitable of one."""
+    fields: int
+    """How many field plans it holds, the measure of its size."""
+
+
+def compile_operation(executor: CompiledExecutor) -> OperationPlan:
+    """A subscription's plan runs its selection set on one event: Strawberry
+    resolves the root field to the event itself."""
+    compiler = _Compiler(executor)
+    operation = executor.operation
+    if operation.directives:
+        raise Unsupported("operation directives")
+    root_type = executor.schema.get_root_type(operation.operation)
+    if root_type is None:
+        raise Unsupported("no root type")
+    grouped = collect_fields(
+        executor.schema,
+        executor.fragments,
+        executor.variable_values,
+        root_type,
+        operation,
+        executor.hide_suggestions,
+    ).grouped_field_set
+    fields = compiler.fields(root_type, grouped)
+    serial = operation.operation is OperationType.MUTATION
+    selection = _serial_runner(fields) if serial else _selection_runner(fields)
+    return OperationPlan(run=lambda ex, root: selection(ex, root, None), fields=compiler.count)
+
+
+def condition_variables(definitions: list[Any]) -> tuple[str, ...]:
+    """Names of the variables ``@skip``/``@include`` read: a plan collects
+    fields for one set of their values."""
+    names: list[str] = []
+
+    class _Conditions(Visitor):
+        def enter_directive(self, node: Any, *_: Any) -> None:
+            if node.name.value in ("skip", "include"):
+                for argument in node.arguments or ():
+                    if isinstance(argument.value, VariableNode):
+                        names.append(argument.value.name.value)
+
+    for definition in definitions:
+        visit(definition, _Conditions())
+    return tuple(dict.fromkeys(names))
+
+
+@dataclass(frozen=True, slots=True)
+class _FieldEntry:
+    name: str
+    run: FieldRunner
+    maybe_async: bool
+
+
+class _Compiler:
+    def __init__(self, executor: CompiledExecutor) -> None:
+        self.executor = executor
+        self.schema = executor.schema
+        self.count = 0
+
+    def fields(self, parent: GraphQLObjectType, grouped: GroupedFieldSet) -> list[_FieldEntry]:
+        entries = []
+        for response_name, details in grouped.items():
+            entry = self.field(parent, response_name, details)
+            if entry is not None:
+                entries.append(entry)
+        return entries
+
+    def field(
+        self, parent: GraphQLObjectType, response_name: str, details: FieldDetailsList
+    ) -> _FieldEntry | None:
+        self.count += 1
+        if any(d.fragment_variable_values is not None for d in details):
+            raise Unsupported("fragment arguments")
+        node = details[0].node
+        name = node.name.value
+        if name == "__typename":
+            type_name = parent.name
+            return _FieldEntry(response_name, lambda ex, source, path: type_name, False)
+        if name.startswith("__"):
+            raise Unsupported("introspection")
+        field_def = self.schema.get_field(parent, name)
+        if field_def is None:
+            return None
+        complete, complete_async = self.completer(field_def.type, parent, name, details)
+        direct = direct_resolver(self.schema, field_def)
+        args = self.static_args(field_def, node)
+        spec = _FieldSpec(response_name, parent, field_def, details, args)
+        if direct is not None and direct.attribute is not None and _is_leaf(field_def.type):
+            run = _attribute_runner(spec, complete, direct.attribute)
+        else:
+            run = _field_runner(spec, complete, complete_async, direct)
+        sync = direct is not None and direct.sync and not complete_async
+        return _FieldEntry(response_name, run, not sync)
+
+    def static_args(self, field_def: GraphQLField, node: FieldNode) -> dict[str, Any] | None:
+        """Arguments without variables coerce the same every time; one that
+        fails to coerce is left to the request, where it is a field error."""
+        if not field_def.args and not node.arguments:
+            return {}
+        if any(_has_variable(argument.value) for argument in node.arguments or ()):
+            return None
+        try:
+            return get_argument_values(field_def, node, None, None, self.executor.hide_suggestions)
+        except Exception:
+            return None
+
+    def completer(
+        self,
+        return_type: GraphQLOutputType,
+        parent: GraphQLObjectType,
+        name: str,
+        details: FieldDetailsList,
+    ) -> tuple[Completer, bool]:
+        if isinstance(return_type, GraphQLNonNull):
+            inner, inner_async = self.completer(return_type.of_type, parent, name, details)
+            return complete_non_null(inner, parent.name, name), inner_async
+        if isinstance(return_type, GraphQLList):
+            item_type = return_type.of_type
+            item, item_async = self.completer(item_type, parent, name, details)
+            message = f"Expected Iterable, but did not find one for field '{parent}.{name}'."
+            return complete_list(item, item_type, item_async, details, message), True
+        if is_leaf_type(return_type):
+            return complete_leaf(return_type), False
+        if is_object_type(return_type):
+            return self.object_completer(return_type, details)
+        raise Unsupported(f"abstract type {return_type}")
+
+    def object_completer(
+        self, object_type: GraphQLObjectType, details: FieldDetailsList
+    ) -> tuple[Completer, bool]:
+        if object_type.is_type_of is not None:
+            raise Unsupported(f"is_type_of on {object_type}")
+        executor = self.executor
+        grouped = collect_subfields(
+            self.schema,
+            executor.fragments,
+            executor.variable_values,
+            executor.operation,
+            object_type,
+            details,
+            executor.hide_suggestions,
+        ).grouped_field_set
+        fields = self.fields(object_type, grouped)
+        selection_async = any(entry.maybe_async for entry in fields)
+        return complete_object(_selection_runner(fields)), selection_async
+
+
+def _is_leaf(return_type: GraphQLOutputType) -> bool:
+    if isinstance(return_type, GraphQLNonNull):
+        return is_leaf_type(return_type.of_type)
+    return is_leaf_type(return_type)
+
+
+def _attribute_runner(
+    spec: _FieldSpec, complete: Completer, read: Callable[[Any], Any]
+) -> FieldRunner:
+    """The commonest field: an attribute holding a scalar. Nothing below it
+    needs its path, so the path is built only for an error."""
+    response_name, parent_name = spec.response_name, spec.parent.name
+    return_type, details = spec.field_def.type, spec.details
+
+    def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
+        try:
+            return complete(executor, None, read(source))  # type: ignore[arg-type]
+        except Exception as raw_error:
+            path = Path(parent_path, response_name, parent_name)
+            executor.handle_field_error(raw_error, return_type, details, path)
+            return None
+
+    return run
+
+
+def _has_variable(value: Any) -> bool:
+    if isinstance(value, VariableNode):
+        return True
+    nested = getattr(value, "values", None) or getattr(value, "fields", None) or ()
+    return any(_has_variable(getattr(item, "value", item)) for item in nested)
+
+
+@dataclass(frozen=True, slots=True)
+class _FieldSpec:
+    response_name: str
+    parent: GraphQLObjectType
+    field_def: GraphQLField
+    details: FieldDetailsList
+    static_args: dict[str, Any] | None
+
+
+def _field_runner(
+    spec: _FieldSpec, complete: Completer, complete_async: bool, direct: Direct | None
+) -> FieldRunner:
+    """With a direct resolver, the resolve info is built only if it reads it."""
+    response_name, parent_name = spec.response_name, spec.parent.name
+    field_def, details, parent = spec.field_def, spec.details, spec.parent
+    resolve, return_type, static_args = field_def.resolve, field_def.type, spec.static_args
+    assert resolve is not None
+    nodes = [d.node for d in details]
+    node = nodes[0]
+    call = direct.call if direct is not None else None
+    needs_info = direct is None or direct.needs_info
+    maybe_awaitable = direct is None or not direct.sync
+
+    def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
+        path = Path(parent_path, response_name, parent_name)
+        try:
+            info = (
+                executor.build_resolve_info(field_def, nodes, parent, path) if needs_info else None
+            )
+            if call is not None:
+                result = call(source, info)
+            else:
+                args = static_args
+                if args is None:
+                    args = get_argument_values(
+                        field_def, node, executor.variable_values, None, executor.hide_suggestions
+                    )
+                result = resolve(source, info, **args)
+            if maybe_awaitable and is_awaitable(result):
+                return _complete_awaited(executor, spec, complete, path, result)
+            completed = complete(executor, path, result)
+            if complete_async and is_awaitable(completed):
+                return _guard_field(executor, spec, path, completed)
+        except Exception as raw_error:
+            executor.handle_field_error(raw_error, return_type, details, path)
+            return None
+        return completed
+
+    return run
+
+
+async def _complete_awaited(
+    executor: CompiledExecutor, spec: _FieldSpec, complete: Completer, path: Path, result: Any
+) -> Any:
+    try:
+        completed = complete(executor, path, await result)
+        if is_awaitable(completed):
+            completed = await completed
+    except Exception as raw_error:
+        executor.handle_field_error(raw_error, spec.field_def.type, spec.details, path)
+        return None
+    return completed
+
+
+async def _guard_field(
+    executor: CompiledExecutor, spec: _FieldSpec, path: Path, completed: Any
+) -> Any:
+    try:
+        return await completed
+    except Exception as raw_error:
+        executor.handle_field_error(raw_error, spec.field_def.type, spec.details, path)
+        return None
+
+
+def _selection_runner(fields: list[_FieldEntry]) -> SelectionRunner:
+    """Sibling fields start together and their awaitables are gathered, as in
+    graphql-core, so DataLoader loads issued by siblings land in one batch."""
+    entries = [(entry.name, entry.run, entry.maybe_async) for entry in fields]
+
+    def run(executor: CompiledExecutor, source: Any, path: Path | None) -> Any:
+        results: dict[str, Any] = {}
+        pending: list[str] = []
+        try:
+            for name, field, maybe_async in entries:
+                value = field(executor, source, path)
+                results[name] = value
+                if maybe_async and is_awaitable(value):
+                    pending.append(name)
+        except Exception:
+            executor.settle_in_background([results[name] for name in pending])
+            raise
+        if not pending:
+            return results
+        return _gather_fields(results, pending)
+
+    return run
+
+
+async def _gather_fields(results: dict[str, Any], pending: list[str]) -> dict[str, Any]:
+    if len(pending) == 1:
+        name = pending[0]
+        results[name] = await results[name]
+        return results
+    settled = await gather_with_cancel(*(results[name] for name in pending))
+    results.update(zip(pending, settled, strict=True))
+    return results
+
+
+def _serial_runner(fields: list[_FieldEntry]) -> SelectionRunner:
+    """Mutation root fields run one after another."""
+
+    async def run(executor: CompiledExecutor, source: Any, path: Path | None) -> dict[str, Any]:
+        results: dict[str, Any] = {}
+        for entry in fields:
+            value = entry.run(executor, source, path)
+            if is_awaitable(value):
+                value = await value
+            results[entry.name] = value
+        return results
+
+    return run

@@ -1,0 +1,65 @@
+"""Calling a Strawberry field's resolver without Strawberry's per-call wrapper.
+
+For a field with no GraphQL arguments, no field extensions and no exception
+handlers, Strawberry's wrapper does nothing a plan cannot decide once: it
+converts no arguments, and only chooses whether the resolver gets the source
+as ``self`` and a Strawberry ``Info``. An attribute read becomes an
+``attrgetter``. Anything else keeps Strawberry's wrapper, and so does a
+subscription field, whose resolver for an event returns the event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+from graphql import GraphQLField, GraphQLResolveInfo, GraphQLSchema
+from strawberry.types.field import StrawberryField
+
+__all__ = ["Direct", "direct_resolver"]
+
+_DEFINITION = "strawberry-definition"
+
+
+@dataclass(frozen=True, slots=True)
+class Direct:
+    call: Callable[[Any, GraphQLResolveInfo[Any] | None], Any]
+    needs_info: bool
+    """Whether ``call`` reads the resolve info; without it none is built."""
+    sync: bool
+    """An attribute read: never an awaitable."""
+    attribute: Callable[[Any], Any] | None = None
+    """The attribute read itself, for a caller that has no info to pass."""
+
+
+def direct_resolver(schema: GraphQLSchema, field_def: GraphQLField) -> Direct | None:
+    field = (field_def.extensions or {}).get(_DEFINITION)
+    strawberry_schema = getattr(schema, "_strawberry_schema", None)
+    if (
+        not isinstance(field, StrawberryField)
+        or strawberry_schema is None
+        or strawberry_schema.exception_handlers
+        or field.extensions
+        or field_def.args
+        or field.is_subscription
+    ):
+        return None
+    resolver = field.base_resolver
+    if resolver is None:
+        if field.default_resolver is not getattr:
+            return None
+        read = attrgetter(field.python_name)
+        return Direct(lambda source, _: read(source), needs_info=False, sync=True, attribute=read)
+    if resolver.parent_parameter or resolver.root_parameter or not resolver.self_parameter:
+        return None
+    info = resolver.info_parameter
+    if info is None:
+        return Direct(lambda source, _: resolver(source), needs_info=False, sync=False)
+    info_class, name = strawberry_schema.config.info_class, info.name
+
+    def call(source: Any, raw: GraphQLResolveInfo[Any] | None) -> Any:
+        return resolver(source, **{name: info_class(_raw_info=raw, _field=field)})
+
+    return Direct(call, needs_info=True, sync=False)

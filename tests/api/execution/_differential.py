@@ -1,0 +1,191 @@
+"""Run one operation through compiled plans and through graphql-core, on the
+same store, and compare the responses a client would parse."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import strawberry
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from graphql import (
+    GraphQLSchema,
+    OperationDefinitionNode,
+    OperationType,
+    parse,
+    validate,
+)
+
+from api.limits import Execution, Limits
+from api.schema import build_schema
+from resolvers.context import RequestContext
+from resolvers.loaders import Loaders
+from services.auth import Principal
+from services.context import Services
+
+__all__ = ["Differential", "Seed", "suite_operations"]
+
+ROOT = Path(__file__).resolve().parents[3]
+_LIMITS = Limits(anonymous_rate=None, key_rate=None)
+CURSOR_KEY = bytes(range(32))
+"""The cursor key of the API tests' gateways (``tests/api/conftest.py``)."""
+_CURSOR_FIELDS = ("cursor", "endCursor")
+_NONCE = 12
+
+
+@dataclass
+class Seed:
+    """Ids of the seeded data, for the variables and ID arguments of operations."""
+
+    brand_ids: list[str] = field(default_factory=list)
+    product_ids: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+
+    def variable(self, name: str, type_name: str) -> Any:
+        lowered = name.lower()
+        if "code" in lowered:
+            return self.codes[0]
+        if "hash" in lowered:
+            return self.hashes[0]
+        if "product" in lowered or lowered in ("id", "p", "pid"):
+            return self.product_ids[0]
+        if "brand" in lowered or lowered == "b":
+            return self.brand_ids[0]
+        if type_name == "Int":
+            return 3
+        return None
+
+
+class Differential:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.compiled = build_schema(_LIMITS)
+        self.core = build_schema(replace(_LIMITS, execution=Execution.GRAPHQL_CORE))
+
+    async def both(
+        self, query: str, variables: Mapping[str, Any] | None, principal: Principal
+    ) -> tuple[str, str, str | None]:
+        """Both responses as JSON text (key order included), and the executor
+        the compiled side reported."""
+        compiled, mode = await self._run(self.compiled, query, variables, principal)
+        core, _ = await self._run(self.core, query, variables, principal)
+        return compiled, core, mode
+
+    async def agree(
+        self, query: str, variables: Mapping[str, Any] | None, principal: Principal
+    ) -> tuple[bool, str | None]:
+        """Whether the compiled response equals graphql-core's, and which
+        executor ran it. Sibling fields resolve concurrently, so when several
+        fail, graphql-core itself lists their errors in the order the storage
+        thread answered: a difference only in error order counts as agreement
+        once both executors are seen to give one same order."""
+        compiled, core, mode = await self.both(query, variables, principal)
+        if compiled == core:
+            return True, mode
+        if _without_error_order(compiled) != _without_error_order(core):
+            return False, mode
+        seen_compiled, seen_core = {compiled}, {core}
+        for _ in range(RACE_RERUNS):
+            again_compiled, again_core, _ = await self.both(query, variables, principal)
+            seen_compiled.add(again_compiled)
+            seen_core.add(again_core)
+            if seen_compiled & seen_core:
+                return True, mode
+        return False, mode
+
+    async def _run(
+        self,
+        schema: strawberry.Schema,
+        query: str,
+        variables: Mapping[str, Any] | None,
+        principal: Principal,
+    ) -> tuple[str, str | None]:
+        context = RequestContext(
+            services=self.services,
+            principal=principal,
+            loaders=Loaders(self.services.storage, principal.tenant),
+            request_id="differential",
+        )
+        result = await schema.execute(
+            query, variable_values=dict(variables or {}), context_value=context
+        )
+        body: dict[str, Any] = {"data": result.data}
+        if result.errors:
+            body["errors"] = [error.formatted for error in result.errors]
+        return json.dumps(_opened(body), default=str), context.execution
+
+
+RACE_RERUNS = 20
+
+
+def _without_error_order(text: str) -> Any:
+    body = json.loads(text)
+    body["errors"] = sorted(json.dumps(error) for error in body.get("errors", []))
+    return body
+
+
+def _opened(value: Any, key: str = "") -> Any:
+    """Cursors carry a random nonce; compare what they seal instead."""
+    if isinstance(value, dict):
+        return {name: _opened(item, name) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_opened(item) for item in value]
+    if key in _CURSOR_FIELDS and isinstance(value, str):
+        try:
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+            nonce, sealed = raw[1 : 1 + _NONCE], raw[1 + _NONCE :]
+            opened = AESGCM(CURSOR_KEY).decrypt(nonce, sealed, b"proofgate-cursor")
+            return "sealed:" + opened.decode()
+        except Exception:
+            return value
+    return value
+
+
+def suite_operations(schema: GraphQLSchema) -> Iterator[str]:
+    """Every query the test suite and the explorer send: the string literals of
+    ``tests/`` and ``api/_explorer_examples.py`` that parse, validate against
+    the schema, and hold no mutation or subscription (those change the store,
+    or stream)."""
+    files = [*sorted((ROOT / "tests").rglob("*.py")), ROOT / "api" / "_explorer_examples.py"]
+    seen: set[str] = set()
+    for path in files:
+        for text in _string_literals(path):
+            if text in seen or not _looks_like_graphql(text):
+                continue
+            seen.add(text)
+            if _is_valid_query(schema, text):
+                yield text
+
+
+def _string_literals(path: Path) -> Iterator[str]:
+    try:
+        tree = ast.parse(path.read_text())
+    except SyntaxError:
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+
+
+def _looks_like_graphql(text: str) -> bool:
+    stripped = "\n".join(
+        line for line in text.splitlines() if not line.lstrip().startswith("#")
+    ).lstrip()
+    return stripped.startswith(("{", "query", "fragment")) and "}" in stripped
+
+
+def _is_valid_query(schema: GraphQLSchema, text: str) -> bool:
+    try:
+        document = parse(text)
+    except Exception:
+        return False
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if not operations or any(op.operation is not OperationType.QUERY for op in operations):
+        return False
+    return not validate(schema, document)

@@ -1,0 +1,88 @@
+"""Plan cache bounds, the fallback to graphql-core, and the setting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graphql import parse
+
+from api.execution import PlanCache
+from api.execution.cache import PLAN_BYTES_BASE, PLAN_BYTES_PER_FIELD, PLAN_VARIANTS
+from api.execution.plan import OperationPlan
+from api.limits import Execution, Limits
+from api.settings import Settings
+from domain.errors import ConfigurationError
+
+TRACED = "{ health { status } }"
+
+
+def _operation(text: str) -> Any:
+    return parse(text).definitions[0]
+
+
+def _plan(fields: int) -> OperationPlan:
+    return OperationPlan(run=lambda executor, root: {}, fields=fields)
+
+
+def test_the_cache_keeps_at_most_its_entries() -> None:
+    cache = PlanCache(max_items=2)
+    operations = [_operation("{ a }"), _operation("{ b }"), _operation("{ c }")]
+    for operation in operations:
+        cache.store(cache.entry(operation, []), (), _plan(1))
+    assert len(cache) == 2
+    assert cache.entry(operations[2], []).plans, "the newest entry was kept"
+    assert not cache.entry(operations[0], []).plans, "the oldest entry was evicted"
+
+
+def test_the_cache_keeps_at_most_its_bytes() -> None:
+    budget = 3 * (PLAN_BYTES_BASE + 10 * PLAN_BYTES_PER_FIELD)
+    cache = PlanCache(max_items=100, max_bytes=budget)
+    for index in range(10):
+        cache.store(cache.entry(_operation(f"{{ f{index} }}"), []), (), _plan(10))
+        assert cache.bytes <= budget
+    assert len(cache) == 3
+
+
+def test_skip_and_include_values_get_their_own_plans_up_to_a_bound() -> None:
+    cache = PlanCache()
+    operation = _operation("query($a: Boolean!) { x @skip(if: $a) y }")
+    entry = cache.entry(operation, [])
+    assert entry.conditions == ("a",)
+    for index in range(PLAN_VARIANTS + 1):
+        cache.store(entry, (index,), _plan(1))
+    assert len(entry.plans) <= PLAN_VARIANTS
+    assert cache.bytes == entry.size
+
+
+async def test_the_trace_says_which_executor_ran(sqlite_gateway: Any) -> None:
+    body = await sqlite_gateway.execute(TRACED, trace=True)
+    assert body["extensions"]["trace"]["execution"] == "compiled"
+    introspection = await sqlite_gateway.execute("{ __schema { queryType { name } } }", trace=True)
+    assert introspection["data"] == {"__schema": {"queryType": {"name": "Query"}}}
+    assert introspection["extensions"]["trace"]["execution"] == "graphql-core"
+
+
+def test_the_setting_chooses_the_executor(tmp_path: Path) -> None:
+    def limits(**environ: str) -> Limits:
+        return Settings.from_env({"PROOFGATE_DATA_DIR": str(tmp_path), **environ}).limits
+
+    assert limits().execution is Execution.COMPILED
+    assert limits(PROOFGATE_EXECUTION="graphql-core").execution is Execution.GRAPHQL_CORE
+    with pytest.raises(ConfigurationError, match="PROOFGATE_EXECUTION"):
+        limits(PROOFGATE_EXECUTION="jit")
+
+
+async def test_graphql_core_mode_reports_itself() -> None:
+    from api.schema import build_schema
+
+    schema = build_schema(Limits(execution=Execution.GRAPHQL_CORE))
+
+    class Context:
+        execution: str | None = None
+
+    context = Context()
+    result = await schema.execute("{ __typename }", context_value=context)
+    assert result.data == {"__typename": "Query"}
+    assert context.execution == "graphql-core"
