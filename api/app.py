@@ -56,14 +56,20 @@ logger = logging.getLogger("proofgate.api")
 
 
 def create_app(settings: Settings) -> Starlette:
-    schema = build_schema(settings.limits)
     metrics = Metrics()
+    schema = build_schema(
+        settings.limits,
+        redis_url=settings.pipeline.redis_url,
+        on_redis_outage=metrics.redis_outage("limits"),
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.storage = await open_storage(settings)
         try:
-            pipeline = build_pipeline(settings, app.state.storage)
+            pipeline = build_pipeline(
+                settings, app.state.storage, on_redis_outage=metrics.redis_outage("alerts")
+            )
             services = build_services(settings, app.state.storage, pipeline)
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline

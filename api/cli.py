@@ -59,6 +59,13 @@ def _parser() -> argparse.ArgumentParser:
         "explain", help="print the access-pattern registry and the field -> AP map"
     )
     explain.add_argument("--markdown", action="store_true", help="print docs/access-patterns.md")
+    explain.add_argument(
+        "--tail",
+        nargs=2,
+        type=int,
+        metavar=("PROCESSES", "BRANDS"),
+        help="print what the alert tail reads a second for these counts, and with Redis",
+    )
     explain.set_defaults(command=_explain)
 
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
@@ -90,8 +97,22 @@ def _explain(args: argparse.Namespace) -> int:
     from .fieldmap import field_map
     from .schema import schema
 
+    if args.tail is not None:
+        return _explain_tail(*args.tail)
     render = render_markdown if args.markdown else render_text
     sys.stdout.write(render(REGISTRY, field_map(schema, REGISTRY)))
+    return 0
+
+
+def _explain_tail(processes: int, brands: int) -> int:
+    from .settings import Environment
+    from .tail_cost import render_tail_cost
+
+    if processes < 1 or brands < 0:
+        print("proofgate: error: --tail needs PROCESSES >= 1 and BRANDS >= 0", file=sys.stderr)
+        return 2
+    env = Environment.read()
+    sys.stdout.write(render_tail_cost(processes, brands, env.pipeline(env.threats())))
     return 0
 
 

@@ -77,12 +77,24 @@ class Metrics:
             ["access_pattern"],
             registry=self.registry,
         )
+        self.redis_outages = Counter(
+            "proofgate_redis_outages",
+            "Times Redis became unreachable, by what fell back: alerts (to the table "
+            "tail) or limits (rate limits and persisted queries, to per-process state)",
+            ["part"],
+            registry=self.registry,
+        )
         self.websockets = Gauge(
             "proofgate_websocket_connections",
             "Open GraphQL WebSocket connections",
             registry=self.registry,
             multiprocess_mode="livesum",
         )
+
+    def redis_outage(self, part: str) -> Callable[[], None]:
+        """What a Redis user calls when it falls back; ``part`` is a fixed name."""
+        counter = self.redis_outages.labels(part)
+        return counter.inc
 
     def count_websockets(self, count: Callable[[], int]) -> None:
         """Read at scrape time in one process; with several, each process

@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator
 from pydantic_settings import NoDecode
@@ -40,6 +41,18 @@ def _layouts(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(layouts)
 
 
+def _redis_url(text: str) -> str:
+    parts = urlsplit(text)
+    if parts.scheme not in ("redis", "rediss", "unix") or (
+        parts.scheme != "unix" and not parts.hostname
+    ):
+        raise Malformed(
+            "must be a redis://, rediss:// or unix:// URL",
+            hint="For example redis://127.0.0.1:6379/0 (Redis 7 or Valkey).",
+        )
+    return text
+
+
 def _one_or_zero(text: str) -> bool:
     if text.lower() not in ("0", "1", "true", "false"):
         raise Malformed("use 1 or 0")
@@ -60,6 +73,7 @@ class PipelineVariables(BaseModel):
     webhook_allow_private: Annotated[bool, BeforeValidator(_one_or_zero)] = (
         _DEFAULT.webhook_allow_private
     )
+    redis_url: Annotated[str | None, BeforeValidator(_redis_url)] = _DEFAULT.redis_url
 
     def pipeline(self, threats: ThreatSettings) -> PipelineSettings:
         return replace(
@@ -73,5 +87,6 @@ class PipelineVariables(BaseModel):
             keepalive_interval=self.ws_keepalive_ms * _MILLISECOND,
             retry_base=self.webhook_retry_base_ms * _MILLISECOND,
             webhook_allow_private=self.webhook_allow_private,
+            redis_url=self.redis_url,
             threats=threats,
         )

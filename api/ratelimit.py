@@ -12,7 +12,8 @@ takes a token from a bucket:
 Operations that never reach a client address (executed in process) are not
 limited. Behind a reverse proxy, run uvicorn with ``--proxy-headers`` and
 ``--forwarded-allow-ips`` so the client address is the caller's, not the
-proxy's. Buckets live in this process: N processes allow N times the rate.
+proxy's. Buckets live in this process (N processes allow N times the rate)
+unless Redis is configured: then ``api.shared_ratelimit`` keeps them there.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from graphql import (
     DocumentNode,
@@ -43,7 +43,14 @@ from services.auth import Principal, Role
 from ._refuse import refuse
 from .limits import Rate
 
-__all__ = ["MAX_BUCKETS", "PUBLIC_MUTATIONS", "RateLimit", "RateLimiter"]
+__all__ = [
+    "MAX_BUCKETS",
+    "PUBLIC_MUTATIONS",
+    "RateLimit",
+    "RateLimiter",
+    "check_batch",
+    "too_many",
+]
 
 PUBLIC_MUTATIONS = frozenset({"verifyProduct", "claimProduct", "disputeClaim"})
 MAX_BUCKETS = 100_000
@@ -70,24 +77,26 @@ class RateLimiter:
         self.keyed = keyed
         self._clock = clock
         self._max_buckets = max_buckets
-        self._buckets: OrderedDict[tuple[str, str], _Bucket] = OrderedDict()
+        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
+
+    def bucket(self, principal: Principal, client: str | None) -> tuple[Rate, str] | None:
+        """The caller's rate and bucket name; None when the caller is not limited."""
+        if principal.role is Role.ADMIN or client is None:
+            return None
+        if principal.key_hash is not None:
+            rate, key = self.keyed, f"key:{principal.key_hash}"
+        else:
+            rate, key = self.anonymous, f"ip:{client}"
+        return None if rate is None else (rate, key)
 
     def check(self, principal: Principal, client: str | None, calls: int) -> None:
         """Take ``calls`` tokens from the caller's bucket, or raise RATE_LIMITED
         with ``retryAfter``: the seconds until that many are back."""
-        if principal.role is Role.ADMIN or client is None:
+        chosen = self.bucket(principal, client)
+        if chosen is None:
             return
-        if principal.key_hash is not None:
-            rate, key = self.keyed, ("key", principal.key_hash)
-        else:
-            rate, key = self.anonymous, ("ip", client)
-        if rate is None:
-            return
-        if calls > rate.burst:
-            raise RateLimited(
-                f"At most {rate.burst} public mutations fit in one request, got {calls}",
-                hint="Send them in several requests.",
-            )
+        rate, key = chosen
+        check_batch(rate, calls)
         now = self._clock()
         bucket = self._buckets.get(key)
         if bucket is None:
@@ -101,13 +110,25 @@ class RateLimiter:
             )
             bucket.updated = now
         if bucket.tokens < calls:
-            wait = math.ceil((calls - bucket.tokens) / rate.per_second * 1000) / 1000
-            raise RateLimited(
-                "Too many requests",
-                hint=f"Retry after {wait} seconds; {rate.per_minute} per minute are allowed.",
-                retryAfter=wait,
-            )
+            raise too_many(rate, calls, bucket.tokens)
         bucket.tokens -= calls
+
+
+def check_batch(rate: Rate, calls: int) -> None:
+    if calls > rate.burst:
+        raise RateLimited(
+            f"At most {rate.burst} public mutations fit in one request, got {calls}",
+            hint="Send them in several requests.",
+        )
+
+
+def too_many(rate: Rate, calls: int, tokens: float) -> RateLimited:
+    wait = math.ceil((calls - tokens) / rate.per_second * 1000) / 1000
+    return RateLimited(
+        "Too many requests",
+        hint=f"Retry after {wait} seconds; {rate.per_minute} per minute are allowed.",
+        retryAfter=wait,
+    )
 
 
 class RateLimit(SchemaExtension):
@@ -119,31 +140,39 @@ class RateLimit(SchemaExtension):
         self.limiter = limiter
 
     def on_execute(self) -> Iterator[None]:
+        calls = self._calls()
+        if calls is not None:
+            try:
+                self.limiter.check(*calls)
+            except RateLimited as error:
+                self._refuse(error)
+        yield
+
+    def _calls(self) -> tuple[Principal, str, int] | None:
+        """Who calls how many public mutations, if this operation calls any."""
         execution_context = self.execution_context
         document = execution_context.graphql_document
         if (
-            execution_context.result is None
-            and document is not None
-            and execution_context.operation_type is OperationType.MUTATION
+            execution_context.result is not None
+            or document is None
+            or execution_context.operation_type is not OperationType.MUTATION
         ):
-            try:
-                self._check(execution_context.context, document, execution_context.operation_name)
-            except RateLimited as error:
-                response = getattr(execution_context.context, "response", None)
-                wait = error.extensions.get("retryAfter")
-                if isinstance(response, Response) and wait is not None:
-                    response.status_code = 429
-                    response.headers["Retry-After"] = str(math.ceil(wait))
-                refuse(execution_context, error)
-        yield
-
-    def _check(self, context: Any, document: DocumentNode, operation_name: str | None) -> None:
+            return None
+        context = execution_context.context
         client = getattr(getattr(context, "request", None), "client", None)
         if client is None:
-            return
-        calls = _public_calls(document, operation_name)
-        if calls:
-            self.limiter.check(context.principal, client.host, calls)
+            return None
+        calls = _public_calls(document, execution_context.operation_name)
+        return (context.principal, client.host, calls) if calls else None
+
+    def _refuse(self, error: RateLimited) -> None:
+        execution_context = self.execution_context
+        response = getattr(execution_context.context, "response", None)
+        wait = error.extensions.get("retryAfter")
+        if isinstance(response, Response) and wait is not None:
+            response.status_code = 429
+            response.headers["Retry-After"] = str(math.ceil(wait))
+        refuse(execution_context, error)
 
 
 def _public_calls(document: DocumentNode, operation_name: str | None) -> int:

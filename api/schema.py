@@ -74,7 +74,36 @@ class ProofgateSchema(strawberry.Schema):
         error.message = hide_suggestions(error.message)
 
 
-def build_schema(limits: Limits | None = None) -> ProofgateSchema:
+_Factory = Callable[[], SchemaExtension]
+
+
+def _shared_state(
+    limits: Limits, redis_url: str | None, on_redis_outage: Callable[[], None] | None
+) -> tuple[_Factory, _Factory]:
+    """The persisted-query and rate-limit extensions: in process, or in Redis."""
+    persisted = PersistedQueryStore(limits.persisted_queries)
+    if redis_url is None:
+        limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
+        return partial(PersistedQueries, persisted), partial(RateLimit, limiter)
+    from .shared_persisted import SharedPersistedQueries, SharedQueries
+    from .shared_ratelimit import SharedRateLimit, SharedRateLimiter
+
+    shared_limiter = SharedRateLimiter(
+        limits.anonymous_rate, limits.key_rate, redis_url, on_outage=on_redis_outage
+    )
+    shared_queries = SharedQueries(redis_url, on_outage=on_redis_outage)
+    return (
+        partial(SharedPersistedQueries, persisted, shared_queries),
+        partial(SharedRateLimit, shared_limiter),
+    )
+
+
+def build_schema(
+    limits: Limits | None = None,
+    *,
+    redis_url: str | None = None,
+    on_redis_outage: Callable[[], None] | None = None,
+) -> ProofgateSchema:
     """A schema enforcing ``limits``; each app builds its own from its settings.
 
     Extensions are factories, so each request gets fresh instances. What they
@@ -82,15 +111,15 @@ def build_schema(limits: Limits | None = None) -> ProofgateSchema:
     cache recognises a repeated document), the document cache within its byte
     budget, the rate limiter, the persisted queries and the compiled plans.
     ``PersistedQueries`` comes first: it must find the query before anything
-    else looks at it.
+    else looks at it. With ``redis_url`` the rate limits and the persisted
+    queries are shared by every process using that Redis.
     """
     limits = limits or Limits()
     rules = document_rules(limits)
-    limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
-    persisted = PersistedQueryStore(limits.persisted_queries)
+    persisted_queries, rate_limit = _shared_state(limits, redis_url, on_redis_outage)
     documents = DocumentCache(limits.document_cache_bytes)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
-        partial(PersistedQueries, persisted),
+        persisted_queries,
         OperationObserver,
         ErrorMapper,
         StorageTracing,
@@ -98,7 +127,7 @@ def build_schema(limits: Limits | None = None) -> ProofgateSchema:
         partial(AddValidationRules, rules),
         partial(ValidatedDocuments, documents),
         partial(CostBudget, max_cost=limits.max_cost),
-        partial(RateLimit, limiter),
+        rate_limit,
     ]
     compiled = limits.execution is Execution.COMPILED
     built = ProofgateSchema(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from ._load import LoadPlan, LoadResult
 
-__all__ = ["Server", "free_port", "post_json", "run_load", "serving"]
+__all__ = ["Server", "free_port", "post_json", "redis_serving", "run_load", "serving"]
 
 STARTUP_SECONDS = 30.0
 _ROOT = Path(__file__).resolve().parents[1]
@@ -94,6 +95,32 @@ def serving(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@contextmanager
+def redis_serving(log_dir: Path) -> Iterator[str | None]:
+    """A redis-server with persistence off, as its URL; None when Debian's
+    ``redis-server`` is not installed (the Redis rows are then skipped)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        yield None
+        return
+    port = free_port()
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    with (log_dir / "redis.log").open("wb") as output:
+        process = subprocess.Popen([*command, "--appendonly", "no"], stdout=output, stderr=output)
+        try:
+            deadline = time.monotonic() + STARTUP_SECONDS
+            while time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
 
 
 def post_json(

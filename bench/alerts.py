@@ -6,6 +6,8 @@
 - scan to subscriber, two processes: the same scan sent to A, the subscriber
   on gateway B (same SQLite file), which learns of it by tailing AP12. B's
   relay is told never to poll, so every alert it delivers came from A.
+- the same through Redis: a second pair of gateways with ``PROOFGATE_REDIS_URL``
+  on a redis-server started for the run (skipped without the binary).
 - fan-out: 1,000 WebSocket connections with one subscription each on A, one
   alert, the time until each of them has it; and A's resident memory per idle
   subscription, from its RSS before and after they connected.
@@ -21,6 +23,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +32,11 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 from ._harness import print_table
-from ._server import Server, free_port, serving
+from ._server import Server, free_port, redis_serving, serving
 
 LOCAL_SAMPLES = 200
 REMOTE_SAMPLES = 40
+REDIS_SAMPLES = 200
 SUBSCRIBERS = 1000
 FANOUT_ALERTS = 5
 TAIL_INTERVAL_MS = 500
@@ -180,63 +185,67 @@ def _row(name: str, samples: list[float], target: str) -> tuple[str, ...]:
     )
 
 
+@contextmanager
+def _two_gateways(root: Path, name: str, env: dict[str, str]) -> Iterator[tuple[Server, Server]]:
+    """A and B on one SQLite file; B's relay never polls, so every alert B
+    delivers came from A."""
+    data_dir = str(root / "data")
+    ports = free_port(), free_port()
+    commands = [
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--data-dir", data_dir]
+        for port in ports
+    ]
+    remote_env = {**env, "PROOFGATE_RELAY_POLL_MS": "600000"}
+    with (
+        serving(
+            f"{name}-a", commands[0], port=ports[0], probe="/health", log_dir=root, env=env
+        ) as a,
+        serving(
+            f"{name}-b", commands[1], port=ports[1], probe="/health", log_dir=root, env=remote_env
+        ) as b,
+    ):
+        yield a, b
+
+
+async def _remote(a: Server, b: Server, samples: int, jitter: float) -> list[float]:
+    async with httpx.AsyncClient(base_url=a.url, timeout=30) as client:
+        brand, key, codes = await _seed(client, samples)
+        socket = await _subscribe(b, key, brand)
+        await asyncio.sleep(0.5)
+        try:
+            return await _latencies(client, socket, codes, jitter=jitter)
+        finally:
+            await socket.close()
+
+
 async def run() -> None:
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
-        data_dir = str(root / "data")
-        ports = free_port(), free_port()
-        commands = [
-            [
-                sys.executable,
-                "-m",
-                "api.cli",
-                "serve",
-                "--port",
-                str(port),
-                "--data-dir",
-                data_dir,
-            ]
-            for port in ports
-        ]
-        remote_env = {**ENV, "PROOFGATE_RELAY_POLL_MS": "600000"}
-        with (
-            serving(
-                "alerts-a", commands[0], port=ports[0], probe="/health", log_dir=root, env=ENV
-            ) as a,
-            serving(
-                "alerts-b",
-                commands[1],
-                port=ports[1],
-                probe="/health",
-                log_dir=root,
-                env=remote_env,
-            ) as b,
-        ):
+        with _two_gateways(root, "alerts", ENV) as (a, b):
             async with httpx.AsyncClient(base_url=a.url, timeout=30) as client:
-                brand, key, codes = await _seed(
-                    client, LOCAL_SAMPLES + REMOTE_SAMPLES + FANOUT_ALERTS
-                )
+                brand, key, codes = await _seed(client, LOCAL_SAMPLES + FANOUT_ALERTS)
                 local_socket = await _subscribe(a, key, brand)
                 local = await _latencies(client, local_socket, codes[:LOCAL_SAMPLES])
                 await local_socket.close()
-                remote_socket = await _subscribe(b, key, brand)
-                await asyncio.sleep(0.5)
-                remote = await _latencies(
-                    client,
-                    remote_socket,
-                    codes[LOCAL_SAMPLES : LOCAL_SAMPLES + REMOTE_SAMPLES],
-                    jitter=TAIL_INTERVAL_MS / 1000,
-                )
-                await remote_socket.close()
                 fanout, memory = await _fanout(client, a, key, brand, codes[-FANOUT_ALERTS:])
+            remote = await _remote(a, b, REMOTE_SAMPLES, TAIL_INTERVAL_MS / 1000)
+        with redis_serving(root) as redis_url:
+            through_redis: list[float] = []
+            if redis_url is not None:
+                env = {**ENV, "PROOFGATE_REDIS_URL": redis_url}
+                with _two_gateways(root, "alerts-redis", env) as (a, b):
+                    through_redis = await _remote(a, b, REDIS_SAMPLES, 0.02)
+    rows = [
+        _row("one process", local, "p99 < 50"),
+        _row("two processes (tail)", remote, f"p99 < {TAIL_INTERVAL_MS + 100}"),
+    ]
+    if through_redis:
+        rows.append(_row("two processes (redis)", through_redis, "p99 < 50"))
+    else:
+        rows.append(("two processes (redis)", "0", "-", "-", "redis-server not installed"))
+    rows.append(_row(f"fan-out to {SUBSCRIBERS} sockets", fanout, "p99 < 100"))
     print_table(
-        "Threat alerts: scan to subscriber (ms)",
-        [
-            _row("one process", local, "p99 < 50"),
-            _row("two processes (tail)", remote, f"p99 < {TAIL_INTERVAL_MS + 100}"),
-            _row(f"fan-out to {SUBSCRIBERS} sockets", fanout, "p99 < 100"),
-        ],
-        ("path", "samples", "p50", "p99", "target"),
+        "Threat alerts: scan to subscriber (ms)", rows, ("path", "samples", "p50", "p99", "target")
     )
     print_table(
         "Threat alerts: memory",

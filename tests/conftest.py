@@ -1,4 +1,5 @@
-"""Shared fixtures: the moto server for the DynamoDB backend, and the Scan tripwire.
+"""Shared fixtures: the moto server for the DynamoDB backend, a redis-server, and
+the Scan tripwire.
 
 The gateway must never Scan. The tripwire sits at both ends of the wire: every
 botocore/aiobotocore client refuses the call, and moto's own Scan (and PartiQL)
@@ -23,6 +24,8 @@ from moto.dynamodb.exceptions import MockValidationException
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.responses import DynamoHandler
 from moto.server import ThreadedMotoServer
+
+from tests._support.redis_server import RedisServer, redis_binary
 
 FORBIDDEN_DYNAMODB_OPERATIONS = frozenset(
     {"Scan", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"}
@@ -196,3 +199,16 @@ def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
         finally:
             server.stop()
             requests_log.setLevel(level)
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A fresh redis-server per test (tests kill it), persistence off."""
+    binary = redis_binary()
+    if binary is None:
+        pytest.skip("redis-server is not installed (Debian package redis-server; .ci/run adds it)")
+    server = RedisServer(binary).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -78,9 +78,12 @@ class Relay:
         clock: Callable[[], datetime],
         *,
         owner: str | None = None,
+        announce: Callable[[Item], None] | None = None,
     ) -> None:
+        """``announce``: hands each alert created here to the other processes."""
         self._storage = storage
         self._broker = broker
+        self._announce = announce
         self._settings = settings
         self._clock = clock
         self.owner = owner or _owner()
@@ -318,6 +321,8 @@ class Relay:
             raise
         self.alerts_created += 1
         self._broker.publish(item)
+        if self._announce is not None:
+            self._announce(item)
         for delivery in deliveries:
             self.expect(delivery)
         return True

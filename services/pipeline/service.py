@@ -26,6 +26,7 @@ from .outbox import outbox_put
 from .relay import Relay
 from .settings import PipelineSettings
 from .tailer import Tailer, read_alerts_since
+from .transport import AlertTransport, TableTransport
 
 __all__ = ["Pipeline", "outbox_actions"]
 
@@ -43,6 +44,19 @@ def outbox_actions(
     return [outbox_put(event, now=when, settings=settings or PipelineSettings())]
 
 
+def _transport(
+    settings: PipelineSettings,
+    broker: Broker,
+    tailer: Tailer,
+    on_redis_outage: Callable[[], None] | None,
+) -> AlertTransport:
+    if settings.redis_url is None:
+        return TableTransport(tailer)
+    from .redis_transport import RedisTransport
+
+    return RedisTransport(settings.redis_url, broker, tailer, settings, on_outage=on_redis_outage)
+
+
 class Pipeline:
     def __init__(
         self,
@@ -52,7 +66,11 @@ class Pipeline:
         cursors: CursorCodec,
         clock: Callable[[], datetime],
         owner: str | None = None,
+        transport: AlertTransport | None = None,
+        on_redis_outage: Callable[[], None] | None = None,
     ) -> None:
+        """``transport``: how other processes' alerts arrive; by default Redis
+        when ``settings.redis_url`` is set, else the table tail."""
         self.storage = storage
         self.settings = settings
         self.cursors = cursors
@@ -62,7 +80,12 @@ class Pipeline:
             overlap=settings.tail_overlap,
         )
         self.tailer = Tailer(storage, self.broker, settings, clock)
-        self.relay = Relay(storage, self.broker, settings, clock, owner=owner)
+        self.transport = transport or _transport(
+            settings, self.broker, self.tailer, on_redis_outage
+        )
+        self.relay = Relay(
+            storage, self.broker, settings, clock, owner=owner, announce=self.transport.announce
+        )
         self._clock = clock
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -73,7 +96,7 @@ class Pipeline:
             return
         self._tasks = [
             asyncio.create_task(self.relay.run(), name="proofgate-relay"),
-            asyncio.create_task(self.tailer.run(), name="proofgate-tailer"),
+            asyncio.create_task(self.transport.run(), name="proofgate-alert-transport"),
         ]
         await asyncio.sleep(0)
 
@@ -84,6 +107,7 @@ class Pipeline:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.transport.close()
         self.broker.close()
 
     # --- commands ----------------------------------------------------------------
@@ -106,14 +130,17 @@ class Pipeline:
         """Live alerts of ``brand_id`` from now on, buffered until read."""
         subscriber = self.broker.add(brand_id, on_overflow)
         try:
+            await self.transport.watch(brand_id)
             await self.tailer.watch(brand_id)
         except BaseException:
-            self.broker.remove(subscriber)
+            self.unsubscribe(subscriber)
             raise
         return subscriber
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         self.broker.remove(subscriber)
+        if not self.broker.is_watched(subscriber.brand_id):
+            self.transport.unwatch(subscriber.brand_id)
 
     def cursor(self, item: Item, tenant: str) -> str:
         """The alert's position in AP12, as the edge cursor ``Brand.threats`` returns."""

@@ -41,6 +41,12 @@ class PipelineSettings:
     """How far behind its newest alert the tailer keeps looking, because alerts
     from several processes become visible in a slightly different order than
     their timestamps."""
+    redis_url: str | None = field(default=None, repr=False)
+    """Alerts across processes through Redis pub/sub instead of the tail alone."""
+    redis_sweep_interval: timedelta = timedelta(seconds=5)
+    """How often the table is read for watched brands while Redis carries the
+    alerts: what pub/sub dropped still arrives. Shorter than ``tail_overlap``,
+    so a sweep never skips past an alert (docs/design.md, "Alerts across processes")."""
     replay_max: int = 5000
     queue_max: int = 256
     """Alerts one subscription may have waiting to be sent; past it the

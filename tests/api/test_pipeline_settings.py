@@ -29,6 +29,7 @@ def test_every_variable_reaches_the_pipeline_settings() -> None:
             "PROOFGATE_WS_KEEPALIVE_MS": "7000",
             "PROOFGATE_WEBHOOK_RETRY_BASE_MS": "20",
             "PROOFGATE_WEBHOOK_ALLOW_PRIVATE": "TRUE",
+            "PROOFGATE_REDIS_URL": "redis://:secret@cache.internal:6380/2",
         }
     )
     threats = ThreatSettings(burst_max_scans=2)
@@ -42,6 +43,8 @@ def test_every_variable_reaches_the_pipeline_settings() -> None:
     assert settings.keepalive_interval == timedelta(seconds=7)
     assert settings.retry_base == timedelta(milliseconds=20)
     assert settings.webhook_allow_private is True
+    assert settings.redis_url == "redis://:secret@cache.internal:6380/2"
+    assert "secret" not in repr(settings)
     assert settings.threats is threats
 
 
@@ -62,3 +65,16 @@ def test_shard_layouts_out_of_order_are_refused_when_built() -> None:
     env = Environment.read({"PROOFGATE_OUTBOX_SHARDS": "2:4,1:4"})
     with pytest.raises(ConfigurationError, match="increasing versions"):
         env.pipeline(ThreatSettings())
+
+
+def test_without_redis_the_table_carries_alerts_across_processes() -> None:
+    assert (
+        Environment.read({"PROOFGATE_REDIS_URL": "  "}).pipeline(ThreatSettings()).redis_url is None
+    )
+
+
+@pytest.mark.parametrize("value", ["127.0.0.1:6379", "http://cache:6379", "redis://", "valkey"])
+def test_a_malformed_redis_url_names_the_variable(value: str) -> None:
+    with pytest.raises(ConfigurationError, match="PROOFGATE_REDIS_URL") as raised:
+        Environment.read({"PROOFGATE_REDIS_URL": value})
+    assert raised.value.hint is not None and "redis://" in raised.value.hint

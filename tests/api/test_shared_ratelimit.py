@@ -1,0 +1,122 @@
+"""Rate limits shared through a real redis-server: the Lua bucket against the
+in-process one, the fall-back when Redis is gone, and two gateway processes
+limiting one client at the configured rate, not twice it."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from pathlib import Path
+
+import pytest
+from _live import VERIFY, Gateway
+
+from api.limits import Rate
+from api.ratelimit import RateLimiter
+from api.shared_ratelimit import SharedRateLimiter
+from domain.errors import RateLimited
+from services.auth import ANONYMOUS, Principal, Role
+from tests._support.ports import free_port
+from tests._support.redis_server import RedisServer
+
+RATE = Rate(per_minute=120, burst=4)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _outcome_shared(limiter: SharedRateLimiter, principal: Principal, calls: int) -> object:
+    try:
+        await limiter.check(principal, "192.0.2.7", calls)
+    except RateLimited as error:
+        return error.extensions["retryAfter"]
+    return "ok"
+
+
+def _outcome_local(limiter: RateLimiter, principal: Principal, calls: int) -> object:
+    try:
+        limiter.check(principal, "192.0.2.7", calls)
+    except RateLimited as error:
+        return error.extensions["retryAfter"]
+    return "ok"
+
+
+async def test_the_lua_bucket_decides_what_the_in_process_bucket_decides(
+    redis_server: RedisServer,
+) -> None:
+    """The same random calls and clock steps through both; every answer, and
+    every retryAfter, agrees."""
+    clock = Clock()
+    shared = SharedRateLimiter(RATE, Rate(per_minute=60, burst=2), redis_server.url, clock=clock)
+    local = RateLimiter(RATE, Rate(per_minute=60, burst=2), clock=clock)
+    brand = Principal(Role.BRAND, "brand", "key-hash")
+    randomness = random.Random(14)
+    refused = 0
+    try:
+        for _ in range(400):
+            clock.now += randomness.choice([0.0, 0.0, 0.05, 0.3, 1.0, 7.5])
+            principal = randomness.choice([ANONYMOUS, brand])
+            calls = randomness.randint(1, 2)
+            expected = _outcome_local(local, principal, calls)
+            assert await _outcome_shared(shared, principal, calls) == expected
+            refused += expected != "ok"
+        assert 50 < refused < 350
+        assert shared.outages == 0
+    finally:
+        await shared.close()
+
+
+async def test_without_redis_each_process_limits_on_its_own() -> None:
+    shared = SharedRateLimiter(RATE, None, f"redis://127.0.0.1:{free_port()}/0")
+    try:
+        for _ in range(RATE.burst):
+            await shared.check(ANONYMOUS, "192.0.2.8", 1)
+        with pytest.raises(RateLimited):
+            await shared.check(ANONYMOUS, "192.0.2.8", 1)
+        assert shared.outages == 1
+    finally:
+        await shared.close()
+
+
+@pytest.mark.slow
+async def test_a_client_alternating_between_two_processes_gets_the_rate_once(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """600 a minute with a burst of 10, for 4 s from one address alternating
+    between A and B: about 10 + 40 calls succeed; per process it would be twice that."""
+    env = {
+        "PROOFGATE_REDIS_URL": redis_server.url,
+        "PROOFGATE_RATE_LIMIT": "600",
+        "PROOFGATE_RATE_BURST": "10",
+    }
+    a = await Gateway(tmp_path, **env).start()
+    b = await Gateway(tmp_path, **env).start()
+    try:
+        allowed = refused = 0
+        started = time.monotonic()
+        index = 0
+        while time.monotonic() - started < 4.0:
+            gateway = (a, b)[index % 2]
+            index += 1
+            response = await gateway.client.post(
+                "/graphql", json={"query": VERIFY, "variables": {"code": "no-such-code"}}
+            )
+            if response.status_code == 429:
+                refused += 1
+            else:
+                assert response.status_code == 200, response.text
+                allowed += 1
+            await asyncio.sleep(0.01)
+        elapsed = time.monotonic() - started
+        expected = 10 + elapsed * 10
+        assert refused > 0
+        assert abs(allowed - expected) <= 0.1 * expected, (allowed, expected, refused)
+    finally:
+        await a.stop()
+        await b.stop()
