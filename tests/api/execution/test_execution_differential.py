@@ -107,6 +107,10 @@ def _generated(seed: Seed, schema: Any) -> st.SearchStrategy[str]:
         "String": st.sampled_from([*seed.codes, *seed.hashes, "x", "2026-01"]).map(
             lambda value: StringValueNode(value=value)
         ),
+        # Analytics ranges: today, a week, a range over the 92-day limit, a bad value.
+        "Date": st.sampled_from(["2026-11-30", "2026-11-24", "2026-01-01", "x"]).map(
+            lambda value: StringValueNode(value=value)
+        ),
     }
     return queries(schema, custom_scalars=scalars, allow_null=False)
 
