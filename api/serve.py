@@ -100,8 +100,9 @@ def worker_app() -> ASGIApp:
 def _app(settings: Settings) -> ASGIApp:
     from .app import create_app
     from .gc_freeze import FreezeAfterStartup
+    from .going_away import GoingAwayOnExit
 
-    return FreezeAfterStartup(create_app(settings))
+    return FreezeAfterStartup(GoingAwayOnExit(create_app(settings)))
 
 
 def _config(

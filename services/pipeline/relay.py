@@ -45,6 +45,7 @@ from .outbox import (
     complete_delete,
     outbox_put,
     park_update,
+    release_update,
     retry_update,
 )
 from .periodic import repeat
@@ -56,6 +57,7 @@ __all__ = ["Relay", "retry_delay"]
 logger = logging.getLogger("proofgate.pipeline")
 
 _MICROSECOND = timedelta(microseconds=1)
+RELEASE_SECONDS = 5.0
 
 
 def retry_delay(attempt: int, settings: PipelineSettings) -> timedelta:
@@ -88,6 +90,8 @@ class Relay:
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._held: dict[str, ClaimedItem] = {}
+        """Claimed and not yet settled, by lease token: released when the relay stops."""
         self._running = False
         self._deliveries = 0
         self._last_stamp: datetime | None = None
@@ -106,6 +110,7 @@ class Relay:
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self._release_held()
 
     def wake(self) -> None:
         self._wake.set()
@@ -134,6 +139,24 @@ class Relay:
         while True:
             claimed = await self._lane.get()
             await self.handle(claimed)
+            self._held.pop(claimed.lease.token, None)
+
+    async def _release_held(self) -> None:
+        """A stopping process gives its unsettled items back at once instead of
+        leaving them leased until the lease expires (docs/design.md, "Pipeline")."""
+        held, self._held = list(self._held.values()), {}
+        if not held:
+            return
+        now = self._clock()
+        try:
+            async with asyncio.timeout(RELEASE_SECONDS):
+                for claimed in held:
+                    release = release_update(claimed.event_id, claimed.lease.token, due=now)
+                    await self._write(release)
+        except Exception:
+            logger.warning(
+                "Releasing %d outbox leases failed; they will expire", len(held), exc_info=True
+            )
 
     async def _claim_committed(self, item: Item) -> None:
         try:
@@ -197,6 +220,7 @@ class Relay:
             return None
 
     def _dispatch(self, claimed: ClaimedItem) -> None:
+        self._held[claimed.lease.token] = claimed
         if isinstance(claimed.event, WebhookEvent):
             self._deliveries += 1
             self._spawn(self._deliver(claimed))
@@ -207,6 +231,7 @@ class Relay:
         try:
             async with self._webhook_slots:
                 await self.handle(claimed)
+            self._held.pop(claimed.lease.token, None)
         finally:
             self._deliveries -= 1
 
