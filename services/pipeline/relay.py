@@ -90,8 +90,9 @@ class Relay:
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._held: dict[str, ClaimedItem] = {}
-        """Claimed and not yet settled, by lease token: released when the relay stops."""
+        self._held: dict[str, str] = {}
+        """Event ids by lease token, from the claim until the item is settled:
+        released when the relay stops."""
         self._running = False
         self._deliveries = 0
         self._last_stamp: datetime | None = None
@@ -144,15 +145,16 @@ class Relay:
     async def _release_held(self) -> None:
         """A stopping process gives its unsettled items back at once instead of
         leaving them leased until the lease expires (docs/design.md, "Pipeline")."""
-        held, self._held = list(self._held.values()), {}
+        held, self._held = list(self._held.items()), {}
         if not held:
             return
         now = self._clock()
         try:
             async with asyncio.timeout(RELEASE_SECONDS):
-                for claimed in held:
-                    release = release_update(claimed.event_id, claimed.lease.token, due=now)
-                    await self._write(release)
+                for token, event_id in held:
+                    # A claim cancelled mid-write may not have applied: then
+                    # the token's condition fails and nothing changes.
+                    await self._write(release_update(event_id, token, due=now))
         except Exception:
             logger.warning(
                 "Releasing %d outbox leases failed; they will expire", len(held), exc_info=True
@@ -209,18 +211,27 @@ class Relay:
             )
             return None
         lease = Lease(self.owner, secrets.token_hex(8), now + self._settings.lease)
-        if not await self._write(claim_update(item, lease)):
+        self._held[lease.token] = item["id"]
+        try:
+            claimed = await self._write(claim_update(item, lease))
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
+            self._held.pop(lease.token, None)
+            raise
+        if not claimed:
+            self._held.pop(lease.token, None)
             return None
         try:
             return ClaimedItem.from_item(item, lease)
         except ProofgateError as error:
+            self._held.pop(lease.token, None)
             await self._write(
                 park_update(item["id"], now=now, error=error.message, token=lease.token)
             )
             return None
 
     def _dispatch(self, claimed: ClaimedItem) -> None:
-        self._held[claimed.lease.token] = claimed
         if isinstance(claimed.event, WebhookEvent):
             self._deliveries += 1
             self._spawn(self._deliver(claimed))
