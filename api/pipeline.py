@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from services.context import utcnow
 from services.pipeline import Pipeline
@@ -21,11 +21,17 @@ from .settings import Settings
 __all__ = ["build_pipeline", "running_pipeline", "watching_connections"]
 
 
-def build_pipeline(settings: Settings, storage: Storage) -> Pipeline:
+def build_pipeline(
+    settings: Settings, storage: Storage, on_delivery: Callable[[str], None] | None = None
+) -> Pipeline:
     """This process's pipeline, built before the services so that they are
     built with its committing storage (``build_services``)."""
     return Pipeline(
-        storage, settings.pipeline, cursors=CursorCodec(settings.cursor_key), clock=utcnow
+        storage,
+        settings.pipeline,
+        cursors=CursorCodec(settings.cursor_key),
+        clock=utcnow,
+        on_delivery=on_delivery,
     )
 
 

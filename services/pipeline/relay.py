@@ -32,7 +32,7 @@ from storage import Item, Put, Storage, Update, WriteAction
 from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
 
 from ..transact import transact
-from ..webhooks.items import delivery_item, webhook_matches
+from ..webhooks.items import DeliveryStatus, delivery_item, webhook_matches
 from .alerts import alert_item, alert_puts
 from .broker import Broker
 from .delivery import deliver
@@ -67,6 +67,10 @@ def retry_delay(attempt: int, settings: PipelineSettings) -> timedelta:
     return delay * random.uniform(1.0, 1.1)
 
 
+def _uncounted(status: DeliveryStatus) -> None:
+    return None
+
+
 def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
@@ -80,8 +84,10 @@ class Relay:
         clock: Callable[[], datetime],
         *,
         owner: str | None = None,
+        on_delivery: Callable[[DeliveryStatus], None] | None = None,
     ) -> None:
         self._storage = storage
+        self._on_delivery = on_delivery or _uncounted
         self._broker = broker
         self._settings = settings
         self._clock = clock
@@ -292,7 +298,12 @@ class Relay:
         if isinstance(event, WebhookEvent):
             final = claimed.attempts >= self._settings.max_attempts
             await deliver(
-                self._storage, event, now=self._clock(), settings=self._settings, final=final
+                self._storage,
+                event,
+                now=self._clock(),
+                settings=self._settings,
+                final=final,
+                counted=self._on_delivery,
             )
             return
         drafts = await alert_drafts(self._storage, event, self._settings.threats)

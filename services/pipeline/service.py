@@ -18,7 +18,9 @@ from domain.errors import BadUserInput, InvalidCursor
 from storage import CursorCodec, Item, Storage, WriteAction
 from storage.access_patterns import BRAND_THREATS
 
+from ..webhooks.items import DeliveryStatus
 from .alerts import ALERT_SORT
+from .backlog import Backlog, measure_backlog
 from .broker import Broker, Subscriber
 from .committing import CommittingStorage
 from .events import OutboxEvent
@@ -52,7 +54,9 @@ class Pipeline:
         cursors: CursorCodec,
         clock: Callable[[], datetime],
         owner: str | None = None,
+        on_delivery: Callable[[DeliveryStatus], None] | None = None,
     ) -> None:
+        """``on_delivery`` hears each webhook delivery attempt's outcome."""
         self.storage = storage
         self.settings = settings
         self.cursors = cursors
@@ -62,7 +66,9 @@ class Pipeline:
             overlap=settings.tail_overlap,
         )
         self.tailer = Tailer(storage, self.broker, settings, clock)
-        self.relay = Relay(storage, self.broker, settings, clock, owner=owner)
+        self.relay = Relay(
+            storage, self.broker, settings, clock, owner=owner, on_delivery=on_delivery
+        )
         self._clock = clock
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -85,6 +91,9 @@ class Pipeline:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self.broker.close()
+
+    async def backlog(self) -> Backlog:
+        return await measure_backlog(self.storage, self.settings, self._clock())
 
     # --- commands ----------------------------------------------------------------
 
