@@ -85,6 +85,10 @@ class Metrics:
             registry=self.registry,
             multiprocess_mode="livesum",
         )
+        self._pipeline_series()
+        self._count_subscriptions: Callable[[], int] | None = None
+
+    def _pipeline_series(self) -> None:
         self.subscriptions = Gauge(
             "proofgate_subscriptions",
             "Live threatAlerts subscriptions",
@@ -117,7 +121,6 @@ class Metrics:
             registry=self.registry,
             multiprocess_mode="mostrecent",
         )
-        self._count_subscriptions: Callable[[], int] | None = None
 
     def count_websockets(self, count: Callable[[], int]) -> None:
         """Read at scrape time in one process; with several, each process
