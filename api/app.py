@@ -68,13 +68,17 @@ def create_app(settings: Settings) -> Starlette:
         app.state.storage = await open_storage(settings)
         try:
             pipeline = build_pipeline(
-                settings, app.state.storage, on_redis_outage=metrics.redis_outage("alerts")
+                settings,
+                app.state.storage,
+                on_delivery=metrics.delivered,
+                on_redis_outage=metrics.redis_outage("alerts"),
             )
             services = build_services(settings, app.state.storage, pipeline)
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
                 metrics.count_websockets(app.state.graphql.connections.__len__)
+                metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
                 async with watching_connections(app.state.graphql, settings):
                     app.state.demo = (
                         await start_demo(schema, services, settings) if settings.demo else None
@@ -150,6 +154,12 @@ async def metrics_endpoint(request: Request) -> Response:
         )
         return error_response(refusal, 403)
     metrics: Metrics = request.app.state.metrics
+    try:
+        async with asyncio.timeout(READY_TIMEOUT_SECONDS):
+            metrics.observe_backlog(await request.app.state.pipeline.backlog())
+    except Exception:
+        # The request and error series still tell the operator what is wrong.
+        logger.warning("Measuring the outbox backlog failed", exc_info=True)
     return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 

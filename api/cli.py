@@ -17,6 +17,7 @@ from storage.access_patterns import REGISTRY
 
 from . import __version__
 from ._flags import flag_environ
+from .backup_commands import add_backup_command
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
 from .outbox_commands import add_outbox_commands
@@ -71,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
     export.set_defaults(command=_export_schema)
     add_ledger_commands(commands)
+    add_backup_command(commands)
     add_outbox_commands(commands)
     add_secret_commands(commands)
     return parser

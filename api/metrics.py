@@ -23,6 +23,8 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from services.pipeline import BACKLOG_COUNT_MAX, Backlog
+
 from .observation import Observation
 
 __all__ = ["CONTENT_TYPE_LATEST", "MULTIPROCESS_DIR", "OTHER_OPERATION", "Metrics"]
@@ -90,6 +92,42 @@ class Metrics:
             registry=self.registry,
             multiprocess_mode="livesum",
         )
+        self._pipeline_series()
+        self._count_subscriptions: Callable[[], int] | None = None
+
+    def _pipeline_series(self) -> None:
+        self.subscriptions = Gauge(
+            "proofgate_subscriptions",
+            "Live threatAlerts subscriptions",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.deliveries = Counter(
+            "proofgate_webhook_deliveries",
+            "Webhook delivery attempts by result (DELIVERED, RETRYING, FAILED)",
+            ["result"],
+            registry=self.registry,
+        )
+        # The outbox is the store's, not a process's: every process measures
+        # the same queue, so the latest measurement is the value.
+        self.outbox_queued = Gauge(
+            "proofgate_outbox_queued",
+            f"Outbox items waiting or leased (counted up to {BACKLOG_COUNT_MAX})",
+            registry=self.registry,
+            multiprocess_mode="mostrecent",
+        )
+        self.outbox_parked = Gauge(
+            "proofgate_outbox_parked",
+            f"Outbox items parked after their last attempt (up to {BACKLOG_COUNT_MAX})",
+            registry=self.registry,
+            multiprocess_mode="mostrecent",
+        )
+        self.relay_lag = Gauge(
+            "proofgate_relay_lag_seconds",
+            "How long the oldest claimable outbox item has been due",
+            registry=self.registry,
+            multiprocess_mode="mostrecent",
+        )
 
     def redis_outage(self, part: str) -> Callable[[], None]:
         """What a Redis user calls when it falls back; ``part`` is a fixed name."""
@@ -103,6 +141,21 @@ class Metrics:
             self._count_websockets = count
         else:
             self.websockets.set_function(count)
+
+    def count_subscriptions(self, count: Callable[[], int]) -> None:
+        """Like ``count_websockets``."""
+        if self._shared:
+            self._count_subscriptions = count
+        else:
+            self.subscriptions.set_function(count)
+
+    def delivered(self, result: str) -> None:
+        self.deliveries.labels(result).inc()
+
+    def observe_backlog(self, backlog: Backlog) -> None:
+        self.outbox_queued.set(backlog.queued)
+        self.outbox_parked.set(backlog.parked)
+        self.relay_lag.set(backlog.lag_seconds)
 
     def observe(self, observation: Observation, status: int, seconds: float) -> None:
         kind = observation.operation_type or "none"
@@ -120,17 +173,21 @@ class Metrics:
             pattern = call.access_pattern or "none"
             self.storage_calls.labels(pattern, call.operation).inc()
             self.capacity.labels(pattern).inc(call.capacity)
-        if self._count_websockets is not None:
-            self.websockets.set(self._count_websockets())
+        self._refresh_counts()
 
     def render(self) -> bytes:
         if not self._shared:
             return generate_latest(self.registry)
-        if self._count_websockets is not None:
-            self.websockets.set(self._count_websockets())
+        self._refresh_counts()
         every_process = CollectorRegistry()
         multiprocess.MultiProcessCollector(every_process)  # type: ignore[no-untyped-call]
         return generate_latest(every_process)
+
+    def _refresh_counts(self) -> None:
+        if self._count_websockets is not None:
+            self.websockets.set(self._count_websockets())
+        if self._count_subscriptions is not None:
+            self.subscriptions.set(self._count_subscriptions())
 
     def _operation(self, name: str | None) -> str:
         if not name:

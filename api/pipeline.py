@@ -22,7 +22,11 @@ __all__ = ["build_pipeline", "running_pipeline", "watching_connections"]
 
 
 def build_pipeline(
-    settings: Settings, storage: Storage, *, on_redis_outage: Callable[[], None] | None = None
+    settings: Settings,
+    storage: Storage,
+    *,
+    on_delivery: Callable[[str], None] | None = None,
+    on_redis_outage: Callable[[], None] | None = None,
 ) -> Pipeline:
     """This process's pipeline, built before the services so that they are
     built with its committing storage (``build_services``)."""
@@ -31,6 +35,7 @@ def build_pipeline(
         settings.pipeline,
         cursors=CursorCodec(settings.cursor_key),
         clock=utcnow,
+        on_delivery=on_delivery,
         on_redis_outage=on_redis_outage,
     )
 

@@ -1,8 +1,9 @@
 """``proofgate serve``: uvicorn on uvloop and httptools, one process or
 ``--workers N`` on one listening socket.
 
-The socket is bound before anything says the gateway is up, so a taken port
-is one line and a non-zero exit. With several workers each process builds its
+The store is checked and the socket bound before anything says the gateway
+is up, so an unreachable table or a taken port is one line and a non-zero
+exit. With several workers each process builds its
 own app from the same environment (flags are written into it first) and runs
 its own relay and tailer, exactly like separate ``serve`` processes on one
 store: alerts reach every subscriber once whichever worker holds its socket.
@@ -12,6 +13,7 @@ Their metrics are aggregated through ``PROMETHEUS_MULTIPROC_DIR``.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import shutil
 import socket
@@ -24,6 +26,7 @@ from domain.errors import ConfigurationError
 
 from . import __version__
 from ._flags import DATA_DIR_HELP, flag_environ
+from .backend import check_storage
 from .metrics import MULTIPROCESS_DIR
 from .settings import Backend, Settings
 
@@ -73,6 +76,7 @@ def _serve(args: argparse.Namespace) -> int:
         forwarded_allow_ips=args.forwarded_allow_ips,
     )
     settings = replace(Settings.from_env(environ), demo=args.demo)
+    asyncio.run(check_storage(settings))
     listener = _bind(settings.host, settings.port)
     if args.workers == 1:
         app = _app(settings)
@@ -96,8 +100,9 @@ def worker_app() -> ASGIApp:
 def _app(settings: Settings) -> ASGIApp:
     from .app import create_app
     from .gc_freeze import FreezeAfterStartup
+    from .going_away import GoingAwayOnExit
 
-    return FreezeAfterStartup(create_app(settings))
+    return FreezeAfterStartup(GoingAwayOnExit(create_app(settings)))
 
 
 def _config(

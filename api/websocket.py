@@ -28,6 +28,7 @@ from storage import Storage
 from storage.access_patterns import API_KEY_BY_HASH
 
 __all__ = [
+    "CLOSE_GOING_AWAY",
     "CLOSE_REVOKED",
     "CLOSE_SLOW_CONSUMER",
     "Connections",
@@ -41,6 +42,7 @@ logger = logging.getLogger("proofgate.websocket")
 
 CLOSE_SLOW_CONSUMER = (4008, "Slow consumer: too many alerts were waiting to be sent")
 CLOSE_REVOKED = (4403, "API key revoked")
+CLOSE_GOING_AWAY = (1001, "Server shutting down")
 _CLOSE_TIMEOUT_SECONDS = 5.0
 
 
@@ -64,10 +66,11 @@ class LiveConnection:
     def slow_consumer(self) -> None:
         self.close_soon(*CLOSE_SLOW_CONSUMER)
 
-    def close_soon(self, code: int, reason: str) -> None:
+    def close_soon(self, code: int, reason: str) -> asyncio.Task[None]:
         """From a callback: a send may be blocked on this very socket."""
         if self._closing is None:
             self._closing = asyncio.get_running_loop().create_task(self._close(code, reason))
+        return self._closing
 
     async def _close(self, code: int, reason: str) -> None:
         logger.info("Closing WebSocket (%d %s)", code, reason)
@@ -90,8 +93,12 @@ class Connections:
 
     def __init__(self) -> None:
         self._open: set[LiveConnection] = set()
+        self._going_away: tuple[int, str] | None = None
 
     def add(self, connection: LiveConnection) -> None:
+        if self._going_away is not None:
+            connection.close_soon(*self._going_away)
+            return
         self._open.add(connection)
 
     def discard(self, connection: LiveConnection) -> None:
@@ -99,6 +106,15 @@ class Connections:
 
     def __len__(self) -> int:
         return len(self._open)
+
+    async def close_all(self, code: int, reason: str) -> int:
+        """Closes every open connection, and each one opened from now on; how
+        many were open. Returns once their close handshakes finished."""
+        self._going_away = (code, reason)
+        closing = [connection.close_soon(code, reason) for connection in self._open]
+        self._open.clear()
+        await asyncio.gather(*closing)
+        return len(closing)
 
     async def check_keys(self, storage: Storage) -> int:
         """Closes connections whose key is revoked or gone; how many it closed."""

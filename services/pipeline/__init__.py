@@ -6,6 +6,7 @@ bring alerts to live subscriptions; webhooks receive them through the same
 outbox.
 """
 
+from .backlog import BACKLOG_COUNT_MAX, Backlog
 from .broker import Broker, Subscriber
 from .events import (
     AppendEvent,
@@ -22,7 +23,9 @@ from .settings import PipelineSettings, ShardLayout
 from .tailer import Tailer
 
 __all__ = [
+    "BACKLOG_COUNT_MAX",
     "AppendEvent",
+    "Backlog",
     "Broker",
     "DisputeEvent",
     "EventKind",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -58,6 +59,10 @@ def delivery_body(event: WebhookEvent, alert: Item) -> bytes:
     return json.dumps(body, separators=(",", ":"), default=str).encode()
 
 
+def _uncounted(status: DeliveryStatus) -> None:
+    return None
+
+
 async def _record(
     storage: Storage,
     event: WebhookEvent,
@@ -65,7 +70,9 @@ async def _record(
     now: datetime,
     code: int | None,
     error: str | None,
+    counted: Callable[[DeliveryStatus], None],
 ) -> None:
+    counted(status)
     key = delivery_key(event.brand_id, event.created_at, event.delivery_id)
     try:
         await storage.transact_write(
@@ -76,15 +83,22 @@ async def _record(
 
 
 async def deliver(
-    storage: Storage, event: WebhookEvent, *, now: datetime, settings: PipelineSettings, final: bool
+    storage: Storage,
+    event: WebhookEvent,
+    *,
+    now: datetime,
+    settings: PipelineSettings,
+    final: bool,
+    counted: Callable[[DeliveryStatus], None] = _uncounted,
 ) -> None:
     """Returns when the delivery is done (delivered, or pointless because its
-    webhook or alert is gone); raises when it should be retried."""
+    webhook or alert is gone); raises when it should be retried. ``counted``
+    hears each attempt's outcome, for metrics."""
     webhook = await storage.get(WEBHOOK_BY_ID, **parse_webhook_id(event.webhook_id).params)
     alert = await storage.get(THREAT_BY_ID, **params_from_id(event.alert_id))
     if webhook is None or alert is None:
         gone = "webhook was deleted" if webhook is None else "alert no longer exists"
-        await _record(storage, event, DeliveryStatus.FAILED, now, None, gone)
+        await _record(storage, event, DeliveryStatus.FAILED, now, None, gone, counted)
         return
     body = delivery_body(event, alert)
     headers = {
@@ -106,8 +120,8 @@ async def deliver(
     except (OSError, TimeoutError, ProofgateError) as failure:
         error = f"{type(failure).__name__}: {failure}"
     if error is None:
-        await _record(storage, event, DeliveryStatus.DELIVERED, now, code, None)
+        await _record(storage, event, DeliveryStatus.DELIVERED, now, code, None, counted)
         return
     status = DeliveryStatus.FAILED if final else DeliveryStatus.RETRYING
-    await _record(storage, event, status, now, code, error)
+    await _record(storage, event, status, now, code, error, counted)
     raise ServiceUnavailable(f"Webhook delivery {event.delivery_id} failed: {error}")

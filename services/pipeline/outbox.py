@@ -178,6 +178,22 @@ def retry_update(event_id: str, token: str, *, due: datetime, error: str) -> Upd
     )
 
 
+def release_update(event_id: str, token: str, *, due: datetime) -> Update:
+    """Gives a claimed item back unworked, as a stopping process does: due at
+    once, and the attempt it never made is returned."""
+    return Update(
+        outbox_key(event_id),
+        set={
+            "status": OutboxStatus.READY.value,
+            "GSI2SK": due_sort(due, event_id),
+            "dueAt": format_datetime(due),
+        },
+        add={"attempts": -1},
+        remove=_LEASE_ATTRIBUTES,
+        condition=_held(token),
+    )
+
+
 def park_update(
     event_id: str, *, now: datetime, error: str, token: str | None = None, sort: str | None = None
 ) -> Update:

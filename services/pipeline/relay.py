@@ -32,7 +32,7 @@ from storage import Item, Put, Storage, Update, WriteAction
 from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
 
 from ..transact import transact
-from ..webhooks.items import delivery_item, webhook_matches
+from ..webhooks.items import DeliveryStatus, delivery_item, webhook_matches
 from .alerts import alert_item, alert_puts
 from .broker import Broker
 from .delivery import deliver
@@ -45,6 +45,7 @@ from .outbox import (
     complete_delete,
     outbox_put,
     park_update,
+    release_update,
     retry_update,
 )
 from .periodic import repeat
@@ -56,6 +57,7 @@ __all__ = ["Relay", "retry_delay"]
 logger = logging.getLogger("proofgate.pipeline")
 
 _MICROSECOND = timedelta(microseconds=1)
+RELEASE_SECONDS = 5.0
 
 
 def retry_delay(attempt: int, settings: PipelineSettings) -> timedelta:
@@ -63,6 +65,10 @@ def retry_delay(attempt: int, settings: PipelineSettings) -> timedelta:
     that failed together do not retry together."""
     delay = min(settings.retry_cap, settings.retry_base * (1 << min(max(0, attempt - 1), 32)))
     return delay * random.uniform(1.0, 1.1)
+
+
+def _uncounted(status: DeliveryStatus) -> None:
+    return None
 
 
 def _owner() -> str:
@@ -79,9 +85,11 @@ class Relay:
         *,
         owner: str | None = None,
         announce: Callable[[Item], None] | None = None,
+        on_delivery: Callable[[DeliveryStatus], None] | None = None,
     ) -> None:
         """``announce``: hands each alert created here to the other processes."""
         self._storage = storage
+        self._on_delivery = on_delivery or _uncounted
         self._broker = broker
         self._announce = announce
         self._settings = settings
@@ -91,6 +99,9 @@ class Relay:
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._held: dict[str, str] = {}
+        """Event ids by lease token, from the claim until the item is settled:
+        released when the relay stops."""
         self._running = False
         self._deliveries = 0
         self._last_stamp: datetime | None = None
@@ -109,6 +120,7 @@ class Relay:
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self._release_held()
 
     def wake(self) -> None:
         self._wake.set()
@@ -137,6 +149,25 @@ class Relay:
         while True:
             claimed = await self._lane.get()
             await self.handle(claimed)
+            self._held.pop(claimed.lease.token, None)
+
+    async def _release_held(self) -> None:
+        """A stopping process gives its unsettled items back at once instead of
+        leaving them leased until the lease expires (docs/design.md, "Pipeline")."""
+        held, self._held = list(self._held.items()), {}
+        if not held:
+            return
+        now = self._clock()
+        try:
+            async with asyncio.timeout(RELEASE_SECONDS):
+                for token, event_id in held:
+                    # A claim cancelled mid-write may not have applied: then
+                    # the token's condition fails and nothing changes.
+                    await self._write(release_update(event_id, token, due=now))
+        except Exception:
+            logger.warning(
+                "Releasing %d outbox leases failed; they will expire", len(held), exc_info=True
+            )
 
     async def _claim_committed(self, item: Item) -> None:
         try:
@@ -189,11 +220,21 @@ class Relay:
             )
             return None
         lease = Lease(self.owner, secrets.token_hex(8), now + self._settings.lease)
-        if not await self._write(claim_update(item, lease)):
+        self._held[lease.token] = item["id"]
+        try:
+            claimed = await self._write(claim_update(item, lease))
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
+            self._held.pop(lease.token, None)
+            raise
+        if not claimed:
+            self._held.pop(lease.token, None)
             return None
         try:
             return ClaimedItem.from_item(item, lease)
         except ProofgateError as error:
+            self._held.pop(lease.token, None)
             await self._write(
                 park_update(item["id"], now=now, error=error.message, token=lease.token)
             )
@@ -210,6 +251,7 @@ class Relay:
         try:
             async with self._webhook_slots:
                 await self.handle(claimed)
+            self._held.pop(claimed.lease.token, None)
         finally:
             self._deliveries -= 1
 
@@ -259,7 +301,12 @@ class Relay:
         if isinstance(event, WebhookEvent):
             final = claimed.attempts >= self._settings.max_attempts
             await deliver(
-                self._storage, event, now=self._clock(), settings=self._settings, final=final
+                self._storage,
+                event,
+                now=self._clock(),
+                settings=self._settings,
+                final=final,
+                counted=self._on_delivery,
             )
             return
         drafts = await alert_drafts(self._storage, event, self._settings.threats)

@@ -18,7 +18,9 @@ from domain.errors import BadUserInput, InvalidCursor
 from storage import CursorCodec, Item, Storage, WriteAction
 from storage.access_patterns import BRAND_THREATS
 
+from ..webhooks.items import DeliveryStatus
 from .alerts import ALERT_SORT
+from .backlog import Backlog, measure_backlog
 from .broker import Broker, Subscriber
 from .committing import CommittingStorage
 from .events import OutboxEvent
@@ -68,9 +70,11 @@ class Pipeline:
         owner: str | None = None,
         transport: AlertTransport | None = None,
         on_redis_outage: Callable[[], None] | None = None,
+        on_delivery: Callable[[DeliveryStatus], None] | None = None,
     ) -> None:
         """``transport``: how other processes' alerts arrive; by default Redis
-        when ``settings.redis_url`` is set, else the table tail."""
+        when ``settings.redis_url`` is set, else the table tail.
+        ``on_delivery`` hears each webhook delivery attempt's outcome."""
         self.storage = storage
         self.settings = settings
         self.cursors = cursors
@@ -84,7 +88,13 @@ class Pipeline:
             settings, self.broker, self.tailer, on_redis_outage
         )
         self.relay = Relay(
-            storage, self.broker, settings, clock, owner=owner, announce=self.transport.announce
+            storage,
+            self.broker,
+            settings,
+            clock,
+            owner=owner,
+            announce=self.transport.announce,
+            on_delivery=on_delivery,
         )
         self._clock = clock
         self._tasks: list[asyncio.Task[None]] = []
@@ -109,6 +119,9 @@ class Pipeline:
                 await task
         await self.transport.close()
         self.broker.close()
+
+    async def backlog(self) -> Backlog:
+        return await measure_backlog(self.storage, self.settings, self._clock())
 
     # --- commands ----------------------------------------------------------------
 

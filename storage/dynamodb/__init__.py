@@ -1,4 +1,4 @@
-"""The DynamoDB backend (aioboto3): ``open_dynamodb`` and ``create_table``."""
+"""The DynamoDB backend (aioboto3): ``open_dynamodb``, ``check_table`` and ``create_table``."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ from ..access_patterns import REGISTRY
 from ..cursor import CursorCodec
 from ..protocol import Storage
 from ..store import Store
+from ._reach import check_table
 from ._table import create_table
 from .driver import DynamoDriver
 
-__all__ = ["DynamoDriver", "create_table", "open_dynamodb"]
+__all__ = ["DynamoDriver", "check_table", "create_table", "open_dynamodb"]
 
 
 async def open_dynamodb(

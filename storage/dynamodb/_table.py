@@ -19,6 +19,7 @@ from domain.errors import ProofgateError, ServiceUnavailable
 from ..table import TABLE, IndexDefinition, TableDefinition
 from ._client import connect
 from ._errors import error_code, translate
+from ._reach import reaching
 
 __all__ = ["create_table"]
 
@@ -43,11 +44,14 @@ async def create_table(
             access_key_id=access_key_id,
             secret_access_key=secret_access_key,
         )
-        try:
-            await client.create_table(**TABLE.create_table_request(table_name))
-        except ClientError as error:
-            if error_code(error) != "ResourceInUseException":
-                raise translate(error, "CreateTable") from error
+        with reaching(
+            "CreateTable", endpoint_url=endpoint_url, region=region, table_name=table_name
+        ):
+            try:
+                await client.create_table(**TABLE.create_table_request(table_name))
+            except ClientError as error:
+                if error_code(error) != "ResourceInUseException":
+                    raise translate(error, "CreateTable") from error
         deadline = time.monotonic() + timeout
         description = await _wait_until_active(client, table_name, deadline)
         _check_matches(description, TABLE)

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from _asgi import ADMIN_KEY, GraphQLClient, serving
 from prometheus_client.parser import text_string_to_metric_families
+
+from api.metrics import Metrics
+from domain.identifiers import new_id
+from services.pipeline import RecallEvent, outbox_actions
+from services.pipeline.outbox import due_sort, park_update
+from services.webhooks.items import DeliveryStatus
 
 REGISTER_BRAND = """mutation Register($input: RegisterBrandInput!) {
     registerBrand(input: $input) { apiKey brand { id } }
@@ -105,3 +112,48 @@ async def test_operation_names_cannot_grow_the_series_without_bound(client: Grap
         value(samples, "proofgate_requests_total", operation="other", type="query", outcome="ok")
         >= 20
     )
+
+
+async def test_pipeline_series_show_backlog_parked_lag_and_subscriptions(
+    client: GraphQLClient,
+) -> None:
+    """With the relay stopped, three recalls due ten minutes ago wait in the
+    outbox and one of them is parked; one live subscription is open."""
+    pipeline = client.app.state.pipeline
+    storage = client.app.state.storage
+    await pipeline.stop()
+    before = await scrape(client)
+    assert value(before, "proofgate_outbox_queued") == 0
+    assert value(before, "proofgate_relay_lag_seconds") == 0
+    now = datetime.now(UTC)
+    due = now - timedelta(minutes=10)
+    events = [RecallEvent(new_id(), new_id(), now) for _ in range(3)]
+    for event in events:
+        await storage.transact_write(outbox_actions(event, pipeline.settings, now=due))
+    first = events[0].event_id
+    await storage.transact_write(
+        [park_update(first, now=now, error="x", sort=due_sort(due, first))]
+    )
+    subscriber = pipeline.broker.add(new_id())
+    try:
+        after = await scrape(client)
+    finally:
+        pipeline.broker.remove(subscriber)
+    assert value(after, "proofgate_outbox_queued") == 2
+    assert value(after, "proofgate_outbox_parked") == 1
+    assert 600 <= value(after, "proofgate_relay_lag_seconds") < 660
+    assert value(after, "proofgate_subscriptions") == 1
+
+
+def test_webhook_deliveries_are_counted_by_result() -> None:
+    metrics = Metrics()
+    for result in (DeliveryStatus.RETRYING, DeliveryStatus.RETRYING, DeliveryStatus.DELIVERED):
+        metrics.delivered(result)
+    samples = {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(metrics.render().decode())
+        for sample in family.samples
+    }
+    assert value(samples, "proofgate_webhook_deliveries_total", result="RETRYING") == 2
+    assert value(samples, "proofgate_webhook_deliveries_total", result="DELIVERED") == 1
+    assert value(samples, "proofgate_webhook_deliveries_total", result="FAILED") == 0

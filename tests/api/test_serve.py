@@ -20,6 +20,7 @@ from _serve import Served, serve
 from api import cli
 from api.demo import DEMO_KEYS_FILE
 from api.gc_freeze import FreezeAfterStartup
+from api.going_away import GoingAwayOnExit
 from tests._support.ports import free_port
 
 MAKEFILE = Path(__file__).parents[2] / "Makefile"
@@ -99,7 +100,8 @@ def test_serve_runs_uvicorn_on_uvloop_and_httptools_and_freezes_after_start(
     assert cli.main(["serve", "--data-dir", str(tmp_path / "data"), "--demo", "--port", port]) == 0
     (config,) = configs
     assert isinstance(config.app, FreezeAfterStartup)
-    assert config.app.app.state.settings.demo is True
+    assert isinstance(config.app.app, GoingAwayOnExit)
+    assert config.app.app.app.state.settings.demo is True
     assert (config.loop, config.http, config.lifespan) == ("uvloop", "httptools", "on")
     assert importlib.util.find_spec("uvloop") and importlib.util.find_spec("httptools")
 

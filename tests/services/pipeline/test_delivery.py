@@ -11,11 +11,17 @@ from domain.identifiers import new_id, new_webhook_secret
 from domain.webhooks import verify_signature
 from services.pipeline import Pipeline, PipelineSettings, RecallEvent
 from services.pipeline.http import post
-from services.webhooks.items import WebhookRef, webhook_item
-from storage import Item, Storage
+from services.webhooks.items import DeliveryStatus, WebhookRef, webhook_item
+from storage import CursorCodec, Item, Storage
 from storage.access_patterns import OUTBOX_PARKED, WEBHOOK_DELIVERIES
 from tests._support.receiver import Receiver, Request
-from tests.services.pipeline._support import Product, eventually, new_brand, record_scan
+from tests.services.pipeline._support import (
+    CURSOR_KEY,
+    Product,
+    eventually,
+    new_brand,
+    record_scan,
+)
 
 
 async def webhook(storage: Storage, brand: str, url: str, **options: object) -> tuple[str, str]:
@@ -132,3 +138,33 @@ async def test_private_addresses_are_refused_unless_allowed() -> None:
         response = await post(receiver.url, b"{}", {"X-Test": "1"}, timeout=2, allow_private=True)
     assert (response.status, response.body) == (200, b"ok")
     assert receiver.requests[0].headers["x-test"] == "1"
+
+
+async def test_each_attempt_is_reported_with_its_result(
+    storage: Storage, settings: PipelineSettings, t0: datetime
+) -> None:
+    results: list[DeliveryStatus] = []
+    counting = Pipeline(
+        storage,
+        settings,
+        cursors=CursorCodec(CURSOR_KEY),
+        clock=lambda: datetime.now(UTC),
+        on_delivery=results.append,
+    )
+    brand = await new_brand(storage)
+    await counting.start()
+    try:
+        async with Receiver(flaky) as receiver:
+            await webhook(storage, brand, receiver.url)
+            await counting.committing(storage).transact_write(
+                counting.enqueue(RecallEvent(new_id(), brand, t0, "Lead"))
+            )
+
+            async def delivered() -> bool:
+                return DeliveryStatus.DELIVERED in results
+
+            await eventually(delivered)
+    finally:
+        await counting.stop()
+    assert results == [DeliveryStatus.RETRYING, DeliveryStatus.DELIVERED]
+    assert receiver.answered == [500, 200]

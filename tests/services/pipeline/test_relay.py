@@ -255,3 +255,36 @@ def test_retry_delay_grows_exponentially_to_its_cap() -> None:
     delays = [relay_module.retry_delay(attempt, settings) for attempt in (1, 2, 3, 4, 5, 30)]
     lower = [timedelta(seconds=s) for s in (1, 2, 4, 8, 10, 10)]
     assert all(low <= delay <= low * 1.1 for low, delay in zip(lower, delays, strict=True))
+
+
+async def test_stopping_releases_the_leases_of_unfinished_items(
+    storage: Storage, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An item stuck mid-processing when its process stops is due again at
+    once, unleased, with the attempt it never finished given back."""
+    started = asyncio.Event()
+
+    async def stuck(*args: Any) -> list[Any]:
+        started.set()
+        await asyncio.Event().wait()
+        return []
+
+    monkeypatch.setattr(relay_module, "alert_drafts", stuck)
+    stopping = Pipeline(storage, settings, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    brand = await new_brand(storage)
+    event = RecallEvent(new_id(), brand, t0, None)
+    await stopping.start()
+    try:
+        await storage.transact_write(stopping.enqueue(event))
+        await asyncio.wait_for(started.wait(), 5)
+        [leased] = await queued(storage, settings)
+        assert (leased["status"], leased["leaseOwner"]) == ("LEASED", stopping.relay.owner)
+        assert leased["attempts"] == 1
+    finally:
+        await stopping.stop()
+    [released] = await queued(storage, settings)
+    assert released["id"] == event.event_id
+    assert released["status"] == "READY"
+    assert "leaseOwner" not in released and "leaseToken" not in released
+    assert released["attempts"] == 0
+    assert released["GSI2SK"] < leased["GSI2SK"], "due now, not at the end of the lease"
