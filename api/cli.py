@@ -19,6 +19,7 @@ from . import __version__
 from ._flags import flag_environ
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
+from .operations.commands import add_operation_commands
 from .outbox_commands import add_outbox_commands
 from .secret_commands import add_secret_commands
 from .serve import add_serve_command
@@ -66,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     add_ledger_commands(commands)
     add_outbox_commands(commands)
     add_secret_commands(commands)
+    add_operation_commands(commands)
     return parser
 
 

@@ -18,6 +18,9 @@ from .cost import CostBudget
 from .errors import ErrorMapper
 from .execution import PlanCache, compiled_executor
 from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
+from .operations import TrustedDocuments
+from .operations.registry import OperationRegistry
+from .operations.trusted import NamedOperations, TrustedDocumentCheck, UntrustedCounter
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
 from .request_log import OperationObserver
@@ -43,7 +46,12 @@ class ProofgateSchema(strawberry.Schema):
         error.message = hide_suggestions(error.message)
 
 
-def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+def build_schema(
+    limits: Limits | None = None,
+    operations: OperationRegistry | None = None,
+    trusted_documents: TrustedDocuments = TrustedDocuments.OFF,
+    untrusted: UntrustedCounter | None = None,
+) -> strawberry.Schema:
     """A schema enforcing ``limits``; each app builds its own from its settings.
 
     Extensions are factories, so each request gets fresh instances. What they
@@ -51,12 +59,16 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
     ``ValidationCache`` recognises a repeated document; the rate limiter; the
     persisted queries; the compiled plans) or lives at module level (the parse
     and validation caches). ``PersistedQueries`` comes first: it must find the
-    query before anything else looks at it.
+    query before anything else looks at it, after the registered operations
+    (``operations``), which answer a name or a hash the registry holds; the
+    trusted-documents check follows ``ValidationCache``, whose result it
+    replaces when it refuses.
     """
     limits = limits or Limits()
     rules = document_rules(limits)
     limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
     persisted = PersistedQueryStore(limits.persisted_queries)
+    validation_cache = partial(ValidationCache, maxsize=PARSE_CACHE_SIZE)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         partial(PersistedQueries, persisted),
         OperationObserver,
@@ -64,10 +76,16 @@ def build_schema(limits: Limits | None = None) -> strawberry.Schema:
         StorageTracing,
         partial(DocumentLimits, max_tokens=limits.max_tokens),
         partial(AddValidationRules, rules),
-        partial(ValidationCache, maxsize=PARSE_CACHE_SIZE),
+        validation_cache,
         partial(CostBudget, max_cost=limits.max_cost),
         partial(RateLimit, limiter),
     ]
+    if operations is not None:
+        extensions.insert(0, partial(NamedOperations, operations))
+        check = partial(
+            TrustedDocumentCheck, operations, trusted_documents, untrusted or UntrustedCounter()
+        )
+        extensions.insert(extensions.index(validation_cache) + 1, check)
     compiled = limits.execution is Execution.COMPILED
     return ProofgateSchema(
         execution_context_class=compiled_executor(PlanCache() if compiled else None),

@@ -42,6 +42,7 @@ from .keyfile import (
 )
 from .limits import Limits, LimitVariables
 from .logs import LogFormat, LogLevel
+from .operations.settings import OperationSettings, OperationVariables
 from .pipeline_settings import PipelineVariables
 from .policy import Policy, PolicyVariables
 from .signing_keys import parse_signing_key, parse_verifying_keys
@@ -120,6 +121,8 @@ class Settings:
     """Registration fee, FREE plan credits, claim lifetime."""
     limits: Limits = field(default_factory=Limits)
     """Operation, body and rate limits, introspection, APQ."""
+    operations: OperationSettings = field(default_factory=OperationSettings)
+    """The operation registry's folder and trusted-documents mode."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
@@ -169,6 +172,7 @@ class Settings:
             pipeline=pipeline,
             limits=limits,
             policy=policy,
+            operations=env.operations(),
         )
 
     @property
@@ -320,6 +324,7 @@ class ProcessVariables(TableVariables):
 class Environment(
     ProcessVariables,
     LimitVariables,
+    OperationVariables,
     PolicyVariables,
     ThreatVariables,
     PipelineVariables,
