@@ -125,14 +125,18 @@ async def test_an_unregistered_mutation_changes_nothing(
     assert stats["brand"]["stats"]["productCount"] == 0
 
 
+@pytest.mark.parametrize("transport", ["graphql-transport-ws", "graphql-ws"])
 async def test_an_unregistered_subscription_is_refused(
-    enforced: tuple[Client, ResolverCalls],
+    enforced: tuple[Client, ResolverCalls], transport: str
 ) -> None:
+    """The two WebSocket protocols run ``schema.stream`` and
+    ``schema.subscribe`` respectively; both must refuse."""
     client, calls = enforced
     schema = client.app.state.graphql.schema
     context = _Context(client.app.state.graphql.services)
     document = 'subscription Other { threatAlerts(brandId: "b") { id } }'
-    stream = await schema.subscribe(document, context_value=context)
+    run = schema.stream if transport == "graphql-transport-ws" else schema.subscribe
+    stream = await run(document, context_value=context)
     results = [result async for result in stream]
     assert len(results) == 1, results
     errors = results[0].errors
