@@ -62,9 +62,9 @@ def create_app(settings: Settings) -> Starlette:
     registry = load_registry(
         default_schema, settings.limits, operations.directory, default_operations()
     )
-    untrusted = UntrustedCounter()
-    schema = build_schema(settings.limits, registry, operations.trusted_documents, untrusted)
     metrics = Metrics()
+    untrusted = UntrustedCounter(metrics.untrusted_documents.inc)
+    schema = build_schema(settings.limits, registry, operations.trusted_documents, untrusted)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -77,6 +77,12 @@ class Metrics:
             ["access_pattern"],
             registry=self.registry,
         )
+        self.untrusted_documents = Counter(
+            "proofgate_untrusted_documents",
+            "Documents outside the operation registry that ran "
+            "(PROOFGATE_TRUSTED_DOCUMENTS=log: what enforce would refuse)",
+            registry=self.registry,
+        )
         self.websockets = Gauge(
             "proofgate_websocket_connections",
             "Open GraphQL WebSocket connections",

@@ -13,7 +13,7 @@ WebSocket alike; in ``log`` it runs and is counted
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from graphql import GraphQLError
@@ -36,10 +36,17 @@ logger = logging.getLogger("proofgate.operations")
 
 
 class UntrustedCounter:
-    """Documents outside the registry seen in ``log`` mode, for the operator."""
+    """Documents outside the registry run in ``log`` mode, for the operator;
+    ``on_count`` passes each on (the metrics counter)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_count: Callable[[], object] | None = None) -> None:
         self.count = 0
+        self._on_count = on_count
+
+    def add(self) -> None:
+        self.count += 1
+        if self._on_count is not None:
+            self._on_count()
 
 
 class NamedOperations(SchemaExtension):
@@ -89,7 +96,7 @@ class TrustedDocumentCheck(SchemaExtension):
             or self.registry.trusts(query)
         )
         if not trusted and self.mode is TrustedDocuments.LOG:
-            self.counter.count += 1
+            self.counter.add()
             name = execution_context.operation_name
             logger.warning("Document outside the operation registry ran (operation %s)", name)
         elif not trusted:

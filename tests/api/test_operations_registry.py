@@ -19,6 +19,7 @@ from api.operations.registry import load_registry
 from api.schema import schema
 from domain.errors import ConfigurationError
 from storage.limits import PAGE_SIZE_MAX
+from tests._support.ports import free_port
 
 PRODUCT = """query ProductByCode($code: String!) {
   productByCode(code: $code) { id name brand { name } }
@@ -120,17 +121,18 @@ def test_missing_directory_is_a_setting_error(tmp_path: Path) -> None:
         load_registry(schema, Limits(), tmp_path / "absent")
 
 
-def test_start_up_with_a_bad_file_fails_with_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_start_up_with_a_bad_file_fails_with_one_line(tmp_path: Path, workers: str) -> None:
     operations = tmp_path / "operations"
     operations.mkdir()
     write(operations, "good.graphql", PRODUCT)
     bad = write(operations, "bad.graphql", "query Nope { nope }")
-    env = {
-        **os.environ,
-        **environment(tmp_path, PROOFGATE_OPERATIONS_DIR=str(operations), PROOFGATE_PORT="1"),
-    }
+    variables = environment(
+        tmp_path, PROOFGATE_OPERATIONS_DIR=str(operations), PROOFGATE_PORT=str(free_port())
+    )
+    env = {**os.environ, **variables}
     done = subprocess.run(
-        [sys.executable, "-m", "api.cli", "serve"],
+        [sys.executable, "-m", "api.cli", "serve", "--workers", workers],
         env=env,
         capture_output=True,
         text=True,

@@ -4,6 +4,7 @@ but the admin key; a resolver-call counter proves nothing else executes."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -87,6 +88,22 @@ async def test_registered_operations_run_by_name_hash_and_text(
     assert calls.count == before + 3
 
 
+async def test_a_registered_query_runs_by_hash_over_get(
+    enforced: tuple[Client, ResolverCalls],
+) -> None:
+    """The APQ wire format, GET included, works unchanged for registered hashes."""
+    client, _ = enforced
+    params = {
+        "extensions": json.dumps(hashed(PRODUCT)),
+        "variables": json.dumps({"code": "none"}),
+    }
+    body = (await client.http.get("/graphql", params=params)).json()
+    assert codes(body) == ["NOT_FOUND"]
+    assert body["errors"][0]["path"] == ["productByCode"]
+    refused = await client.http.get("/graphql", params={"query": UNREGISTERED})
+    assert codes(refused.json()) == [NOT_ALLOWED]
+
+
 async def test_an_unregistered_document_is_refused_before_execution(
     enforced: tuple[Client, ResolverCalls],
 ) -> None:
@@ -162,6 +179,12 @@ async def test_log_mode_runs_and_counts(tmp_path: Path) -> None:
         body = (await client.post(UNREGISTERED)).json()
         assert body == {"data": {"explore": {"edges": []}}}
         assert counter.count == 1
+        assert (await client.post(UNREGISTERED, key=ADMIN_KEY)).status_code == 200
+        assert counter.count == 1, "the admin key is exempt"
+        scraped = await client.http.get(
+            "/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"}
+        )
+        assert "proofgate_untrusted_documents_total 1.0" in scraped.text
 
 
 async def test_off_mode_runs_anything(tmp_path: Path) -> None:
