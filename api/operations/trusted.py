@@ -55,10 +55,15 @@ class NamedOperations(SchemaExtension):
 
     def on_operation(self) -> Iterator[None]:
         execution_context = self.execution_context
+        extensions = execution_context.operation_extensions or {}
         if execution_context.query is None:
-            text = self._registered(execution_context.operation_extensions or {})
+            text = self._registered(extensions)
             if text is not None:
                 execution_context.query = text
+                # Answered here: the APQ cache (off, perhaps) has no part in it.
+                execution_context.operation_extensions = {
+                    key: value for key, value in extensions.items() if key != "persistedQuery"
+                }
         yield
 
     def _registered(self, extensions: Mapping[str, Any]) -> str | None:

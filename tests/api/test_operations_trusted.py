@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis_graphql import mutations, queries
 from strawberry.types.fields.resolver import StrawberryResolver
 
+from api.limits import Limits
 from api.operations import OperationSettings, TrustedDocuments
 from api.schema import schema as default_schema
 
@@ -235,3 +236,14 @@ async def _brand_key(client: Client) -> str:
         _, key = await client.brand()
         client.brand_key = key  # type: ignore[attr-defined]
     return key
+
+
+async def test_registered_hashes_work_with_apq_off(tmp_path: Path) -> None:
+    (tmp_path / "product.graphql").write_text(PRODUCT)
+    operations = OperationSettings(directory=tmp_path)
+    async with serve(Limits(persisted_queries=0), operations=operations) as client:
+        body = (await client.post(None, {"code": "none"}, extensions=hashed(PRODUCT))).json()
+        assert codes(body) == ["NOT_FOUND"]
+        assert body["errors"][0]["path"] == ["productByCode"]
+        other = (await client.post(None, extensions=hashed(UNREGISTERED))).json()
+        assert [e["message"] for e in other["errors"]] == ["PersistedQueryNotSupported"]
