@@ -11,6 +11,7 @@ validate or fit a limit stops start-up with one line naming it
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,8 @@ from ..cost import cost_model
 from ..limits import Limits
 from ..validation import document_rules
 from .largest import largest_variables
+
+logger = logging.getLogger("proofgate.operations")
 
 __all__ = ["DEFAULT_SOURCE", "OperationRegistry", "RegisteredOperation", "load_registry"]
 
@@ -78,7 +81,8 @@ def load_registry(
     defaults: Iterable[str] = (),
 ) -> OperationRegistry:
     """``defaults`` (the explorer's examples) first, then ``directory``'s
-    ``*.graphql`` files in name order."""
+    ``*.graphql`` files in name order. A default that does not fit the
+    limits (an operator who lowered ``max_cost``) is left out, not fatal."""
     sources = [(DEFAULT_SOURCE, text) for text in defaults]
     if directory is not None:
         sources.extend((str(path), _read(path)) for path in _files(directory))
@@ -90,6 +94,10 @@ def load_registry(
         try:
             operations = _check(schema, limits, source, text)
         except ProofgateError as error:
+            if source == DEFAULT_SOURCE:
+                # The operator's limits win over examples the operator did not write.
+                logger.info("Explorer example not registered: %s", error.message)
+                continue
             raise ConfigurationError(f"Invalid operation file {source}: {error.message}") from None
         for operation in operations:
             if operation.name in by_name:

@@ -52,6 +52,15 @@ def test_default_set_is_the_explorer_examples() -> None:
     assert registry.by_name["Verify"].access_patterns == ("AP01", "AP04", "AP05", "AP09")
 
 
+def test_defaults_over_the_operators_limits_are_left_out() -> None:
+    """Lowered limits are the operator's choice; the examples are not theirs."""
+    full = load_registry(schema, Limits(), None, default_operations())
+    budget = full.by_name["Verify"].cost - 1
+    trimmed = load_registry(schema, Limits(max_cost=budget), None, default_operations())
+    assert "Verify" not in trimmed.by_name
+    assert set(trimmed.by_name) == {n for n, op in full.by_name.items() if op.cost <= budget}
+
+
 def test_cost_is_measured_at_the_largest_variables(tmp_path: Path) -> None:
     write(tmp_path, "gallery.graphql", PAGED)
     gallery = load_registry(schema, Limits(), tmp_path).by_name["Gallery"]
