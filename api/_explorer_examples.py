@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .demo import Demo
 
-__all__ = ["Example", "examples"]
+__all__ = ["Example", "default_operations", "examples"]
 
 PASTE_KEY = "<paste an API key>"
 PASTE_BRAND_ID = "<your brand id: run { viewer { brandId } } with your key>"
@@ -203,6 +203,12 @@ def examples(demo: Demo | None) -> tuple[Example, ...]:
         Example(ANALYTICS, {**brand, "from": week_ago.isoformat(), "to": today.isoformat()}, key),
         Example(LIVE_ALERTS, brand, key),
     )
+
+
+def default_operations() -> tuple[str, ...]:
+    """The registry's default set: the examples' documents, placeholders and all,
+    since variables are not part of a document."""
+    return tuple(example.query for example in examples(None))
 
 
 def _json(value: dict[str, Any] | None) -> str | None:

@@ -25,6 +25,7 @@ from services.auth import authenticate
 from storage.access_patterns import HEALTH_PROBE
 
 from . import __version__
+from ._explorer_examples import default_operations
 from .backend import open_storage
 from .demo import start_demo
 from .errors import error_response
@@ -32,11 +33,14 @@ from .explorer import explorer_asset
 from .graphql import GraphQLApp, GraphQLEndpoint
 from .http_guard import HTTPGuard
 from .metrics import CONTENT_TYPE_LATEST, Metrics
+from .operations.registry import load_registry
+from .operations.trusted import UntrustedCounter
 from .passport import passport_download
 from .pipeline import build_pipeline, running_pipeline, watching_connections
 from .qr import qr_image
 from .request_log import RequestObserver
 from .schema import build_schema
+from .schema import schema as default_schema
 from .services import build_services
 from .settings import Settings
 
@@ -56,9 +60,17 @@ logger = logging.getLogger("proofgate.api")
 
 
 def create_app(settings: Settings) -> Starlette:
+    operations = settings.operations
+    registry = load_registry(
+        default_schema, settings.limits, operations.directory, default_operations()
+    )
     metrics = Metrics()
+    untrusted = UntrustedCounter(metrics.untrusted_documents.inc)
     schema = build_schema(
         settings.limits,
+        registry,
+        operations.trusted_documents,
+        untrusted,
         redis_url=settings.pipeline.redis_url,
         on_redis_outage=metrics.redis_outage("limits"),
     )
@@ -91,6 +103,8 @@ def create_app(settings: Settings) -> Starlette:
     app = Starlette(routes=_routes(), middleware=middleware, lifespan=lifespan)
     app.state.settings = settings
     app.state.metrics = metrics
+    app.state.operations = registry
+    app.state.untrusted_documents = untrusted
     return app
 
 

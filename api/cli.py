@@ -20,6 +20,7 @@ from ._flags import flag_environ
 from .backup_commands import add_backup_command
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
+from .operations.commands import add_operation_commands
 from .outbox_commands import add_outbox_commands
 from .secret_commands import add_secret_commands
 from .serve import add_serve_command
@@ -75,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     add_backup_command(commands)
     add_outbox_commands(commands)
     add_secret_commands(commands)
+    add_operation_commands(commands)
     return parser
 
 

@@ -79,13 +79,6 @@ class Metrics:
             ["access_pattern"],
             registry=self.registry,
         )
-        self.redis_outages = Counter(
-            "proofgate_redis_outages",
-            "Times Redis became unreachable, by what fell back: alerts (to the table "
-            "tail) or limits (rate limits and persisted queries, to per-process state)",
-            ["part"],
-            registry=self.registry,
-        )
         self.websockets = Gauge(
             "proofgate_websocket_connections",
             "Open GraphQL WebSocket connections",
@@ -93,7 +86,23 @@ class Metrics:
             multiprocess_mode="livesum",
         )
         self._pipeline_series()
+        self._gateway_series()
         self._count_subscriptions: Callable[[], int] | None = None
+
+    def _gateway_series(self) -> None:
+        self.redis_outages = Counter(
+            "proofgate_redis_outages",
+            "Times Redis became unreachable, by what fell back: alerts (to the table "
+            "tail) or limits (rate limits and persisted queries, to per-process state)",
+            ["part"],
+            registry=self.registry,
+        )
+        self.untrusted_documents = Counter(
+            "proofgate_untrusted_documents",
+            "Documents outside the operation registry that ran "
+            "(PROOFGATE_TRUSTED_DOCUMENTS=log: what enforce would refuse)",
+            registry=self.registry,
+        )
 
     def _pipeline_series(self) -> None:
         self.subscriptions = Gauge(

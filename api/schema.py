@@ -21,6 +21,9 @@ from .document_cache import DocumentCache, ValidatedDocuments
 from .errors import ErrorMapper
 from .execution import PlanCache, compiled_executor
 from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
+from .operations import TrustedDocuments
+from .operations.registry import OperationRegistry
+from .operations.trusted import NamedOperations, TrustedDocumentCheck, UntrustedCounter
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
 from .request_log import OperationObserver
@@ -100,6 +103,9 @@ def _shared_state(
 
 def build_schema(
     limits: Limits | None = None,
+    operations: OperationRegistry | None = None,
+    trusted_documents: TrustedDocuments = TrustedDocuments.OFF,
+    untrusted: UntrustedCounter | None = None,
     *,
     redis_url: str | None = None,
     on_redis_outage: Callable[[], None] | None = None,
@@ -111,13 +117,17 @@ def build_schema(
     cache recognises a repeated document), the document cache within its byte
     budget, the rate limiter, the persisted queries and the compiled plans.
     ``PersistedQueries`` comes first: it must find the query before anything
-    else looks at it. With ``redis_url`` the rate limits and the persisted
-    queries are shared by every process using that Redis.
+    else looks at it, after the registered operations (``operations``), which
+    answer a name or a hash the registry holds; the trusted-documents check
+    follows the validated documents, whose result it replaces when it refuses.
+    With ``redis_url`` the rate limits and the persisted queries are shared by
+    every process using that Redis.
     """
     limits = limits or Limits()
     rules = document_rules(limits)
     persisted_queries, rate_limit = _shared_state(limits, redis_url, on_redis_outage)
     documents = DocumentCache(limits.document_cache_bytes)
+    validated = partial(ValidatedDocuments, documents)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         persisted_queries,
         OperationObserver,
@@ -125,10 +135,16 @@ def build_schema(
         StorageTracing,
         partial(DocumentLimits, documents, max_tokens=limits.max_tokens),
         partial(AddValidationRules, rules),
-        partial(ValidatedDocuments, documents),
+        validated,
         partial(CostBudget, max_cost=limits.max_cost),
         rate_limit,
     ]
+    if operations is not None:
+        extensions.insert(0, partial(NamedOperations, operations))
+        check = partial(
+            TrustedDocumentCheck, operations, trusted_documents, untrusted or UntrustedCounter()
+        )
+        extensions.insert(extensions.index(validated) + 1, check)
     compiled = limits.execution is Execution.COMPILED
     built = ProofgateSchema(
         execution_context_class=compiled_executor(PlanCache() if compiled else None),

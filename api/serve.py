@@ -83,6 +83,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(_banner(settings, args.workers), flush=True)
         uvicorn.Server(_config(app, settings, args)).run(sockets=[listener])
         return 0
+    _check_operations(settings)
     os.environ.update(environ)
     with _metrics_directory():
         config = _config("api.serve:worker_app", settings, args, factory=True)
@@ -90,6 +91,16 @@ def _serve(args: argparse.Namespace) -> int:
         print(_banner(settings, args.workers), flush=True)
         uvicorn.supervisors.Multiprocess(config, sockets=[listener]).run()
     return 0
+
+
+def _check_operations(settings: Settings) -> None:
+    """Workers load the operation registry themselves; checking it here too
+    makes a bad file stop ``serve`` with one line, not every worker."""
+    from ._explorer_examples import default_operations
+    from .operations.registry import load_registry
+    from .schema import schema
+
+    load_registry(schema, settings.limits, settings.operations.directory, default_operations())
 
 
 def worker_app() -> ASGIApp:

@@ -42,6 +42,7 @@ from .keyfile import (
 )
 from .limits import Limits, LimitVariables
 from .logs import LogFormat, LogLevel
+from .operations.settings import OperationSettings, OperationVariables
 from .pipeline_settings import PipelineVariables
 from .policy import Policy, PolicyVariables
 from .signing_keys import parse_signing_key, parse_verifying_keys
@@ -122,6 +123,8 @@ class Settings:
     """Registration fee, FREE plan credits, claim lifetime."""
     limits: Limits = field(default_factory=Limits)
     """Operation, body and rate limits, introspection, APQ."""
+    operations: OperationSettings = field(default_factory=OperationSettings)
+    """The operation registry's folder and trusted-documents mode."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:
@@ -172,6 +175,7 @@ class Settings:
             pipeline=pipeline,
             limits=limits,
             policy=policy,
+            operations=env.operations(),
         )
 
     @property
@@ -329,6 +333,7 @@ class ProcessVariables(TableVariables):
 class Environment(
     ProcessVariables,
     LimitVariables,
+    OperationVariables,
     PolicyVariables,
     ThreatVariables,
     PipelineVariables,

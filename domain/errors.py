@@ -26,6 +26,7 @@ __all__ = [
     "InvalidCursor",
     "LimitExceeded",
     "NotFound",
+    "PersistedQueryNotAllowed",
     "ProofgateError",
     "QueryTooComplex",
     "RateLimited",
@@ -44,6 +45,7 @@ class ErrorCode(StrEnum):
     INSUFFICIENT_CREDITS = "INSUFFICIENT_CREDITS"
     RATE_LIMITED = "RATE_LIMITED"
     QUERY_TOO_COMPLEX = "QUERY_TOO_COMPLEX"
+    PERSISTED_QUERY_NOT_ALLOWED = "PERSISTED_QUERY_NOT_ALLOWED"
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 
@@ -91,6 +93,12 @@ class RateLimited(ProofgateError):
 
 class QueryTooComplex(ProofgateError):
     code = ErrorCode.QUERY_TOO_COMPLEX
+
+
+class PersistedQueryNotAllowed(ProofgateError):
+    """Trusted-documents mode: the document is not one the operator registered."""
+
+    code = ErrorCode.PERSISTED_QUERY_NOT_ALLOWED
 
 
 class ServiceUnavailable(ProofgateError):

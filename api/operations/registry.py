@@ -1,0 +1,195 @@
+"""The operation registry: named operations checked and prepared once, at
+start-up, the way ``storage.registry`` checks access patterns at import.
+
+Each ``.graphql`` file is one document; every operation in it must be named,
+names are unique across the registry, and the document is known by the
+SHA-256 of its text (what an APQ client sends). A file that does not parse,
+validate or fit a limit stops start-up with one line naming it
+(docs/design.md, "Named operations").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import strawberry
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    GraphQLError,
+    OperationDefinitionNode,
+    TypeInfo,
+    TypeInfoVisitor,
+    Visitor,
+    parse,
+    specified_rules,
+    validate,
+    visit,
+)
+
+from domain.errors import ConfigurationError, ProofgateError
+from resolvers.fields import field_access_patterns
+
+from ..cost import cost_model
+from ..limits import Limits
+from ..validation import document_rules
+from .largest import largest_variables
+
+logger = logging.getLogger("proofgate.operations")
+
+__all__ = ["DEFAULT_SOURCE", "OperationRegistry", "RegisteredOperation", "load_registry"]
+
+DEFAULT_SOURCE = "<explorer examples>"
+MAX_OPERATIONS = 1000
+"""Every registered document is kept in memory for the life of the process."""
+
+
+@dataclass(frozen=True)
+class RegisteredOperation:
+    name: str
+    kind: str
+    """``query``, ``mutation`` or ``subscription``."""
+    source: str
+    """The file it came from, for operators."""
+    text: str
+    sha256: str
+    cost: int
+    access_patterns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OperationRegistry:
+    by_name: Mapping[str, RegisteredOperation]
+    by_hash: Mapping[str, str]
+    """Document text by the lowercase hex SHA-256 of its UTF-8 bytes."""
+
+    def __len__(self) -> int:
+        return len(self.by_name)
+
+    def trusts(self, text: str) -> bool:
+        return hashlib.sha256(text.encode()).hexdigest() in self.by_hash
+
+
+def load_registry(
+    schema: strawberry.Schema,
+    limits: Limits,
+    directory: Path | None,
+    defaults: Iterable[str] = (),
+) -> OperationRegistry:
+    """``defaults`` (the explorer's examples) first, then ``directory``'s
+    ``*.graphql`` files in name order. A default that does not fit the
+    limits (an operator who lowered ``max_cost``) is left out, not fatal."""
+    sources = [(DEFAULT_SOURCE, text) for text in defaults]
+    if directory is not None:
+        sources.extend((str(path), _read(path)) for path in _files(directory))
+    if len(sources) > MAX_OPERATIONS:
+        raise ConfigurationError(f"More than {MAX_OPERATIONS} operation documents")
+    by_name: dict[str, RegisteredOperation] = {}
+    by_hash: dict[str, str] = {}
+    for source, text in sources:
+        try:
+            operations = _check(schema, limits, source, text)
+        except ProofgateError as error:
+            if source == DEFAULT_SOURCE:
+                # The operator's limits win over examples the operator did not write.
+                logger.info("Explorer example not registered: %s", error.message)
+                continue
+            raise ConfigurationError(f"Invalid operation file {source}: {error.message}") from None
+        for operation in operations:
+            if operation.name in by_name:
+                first = by_name[operation.name].source
+                raise ConfigurationError(
+                    f"Invalid operation file {source}: operation {operation.name} "
+                    f"is already registered by {first}"
+                )
+            by_name[operation.name] = operation
+            by_hash[operation.sha256] = text
+    return OperationRegistry(by_name, by_hash)
+
+
+def _files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        raise ConfigurationError(
+            f"Invalid PROOFGATE_OPERATIONS_DIR: {directory} is not a directory"
+        )
+    return sorted(directory.glob("*.graphql"))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = f"cannot read it: {error}"
+        raise ConfigurationError(f"Invalid operation file {path}: {reason}") from None
+
+
+def _check(
+    schema: strawberry.Schema, limits: Limits, source: str, text: str
+) -> list[RegisteredOperation]:
+    try:
+        document = parse(text, max_tokens=limits.max_tokens)
+    except GraphQLError as error:
+        raise ConfigurationError(error.message) from None
+    rules = [*specified_rules, *document_rules(limits)]
+    errors = validate(schema._schema, document, rules)
+    if errors:
+        raise ConfigurationError(errors[0].message)
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if not operations or any(o.name is None for o in operations):
+        raise ConfigurationError("every operation must be named")
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return [_register(schema, limits, source, text, digest, document, o) for o in operations]
+
+
+def _register(
+    schema: strawberry.Schema,
+    limits: Limits,
+    source: str,
+    text: str,
+    digest: str,
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+) -> RegisteredOperation:
+    assert operation.name is not None
+    name = operation.name.value
+    variables = largest_variables(schema._schema, operation)
+    cost = cost_model(schema).measure(document, name, variables)
+    if cost is None:
+        raise ConfigurationError(f"{name}: its cost cannot be measured")
+    if cost > limits.max_cost:
+        raise ConfigurationError(
+            f"{name} costs {cost} at its largest variables, over the limit of {limits.max_cost}"
+        )
+    return RegisteredOperation(
+        name=name,
+        kind=operation.operation.value,
+        source=source,
+        text=text,
+        sha256=digest,
+        cost=cost,
+        access_patterns=_access_patterns(schema, document),
+    )
+
+
+def _access_patterns(schema: strawberry.Schema, document: DocumentNode) -> tuple[str, ...]:
+    """The patterns the document's fields read (and load through), fragments included."""
+    declared: dict[tuple[str, str], set[str]] = {}
+    for access in field_access_patterns(schema):
+        patterns = {p for p in (access.access_pattern, access.loads) if p is not None}
+        if patterns:
+            declared[(access.type_name, access.field_name)] = patterns
+    found: set[str] = set()
+    type_info = TypeInfo(schema._schema)
+
+    class Fields(Visitor):
+        def enter_field(self, node: FieldNode, *_: object) -> None:
+            parent = type_info.get_parent_type()
+            if parent is not None:
+                found.update(declared.get((parent.name, node.name.value), ()))
+
+    visit(document, TypeInfoVisitor(type_info, Fields()))
+    return tuple(sorted(found))

@@ -1,0 +1,124 @@
+"""Registered operations by name or hash, and trusted-documents mode.
+
+``NamedOperations`` runs before APQ: a request naming a registered
+operation (by ``operationName`` without a query, or by the hash APQ sends)
+gets the registered text, so the APQ wire format works unchanged and a
+registered hash is never "not found". ``TrustedDocuments`` runs after APQ,
+on the text that would run: in ``enforce`` a text the registry does not hold
+is refused before parsing for every caller but the admin key, over HTTP and
+WebSocket alike; in ``log`` it runs and is counted
+(docs/design.md, "Named operations").
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
+from strawberry.types.graphql import OperationType
+
+from domain.errors import PersistedQueryNotAllowed
+
+from .registry import OperationRegistry
+from .settings import TrustedDocuments
+
+__all__ = ["NamedOperations", "TrustedDocumentCheck", "UntrustedCounter"]
+
+_PLACEHOLDER = "{ __typename }"
+_SUBSCRIPTION_PLACEHOLDER = "subscription { __typename }"
+"""For a caller that allows subscriptions only (legacy graphql-ws); it does
+not validate, but the refusal replaces its validation result anyway."""
+
+logger = logging.getLogger("proofgate.operations")
+
+
+class UntrustedCounter:
+    """Documents outside the registry run in ``log`` mode, for the operator;
+    ``on_count`` passes each on (the metrics counter)."""
+
+    def __init__(self, on_count: Callable[[], object] | None = None) -> None:
+        self.count = 0
+        self._on_count = on_count
+
+    def add(self) -> None:
+        self.count += 1
+        if self._on_count is not None:
+            self._on_count()
+
+
+class NamedOperations(SchemaExtension):
+    def __init__(self, registry: OperationRegistry) -> None:
+        self.registry = registry
+
+    def on_operation(self) -> Iterator[None]:
+        execution_context = self.execution_context
+        extensions = execution_context.operation_extensions or {}
+        if execution_context.query is None:
+            text = self._registered(extensions)
+            if text is not None:
+                execution_context.query = text
+                # Answered here: the APQ cache (off, perhaps) has no part in it.
+                execution_context.operation_extensions = {
+                    key: value for key, value in extensions.items() if key != "persistedQuery"
+                }
+        yield
+
+    def _registered(self, extensions: Mapping[str, Any]) -> str | None:
+        persisted = extensions.get("persistedQuery")
+        if isinstance(persisted, Mapping):
+            digest = persisted.get("sha256Hash")
+            return self.registry.by_hash.get(digest.lower()) if isinstance(digest, str) else None
+        operation = self.registry.by_name.get(self.execution_context.operation_name or "")
+        return operation.text if operation is not None else None
+
+
+class TrustedDocumentCheck(SchemaExtension):
+    """Refuses by swapping the document for a placeholder that is never
+    executed and reporting the refusal as its validation result: raising from
+    a hook would escape Strawberry's subscription stream, and a pre-execution
+    error is answered alike over HTTP and WebSocket. It must come after
+    ``ValidationCache``, which sets the validation result it replaces."""
+
+    def __init__(
+        self, registry: OperationRegistry, mode: TrustedDocuments, counter: UntrustedCounter
+    ) -> None:
+        self.registry = registry
+        self.mode = mode
+        self.counter = counter
+        self._refused = False
+
+    def on_operation(self) -> Iterator[None]:
+        execution_context = self.execution_context
+        principal = getattr(execution_context.context, "principal", None)
+        query = execution_context.query
+        trusted = (
+            self.mode is TrustedDocuments.OFF
+            or query is None
+            or (principal is not None and principal.is_admin)
+            or self.registry.trusts(query)
+        )
+        if not trusted and self.mode is TrustedDocuments.LOG:
+            self.counter.add()
+            name = execution_context.operation_name
+            logger.warning("Document outside the operation registry ran (operation %s)", name)
+        elif not trusted:
+            self._refused = True
+            queries = OperationType.QUERY in set(execution_context.allowed_operations)
+            execution_context.query = _PLACEHOLDER if queries else _SUBSCRIPTION_PLACEHOLDER
+            execution_context._provided_operation_name = None
+        yield
+
+    def on_validate(self) -> Iterator[None]:
+        if self._refused:
+            error = PersistedQueryNotAllowed(
+                "This server runs only registered operations",
+                hint="Call a registered operation by name or by its sha256Hash; "
+                "`proofgate operations list` shows them.",
+            )
+            self.execution_context.pre_execution_errors = [
+                GraphQLError(error.message, original_error=error)
+            ]
+        yield
