@@ -76,7 +76,15 @@ async def test_the_explorer_runs_example_operations_offline(
         titles = await page.wait_for(
             f"(() => {{ const t = {TAB_TITLES}; return t.length && t; }})()"
         )
-        assert titles == ["Explore", "Verify", "RecordScan", "MyBrand", "Threats", "LiveAlerts"]
+        assert titles == [
+            "Explore",
+            "Verify",
+            "RecordScan",
+            "MyBrand",
+            "Threats",
+            "Analytics",
+            "LiveAlerts",
+        ]
         await page.wait_for("!!document.querySelector('.graphiql-query-editor .CodeMirror')")
 
         explored = await run_tab(page, "Explore")

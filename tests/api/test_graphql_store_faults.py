@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from _live import ADMIN_KEY, Gateway
 
+from api.secret_commands import init_secrets
 from storage.dynamodb import create_table
 from tests._support.faulty_dynamo import faulty_dynamo
 
@@ -30,6 +31,7 @@ async def test_concurrent_registrations_survive_5xx_after_apply(
     so none applies twice and none is reported as an internal error."""
     table = f"faults-{uuid.uuid4().hex[:8]}"
     await create_table(table_name=table, region="us-east-1", endpoint_url=moto_endpoint)
+    init_secrets(tmp_path)  # what a DynamoDB process needs to start
     with faulty_dynamo(moto_endpoint, fail_every=3) as proxy:
         gateway = Gateway(
             tmp_path,
