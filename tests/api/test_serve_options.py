@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests._support.ports import free_port
+from tests._support.ports import free_port, serving
 
 VERIFY = 'mutation { verifyProduct(code: "AAAA-AAAA-AAAA") { result } }'
 
@@ -28,23 +27,10 @@ def running(command: Sequence[str], data_dir: Path, port: int) -> Iterator[str]:
         "PROOFGATE_RATE_LIMIT": "1",
         "PROOFGATE_RATE_BURST": "1",
     }
-    process = subprocess.Popen(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while process.poll() is None and time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        assert process.poll() is None, f"exited with {process.returncode}"
+    with serving(
+        command, port, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    ) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def verify_from(url: str, address: str) -> int:

@@ -8,14 +8,13 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests._support.ports import free_port
+from tests._support.ports import free_port, serving
 from tests._support.source import PACKAGES, ROOT
 
 pytestmark = pytest.mark.slow
@@ -74,27 +73,10 @@ def test_the_wheel_prints_the_committed_schema(installed: Path) -> None:
 def served(installed: Path, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     env = environment(installed, PROOFGATE_DATA_DIR=str(tmp_path), PROOFGATE_PORT=str(port))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while process.poll() is None and time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        assert process.poll() is None, f"the installed gateway exited with {process.returncode}"
+    command = [sys.executable, "-m", "api.cli", "serve"]
+    devnull = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    with serving(command, port, env=env, cwd=tmp_path, **devnull) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def test_the_installed_gateway_serves_the_explorer_and_its_assets(served: str) -> None:
