@@ -108,7 +108,7 @@ MINIMUMS = {
         "counter ADDs, outbox item) + AP01 GetItem (product.brand{name}); AP04/AP09/AP11 "
         "all need the product id, so 3 round trips at best: AP05, then AP04|AP09|AP11, "
         "then the write with AP01",
-        "none (anonymous)",
+        "+1 AP20 GetItem for the key the trace needs (the measured load is anonymous)",
     ),
 }
 
