@@ -38,6 +38,7 @@ __all__ = [
     "PRODUCT_SCANS",
     "PROVENANCE_CHAIN",
     "REGISTRY",
+    "STORE_VERSION",
     "THREAT_BY_ID",
     "WEBHOOK_BY_ID",
     "WEBHOOK_DELIVERIES",
@@ -316,4 +317,14 @@ PRODUCT_ANALYTICS_DAY = _ap(
     "ANALYTICS#PRODUCT#{product_id}",
     SortCondition("=", "DAY#{day}"),
     "AnalyticsDay",
+)
+STORE_VERSION = _ap(
+    "AP28",
+    "store version and any migration in progress",
+    _GET,
+    _TABLE,
+    "STORE",
+    SortCondition("=", "VERSION"),
+    "StoreVersion",
+    consistent=True,
 )

@@ -48,6 +48,7 @@ GETS: dict[str, tuple[dict[str, Any], Key]] = {
     "AP20": ({"key_hash": "abc"}, Key("APIKEY#abc", "META")),
     "AP21": ({}, Key("HEALTH", "PROBE")),
     "AP24": ({"brand_id": "b1", "webhook_id": "w1"}, Key("BRAND#b1", "WEBHOOK#w1")),
+    "AP28": ({}, Key("STORE", "VERSION")),
 }
 
 QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
