@@ -28,8 +28,9 @@ def migration_steps_of_this_build() -> tuple[Step, ...]:
 
 async def open_storage(settings: Settings, *, current: bool = True) -> Storage:
     """The store, refused unless it is at this build's version (``current``),
-    which only ``proofgate migrate`` does without (docs/design.md, "Store
-    versions")."""
+    which only ``proofgate migrate`` does without.
+
+    See docs/design.md, "Store versions"."""
     storage, created = await _open(settings)
     try:
         if created:
