@@ -43,6 +43,7 @@ from .schema import build_schema
 from .schema import schema as default_schema
 from .services import build_services
 from .settings import Settings
+from .signing_keys import record_signing_key
 from .spans import RequestSpans, Spans
 from .traced_storage import TracedStorage
 
@@ -91,6 +92,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
             )
             storage = app.state.storage if spans is None else TracedStorage(app.state.storage)
             services = build_services(settings, storage, pipeline)
+            await record_signing_key(app.state.storage, services.key_ring)
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")

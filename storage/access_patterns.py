@@ -38,6 +38,7 @@ __all__ = [
     "PRODUCT_SCANS",
     "PROVENANCE_CHAIN",
     "REGISTRY",
+    "SIGNING_KEYS",
     "STORE_VERSION",
     "THREAT_BY_ID",
     "WEBHOOK_BY_ID",
@@ -326,5 +327,15 @@ STORE_VERSION = _ap(
     "STORE",
     SortCondition("=", "VERSION"),
     "StoreVersion",
+    consistent=True,
+)
+SIGNING_KEYS = _ap(
+    "AP29",
+    "signing keys recorded by the processes",
+    _QUERY,
+    _TABLE,
+    "KEYRING",
+    SortCondition("begins_with", "KEY#"),
+    "SigningKeyRecord",
     consistent=True,
 )

@@ -109,12 +109,13 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
         "DELIVERIES#b1",
         SortRange(SortOperator.BEGINS_WITH, "DELIVERY#"),
     ),
+    "AP29": (IndexName.TABLE, {}, "KEYRING", SortRange(SortOperator.BEGINS_WITH, "KEY#")),
 }
 
 
-def test_all_28_patterns_are_registered_with_ids_ap01_to_ap28() -> None:
+def test_all_29_patterns_are_registered_with_ids_ap01_to_ap29() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 29)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 30)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 
@@ -168,7 +169,7 @@ def test_newest_first_patterns_read_backward() -> None:
 
 def test_consistent_reads_only_on_the_table() -> None:
     consistent = {ap.id for ap in REGISTRY if ap.consistent}
-    assert consistent == {"AP09", "AP18", "AP20", "AP23", "AP24", "AP28"}
+    assert consistent == {"AP09", "AP18", "AP20", "AP23", "AP24", "AP28", "AP29"}
     assert all(REGISTRY[i].index is IndexName.TABLE for i in consistent)
 
 
