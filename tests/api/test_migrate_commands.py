@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -195,3 +196,23 @@ def test_migrate_names_a_missing_table(
     error, hint = refusal(capsys)
     assert error.startswith(f"proofgate: error: DynamoDB table {dynamodb_fleet.table} does not")
     assert "create-table" in hint
+
+
+@pytest.mark.usefixtures("environ")
+def test_an_embedded_file_laid_out_by_a_newer_build_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    with sqlite3.connect(data / "proofgate.db") as connection:
+        connection.execute("PRAGMA user_version = 9")
+    connection.close()
+    assert main(["serve", "--data-dir", str(data), "--port", str(free_port())]) == 1
+    error, hint = refusal(capsys)
+    assert error == (
+        f"proofgate: error: The SQLite store {data / 'proofgate.db'} has layout version 9, "
+        "newer than this build's (2)"
+    )
+    assert hint.startswith("proofgate: hint: Upgrade proofgate to a build that reads it")
+    assert main(["migrate", "--data-dir", str(data)]) == 1, "migrate does not touch it either"
+    assert refusal(capsys)[0] == error
