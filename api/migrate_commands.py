@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from typing import Any
 
 from ._flags import DATA_DIR_HELP, settings_with_flags
@@ -32,7 +33,12 @@ def add_migrate_command(commands: Any) -> None:
 
 def _migrate(args: argparse.Namespace) -> int:
     settings = settings_with_flags(data_dir=args.data_dir, dynamodb_endpoint=args.endpoint)
-    asyncio.run(_run(settings, dry_run=args.dry_run))
+    try:
+        asyncio.run(_run(settings, dry_run=args.dry_run))
+    except KeyboardInterrupt:
+        # The step saved its position as it went; nothing needs undoing.
+        print("proofgate: interrupted: run `proofgate migrate` again to resume", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -25,6 +25,7 @@ class FakeStep:
 
     fail_after_pages: int | None = None
     rewritten: Counter[str] = field(default_factory=Counter)
+    interruption: type[BaseException] = Interrupted
 
     def step(self) -> Step:
         return Step(2, "give every brand index entry shape 2", self.run)
@@ -45,7 +46,7 @@ class FakeStep:
                 return
             if pages == self.fail_after_pages:
                 self.fail_after_pages = None
-                raise Interrupted
+                raise self.interruption
 
 
 async def write_brand_entries(storage: Storage, count: int) -> list[str]:

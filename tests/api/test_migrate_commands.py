@@ -216,3 +216,25 @@ def test_an_embedded_file_laid_out_by_a_newer_build_is_one_line(
     assert hint.startswith("proofgate: hint: Upgrade proofgate to a build that reads it")
     assert main(["migrate", "--data-dir", str(data)]) == 1, "migrate does not touch it either"
     assert refusal(capsys)[0] == error
+
+
+@pytest.mark.usefixtures("environ")
+def test_ctrl_c_during_migrate_is_one_line_and_the_next_run_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = str(tmp_path / "data")
+    settings = Settings.from_env({"PROOFGATE_DATA_DIR": data})
+    keys = asyncio.run(_store_at_baseline(settings, 5))
+    fake = FakeStep(fail_after_pages=2, interruption=KeyboardInterrupt)
+    monkeypatch.setattr(migration_steps, "STEPS", (fake.step(),))
+
+    assert main(["migrate", "--data-dir", data]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "proofgate: interrupted: run `proofgate migrate` again to resume\n"
+    assert captured.out.splitlines()[-1] == "  to version 2: 4 items done"
+
+    assert main(["migrate", "--data-dir", data]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "  to version 2: give every brand index entry shape 2 (resumes after 4 items)" in out
+    assert out[-2:] == ["  to version 2: done (5 items)", "The store is at version 2."]
+    assert fake.rewritten == dict.fromkeys(keys, 1)
