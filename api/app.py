@@ -43,6 +43,9 @@ from .schema import build_schema
 from .schema import schema as default_schema
 from .services import build_services
 from .settings import Settings
+from .signing_keys import record_signing_key
+from .spans import RequestSpans, Spans
+from .traced_storage import TracedStorage
 
 __all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app", "from_environment"]
 
@@ -59,7 +62,9 @@ CORS_HEADERS = (
 logger = logging.getLogger("proofgate.api")
 
 
-def create_app(settings: Settings) -> Starlette:
+def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
+    """``spans``: OpenTelemetry spans for requests, operations and storage
+    calls (``api/spans.py``); none by default."""
     operations = settings.operations
     registry = load_registry(
         default_schema, settings.limits, operations.directory, default_operations()
@@ -85,7 +90,9 @@ def create_app(settings: Settings) -> Starlette:
                 on_delivery=metrics.delivered,
                 on_redis_outage=metrics.redis_outage("alerts"),
             )
-            services = build_services(settings, app.state.storage, pipeline)
+            storage = app.state.storage if spans is None else TracedStorage(app.state.storage)
+            services = build_services(settings, storage, pipeline)
+            await record_signing_key(app.state.storage, services.key_ring)
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
@@ -98,8 +105,10 @@ def create_app(settings: Settings) -> Starlette:
                     yield
         finally:
             await app.state.storage.close()
+            if spans is not None:
+                spans.shutdown()
 
-    middleware = _middleware(settings, metrics)
+    middleware = _middleware(settings, metrics, spans)
     app = Starlette(routes=_routes(), middleware=middleware, lifespan=lifespan)
     app.state.settings = settings
     app.state.metrics = metrics
@@ -111,7 +120,7 @@ def create_app(settings: Settings) -> Starlette:
 def from_environment() -> Starlette:
     """The app from ``PROOFGATE_*`` variables, for an ASGI server's factory
     option: ``uvicorn --factory api.app:from_environment``."""
-    return create_app(Settings.from_env())
+    return create_app(Settings.from_env(), spans=Spans.from_environment())
 
 
 def _routes() -> list[BaseRoute]:
@@ -127,13 +136,16 @@ def _routes() -> list[BaseRoute]:
     ]
 
 
-def _middleware(settings: Settings, metrics: Metrics) -> list[Middleware]:
+def _middleware(settings: Settings, metrics: Metrics, spans: Spans | None) -> list[Middleware]:
     """CORS outermost, so refusals (413, 415) reach a browser app readably;
-    the observer next, so refusals are logged and counted."""
+    the observer next, so refusals are logged and counted, then the request's
+    span, which reads what the observer gathered."""
     guard = [
         Middleware(RequestObserver, metrics=metrics),
         Middleware(HTTPGuard, max_bytes=settings.limits.max_body_bytes),
     ]
+    if spans is not None:
+        guard.insert(1, Middleware(RequestSpans, spans=spans))
     if not settings.cors_origins:
         return guard
     return [

@@ -20,6 +20,7 @@ from ._flags import flag_environ
 from .backup_commands import add_backup_command
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
+from .migrate_commands import add_migrate_command
 from .operations.commands import add_operation_commands
 from .outbox_commands import add_outbox_commands
 from .secret_commands import add_secret_commands
@@ -74,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     export.set_defaults(command=_export_schema)
     add_ledger_commands(commands)
     add_backup_command(commands)
+    add_migrate_command(commands)
     add_outbox_commands(commands)
     add_secret_commands(commands)
     add_operation_commands(commands)
@@ -83,15 +85,23 @@ def _parser() -> argparse.ArgumentParser:
 def _create_table(args: argparse.Namespace) -> int:
     from storage.dynamodb import create_table
 
+    from .backend import stamp_new_table
+
     environ = flag_environ(
         table=args.table, dynamodb_endpoint=args.endpoint, aws_region=args.region
     )
     location = TableLocation.from_env(environ)
-    asyncio.run(
+    created = asyncio.run(
         create_table(
             table_name=location.table, region=location.region, endpoint_url=location.endpoint
         )
     )
+    if created:
+        asyncio.run(
+            stamp_new_table(
+                table=location.table, region=location.region, endpoint=location.endpoint
+            )
+        )
     where = location.endpoint or location.region
     print(f"Table {location.table} is ready ({where}): keys, indexes, stream, TTL, PITR")
     return 0

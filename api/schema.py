@@ -27,6 +27,7 @@ from .operations.trusted import NamedOperations, TrustedDocumentCheck, Untrusted
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
 from .request_log import OperationObserver
+from .spans import OperationSpans
 from .tracing import StorageTracing
 from .validation import DocumentLimits, document_rules, hide_suggestions
 
@@ -131,6 +132,7 @@ def build_schema(
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
         persisted_queries,
         OperationObserver,
+        OperationSpans,
         ErrorMapper,
         StorageTracing,
         partial(DocumentLimits, documents, max_tokens=limits.max_tokens),

@@ -84,6 +84,7 @@ def _serve(args: argparse.Namespace) -> int:
         uvicorn.Server(_config(app, settings, args)).run(sockets=[listener])
         return 0
     _check_operations(settings)
+    _check_spans()
     os.environ.update(environ)
     with _metrics_directory():
         config = _config("api.serve:worker_app", settings, args, factory=True)
@@ -112,8 +113,20 @@ def _app(settings: Settings) -> ASGIApp:
     from .app import create_app
     from .gc_freeze import FreezeAfterStartup
     from .going_away import GoingAwayOnExit
+    from .spans import Spans
 
-    return FreezeAfterStartup(GoingAwayOnExit(create_app(settings)))
+    app = create_app(settings, spans=Spans.from_environment())
+    return FreezeAfterStartup(GoingAwayOnExit(app))
+
+
+def _check_spans() -> None:
+    """Workers set up their own exporters; a missing ``otel`` extra stops
+    ``serve`` here with one line, not every worker."""
+    from .spans import Spans
+
+    spans = Spans.from_environment()
+    if spans is not None:
+        spans.shutdown()
 
 
 def _config(

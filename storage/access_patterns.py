@@ -38,6 +38,8 @@ __all__ = [
     "PRODUCT_SCANS",
     "PROVENANCE_CHAIN",
     "REGISTRY",
+    "SIGNING_KEYS",
+    "STORE_VERSION",
     "THREAT_BY_ID",
     "WEBHOOK_BY_ID",
     "WEBHOOK_DELIVERIES",
@@ -316,4 +318,24 @@ PRODUCT_ANALYTICS_DAY = _ap(
     "ANALYTICS#PRODUCT#{product_id}",
     SortCondition("=", "DAY#{day}"),
     "AnalyticsDay",
+)
+STORE_VERSION = _ap(
+    "AP28",
+    "store version and any migration in progress",
+    _GET,
+    _TABLE,
+    "STORE",
+    SortCondition("=", "VERSION"),
+    "StoreVersion",
+    consistent=True,
+)
+SIGNING_KEYS = _ap(
+    "AP29",
+    "signing keys recorded by the processes",
+    _QUERY,
+    _TABLE,
+    "KEYRING",
+    SortCondition("begins_with", "KEY#"),
+    "SigningKeyRecord",
+    consistent=True,
 )

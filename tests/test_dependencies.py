@@ -22,9 +22,13 @@ def normalize(distribution: str) -> str:
 
 
 def declared_distributions() -> set[str]:
+    """The dependencies and the optional extras but ``dev``: the gateway
+    imports an extra's packages only when its feature is switched on."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project.get("optional-dependencies", {})
+    requirements = [r for name, rs in extras.items() if name != "dev" for r in rs]
     names = set()
-    for requirement in project["dependencies"]:
+    for requirement in [*project["dependencies"], *requirements]:
         match = _REQUIREMENT_NAME.match(requirement)
         assert match, requirement
         names.add(normalize(match.group()))

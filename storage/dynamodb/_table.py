@@ -35,7 +35,9 @@ async def create_table(
     access_key_id: str | None = None,
     secret_access_key: str | None = None,
     timeout: float = TIMEOUT_SECONDS,
-) -> None:
+) -> bool:
+    """Whether this call created the table (rather than found it)."""
+    created = True
     async with AsyncExitStack() as stack:
         client = await connect(
             stack,
@@ -52,11 +54,13 @@ async def create_table(
             except ClientError as error:
                 if error_code(error) != "ResourceInUseException":
                     raise translate(error, "CreateTable") from error
+                created = False
         deadline = time.monotonic() + timeout
         description = await _wait_until_active(client, table_name, deadline)
         _check_matches(description, TABLE)
         await _enable_ttl(client, table_name)
         await _enable_pitr(client, table_name, deadline)
+    return created
 
 
 async def _wait_until_active(client: Any, table_name: str, deadline: float) -> dict[str, Any]:

@@ -200,7 +200,10 @@ def _prepare(connection: sqlite3.Connection, path: str) -> None:
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         elif version != SCHEMA_VERSION:
             raise ConfigurationError(
-                f"{path} has schema version {version}; this build reads version {SCHEMA_VERSION}"
+                f"The SQLite store {path} has layout version {version}, newer than this "
+                f"build's ({SCHEMA_VERSION})",
+                hint="Upgrade proofgate to a build that reads it; a store is never "
+                "migrated backwards.",
             )
         connection.execute("COMMIT")
     except BaseException:

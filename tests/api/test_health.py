@@ -14,6 +14,7 @@ from api import app as app_module
 from api.app import create_app
 from api.settings import Settings
 from storage.access_patterns import HEALTH_PROBE
+from storage.protocol import Page
 from storage.registry import AccessPattern
 from storage.trace import tracing
 
@@ -40,6 +41,13 @@ class FakeStorage:
             raise RuntimeError("disk on fire")
         if self.behaviour == "hang":
             await asyncio.sleep(3600)
+
+    async def query(self, ap: AccessPattern, params: Any, **options: Any) -> Page:
+        """Start-up reads the recorded signing keys: there are none."""
+        return Page([], False, lambda item: "")
+
+    async def transact_write(self, actions: Any) -> None:
+        """Start-up records the signing key."""
 
     async def close(self) -> None:
         self.closed = True

@@ -48,6 +48,7 @@ GETS: dict[str, tuple[dict[str, Any], Key]] = {
     "AP20": ({"key_hash": "abc"}, Key("APIKEY#abc", "META")),
     "AP21": ({}, Key("HEALTH", "PROBE")),
     "AP24": ({"brand_id": "b1", "webhook_id": "w1"}, Key("BRAND#b1", "WEBHOOK#w1")),
+    "AP28": ({}, Key("STORE", "VERSION")),
 }
 
 QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
@@ -108,12 +109,13 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
         "DELIVERIES#b1",
         SortRange(SortOperator.BEGINS_WITH, "DELIVERY#"),
     ),
+    "AP29": (IndexName.TABLE, {}, "KEYRING", SortRange(SortOperator.BEGINS_WITH, "KEY#")),
 }
 
 
-def test_all_27_patterns_are_registered_with_ids_ap01_to_ap27() -> None:
+def test_all_29_patterns_are_registered_with_ids_ap01_to_ap29() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 28)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 30)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 
@@ -167,7 +169,7 @@ def test_newest_first_patterns_read_backward() -> None:
 
 def test_consistent_reads_only_on_the_table() -> None:
     consistent = {ap.id for ap in REGISTRY if ap.consistent}
-    assert consistent == {"AP09", "AP18", "AP20", "AP23", "AP24"}
+    assert consistent == {"AP09", "AP18", "AP20", "AP23", "AP24", "AP28", "AP29"}
     assert all(REGISTRY[i].index is IndexName.TABLE for i in consistent)
 
 
