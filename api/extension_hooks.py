@@ -7,8 +7,8 @@ manager (``functools.update_wrapper`` included). The answers depend only on
 the extension's class, so here they are worked out once per class and hook;
 a request only creates the context managers themselves, through the same
 ``contextlib`` decorators and the same exit stack, so ordering, exception
-and suppression behaviour are Strawberry's own (docs/design.md, Compiled
-execution; the differential test is ``tests/api/test_extension_hooks.py``).
+and suppression behaviour are Strawberry's own (the differential test is
+``tests/api/test_extension_hooks.py``; docs/design.md, Performance budgets).
 """
 
 from __future__ import annotations
