@@ -20,10 +20,10 @@ from ..keys import Key
 from ..values import Item
 from ..writes import WriteAction
 from . import _reads, _writes
+from ._inline import InlineReader
 from ._query import query
 from ._schema import MEMORY, connect_reader, connect_writer
 from ._ttl import SWEEP_INTERVAL_SECONDS, TtlSweeper
-from ._inline import InlineReader
 from ._worker import Worker
 
 __all__ = ["SqliteDriver"]
