@@ -25,6 +25,8 @@ T = TypeVar("T")
 
 
 def _freeze(params: Mapping[str, Any]) -> Params:
+    if len(params) == 1:
+        return tuple(params.items())
     return tuple(sorted(params.items()))
 
 
