@@ -20,6 +20,7 @@ from .cost import CostBudget
 from .document_cache import DocumentCache, ValidatedDocuments
 from .errors import ErrorMapper
 from .execution import PlanCache, compiled_executor
+from .extension_hooks import ClassifiedExtensionsRunner
 from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
 from .operations import TrustedDocuments
 from .operations.registry import OperationRegistry
@@ -69,6 +70,13 @@ class ProofgateSchema(strawberry.Schema):
         """Strawberry logs every error with its traceback; here a NOT_FOUND or
         a CONFLICT is an answer, not an incident. ``ErrorMapper`` logs the
         internal ones, under the request id the client was given."""
+
+    def create_extensions_runner(
+        self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
+    ) -> ClassifiedExtensionsRunner:
+        """Strawberry's runner, with each extension class's hooks classified
+        once rather than on every request (``api/extension_hooks.py``)."""
+        return ClassifiedExtensionsRunner(execution_context, extensions)
 
     @staticmethod
     def remove_field_suggestion(error: GraphQLError) -> None:

@@ -8,8 +8,8 @@ same page of the same query is fetched once however many fields ask for it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from strawberry.dataloader import DataLoader
 
@@ -21,9 +21,12 @@ __all__ = ["Loaders", "PageRequest"]
 
 Params = tuple[tuple[str, Any], ...]
 PageRequest = tuple[Params, int | None, str | None]
+T = TypeVar("T")
 
 
 def _freeze(params: Mapping[str, Any]) -> Params:
+    if len(params) == 1:
+        return tuple(params.items())
     return tuple(sorted(params.items()))
 
 
@@ -33,6 +36,10 @@ class Loaders:
         self._tenant = tenant
         self._items: dict[str, DataLoader[Params, Item | None]] = {}
         self._pages: dict[str, DataLoader[PageRequest, Page]] = {}
+        self._held: dict[tuple[str, Params], Item | None] = {}
+        """Items the request already holds (``prime``): a plain dict entry
+        costs less than a settled future per item, and most are never asked for."""
+        self._built: dict[int, tuple[Item, Any]] = {}
 
     def _item_loader(self, ap: AccessPattern) -> DataLoader[Params, Item | None]:
         loader = self._items.get(ap.id)
@@ -52,19 +59,30 @@ class Loaders:
     async def item(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         if ap.operation is Operation.QUERY:
             raise TypeError(f"{ap.id} is a query; use Loaders.page")
-        return await self._item_loader(ap).load(_freeze(params))
+        key = _freeze(params)
+        held = self._held
+        if held and (ap.id, key) in held:
+            return held[ap.id, key]
+        return await self._item_loader(ap).load(key)
 
     async def items(
         self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
     ) -> list[Item | None]:
-        results = await self._item_loader(ap).load_many([_freeze(p) for p in params])
-        return list(results)
+        keys = [_freeze(p) for p in params]
+        held = self._held
+        wanted = [key for key in keys if (ap.id, key) not in held]
+        loaded = dict(zip(wanted, await self._item_loader(ap).load_many(wanted), strict=True))
+        return [held[ap.id, key] if (ap.id, key) in held else loaded[key] for key in keys]
 
     def cached(self, ap: AccessPattern, /, **params: Any) -> tuple[bool, Item | None]:
         """(True, item) when this request has already read the key, so a
         resolver can answer synchronously: a list of 50 products sharing one
         brand then costs no coroutine per product."""
-        future = self._item_loader(ap).cache_map.get(_freeze(params))
+        key = _freeze(params)
+        held = self._held
+        if held and (ap.id, key) in held:
+            return True, held[ap.id, key]
+        future = self._item_loader(ap).cache_map.get(key)
         if future is None or not future.done() or future.cancelled() or future.exception():
             return False, None
         item: Item | None = future.result()
@@ -73,13 +91,29 @@ class Loaders:
     def prime(self, ap: AccessPattern, item: Item, /, **params: Any) -> None:
         """Seed the cache with an item the request already holds (e.g. one it
         just wrote), so resolving its fields reads nothing again."""
-        self._item_loader(ap).prime(_freeze(params), item, force=True)
+        key = _freeze(params)
+        self._held[ap.id, key] = item
+        loader = self._items.get(ap.id)
+        if loader is not None and loader.cache_map.get(key) is not None:
+            loader.clear(key)
+
+    def built(self, item: Item, build: Callable[[Item], T]) -> T:
+        """``build(item)``, once per item per request: the fifty products of
+        a page share one brand item, and so one ``Brand``."""
+        entry = self._built.get(id(item))
+        if entry is not None and entry[0] is item:
+            value: T = entry[1]
+            return value
+        value = build(item)
+        self._built[id(item)] = (item, value)
+        return value
 
     def forget(self, ap: AccessPattern, /, **params: Any) -> None:
         """Drop a cached item, so a mutation whose write condition failed
         re-reads what changed instead of trusting its earlier read."""
         loader = self._items.get(ap.id)
         key = _freeze(params)
+        self._held.pop((ap.id, key), None)
         if loader is not None and loader.cache_map.get(key) is not None:
             loader.clear(key)
 

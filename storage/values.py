@@ -96,6 +96,8 @@ def normalize_item(item: Mapping[str, Value]) -> Item:
 
 
 def _utf8_size(text: str) -> int:
+    if text.isascii():
+        return len(text)
     try:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError:
@@ -106,11 +108,19 @@ def _number_size(number: int | Decimal) -> int:
     """One byte per two significant digits, plus one; zero has none."""
     if not number:
         return 1
-    _, digits, _ = _significant(Decimal(number))
-    return math.ceil(len(digits) / 2) + 1
+    if type(number) is int:
+        significant = len(str(abs(number)).rstrip("0"))
+    else:
+        significant = len(_significant(Decimal(number))[1])
+    return math.ceil(significant / 2) + 1
 
 
 def value_size(value: Value) -> int:
+    kind = type(value)
+    if kind is str:
+        return _utf8_size(value)
+    if kind is int:
+        return _number_size(value)
     if value is None or isinstance(value, bool):
         return 1
     if isinstance(value, str):

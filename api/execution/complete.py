@@ -14,6 +14,8 @@ from graphql import GraphQLError, GraphQLLeafType, GraphQLOutputType, Undefined
 from graphql.pyutils import Path, gather_with_cancel, inspect, is_iterable
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 
+from .leaves import leaf_passthrough
+
 if TYPE_CHECKING:
     from graphql.execution.collect_fields import FieldDetailsList
 
@@ -27,8 +29,12 @@ Completer = Callable[["CompiledExecutor", Path, Any], Any]
 
 def complete_leaf(return_type: GraphQLLeafType) -> Completer:
     coerce = return_type.coerce_output_value
+    passes = leaf_passthrough(return_type)
 
     def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+        kind = type(value)
+        if kind in passes:
+            return passes[kind](value)
         if isinstance(value, Exception):
             raise value
         if value is None or value is Undefined:

@@ -112,16 +112,17 @@ class Product:
         # no task per product.
         hit, item = info.context.loaders.cached(BRAND_BY_ID, brand_id=self.brand_id)
         if hit:
-            return self._brand(item)
+            return self._brand(info, item)
         return self._load_brand(info)  # type: ignore[return-value]
 
     async def _load_brand(self, info: Info) -> Brand:
-        return self._brand(await info.context.loaders.item(BRAND_BY_ID, brand_id=self.brand_id))
+        item = await info.context.loaders.item(BRAND_BY_ID, brand_id=self.brand_id)
+        return self._brand(info, item)
 
-    def _brand(self, item: Item | None) -> Brand:
+    def _brand(self, info: Info, item: Item | None) -> Brand:
         if item is None:
             raise ProofgateError(f"Product {self.id} names a brand that does not exist")
-        return Brand.from_item(item)
+        return info.context.loaders.built(item, Brand.from_item)
 
     @computed_field
     def certificate(self) -> Certificate:

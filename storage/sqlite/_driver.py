@@ -1,9 +1,10 @@
 """The embedded backend: one SQLite file in WAL mode, or ``:memory:``.
 
-Reads and writes run on two threads with a connection each, so a read never
-waits behind a write (WAL readers see the last commit without taking a lock)
-and the event loop never waits on either. ``:memory:`` is one database per
-connection, so there one thread and one connection serve both.
+Writes run on their own thread, since a commit may wait for another
+process's write lock; reads run on the event loop's thread with their own
+connection (``_inline.py``): in WAL mode a read never waits behind a write.
+``:memory:`` is one database per connection, so there one thread and one
+connection serve both.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..keys import Key
 from ..values import Item
 from ..writes import WriteAction
 from . import _reads, _writes
+from ._inline import InlineReader
 from ._query import query
 from ._schema import MEMORY, connect_reader, connect_writer
 from ._ttl import SWEEP_INTERVAL_SECONDS, TtlSweeper
@@ -50,12 +52,11 @@ class SqliteDriver:
         self._writer = Worker(
             partial(connect_writer, self.path, timeout, ready), "proofgate-sqlite-writer"
         )
-        if self.path == MEMORY:
-            self._reader = self._writer
-        else:
-            self._reader = Worker(
-                partial(connect_reader, self.path, timeout, ready), "proofgate-sqlite-reader"
-            )
+        self._reader: Worker | InlineReader = (
+            self._writer
+            if self.path == MEMORY
+            else InlineReader(partial(connect_reader, self.path, timeout, ready))
+        )
         self.ttl_sweeper = (
             None
             if ttl_sweep_seconds is None

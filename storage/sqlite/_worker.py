@@ -19,7 +19,7 @@ from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from domain.errors import ServiceUnavailable
 
-__all__ = ["Worker"]
+__all__ = ["Worker", "translate"]
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -29,7 +29,7 @@ _Outcome = tuple["asyncio.Future[Any]", bool, Any]
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-def _translate(error: BaseException) -> BaseException:
+def translate(error: BaseException) -> BaseException:
     if isinstance(error, sqlite3.OperationalError) and error.sqlite_errorcode & 0xFF in _BUSY:
         return ServiceUnavailable(
             "The SQLite store stayed locked by another writer",
@@ -109,7 +109,7 @@ class Worker:
                     try:
                         outcomes.append((future, True, function(connection, *args)))
                     except BaseException as error:
-                        outcomes.append((future, False, _translate(error)))
+                        outcomes.append((future, False, translate(error)))
                 try:
                     job = jobs.get_nowait()
                 except queue.Empty:

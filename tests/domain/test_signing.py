@@ -124,3 +124,26 @@ def test_keys_compare_by_kid(signer: SigningKey) -> None:
     assert signer != signer.verifying_key
     assert len({signer, twin, other}) == 2
     assert len({signer.verifying_key, twin.verifying_key, other.verifying_key}) == 2
+
+
+def test_a_remembered_verdict_holds_only_for_its_own_key_and_message(
+    signer: SigningKey,
+) -> None:
+    other = SigningKey.generate()
+    signature = signer.sign(b"message")
+    assert signer.verifying_key.verify(signature, b"message")
+    assert signer.verifying_key.verify(signature, b"message")  # the remembered verdict
+    assert not other.verifying_key.verify(signature, b"message")
+    assert not signer.verifying_key.verify(signature, b"message!")
+    assert not signer.verifying_key.verify(bytes(64), b"message")
+    assert signer.verifying_key.verify(signature, b"message")
+
+
+def test_remembered_verdicts_are_bounded(signer: SigningKey) -> None:
+    from domain.signing import VERIFIED_SIGNATURES, _signature_holds
+
+    for index in range(VERIFIED_SIGNATURES + 10):
+        signer.verifying_key.verify(bytes(64), index.to_bytes(4, "big"))
+    info = _signature_holds.cache_info()
+    assert info.maxsize == VERIFIED_SIGNATURES
+    assert info.currsize <= VERIFIED_SIGNATURES

@@ -212,3 +212,21 @@ def test_item_size_at_the_400_kb_boundary() -> None:
     multibyte = {**base, "data": "x" * (filler - 1) + "é"}
     with pytest.raises(LimitExceeded):
         normalize_item(multibyte)
+
+
+@given(st.integers(min_value=-(10**38) + 1, max_value=10**38 - 1))
+def test_an_int_is_sized_as_its_decimal(number: int) -> None:
+    """Integers take a shortcut past ``Decimal``; the size is the same."""
+    assert value_size(number) == value_size(Decimal(number))
+
+
+@given(st.text())
+def test_a_string_is_sized_in_utf8_bytes(text: str) -> None:
+    """ASCII text takes a shortcut past encoding; the size is the same."""
+    try:
+        expected = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        with pytest.raises(LimitExceeded):
+            value_size(text)
+        return
+    assert value_size(text) == expected

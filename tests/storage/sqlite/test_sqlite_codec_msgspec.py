@@ -1,4 +1,4 @@
-"""orjson reads most rows; the standard decoder it replaces is the oracle."""
+"""msgspec reads every untagged row; the standard decoder it replaces is the oracle."""
 
 from __future__ import annotations
 
@@ -39,28 +39,26 @@ def test_decoding_agrees_with_the_standard_decoder(item: dict[str, Any]) -> None
     assert same(decode_item(text), _reference(text))
 
 
-def test_rows_with_only_integers_take_orjson(monkeypatch: Any) -> None:
-    """Positive control for the fast path: with orjson disabled, decoding
-    such a row would fail, so the test above really compared orjson."""
+def test_untagged_rows_take_msgspec(monkeypatch: Any) -> None:
+    """Positive control for the fast path: the test above compared msgspec's
+    reading, not the standard decoder's, for every row without a tag."""
     calls: list[str] = []
-    real = _codec.orjson.loads
-    monkeypatch.setattr(_codec.orjson, "loads", lambda text: calls.append(text) or real(text))
-    plain = encode_item(
-        {
-            "n": 1,
-            "s": "a.b",
-            "l": [1, -2],
-            "eighteen_digits": 10**17,
-            "at": "2026-11-30T19:50:12.5Z",
-        }
-    )
+    real = _codec._untagged
+    monkeypatch.setattr(_codec, "_untagged", lambda text: calls.append(text) or real(text))
+    plain = encode_item({"n": 1, "s": "a.b", "at": "2026-11-30T19:50:12.5Z"})
+    decimal = encode_item({"d": Decimal("1.5"), "big": 2**70})
     decode_item(plain)
-    decode_item(encode_item({"d": Decimal("1.5")}))
-    decode_item(encode_item({"big": 2**70}))
-    assert calls == [plain]
+    decode_item(decimal)
+    decode_item(encode_item({"b": b"x"}))
+    assert calls == [plain, decimal]
+
+
+def test_non_integral_numbers_are_decimals_of_the_stored_text() -> None:
+    decoded = decode_item(encode_item({"d": Decimal("0.1"), "e": Decimal("-1.25E-30")}))
+    assert same(decoded, {"d": Decimal("0.1"), "e": Decimal("-1.25E-30")})
 
 
 def test_integers_beyond_64_bits_stay_integers() -> None:
-    """orjson would read these as floats, silently."""
+    """A 64-bit decoder would read these as floats, silently."""
     decoded = decode_item(encode_item({"big": 2**70, "neg": -(2**65), "l": [10**19]}))
     assert same(decoded, {"big": 2**70, "neg": -(2**65), "l": [10**19]})

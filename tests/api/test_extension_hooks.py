@@ -1,0 +1,148 @@
+"""``ClassifiedExtensionsRunner`` against Strawberry's own runner.
+
+Every combination of hook kinds (none, generator, async generator, function,
+coroutine function) and behaviours (plain, raising before or after its
+``yield``, swallowing the stage's error) runs a stage that succeeds or
+raises, through both runners; what ran, in which order, and what came out
+must be the same.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from strawberry.extensions import SchemaExtension
+from strawberry.extensions.runner import SchemaExtensionsRunner
+
+from api.extension_hooks import ClassifiedExtensionsRunner
+
+KINDS = ("none", "generator", "async-generator", "function", "coroutine")
+BEHAVIOURS = ("plain", "raise-before", "raise-after", "swallow")
+STAGES = ("operation", "validation", "parsing", "executing")
+HOOKS = {
+    "operation": "on_operation",
+    "validation": "on_validate",
+    "parsing": "on_parse",
+    "executing": "on_execute",
+}
+
+
+class Boom(Exception):
+    pass
+
+
+def _extension_class(kind: str, behaviour: str, name: str) -> type[SchemaExtension]:
+    """One extension class with ``kind`` hooks for every stage."""
+
+    def before(self: Any) -> None:
+        self.log.append(f"{name}:before")
+        if behaviour == "raise-before":
+            raise Boom(f"{name} before")
+
+    def after(self: Any, failed: BaseException | None) -> None:
+        self.log.append(f"{name}:after:{type(failed).__name__ if failed else '-'}")
+        if behaviour == "raise-after":
+            raise Boom(f"{name} after")
+
+    def generator(self: Any) -> Iterator[None]:
+        before(self)
+        try:
+            yield
+        except Boom as error:
+            after(self, error)
+            if behaviour != "swallow":
+                raise
+            return
+        after(self, None)
+
+    async def async_generator(self: Any) -> AsyncIterator[None]:
+        before(self)
+        try:
+            yield
+        except Boom as error:
+            after(self, error)
+            if behaviour != "swallow":
+                raise
+            return
+        after(self, None)
+
+    def function(self: Any) -> None:
+        before(self)
+
+    async def coroutine(self: Any) -> None:
+        before(self)
+
+    hooks = {
+        "none": None,
+        "generator": generator,
+        "async-generator": async_generator,
+        "function": function,
+        "coroutine": coroutine,
+    }[kind]
+    attributes = {hook: hooks for hook in HOOKS.values()} if hooks else {}
+    return type(f"Extension_{name}", (SchemaExtension,), attributes)
+
+
+async def _run(
+    runner_class: type[SchemaExtensionsRunner],
+    classes: list[type[SchemaExtension]],
+    stage: str,
+    stage_fails: bool,
+) -> tuple[list[str], str]:
+    log: list[str] = []
+    extensions = []
+    for extension_class in classes:
+        extension = extension_class()
+        extension.log = log  # type: ignore[attr-defined]
+        extensions.append(extension)
+    runner = runner_class(execution_context=None, extensions=extensions)  # type: ignore[arg-type]
+    try:
+        async with getattr(runner, stage)():
+            log.append("stage")
+            if stage_fails:
+                raise Boom("stage")
+    except Exception as error:
+        return log, f"{type(error).__name__}: {error}"
+    return log, "ok"
+
+
+CASES = list(
+    itertools.product(
+        itertools.product(KINDS, BEHAVIOURS), itertools.product(KINDS, BEHAVIOURS), [False, True]
+    )
+)
+
+
+@pytest.mark.parametrize("stage", STAGES)
+async def test_every_hook_combination_runs_as_strawberry_runs_it(stage: str) -> None:
+    for (kind_a, behaviour_a), (kind_b, behaviour_b), stage_fails in CASES:
+        classes = [
+            _extension_class(kind_a, behaviour_a, "a"),
+            _extension_class("generator", "plain", "m"),
+            _extension_class(kind_b, behaviour_b, "b"),
+        ]
+        expected = await _run(SchemaExtensionsRunner, classes, stage, stage_fails)
+        actual = await _run(ClassifiedExtensionsRunner, classes, stage, stage_fails)
+        case = (stage, kind_a, behaviour_a, kind_b, behaviour_b, stage_fails)
+        assert actual == expected, case
+
+
+async def test_the_comparison_sees_a_difference() -> None:
+    """Positive control: two orders of the same extensions log differently."""
+    a = _extension_class("generator", "plain", "a")
+    b = _extension_class("async-generator", "plain", "b")
+    first = await _run(ClassifiedExtensionsRunner, [a, b], "operation", False)
+    second = await _run(ClassifiedExtensionsRunner, [b, a], "operation", False)
+    assert first != second
+    assert first[0] == ["a:before", "b:before", "stage", "b:after:-", "a:after:-"]
+
+
+async def test_a_schema_runs_its_operations_through_the_classified_runner() -> None:
+    from api.schema import build_schema
+
+    schema = build_schema()
+    runner = schema.create_extensions_runner(None, [])  # type: ignore[arg-type]
+    assert isinstance(runner, ClassifiedExtensionsRunner)

@@ -1,0 +1,75 @@
+"""What a request already holds is read from nothing; what it forgets is read again."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from resolvers.loaders import Loaders
+from storage import Put, Storage
+from storage.access_patterns import PRODUCT_BY_ID
+from storage.sqlite import open_sqlite
+from storage.trace import tracing
+
+TENANT = "t"
+
+
+def _product(product_id: str, name: str) -> dict[str, Any]:
+    key = PRODUCT_BY_ID.key(product_id=product_id)
+    return {"PK": key.pk, "SK": key.sk, "id": product_id, "name": name}
+
+
+@pytest.fixture
+async def storage() -> AsyncIterator[Storage]:
+    storage = await open_sqlite(":memory:", cursor_key=bytes(range(32)))
+    await storage.transact_write([Put(_product(p, f"stored {p}")) for p in ("P1", "P2")])
+    yield storage
+    await storage.close()
+
+
+async def test_a_held_item_is_answered_without_a_read(storage: Storage) -> None:
+    loaders = Loaders(storage, TENANT)
+    held = _product("P1", "held")
+    loaders.prime(PRODUCT_BY_ID, held, product_id="P1")
+    with tracing() as trace:
+        assert await loaders.item(PRODUCT_BY_ID, product_id="P1") is held
+        assert loaders.cached(PRODUCT_BY_ID, product_id="P1") == (True, held)
+        items = await loaders.items(PRODUCT_BY_ID, [{"product_id": "P2"}, {"product_id": "P1"}])
+    assert [item["name"] if item else None for item in items] == ["stored P2", "held"]
+    assert trace.storage_calls == 1  # P2 alone; a positive control that reads are seen
+
+
+async def test_priming_replaces_an_item_already_read(storage: Storage) -> None:
+    loaders = Loaders(storage, TENANT)
+    assert (await loaders.item(PRODUCT_BY_ID, product_id="P1"))["name"] == "stored P1"  # type: ignore[index]
+    written = _product("P1", "written")
+    loaders.prime(PRODUCT_BY_ID, written, product_id="P1")
+    assert await loaders.item(PRODUCT_BY_ID, product_id="P1") is written
+
+
+async def test_a_forgotten_item_is_read_again(storage: Storage) -> None:
+    loaders = Loaders(storage, TENANT)
+    loaders.prime(PRODUCT_BY_ID, _product("P1", "held"), product_id="P1")
+    loaders.forget(PRODUCT_BY_ID, product_id="P1")
+    assert loaders.cached(PRODUCT_BY_ID, product_id="P1") == (False, None)
+    with tracing() as trace:
+        item = await loaders.item(PRODUCT_BY_ID, product_id="P1")
+    assert item is not None and item["name"] == "stored P1"
+    assert trace.storage_calls == 1
+
+
+async def test_built_runs_once_per_item(storage: Storage) -> None:
+    loaders = Loaders(storage, TENANT)
+    first, second = _product("P1", "a"), _product("P1", "a")
+    calls: list[dict[str, Any]] = []
+
+    def build(item: dict[str, Any]) -> object:
+        calls.append(item)
+        return object()
+
+    shared = loaders.built(first, build)
+    assert loaders.built(first, build) is shared
+    assert loaders.built(second, build) is not shared  # an equal but different item
+    assert calls == [first, second]
