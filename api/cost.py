@@ -64,7 +64,8 @@ from strawberry.extensions import SchemaExtension
 
 from domain.errors import BadUserInput, ProofgateError, QueryTooComplex
 from resolvers.fields import field_access_patterns
-from storage.access_patterns import PROVENANCE_CHAIN, REGISTRY
+from services.provenance.walk import CHAIN_READ_ITEMS
+from storage.access_patterns import REGISTRY
 from storage.limits import PAGE_SIZE_MAX
 from storage.registry import AccessPattern, Operation
 
@@ -74,6 +75,7 @@ __all__ = [
     "EXTRA_READS",
     "FAN_OUT",
     "MAX_FIELDS",
+    "READS_TO_THE_END",
     "STATIC_COSTS",
     "CostBudget",
     "CostModel",
@@ -84,15 +86,19 @@ FAN_OUT: Mapping[tuple[str, str], str] = {("Query", "auditLog"): "days"}
 """Fields that run their query once per unit of an argument: ``auditLog``
 reads one partition per day (a scatter-gather)."""
 
-_CLAIM_AND_CHAIN = 1 + PROVENANCE_CHAIN.max_page
+_CLAIM_AND_CHAIN = 1 + CHAIN_READ_ITEMS
 EXTRA_READS: Mapping[tuple[str, str], int] = {
     ("Mutation", "verifyProduct"): 1 + _CLAIM_AND_CHAIN,
     ("Query", "verification"): _CLAIM_AND_CHAIN,
 }
 """Reads a field makes beyond the access pattern it declares (and the entity it
 declares it loads): checking a product reads the product (AP04, declared by
-``verification`` as what it loads), its claim (AP11) and a page of its chain
-(AP09, up to the page maximum)."""
+``verification`` as what it loads), its claim (AP11) and its whole chain
+(AP09, page after page, at most ``CHAIN_READ_ITEMS`` events: docs/design.md,
+Limits and cost)."""
+READS_TO_THE_END: Mapping[tuple[str, str], int] = {("Product", "passport"): CHAIN_READ_ITEMS}
+"""Fields that read their query pattern to its end rather than one page, with
+the most items that end can be: the passport lists the whole chain."""
 MAX_FIELDS = 10_000
 """Selected fields after fragments are expanded. Fragments spread inside
 fragments multiply; past this the operation is refused whatever it reads."""
@@ -109,6 +115,8 @@ class _Reads:
     loads: AccessPattern | None
     fan_out: str | None
     extra: int = 0
+    to_the_end: int | None = None
+    """The most items a field that reads its pattern to the end can read."""
 
 
 _Known = tuple[weakref.ref[DocumentNode], int]
@@ -131,7 +139,11 @@ class CostModel:
             key = (access.type_name, access.field_name)
             loads = REGISTRY[access.loads] if access.loads else None
             self.reads[key] = _Reads(
-                REGISTRY[access.access_pattern], loads, FAN_OUT.get(key), EXTRA_READS.get(key, 0)
+                REGISTRY[access.access_pattern],
+                loads,
+                FAN_OUT.get(key),
+                EXTRA_READS.get(key, 0),
+                READS_TO_THE_END.get(key),
             )
 
     def measure(
@@ -344,6 +356,8 @@ def _cost(
     if reads is None:
         return 0, _list_length(definition, arguments)
     pattern = reads.pattern
+    if reads.to_the_end is not None:
+        return reads.to_the_end + (reads.loads is not None) + reads.extra, 1
     if pattern.operation is not Operation.QUERY or per_event:
         reads_once = 1 + (reads.loads is not None) + reads.extra
         return reads_once, _list_length(definition, arguments)

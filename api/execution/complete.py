@@ -14,6 +14,8 @@ from graphql import GraphQLError, GraphQLLeafType, GraphQLOutputType, Undefined
 from graphql.pyutils import Path, gather_with_cancel, inspect, is_iterable
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 
+from .budget import leaf_bytes
+
 if TYPE_CHECKING:
     from graphql.execution.collect_fields import FieldDetailsList
 
@@ -41,6 +43,7 @@ def complete_leaf(return_type: GraphQLLeafType) -> Completer:
                 f" {inspect(coerced)}"
             )
             raise TypeError(msg)
+        executor.response_bytes.charge(leaf_bytes(coerced))
         return coerced
 
     return complete
