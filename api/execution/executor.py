@@ -25,6 +25,8 @@ from graphql.pyutils import Path
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
+from domain.errors import BudgetExceeded
+
 from ..limits import MAX_RESPONSE_BYTES
 from .budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from .cache import PlanCache
@@ -62,8 +64,8 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     def _run(self, plan: OperationPlan) -> Any:
         try:
             data = plan.run(self, self.root_value)
-        except GraphQLError as error:
-            self.collected_errors.add(error, None)
+        except (GraphQLError, BudgetExceeded) as error:
+            self.collected_errors.add(located_error(error), None)
             return self.build_response(None)
         if is_awaitable(data):
             return self._await_data(data)
@@ -72,8 +74,8 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     async def _await_data(self, data: Any) -> ExecutionResult:
         try:
             settled = await data
-        except GraphQLError as error:
-            self.collected_errors.add(error, None)
+        except (GraphQLError, BudgetExceeded) as error:
+            self.collected_errors.add(located_error(error), None)
             return self.build_response(None)  # type: ignore[return-value]
         return self.build_response(settled)  # type: ignore[return-value]
 
