@@ -12,6 +12,10 @@ through the schema, reading the access pattern each field declares
 - everything below a query field is counted once per item of its page, and
   below a list field without paging (``registerProducts``) once per element
   of the longest list argument;
+- a field that reads a list to its end (a product's whole chain, for a
+  verification or the passport) costs the longest that list can be, and a
+  filter no key condition can express (``threats(minSeverity:)``) the most
+  items it may examine (docs/design.md, Limits and cost);
 - a subscription's root field counts once per event, so its cost is that
   of one event.
 
@@ -64,6 +68,7 @@ from strawberry.extensions import SchemaExtension
 
 from domain.errors import BadUserInput, ProofgateError, QueryTooComplex
 from resolvers.fields import field_access_patterns
+from resolvers.threats.paging import SCAN_MAX_ITEMS
 from services.provenance.walk import CHAIN_READ_ITEMS
 from storage.access_patterns import REGISTRY
 from storage.limits import PAGE_SIZE_MAX
@@ -74,6 +79,7 @@ from ._refuse import refuse
 __all__ = [
     "EXTRA_READS",
     "FAN_OUT",
+    "FILTERED",
     "MAX_FIELDS",
     "READS_TO_THE_END",
     "STATIC_COSTS",
@@ -99,6 +105,12 @@ Limits and cost)."""
 READS_TO_THE_END: Mapping[tuple[str, str], int] = {("Product", "passport"): CHAIN_READ_ITEMS}
 """Fields that read their query pattern to its end rather than one page, with
 the most items that end can be: the passport lists the whole chain."""
+FILTERED: Mapping[tuple[str, str], tuple[str, int]] = {
+    ("Brand", "threats"): ("minSeverity", SCAN_MAX_ITEMS)
+}
+"""Fields that, given a filter no key condition can express, read past their
+page for matches, up to a bound: ``threats(minSeverity:)`` examines up to
+``SCAN_MAX_ITEMS`` alerts to fill its page."""
 MAX_FIELDS = 10_000
 """Selected fields after fragments are expanded. Fragments spread inside
 fragments multiply; past this the operation is refused whatever it reads."""
@@ -117,6 +129,8 @@ class _Reads:
     extra: int = 0
     to_the_end: int | None = None
     """The most items a field that reads its pattern to the end can read."""
+    filtered: tuple[str, int] | None = None
+    """The filter argument that makes the field read past its page, and how far."""
 
 
 _Known = tuple[weakref.ref[DocumentNode], int]
@@ -144,6 +158,7 @@ class CostModel:
                 FAN_OUT.get(key),
                 EXTRA_READS.get(key, 0),
                 READS_TO_THE_END.get(key),
+                FILTERED.get(key),
             )
 
     def measure(
@@ -368,6 +383,8 @@ def _cost(
         page = pattern.max_page
     fan_out = arguments.get(reads.fan_out, 1) if reads.fan_out else 1
     entries = max(page, 1) * max(fan_out, 1)
+    if reads.filtered is not None and arguments.get(reads.filtered[0]) is not None:
+        entries = max(entries, reads.filtered[1])
     return entries + (page if reads.loads is not None else 0), page
 
 

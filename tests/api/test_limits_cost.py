@@ -16,6 +16,7 @@ from graphql import parse
 from api.cost import cost_model
 from api.limits import MAX_COST, Limits
 from api.schema import build_schema, schema
+from resolvers.threats.paging import SCAN_MAX_ITEMS
 from services.provenance.walk import CHAIN_READ_ITEMS
 
 BRANDS_AND_PRODUCTS = """query($brands: Int, $products: Int) {
@@ -67,8 +68,24 @@ def storage_calls(body: dict[str, Any]) -> int:
         # auditLog reads one partition per day.
         ("{ auditLog(days: 7, first: 10) { id } }", None, 7 * 10),
         ("{ health { status } viewer { role } }", None, 1),
+        # A filter the key cannot express reads past the page: up to 1,000 alerts.
+        (
+            "{ brands(first: 2) { edges { node {"
+            " threats(first: 5, minSeverity: HIGH) { edges { node { id } } } } } } }",
+            None,
+            2 + 2 + 2 * SCAN_MAX_ITEMS,
+        ),
     ],
-    ids=["nested", "defaults", "gets-per-item", "fragments", "skip", "scatter-gather", "gets"],
+    ids=[
+        "nested",
+        "defaults",
+        "gets-per-item",
+        "fragments",
+        "skip",
+        "scatter-gather",
+        "gets",
+        "filtered",
+    ],
 )
 async def test_cost(
     client: Client, query: str, variables: dict[str, Any] | None, cost: int
