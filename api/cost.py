@@ -12,6 +12,10 @@ through the schema, reading the access pattern each field declares
 - everything below a query field is counted once per item of its page, and
   below a list field without paging (``registerProducts``) once per element
   of the longest list argument;
+- a field that reads a list to its end (a product's whole chain, for a
+  verification or the passport) costs the longest that list can be, and a
+  filter no key condition can express (``threats(minSeverity:)``) the most
+  items it may examine (docs/design.md, Limits and cost);
 - a subscription's root field counts once per event, so its cost is that
   of one event.
 
@@ -64,7 +68,9 @@ from strawberry.extensions import SchemaExtension
 
 from domain.errors import BadUserInput, ProofgateError, QueryTooComplex
 from resolvers.fields import field_access_patterns
-from storage.access_patterns import PROVENANCE_CHAIN, REGISTRY
+from resolvers.threats.paging import SCAN_MAX_ITEMS
+from services.provenance.walk import CHAIN_READ_ITEMS
+from storage.access_patterns import REGISTRY
 from storage.limits import PAGE_SIZE_MAX
 from storage.registry import AccessPattern, Operation
 
@@ -73,7 +79,9 @@ from ._refuse import refuse
 __all__ = [
     "EXTRA_READS",
     "FAN_OUT",
+    "FILTERED",
     "MAX_FIELDS",
+    "READS_TO_THE_END",
     "STATIC_COSTS",
     "CostBudget",
     "CostModel",
@@ -84,15 +92,25 @@ FAN_OUT: Mapping[tuple[str, str], str] = {("Query", "auditLog"): "days"}
 """Fields that run their query once per unit of an argument: ``auditLog``
 reads one partition per day (a scatter-gather)."""
 
-_CLAIM_AND_CHAIN = 1 + PROVENANCE_CHAIN.max_page
+_CLAIM_AND_CHAIN = 1 + CHAIN_READ_ITEMS
 EXTRA_READS: Mapping[tuple[str, str], int] = {
     ("Mutation", "verifyProduct"): 1 + _CLAIM_AND_CHAIN,
     ("Query", "verification"): _CLAIM_AND_CHAIN,
 }
 """Reads a field makes beyond the access pattern it declares (and the entity it
 declares it loads): checking a product reads the product (AP04, declared by
-``verification`` as what it loads), its claim (AP11) and a page of its chain
-(AP09, up to the page maximum)."""
+``verification`` as what it loads), its claim (AP11) and its whole chain
+(AP09, page after page, at most ``CHAIN_READ_ITEMS`` events: docs/design.md,
+Limits and cost)."""
+READS_TO_THE_END: Mapping[tuple[str, str], int] = {("Product", "passport"): CHAIN_READ_ITEMS}
+"""Fields that read their query pattern to its end rather than one page, with
+the most items that end can be: the passport lists the whole chain."""
+FILTERED: Mapping[tuple[str, str], tuple[str, int]] = {
+    ("Brand", "threats"): ("minSeverity", SCAN_MAX_ITEMS)
+}
+"""Fields that, given a filter no key condition can express, read past their
+page for matches, up to a bound: ``threats(minSeverity:)`` examines up to
+``SCAN_MAX_ITEMS`` alerts to fill its page."""
 MAX_FIELDS = 10_000
 """Selected fields after fragments are expanded. Fragments spread inside
 fragments multiply; past this the operation is refused whatever it reads."""
@@ -109,6 +127,10 @@ class _Reads:
     loads: AccessPattern | None
     fan_out: str | None
     extra: int = 0
+    to_the_end: int | None = None
+    """The most items a field that reads its pattern to the end can read."""
+    filtered: tuple[str, int] | None = None
+    """The filter argument that makes the field read past its page, and how far."""
 
 
 _Known = tuple[weakref.ref[DocumentNode], int]
@@ -131,7 +153,12 @@ class CostModel:
             key = (access.type_name, access.field_name)
             loads = REGISTRY[access.loads] if access.loads else None
             self.reads[key] = _Reads(
-                REGISTRY[access.access_pattern], loads, FAN_OUT.get(key), EXTRA_READS.get(key, 0)
+                REGISTRY[access.access_pattern],
+                loads,
+                FAN_OUT.get(key),
+                EXTRA_READS.get(key, 0),
+                READS_TO_THE_END.get(key),
+                FILTERED.get(key),
             )
 
     def measure(
@@ -344,6 +371,8 @@ def _cost(
     if reads is None:
         return 0, _list_length(definition, arguments)
     pattern = reads.pattern
+    if reads.to_the_end is not None:
+        return reads.to_the_end + (reads.loads is not None) + reads.extra, 1
     if pattern.operation is not Operation.QUERY or per_event:
         reads_once = 1 + (reads.loads is not None) + reads.extra
         return reads_once, _list_length(definition, arguments)
@@ -354,6 +383,8 @@ def _cost(
         page = pattern.max_page
     fan_out = arguments.get(reads.fan_out, 1) if reads.fan_out else 1
     entries = max(page, 1) * max(fan_out, 1)
+    if reads.filtered is not None and arguments.get(reads.filtered[0]) is not None:
+        entries = max(entries, reads.filtered[1])
     return entries + (page if reads.loads is not None else 0), page
 
 

@@ -25,6 +25,9 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_COST",
     "MAX_DEPTH",
+    "MAX_READ_ITEMS",
+    "MAX_READ_UNITS",
+    "MAX_RESPONSE_BYTES",
     "MAX_TOKENS",
     "PERSISTED_QUERIES",
     "Execution",
@@ -38,6 +41,12 @@ MAX_ALIASES = 30
 MAX_TOKENS = 2000
 MAX_COST = 5000
 MAX_BODY_BYTES = 1024 * 1024
+MAX_READ_ITEMS = 2 * MAX_COST
+"""Twice the cost budget: a query reads one item past its page (to know
+``hasNextPage``), which the plan does not count (docs/design.md, Limits and cost)."""
+MAX_READ_UNITS = 10_000
+"""Read capacity units: a full budget of items averaging 4 KB, strongly consistent."""
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 PERSISTED_QUERIES = 1000
 DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024
 
@@ -92,9 +101,24 @@ class Limits:
     """Run operations as compiled plans, or on graphql-core's executor."""
     document_cache_bytes: int = DOCUMENT_CACHE_BYTES
     """Memory the parsed and validated documents may hold; 0 caches none."""
+    max_read_items: int = MAX_READ_ITEMS
+    """Items one query or mutation may read at run time (``storage.budget``)."""
+    max_read_units: int = MAX_READ_UNITS
+    """Read capacity units one query or mutation may consume at run time."""
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    """The encoded JSON bytes of one result's data (``api.execution.budget``)."""
 
     def __post_init__(self) -> None:
-        for name in ("max_depth", "max_aliases", "max_tokens", "max_cost", "max_body_bytes"):
+        for name in (
+            "max_depth",
+            "max_aliases",
+            "max_tokens",
+            "max_cost",
+            "max_body_bytes",
+            "max_read_items",
+            "max_read_units",
+            "max_response_bytes",
+        ):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"Limit {name} must be at least 1")
         for name in ("persisted_queries", "document_cache_bytes"):
@@ -118,6 +142,9 @@ class LimitVariables(BaseModel):
     persisted_queries: EntriesOrOff = PERSISTED_QUERIES
     execution: Annotated[Execution, choice(Execution)] = Execution.COMPILED
     document_cache_bytes: EntriesOrOff = DOCUMENT_CACHE_BYTES
+    max_read_items: Positive = MAX_READ_ITEMS
+    max_read_units: Positive = MAX_READ_UNITS
+    max_response_bytes: Positive = MAX_RESPONSE_BYTES
 
     def limits(self) -> Limits:
         return Limits(
@@ -133,6 +160,9 @@ class LimitVariables(BaseModel):
             persisted_queries=self.persisted_queries,
             execution=self.execution,
             document_cache_bytes=self.document_cache_bytes,
+            max_read_items=self.max_read_items,
+            max_read_units=self.max_read_units,
+            max_response_bytes=self.max_response_bytes,
         )
 
 

@@ -25,7 +25,7 @@ async def passport_download(request: Request) -> Response:
     services, reads, product = await product_at(request)
     if product is None:
         return PlainTextResponse("Not Found: no product has this code", status_code=404)
-    document = await passport_for(reads, services, product)
+    document = await passport_for(reads, services, product, public=True)
     filename = f"passport-{product['verificationCode']}.json"
     return Response(
         json.dumps(document, ensure_ascii=False, indent=2).encode(),

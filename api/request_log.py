@@ -101,7 +101,9 @@ class OperationObserver(SchemaExtension):
         if observation is None:
             return
         context = self.execution_context
-        observation.operation_name = context.operation_name
+        name = context.operation_name
+        # A body may carry any JSON as operationName; only a string names an operation.
+        observation.operation_name = name if isinstance(name, str) else None
         if context.graphql_document is not None:
             with contextlib.suppress(RuntimeError):  # no operation of that name
                 observation.operation_type = context.operation_type.value

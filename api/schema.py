@@ -27,6 +27,7 @@ from .operations.registry import OperationRegistry
 from .operations.trusted import NamedOperations, TrustedDocumentCheck, UntrustedCounter
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
+from .read_budget import ReadLimit
 from .request_log import OperationObserver
 from .spans import OperationSpans
 from .tracing import StorageTracing
@@ -148,6 +149,7 @@ def build_schema(
         validated,
         partial(CostBudget, max_cost=limits.max_cost),
         rate_limit,
+        partial(ReadLimit, max_items=limits.max_read_items, max_units=limits.max_read_units),
     ]
     if operations is not None:
         extensions.insert(0, partial(NamedOperations, operations))
@@ -157,7 +159,9 @@ def build_schema(
         extensions.insert(extensions.index(validated) + 1, check)
     compiled = limits.execution is Execution.COMPILED
     built = ProofgateSchema(
-        execution_context_class=compiled_executor(PlanCache() if compiled else None),
+        execution_context_class=compiled_executor(
+            PlanCache() if compiled else None, limits.max_response_bytes
+        ),
         query=Query,
         mutation=Mutation,
         subscription=Subscription,

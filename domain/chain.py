@@ -30,14 +30,36 @@ from .datetimes import format_datetime, utc
 from .enums import ProvenanceEventType
 
 __all__ = [
+    "CHAIN_MAX_EVENTS",
     "ChainHead",
     "ChainReport",
     "ProvenanceEvent",
     "check_append",
+    "check_room",
     "event_hash",
     "next_event",
     "verify_chain",
 ]
+
+
+CHAIN_MAX_EVENTS = 1000
+"""The most events a chain may hold (docs/design.md, Provenance): verifying a
+product reads its whole chain, so this bounds what one public verification
+reads (ten query pages), and the cost model charges exactly that. The last
+place is kept for a recall, which is final, so a full chain can still be
+recalled."""
+
+
+def check_room(sequence: int, type: ProvenanceEventType) -> None:
+    """Refuses event ``sequence`` when the chain has no room left for it."""
+    limit = CHAIN_MAX_EVENTS if type is ProvenanceEventType.RECALLED else CHAIN_MAX_EVENTS - 1
+    if sequence > limit:
+        raise BadUserInput(
+            f"The provenance chain holds {sequence - 1} events; a chain holds at most "
+            f"{CHAIN_MAX_EVENTS}, the last kept for a recall",
+            hint="Record routine handling in fewer, larger events (data holds up to 16 KB).",
+            maxEvents=CHAIN_MAX_EVENTS,
+        )
 
 
 def _coordinate(value: Decimal | int | None) -> str | None:
@@ -118,6 +140,7 @@ def next_event(
     data: Mapping[str, object] | None = None,
 ) -> ProvenanceEvent:
     """The event that extends ``head``, hashed and ready to store."""
+    check_room(head.sequence + 1, type)
     check_append(head.occurred_at, occurred_at)
     draft = ProvenanceEvent(
         sequence=head.sequence + 1,
@@ -152,6 +175,13 @@ def verify_chain(
     ``broken_at`` is the first sequence number that does not verify (for a
     missing tail, the first missing one).
     """
+    longest = max(len(events), head.sequence if head is not None else 0)
+    if longest > CHAIN_MAX_EVENTS:
+        return ChainReport(
+            False,
+            CHAIN_MAX_EVENTS + 1,
+            f"the chain is longer than the {CHAIN_MAX_EVENTS} events a chain may hold",
+        )
     previous = certificate_hash
     for expected, event in enumerate(events, start=1):
         if event.sequence != expected:

@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "AccessPatternError",
     "BadUserInput",
+    "BudgetExceeded",
     "ConditionFailed",
     "ConfigurationError",
     "Conflict",
@@ -30,6 +31,8 @@ __all__ = [
     "ProofgateError",
     "QueryTooComplex",
     "RateLimited",
+    "ReadBudgetExceeded",
+    "ResponseTooLarge",
     "ServiceUnavailable",
     "TransactionCanceled",
     "Unauthenticated",
@@ -93,6 +96,20 @@ class RateLimited(ProofgateError):
 
 class QueryTooComplex(ProofgateError):
     code = ErrorCode.QUERY_TOO_COMPLEX
+
+
+class BudgetExceeded(QueryTooComplex):
+    """A run-time budget of the whole operation ran out: unlike a field's
+    error, it ends the operation (``data`` null), since every field after it
+    would fail the same way."""
+
+
+class ReadBudgetExceeded(BudgetExceeded):
+    """The request read more items or capacity units than one request may."""
+
+
+class ResponseTooLarge(BudgetExceeded):
+    """The response would encode to more bytes than one response may hold."""
 
 
 class PersistedQueryNotAllowed(ProofgateError):

@@ -18,21 +18,27 @@ __all__ = ["Page", "Storage"]
 
 class Page:
     """One page of a query. Cursors are minted lazily: most callers only need
-    the end cursor, and each cursor costs an encryption."""
+    the end cursor, and each cursor costs an encryption. The end cursor is
+    minted once: every reader of a shared page then asks for the same next
+    page, which the request's DataLoader reads once (a fresh nonce per reader
+    would make each of them read it again)."""
 
-    __slots__ = ("_mint", "has_next_page", "items")
+    __slots__ = ("_end", "_mint", "has_next_page", "items")
 
     def __init__(self, items: list[Item], has_next_page: bool, mint: Callable[[Item], str]) -> None:
         self.items = items
         self.has_next_page = has_next_page
         self._mint = mint
+        self._end: str | None = None
 
     def cursor(self, index: int) -> str:
         return self._mint(self.items[index])
 
     @property
     def end_cursor(self) -> str | None:
-        return self._mint(self.items[-1]) if self.items else None
+        if self._end is None and self.items:
+            self._end = self._mint(self.items[-1])
+        return self._end
 
     def __len__(self) -> int:
         return len(self.items)

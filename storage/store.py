@@ -13,6 +13,7 @@ from typing import Any
 
 from domain.errors import AccessPatternError, InvalidCursor, LimitExceeded, ServiceUnavailable
 
+from .budget import before_read, spend_read
 from .cursor import CursorCodec
 from .driver import Driver, QueryRequest
 from .keys import Key
@@ -41,6 +42,12 @@ def backoff_delay(attempt: int) -> float:
     return random.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
 
 
+def _read(operation: str, ap: AccessPattern, items: int, capacity: float) -> None:
+    """Traced first, so a trace shows the read that went over the budget."""
+    record(operation, ap.id, items, capacity)
+    spend_read(items, capacity)
+
+
 def _item_key(item: Item) -> Key:
     return Key(item[_PK], item[_SK])
 
@@ -55,8 +62,9 @@ class Store:
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         self._registry.require(ap, Operation.GET)
         key = ap.key(**params)
+        before_read()
         item, capacity = await self._driver.get_item(key, ap.consistent)
-        record("GetItem", ap.id, int(item is not None), capacity)
+        _read("GetItem", ap, int(item is not None), capacity)
         return item
 
     async def batch_get(
@@ -79,8 +87,9 @@ class Store:
         for attempt in range(BATCH_GET_MAX_ATTEMPTS):
             if attempt:
                 await asyncio.sleep(backoff_delay(attempt))
+            before_read()
             result = await self._driver.batch_get_items(pending, ap.consistent)
-            record("BatchGetItem", ap.id, len(result.items), result.capacity)
+            _read("BatchGetItem", ap, len(result.items), result.capacity)
             items.extend(result.items)
             pending = result.unprocessed
             if not pending:
@@ -114,6 +123,7 @@ class Store:
         collected: list[Item] = []
         wanted = first + 1  # one extra item makes hasNextPage exact
         while len(collected) < wanted:
+            before_read()
             result = await self._driver.query(
                 QueryRequest(
                     index=index,
@@ -125,7 +135,7 @@ class Store:
                     consistent=ap.consistent,
                 )
             )
-            record("Query", ap.id, len(result.items), result.capacity)
+            _read("Query", ap, len(result.items), result.capacity)
             collected.extend(result.items)
             if result.last_evaluated_key is None:
                 break

@@ -14,6 +14,7 @@ from graphql import GraphQLError, GraphQLLeafType, GraphQLOutputType, Undefined
 from graphql.pyutils import Path, gather_with_cancel, inspect, is_iterable
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 
+from .budget import leaf_bytes
 from .leaves import leaf_passthrough
 
 if TYPE_CHECKING:
@@ -34,7 +35,9 @@ def complete_leaf(return_type: GraphQLLeafType) -> Completer:
     def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
         kind = type(value)
         if kind in passes:
-            return passes[kind](value)
+            passed = passes[kind](value)
+            executor.response_bytes.charge(leaf_bytes(passed))
+            return passed
         if isinstance(value, Exception):
             raise value
         if value is None or value is Undefined:
@@ -47,6 +50,7 @@ def complete_leaf(return_type: GraphQLLeafType) -> Completer:
                 f" {inspect(coerced)}"
             )
             raise TypeError(msg)
+        executor.response_bytes.charge(leaf_bytes(coerced))
         return coerced
 
     return complete

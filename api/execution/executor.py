@@ -11,10 +11,24 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from graphql import ExecutionResult, GraphQLError, OperationType
+from graphql import (
+    ExecutionResult,
+    GraphQLError,
+    GraphQLLeafType,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    OperationType,
+    located_error,
+)
+from graphql.execution.collect_fields import FieldDetailsList
+from graphql.pyutils import Path
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
+from domain.errors import BudgetExceeded
+
+from ..limits import MAX_RESPONSE_BYTES
+from .budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from .cache import PlanCache
 from .fanout import SharedEvents
 from .plan import OperationPlan, Unsupported, compile_operation
@@ -29,10 +43,14 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     plans: ClassVar[PlanCache | None]
     """None: every operation runs on graphql-core (``PROOFGATE_EXECUTION``)."""
     events: ClassVar[SharedEvents]
+    max_response_bytes: ClassVar[int]
+    response_bytes: ResponseBytes
+    """What this execution's data will take as JSON (docs/design.md, Response budget)."""
 
     def execute_operation(self, serially: bool | None = None) -> Any:
         """``serially`` is False only for a subscription's events (each one
         runs the subscription's selection set on the event), None otherwise."""
+        self.response_bytes = ResponseBytes(self.max_response_bytes)
         subscription = self.operation.operation is OperationType.SUBSCRIPTION
         plan = self._plan() if serially is None or (subscription and not serially) else None
         _report(self.context_value, COMPILED if plan else GRAPHQL_CORE)
@@ -46,8 +64,8 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     def _run(self, plan: OperationPlan) -> Any:
         try:
             data = plan.run(self, self.root_value)
-        except GraphQLError as error:
-            self.collected_errors.add(error, None)
+        except (GraphQLError, BudgetExceeded) as error:
+            self.collected_errors.add(located_error(error), None)
             return self.build_response(None)
         if is_awaitable(data):
             return self._await_data(data)
@@ -56,10 +74,42 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     async def _await_data(self, data: Any) -> ExecutionResult:
         try:
             settled = await data
-        except GraphQLError as error:
-            self.collected_errors.add(error, None)
+        except (GraphQLError, BudgetExceeded) as error:
+            self.collected_errors.add(located_error(error), None)
             return self.build_response(None)  # type: ignore[return-value]
         return self.build_response(settled)  # type: ignore[return-value]
+
+    def handle_field_error(
+        self,
+        raw_error: Exception,
+        return_type: GraphQLOutputType,
+        field_details_list: FieldDetailsList,
+        path: Path,
+    ) -> None:
+        """A budget of the whole operation that ran out is raised on, up to
+        the operation, which then answers that one error and no data."""
+        if ends_operation(raw_error):
+            raise located_error(raw_error, [d.node for d in field_details_list], path.as_list())
+        super().handle_field_error(raw_error, return_type, field_details_list, path)
+
+    def execute_field(
+        self,
+        parent_type: GraphQLObjectType,
+        source: Any,
+        field_details_list: FieldDetailsList,
+        path: Path,
+        position_context: Any,
+    ) -> Any:
+        """graphql-core's path: each field's response key is counted."""
+        self.response_bytes.used += key_bytes(path.key)  # type: ignore[arg-type]
+        return super().execute_field(
+            parent_type, source, field_details_list, path, position_context
+        )
+
+    def complete_leaf_value(self, return_type: GraphQLLeafType, result: Any) -> Any:  # type: ignore[override]
+        completed = super().complete_leaf_value(return_type, result)
+        self.response_bytes.charge(leaf_bytes(completed))
+        return completed
 
     def _variables(self) -> str:
         return repr(sorted(self.variable_values.coerced.items()))
@@ -87,10 +137,17 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         return plan
 
 
-def compiled_executor(plans: PlanCache | None) -> type[CompiledExecutor]:
+def compiled_executor(
+    plans: PlanCache | None, max_response_bytes: int = MAX_RESPONSE_BYTES
+) -> type[CompiledExecutor]:
     """An executor class bound to one schema's plan cache; with None it runs
-    graphql-core's executor and only reports that it did."""
-    attributes = {"plans": plans, "events": SharedEvents()}
+    graphql-core's executor and only reports that it did. Both count the
+    response against ``max_response_bytes``."""
+    attributes = {
+        "plans": plans,
+        "events": SharedEvents(),
+        "max_response_bytes": max_response_bytes,
+    }
     return type("CompiledExecutor", (CompiledExecutor,), attributes)
 
 

@@ -33,6 +33,7 @@ from graphql.language import Visitor
 from graphql.pyutils import Path, gather_with_cancel
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 
+from .budget import key_bytes, leaf_bytes
 from .complete import Completer, complete_leaf, complete_list, complete_non_null, complete_object
 from .resolve import Direct, direct_resolver
 
@@ -130,8 +131,7 @@ class _Compiler:
         node = details[0].node
         name = node.name.value
         if name == "__typename":
-            type_name = parent.name
-            return _FieldEntry(response_name, lambda ex, source, path: type_name, False)
+            return _FieldEntry(response_name, _typename_runner(response_name, parent.name), False)
         if name.startswith("__"):
             raise Unsupported("introspection")
         field_def = self.schema.get_field(parent, name)
@@ -214,14 +214,26 @@ def _attribute_runner(
     needs its path, so the path is built only for an error."""
     response_name, parent_name = spec.response_name, spec.parent.name
     return_type, details = spec.field_def.type, spec.details
+    size = key_bytes(response_name)
 
     def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
+        executor.response_bytes.used += size
         try:
             return complete(executor, None, read(source))  # type: ignore[arg-type]
         except Exception as raw_error:
             path = Path(parent_path, response_name, parent_name)
             executor.handle_field_error(raw_error, return_type, details, path)
             return None
+
+    return run
+
+
+def _typename_runner(response_name: str, type_name: str) -> FieldRunner:
+    size = key_bytes(response_name) + leaf_bytes(type_name)
+
+    def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
+        executor.response_bytes.charge(size)
+        return type_name
 
     return run
 
@@ -255,8 +267,10 @@ def _field_runner(
     call = direct.call if direct is not None else None
     needs_info = direct is None or direct.needs_info
     maybe_awaitable = direct is None or not direct.sync
+    size = key_bytes(response_name)
 
     def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
+        executor.response_bytes.used += size
         path = Path(parent_path, response_name, parent_name)
         try:
             info = (

@@ -152,7 +152,7 @@ class Product:
     async def passport(self, info: Info) -> JSON | None:
         require_owner(info.context.principal, self.brand_id, "passport")
         context = info.context
-        return JSON(await passport_for(context.loaders, context.services, self._item))
+        return JSON(await passport_for(context.loaders, context.services, self._item, public=False))
 
     @computed_field(
         description="This product's scans, verdicts, countries and threats per UTC day from "
@@ -175,10 +175,14 @@ class Product:
         self, info: Info, first: int | None = None, after: str | None = None
     ) -> Connection[ProvenanceEvent]:
         """Public to whoever can see the product: the history is what a buyer checks."""
-        page = await info.context.loaders.page(
+        context = info.context
+        page = await context.loaders.page(
             PROVENANCE_CHAIN, {"product_id": str(self.id)}, first=first, after=after
         )
-        return connection(page, ProvenanceEvent.from_item)
+        owner, salt = context.principal.can_read(self.brand_id), context.services.hash_salt
+        return connection(
+            page, lambda item: ProvenanceEvent.from_item(item, owner=owner, salt=salt)
+        )
 
     @ap_field(PRODUCT_SCANS, description="Recorded verifications; the brand's keys only")
     async def scans(

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import strawberry
 
 from domain import chain
 from services.provenance.items import event_from_item
+from services.provenance.recipients import public_data, recipient_of
+from services.visibility import require_owner
 from storage import Item
 
+from ..context import Info
+from ..fields import computed_field
 from ..types.enums import ProvenanceEventType
 from ..types.scalars import JSON, DateTime
 
@@ -30,6 +36,18 @@ class ProvenanceEvent:
     data: JSON
     hash: str
     previous_hash: str
+    _brand_id: strawberry.Private[str | None] = None
+    _recipient: strawberry.Private[str | None] = None
+
+    @computed_field(
+        description="Who a TRANSFERRED event names as the new owner; the brand's keys only "
+        "(`data.to` holds a keyed digest of it, which is what the hash covers)"
+    )
+    def recipient(self, info: Info) -> str | None:
+        if self._recipient is None or self._brand_id is None:
+            return None
+        require_owner(info.context.principal, self._brand_id, "recipient")
+        return self._recipient
 
     @classmethod
     def from_event(cls, event: chain.ProvenanceEvent) -> ProvenanceEvent:
@@ -47,5 +65,13 @@ class ProvenanceEvent:
         )
 
     @classmethod
-    def from_item(cls, item: Item) -> ProvenanceEvent:
-        return cls.from_event(event_from_item(item))
+    def from_item(cls, item: Item, *, owner: bool, salt: bytes) -> ProvenanceEvent:
+        """``owner``: the reader may see the brand's business, here who a
+        product was transferred to (docs/design.md, Transferees)."""
+        event = event_from_item(item)
+        if not owner:
+            event = replace(event, data=public_data(item, salt))
+        node = cls.from_event(event)
+        node._brand_id = item.get("brandId")
+        node._recipient = recipient_of(item)
+        return node

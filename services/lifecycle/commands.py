@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.canonical import JSONObject
 from domain.chain import ProvenanceEvent
 from domain.enums import ProductStatus, ProvenanceEventType
 from domain.validation import REASON, TRANSFER_TO
@@ -22,6 +21,7 @@ from ..pipeline.events import OutboxEvent, RecallEvent
 from ..provenance.access import writable_product
 from ..provenance.append import append_event
 from ..provenance.drafts import EventDraft
+from ..provenance.recipients import RECIPIENT, transfer_data
 
 __all__ = ["recall_product", "transfer_product"]
 
@@ -34,13 +34,14 @@ async def transfer_product(
     recipient = TRANSFER_TO(to, field="to")
     why = REASON.optional(reason, field="reason")
     product = await writable_product(context, product_id)
-    data: JSONObject = {"to": recipient} if why is None else {"to": recipient, "reason": why}
+    data = transfer_data(context.services.hash_salt, recipient, why)
     appended = await append_event(
         context,
         product,
         EventDraft(type=ProvenanceEventType.TRANSFERRED, data=data),
         operation="transferProduct",
         target_status=ProductStatus.TRANSFERRED,
+        private={RECIPIENT: recipient},
     )
     return appended.product
 

@@ -22,6 +22,7 @@ from storage import Item
 from storage.access_patterns import BRAND_BY_ID
 
 from ..context import Reads, Services
+from ..provenance.recipients import public_data
 from ..provenance.walk import check_chain, load_chain
 
 __all__ = ["PASSPORT_CONTEXT", "PASSPORT_REGULATION", "passport_for"]
@@ -56,8 +57,10 @@ def _record(product: Item) -> dict[str, Any]:
     )
 
 
-def _event(item: Item) -> dict[str, Any]:
+def _event(item: Item, public_salt: bytes | None) -> dict[str, Any]:
     event = {name: item.get(name) for name in _EVENT_FIELDS}
+    if public_salt is not None:
+        event["data"] = public_data(item, public_salt)
     for coordinate in ("latitude", "longitude"):
         if event[coordinate] is not None:
             event[coordinate] = str(event[coordinate])
@@ -89,12 +92,17 @@ def _verification(services: Services, product: Item) -> dict[str, Any]:
     }
 
 
-async def passport_for(reads: Reads, services: Services, product: Item) -> dict[str, Any]:
+async def passport_for(
+    reads: Reads, services: Services, product: Item, *, public: bool
+) -> dict[str, Any]:
+    """``public``: for a reader other than the brand, whom transfers' recipients
+    are not shown (docs/design.md, Transferees)."""
     brand_id: str = product["brandId"]
     brand, chain = await asyncio.gather(
         reads.item(BRAND_BY_ID, brand_id=brand_id), load_chain(reads, product["id"])
     )
     code = product["verificationCode"]
+    salt = services.hash_salt if public else None
     return {
         "@context": PASSPORT_CONTEXT,
         "@type": "Product",
@@ -118,7 +126,7 @@ async def passport_for(reads: Reads, services: Services, product: Item) -> dict[
         "supplyChain": {
             "chainIntact": check_chain(product, chain).intact,
             "chainHead": product["chainHead"],
-            "events": [_event(item) for item in chain],
+            "events": [_event(item, salt) for item in chain],
         },
         "verification": _verification(services, product),
     }

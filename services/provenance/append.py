@@ -15,11 +15,12 @@ change, so concurrent calls yield one event and one alert.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from domain.chain import ProvenanceEvent, next_event
+from domain.chain import ChainHead, ProvenanceEvent, next_event
 from domain.datetimes import format_datetime
 from domain.enums import ProductStatus
 from domain.errors import ConditionFailed, Conflict, NotFound
@@ -75,7 +76,10 @@ async def append_event(
     operation: str,
     target_status: ProductStatus | None = None,
     extra_events: ExtraEvents | None = None,
+    private: Mapping[str, Any] | None = None,
 ) -> Appended:
+    """``private``: attributes stored on the event item outside what the chain
+    hashes (a transfer's recipient)."""
     product_id: str = product["id"]
     read_marker = _status_marker(product)
     for attempt in range(APPEND_MAX_ATTEMPTS):
@@ -92,13 +96,30 @@ async def append_event(
                     hint="Read the product again before changing it.",
                 )
         try:
-            return await _attempt(context, product, draft, operation, target_status, extra_events)
+            return await _attempt(
+                context, product, draft, operation, target_status, extra_events, private
+            )
         except ConditionFailed as error:
             if error.index not in (_EVENT, _PRODUCT):
                 raise
     raise Conflict(
         "The provenance chain kept moving under concurrent appends",
         hint="Retry the request; nothing was appended.",
+    )
+
+
+def _next_event(head: ChainHead, draft: EventDraft, now: datetime) -> ProvenanceEvent:
+    # A default time never precedes the head, even when another gateway's clock runs ahead.
+    occurred_at = draft.occurred_at or max(now, head.occurred_at or now)
+    return next_event(
+        head,
+        type=draft.type,
+        occurred_at=occurred_at,
+        actor=draft.actor,
+        location=draft.location,
+        latitude=draft.latitude,
+        longitude=draft.longitude,
+        data=draft.data,
     )
 
 
@@ -109,24 +130,14 @@ async def _attempt(
     operation: str,
     target_status: ProductStatus | None,
     extra_events: ExtraEvents | None,
+    private: Mapping[str, Any] | None = None,
 ) -> Appended:
     current = ProductStatus(product["status"])
     if target_status is not None:
         transition(current, target_status)
     now = context.now()
     head = chain_head(product)
-    # A default time never precedes the head, even when another gateway's clock runs ahead.
-    occurred_at = draft.occurred_at or max(now, head.occurred_at or now)
-    event = next_event(
-        head,
-        type=draft.type,
-        occurred_at=occurred_at,
-        actor=draft.actor,
-        location=draft.location,
-        latitude=draft.latitude,
-        longitude=draft.longitude,
-        data=draft.data,
-    )
+    event = _next_event(head, draft, now)
     changes: dict[str, Any] = {**head_update(event), "updatedAt": format_datetime(now)}
     condition: Condition = Compare("chainSequence", Comparison.EQ, head.sequence)
     if target_status is not None:
@@ -142,7 +153,13 @@ async def _attempt(
         context.storage,
         [
             Put(
-                event_item(event, product_id=product_id, brand_id=brand_id, recorded_at=now),
+                event_item(
+                    event,
+                    product_id=product_id,
+                    brand_id=brand_id,
+                    recorded_at=now,
+                    private=private,
+                ),
                 ItemAbsent(),
             ),
             Update(PRODUCT_BY_ID.key(product_id=product_id), set=changes, condition=condition),

@@ -9,7 +9,9 @@ Every attribute the chain hashes is stored as it was hashed, so
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from domain.chain import ChainHead, ProvenanceEvent
 from domain.datetimes import format_datetime, parse_datetime
@@ -30,10 +32,17 @@ def event_key(product_id: str, sequence: int) -> Key:
 
 
 def event_item(
-    event: ProvenanceEvent, *, product_id: str, brand_id: str, recorded_at: datetime
+    event: ProvenanceEvent,
+    *,
+    product_id: str,
+    brand_id: str,
+    recorded_at: datetime,
+    private: Mapping[str, Any] | None = None,
 ) -> Item:
+    """``private``: attributes beside the event that the chain does not hash."""
     key = event_key(product_id, event.sequence)
     return {
+        **(private or {}),
         "PK": key.pk,
         "SK": key.sk,
         "entity": "ProvenanceEvent",

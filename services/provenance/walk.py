@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.chain import ChainReport, verify_chain
+from domain.chain import CHAIN_MAX_EVENTS, ChainReport, verify_chain
 from domain.errors import ProofgateError
 from storage import Item
 from storage.access_patterns import PROVENANCE_CHAIN
@@ -10,23 +10,31 @@ from storage.access_patterns import PROVENANCE_CHAIN
 from ..context import Reads
 from .items import chain_head, event_from_item
 
-__all__ = ["check_chain", "load_chain"]
+__all__ = ["CHAIN_READ_ITEMS", "check_chain", "load_chain"]
+
+CHAIN_READ_ITEMS = CHAIN_MAX_EVENTS + 1
+"""The most events ``load_chain`` reads: one past the longest chain, so an
+event stored beyond a full chain still shows (docs/design.md, Provenance)."""
 
 
 async def load_chain(loaders: Reads, product_id: str) -> list[Item]:
+    """The chain in order, cut at ``CHAIN_READ_ITEMS`` events: a longer chain
+    (stored before chains were capped, or forged) fails ``check_chain`` and
+    costs no more to check than a full one."""
     items: list[Item] = []
     after: str | None = None
-    while True:
+    while len(items) < CHAIN_READ_ITEMS:
         page = await loaders.page(
             PROVENANCE_CHAIN,
             {"product_id": product_id},
-            first=PROVENANCE_CHAIN.max_page,
+            first=min(PROVENANCE_CHAIN.max_page, CHAIN_READ_ITEMS - len(items)),
             after=after,
         )
         items.extend(page.items)
         if not page.has_next_page:
-            return items
+            break
         after = page.end_cursor
+    return items
 
 
 def check_chain(product: Item, items: list[Item]) -> ChainReport:

@@ -7,6 +7,11 @@ from typing import Any
 
 import pytest
 
+from services.provenance.recipients import recipient_digest
+
+HASH_SALT = bytes(range(32))
+"""The gateway fixture's ``PROOFGATE_HASH_SALT``."""
+
 TRANSFER = """mutation($p: ID!, $to: String!, $reason: String) {
     transferProduct(productId: $p, to: $to, reason: $reason) {
         id status updatedAt certificate { chainHead }
@@ -16,7 +21,9 @@ RECALL = """mutation($p: ID!, $reason: String!) {
     recallProduct(productId: $p, reason: $reason) { id status certificate { chainHead } }
 }"""
 HISTORY = """query($p: ID!) {
-    product(id: $p) { status provenance(first: 100) { edges { node { sequence type data hash } } } }
+    product(id: $p) {
+        status provenance(first: 100) { edges { node { sequence type data recipient hash } } }
+    }
 }"""
 AUDIT = "{ auditLog(days: 1) { action targetIds actorRole } }"
 MISSING_ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
@@ -54,16 +61,19 @@ async def test_transfer_appends_an_event_and_sets_the_status(gateway) -> None:
     status, events = await history(gateway, product["id"], brand.key)
     assert status == "TRANSFERRED"
     assert [(e["sequence"], e["type"]) for e in events] == [(1, "TRANSFERRED")]
-    assert events[0]["data"] == {"to": "Retailer 9", "reason": "Sold to retailer"}
+    # The chain hashes a keyed digest of the recipient; the brand reads the name.
+    assert events[0]["data"] == {
+        "to": recipient_digest(HASH_SALT, "Retailer 9"),
+        "reason": "Sold to retailer",
+    }
+    assert events[0]["recipient"] == "Retailer 9"
     assert moved["certificate"]["chainHead"] == events[0]["hash"]
     # A later owner: sequential transfers are each recorded.
     again = await transfer(gateway, product["id"], brand.key, to="Consumer")
     assert again["data"]["transferProduct"]["status"] == "TRANSFERRED"
     _, events = await history(gateway, product["id"], brand.key)
-    assert [e["data"] for e in events] == [
-        {"to": "Retailer 9", "reason": "Sold to retailer"},
-        {"to": "Consumer"},
-    ]
+    assert [e["recipient"] for e in events] == ["Retailer 9", "Consumer"]
+    assert events[1]["data"] == {"to": recipient_digest(HASH_SALT, "Consumer")}
     verdict = await gateway.data(
         "mutation($c: String!) { verifyProduct(code: $c) { result chainIntact } }",
         {"c": product["verificationCode"]},

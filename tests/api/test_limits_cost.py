@@ -16,7 +16,8 @@ from graphql import parse
 from api.cost import cost_model
 from api.limits import MAX_COST, Limits
 from api.schema import build_schema, schema
-from storage.access_patterns import PROVENANCE_CHAIN
+from resolvers.threats.paging import SCAN_MAX_ITEMS
+from services.provenance.walk import CHAIN_READ_ITEMS
 
 BRANDS_AND_PRODUCTS = """query($brands: Int, $products: Int) {
     brands(first: $brands) {
@@ -67,8 +68,24 @@ def storage_calls(body: dict[str, Any]) -> int:
         # auditLog reads one partition per day.
         ("{ auditLog(days: 7, first: 10) { id } }", None, 7 * 10),
         ("{ health { status } viewer { role } }", None, 1),
+        # A filter the key cannot express reads past the page: up to 1,000 alerts.
+        (
+            "{ brands(first: 2) { edges { node {"
+            " threats(first: 5, minSeverity: HIGH) { edges { node { id } } } } } } }",
+            None,
+            2 + 2 + 2 * SCAN_MAX_ITEMS,
+        ),
     ],
-    ids=["nested", "defaults", "gets-per-item", "fragments", "skip", "scatter-gather", "gets"],
+    ids=[
+        "nested",
+        "defaults",
+        "gets-per-item",
+        "fragments",
+        "skip",
+        "scatter-gather",
+        "gets",
+        "filtered",
+    ],
 )
 async def test_cost(
     client: Client, query: str, variables: dict[str, Any] | None, cost: int
@@ -180,7 +197,8 @@ async def test_a_subscription_over_budget_ends_with_the_error() -> None:
 
 async def test_checking_a_product_counts_every_read_it_makes() -> None:
     """verifyProduct and verification declare the code lookup (AP05) and the
-    product it loads (AP04), and also read its claim and a page of its chain."""
+    product it loads (AP04), and also read its claim and its whole chain, as
+    long as a chain can be."""
     async with serve(Limits(max_cost=5000)) as client:
         brand_id, brand_key = await client.brand()
         product = await client.product(brand_key, brand_id)
@@ -190,4 +208,4 @@ async def test_checking_a_product_counts_every_read_it_makes() -> None:
         for document in (verify, check):
             body = await client.execute(document, variables, key=ADMIN_KEY, trace=True)
             assert "errors" not in body, body
-            assert body["extensions"]["cost"] == 1 + 1 + 1 + PROVENANCE_CHAIN.max_page, document
+            assert body["extensions"]["cost"] == 1 + 1 + 1 + CHAIN_READ_ITEMS, document

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from domain.chain import (
+    CHAIN_MAX_EVENTS,
     ChainHead,
     ProvenanceEvent,
     check_append,
@@ -231,3 +232,27 @@ def test_next_event_refuses_naive_times_and_bad_data() -> None:
         next_event(head, type=ProvenanceEventType.SOLD, occurred_at=datetime(2026, 1, 1))
     with pytest.raises(BadUserInput, match="data"):
         next_event(head, type=ProvenanceEventType.SOLD, occurred_at=T0, data={"w": 0.5})
+
+
+def test_a_full_chain_takes_only_a_recall() -> None:
+    """A chain holds CHAIN_MAX_EVENTS events, the last kept for a recall."""
+    nearly_full = ChainHead(CHAIN_MAX_EVENTS - 1, CERTIFICATE_HASH, T0)
+    for event_type in (ProvenanceEventType.INSPECTED, ProvenanceEventType.TRANSFERRED):
+        with pytest.raises(BadUserInput, match="at most 1000") as refused:
+            next_event(nearly_full, type=event_type, occurred_at=T0)
+        assert refused.value.extensions["maxEvents"] == CHAIN_MAX_EVENTS
+    recall = next_event(nearly_full, type=ProvenanceEventType.RECALLED, occurred_at=T0)
+    assert recall.sequence == CHAIN_MAX_EVENTS
+    with pytest.raises(BadUserInput):
+        next_event(ChainHead.of(recall), type=ProvenanceEventType.RECALLED, occurred_at=T0)
+    roomy = ChainHead(CHAIN_MAX_EVENTS - 2, CERTIFICATE_HASH, T0)
+    assert next_event(roomy, type=ProvenanceEventType.INSPECTED, occurred_at=T0).sequence == 999
+
+
+def test_a_chain_longer_than_the_cap_does_not_verify() -> None:
+    events = build_chain(3)
+    longer = ChainHead(CHAIN_MAX_EVENTS + 1, events[-1].hash)
+    report = verify_chain(CERTIFICATE_HASH, events, head=longer)
+    assert (report.intact, report.broken_at) == (False, CHAIN_MAX_EVENTS + 1)
+    assert report.reason is not None and "longer than the 1000 events" in report.reason
+    assert verify_chain(CERTIFICATE_HASH, events, head=ChainHead.of(events[-1])).intact
