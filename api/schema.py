@@ -111,6 +111,39 @@ def _shared_state(
     )
 
 
+def _extensions(
+    limits: Limits,
+    documents: DocumentCache,
+    shared: tuple[_Factory, _Factory],
+    operations: OperationRegistry | None,
+    trusted_documents: TrustedDocuments,
+    untrusted: UntrustedCounter | None,
+) -> list[type[SchemaExtension] | Callable[[], SchemaExtension]]:
+    """In the order ``build_schema`` explains."""
+    persisted_queries, rate_limit = shared
+    validated = partial(ValidatedDocuments, documents)
+    extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
+        persisted_queries,
+        OperationObserver,
+        OperationSpans,
+        ErrorMapper,
+        StorageTracing,
+        partial(DocumentLimits, documents, max_tokens=limits.max_tokens),
+        partial(AddValidationRules, document_rules(limits)),
+        validated,
+        partial(CostBudget, max_cost=limits.max_cost),
+        rate_limit,
+        partial(ReadLimit, max_items=limits.max_read_items, max_units=limits.max_read_units),
+    ]
+    if operations is not None:
+        extensions.insert(0, partial(NamedOperations, operations))
+        check = partial(
+            TrustedDocumentCheck, operations, trusted_documents, untrusted or UntrustedCounter()
+        )
+        extensions.insert(extensions.index(validated) + 1, check)
+    return extensions
+
+
 def build_schema(
     limits: Limits | None = None,
     operations: OperationRegistry | None = None,
@@ -134,29 +167,9 @@ def build_schema(
     every process using that Redis.
     """
     limits = limits or Limits()
-    rules = document_rules(limits)
-    persisted_queries, rate_limit = _shared_state(limits, redis_url, on_redis_outage)
     documents = DocumentCache(limits.document_cache_bytes)
-    validated = partial(ValidatedDocuments, documents)
-    extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [
-        persisted_queries,
-        OperationObserver,
-        OperationSpans,
-        ErrorMapper,
-        StorageTracing,
-        partial(DocumentLimits, documents, max_tokens=limits.max_tokens),
-        partial(AddValidationRules, rules),
-        validated,
-        partial(CostBudget, max_cost=limits.max_cost),
-        rate_limit,
-        partial(ReadLimit, max_items=limits.max_read_items, max_units=limits.max_read_units),
-    ]
-    if operations is not None:
-        extensions.insert(0, partial(NamedOperations, operations))
-        check = partial(
-            TrustedDocumentCheck, operations, trusted_documents, untrusted or UntrustedCounter()
-        )
-        extensions.insert(extensions.index(validated) + 1, check)
+    shared = _shared_state(limits, redis_url, on_redis_outage)
+    extensions = _extensions(limits, documents, shared, operations, trusted_documents, untrusted)
     compiled = limits.execution is Execution.COMPILED
     built = ProofgateSchema(
         execution_context_class=compiled_executor(
