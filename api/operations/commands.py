@@ -35,14 +35,14 @@ def add_operation_commands(commands: Any) -> None:
 
 
 def _load(directory: Path | None) -> OperationRegistry:
-    from .._explorer_examples import default_operations
     from ..schema import schema
     from ..settings import Environment
+    from .defaults import default_documents
 
     env = Environment.read(os.environ)
     if directory is None:
         directory = env.operations().directory
-    return load_registry(schema, env.limits(), directory, default_operations())
+    return load_registry(schema, env.limits(), directory, default_documents())
 
 
 def _list(args: argparse.Namespace) -> int:
