@@ -8,6 +8,7 @@ key and nothing is kept per agent (docs/design.md, "MCP tools").
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -40,8 +41,27 @@ class MCPApp:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[MCPApp]:
-        async with self.manager.run():
+        """The manager's task group must be left by the task that entered it,
+        and an ASGI host may end a lifespan from another task than started
+        it; so one task of its own holds it open."""
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            async with self.manager.run():
+                started.set()
+                await stop.wait()
+
+        holder = asyncio.create_task(hold())
+        ready = asyncio.create_task(started.wait())
+        await asyncio.wait((holder, ready), return_when=asyncio.FIRST_COMPLETED)
+        if holder.done():
+            ready.cancel()
+            holder.result()
+        try:
             yield self
+        finally:
+            stop.set()
+            await holder
 
 
 class MCPEndpoint:
