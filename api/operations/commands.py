@@ -35,6 +35,7 @@ def add_operation_commands(commands: Any) -> None:
 
 
 def _load(directory: Path | None) -> OperationRegistry:
+    from ..mcp.tools import tool_specs
     from ..schema import schema
     from ..settings import Environment
     from .defaults import default_documents
@@ -42,7 +43,9 @@ def _load(directory: Path | None) -> OperationRegistry:
     env = Environment.read(os.environ)
     if directory is None:
         directory = env.operations().directory
-    return load_registry(schema, env.limits(), directory, default_documents())
+    registry = load_registry(schema, env.limits(), directory, default_documents())
+    tool_specs(schema._schema, registry)  # a bad @tool mark stops start-up too
+    return registry
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -23,7 +23,10 @@ def _headers(key: str | None) -> dict[str, str]:
 async def http_client(url: str, key: str | None = None) -> AsyncIterator[Client]:
     """``cache=None``: tools/list depends on the key, and the SDK caches by URL."""
     http = httpx2.AsyncClient(headers=_headers(key), timeout=30)
-    async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http), cache=None) as c:
+    async with (
+        http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http), cache=None) as c,
+    ):
         yield c
 
 
@@ -31,9 +34,9 @@ async def http_client(url: str, key: str | None = None) -> AsyncIterator[Client]
 async def asgi_client(app: Any, key: str | None = None) -> AsyncIterator[Client]:
     transport = httpx2.ASGITransport(app=app, client=("127.0.0.1", 123))
     http = httpx2.AsyncClient(transport=transport, headers=_headers(key), timeout=30)
-    url = "http://testserver/mcp"
-    async with http, Client(streamable_http_client(url, http_client=http), cache=None) as c:
-        yield c
+    mcp = streamable_http_client("http://testserver/mcp", http_client=http)
+    async with http, Client(mcp, cache=None) as client:
+        yield client
 
 
 @asynccontextmanager

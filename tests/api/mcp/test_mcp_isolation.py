@@ -120,14 +120,14 @@ async def test_anonymous_agents_reach_no_brand_tool(gateway, tenants, tool, argu
 
 async def test_the_intruder_reaches_its_own_brand(gateway, tenants) -> None:
     """The positive control: the same tools work on the caller's own brand."""
-    own = {"brand": tenants["intruder"].id}
+    own = {"brandId": tenants["intruder"].id}
     async with asgi_client(gateway.app, tenants["keys"]["PARTNER"]) as client:
-        products = structured(await client.call_tool("list_brand_products", {"brandId": own["brand"]}))
-        threats = structured(await client.call_tool("list_brand_threats", {"brandId": own["brand"]}))
-    assert products["brand"]["id"] == own["brand"]
+        products = structured(await client.call_tool("list_brand_products", own))
+        threats = structured(await client.call_tool("list_brand_threats", own))
+    assert products["brand"]["id"] == own["brandId"]
     assert threats["brand"]["threats"]["edges"] == []
     async with asgi_client(gateway.app, tenants["keys"]["BRAND"]) as client:
-        ledger = structured(await client.call_tool("get_brand_ledger", {"brandId": own["brand"]}))
+        ledger = structured(await client.call_tool("get_brand_ledger", own))
     assert ledger["brand"]["ledger"]["balances"]
 
 
