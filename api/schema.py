@@ -22,6 +22,7 @@ from .errors import ErrorMapper
 from .execution import PlanCache, compiled_executor
 from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
 from .operations import TrustedDocuments
+from .operations.prepare import prepare_operations
 from .operations.registry import OperationRegistry
 from .operations.trusted import NamedOperations, TrustedDocumentCheck, UntrustedCounter
 from .persisted import PersistedQueries, PersistedQueryStore
@@ -157,6 +158,8 @@ def build_schema(
         ),
     )
     built.document_cache = documents
+    if operations is not None:
+        prepare_operations(built, operations, limits.max_tokens)
     return built
 
 
