@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -154,3 +155,22 @@ async def test_every_default_tool_over_stdio(server: str, store: dict[str, str])
     assert public == {"verify_code", "lookup_product"}
     async with stdio_client(PROOFGATE, store | {"PROOFGATE_MCP_KEY": key}) as client:
         await every_default_tool(client, server, brand_id, key)
+
+
+def test_stdio_with_an_unknown_key_stops_with_one_line(store: dict[str, str]) -> None:
+    """Over stdio no request can be refused with a 401; the process refuses
+    to start instead (the anonymous stdio agent above is the control)."""
+    stopped = subprocess.run(
+        [PROOFGATE, "mcp"],
+        env=store | {"PROOFGATE_MCP_KEY": f"pg_{uuid.uuid4().hex}"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (stopped.returncode, stopped.stdout) == (1, "")
+    assert stopped.stderr.splitlines() == [
+        "proofgate: error: Invalid PROOFGATE_MCP_KEY: Invalid or revoked API key",
+        "proofgate: hint: Set it to a live API key, or leave it unset for the public tools only.",
+    ]
