@@ -31,8 +31,7 @@ from .errors import error_response
 from .explorer import explorer_asset
 from .graphql import GraphQLApp, GraphQLEndpoint
 from .http_guard import HTTPGuard
-from .mcp.http import MCPApp, MCPEndpoint
-from .mcp.runner import ToolRunner
+from .mcp.http import MCPEndpoint, MCPService
 from .mcp.tools import tool_specs
 from .metrics import CONTENT_TYPE_LATEST, Metrics
 from .operations.defaults import default_documents
@@ -95,7 +94,7 @@ def create_app(settings: Settings) -> Starlette:
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
                 metrics.count_websockets(app.state.graphql.connections.__len__)
                 metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
-                mcp = MCPApp(ToolRunner(schema, services, tools))
+                mcp = MCPService(schema, services, tools)
                 async with watching_connections(app.state.graphql, settings), mcp.running():
                     app.state.mcp = mcp
                     app.state.demo = (

@@ -36,7 +36,7 @@ class ToolRunner:
     def tools(self, principal: Principal) -> list[types.Tool]:
         """Anonymous agents see only the public tools."""
         anonymous = principal.role is Role.ANONYMOUS
-        return [s.tool for s in self.specs.values() if s.public or not anonymous]
+        return [_tool(s) for s in self.specs.values() if s.public or not anonymous]
 
     async def call(
         self,
@@ -77,6 +77,15 @@ class ToolRunner:
         return types.CallToolResult(
             content=[types.TextContent(text=encode_json(data))], structured_content=data
         )
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        annotations=types.ToolAnnotations.model_validate(spec.annotations),
+    )
 
 
 def refusal(error: ProofgateError) -> types.CallToolResult:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-import mcp_types as types
 from graphql import GraphQLSchema, OperationDefinitionNode, parse
 
 from domain.errors import ConfigurationError
@@ -30,9 +30,19 @@ _FLAGS = frozenset({"public", "idempotent", "additive"})
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """What the MCP ``Tool`` says, without the SDK: the gateway checks its
+    tools at start-up and loads the SDK only when an agent connects."""
+
     operation: RegisteredOperation
-    tool: types.Tool
+    description: str | None
+    input_schema: dict[str, Any]
+    annotations: dict[str, bool]
+    """MCP tool annotations by their wire names (``readOnlyHint``, ...)."""
     public: bool
+
+    @property
+    def name(self) -> str:
+        return self.operation.name
 
 
 def tool_specs(schema: GraphQLSchema, registry: OperationRegistry) -> Mapping[str, ToolSpec]:
@@ -62,23 +72,18 @@ def _spec(schema: GraphQLSchema, operation: RegisteredOperation, flags: set[str]
     definition = _definition(operation)
     text = " ".join(line for line in operation.comment[1:] if line)
     query = operation.kind == "query"
-    if query:
-        annotations = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    else:
+    annotations = {"readOnlyHint": query, "openWorldHint": False}
+    if not query:
         text = f"Changes data (runs the mutation {operation.name}). {text}"
-        annotations = types.ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint="additive" not in flags,
-            idempotent_hint="idempotent" in flags,
-            open_world_hint=False,
-        )
-    tool = types.Tool(
-        name=operation.name,
+        annotations["destructiveHint"] = "additive" not in flags
+        annotations["idempotentHint"] = "idempotent" in flags
+    return ToolSpec(
+        operation=operation,
         description=text.strip() or None,
         input_schema=input_schema(schema, definition),
         annotations=annotations,
+        public="public" in flags,
     )
-    return ToolSpec(operation=operation, tool=tool, public="public" in flags)
 
 
 def _definition(operation: RegisteredOperation) -> OperationDefinitionNode:

@@ -54,3 +54,23 @@ async def test_an_unknown_tool_is_a_tool_error() -> None:
     async with serve() as gateway, asgi_client(gateway.app) as client:
         result = await client.call_tool("drop_everything", {})
     assert error_codes(result) == ["NOT_FOUND"]
+
+
+async def test_tools_are_listed_with_their_schemas_and_annotations() -> None:
+    async with serve() as gateway:
+        _, key = await gateway.brand()
+        async with asgi_client(gateway.app, key) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        specs = gateway.app.state.mcp.tools
+    assert set(tools) == {name for name, spec in specs.items()}
+    for name, tool in tools.items():
+        assert tool.input_schema == specs[name].input_schema
+        assert tool.description == specs[name].description
+    register = tools["register_product"].annotations
+    assert (register.read_only_hint, register.destructive_hint, register.idempotent_hint) == (
+        False,
+        False,
+        True,
+    )
+    assert tools["verify_code"].annotations.read_only_hint is True
+    assert tools["verify_code"].annotations.destructive_hint is None

@@ -5,7 +5,6 @@ mark stopping start-up with one line naming the file."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from graphql import GraphQLEnumType, GraphQLNonNull, OperationDefinitionNode, parse, type_from_ast
@@ -49,7 +48,7 @@ def definition(spec: ToolSpec) -> OperationDefinitionNode:
 @pytest.mark.parametrize("name", sorted(specs()))
 def test_input_schema_follows_the_operation_variables(name: str) -> None:
     spec = specs()[name]
-    input_schema = spec.tool.input_schema
+    input_schema = spec.input_schema
     Draft202012Validator.check_schema(input_schema)
     variables = definition(spec).variable_definitions
     assert list(input_schema["properties"]) == [v.variable.name.value for v in variables]
@@ -66,13 +65,13 @@ def test_input_schema_follows_the_operation_variables(name: str) -> None:
 
 
 def test_types_enums_and_descriptions_come_from_the_schema() -> None:
-    threats = specs()["list_brand_threats"].tool.input_schema["properties"]
+    threats = specs()["list_brand_threats"].input_schema["properties"]
     severity = schema._schema.type_map["Severity"]
     assert isinstance(severity, GraphQLEnumType)
     assert threats["minSeverity"]["enum"] == list(severity.values)
     assert (threats["since"]["type"], threats["since"]["format"]) == ("string", "date-time")
     assert threats["first"] == {"type": "integer", "default": 20}
-    product = specs()["register_product"].tool.input_schema["properties"]["input"]
+    product = specs()["register_product"].input_schema["properties"]["input"]
     assert product["required"] == ["brandId", "name"]
     assert product["additionalProperties"] is False
     assert "16 KB" in product["properties"]["metadata"]["description"]
@@ -84,22 +83,22 @@ def test_an_operators_file_marks_its_own_tools(tmp_path: Path) -> None:
     (tmp_path / "untouched.graphql").write_text(UNMARKED)
     found = specs(tmp_path)
     assert "untouched" not in found
-    grant = found["grant"].tool
+    grant = found["grant"]
     key = grant.input_schema["properties"]["key"]
     assert key["description"].startswith("Required. A retry with the same key")
     assert grant.description == "Changes data (runs the mutation grant). Give a brand credits."
     assert _hints(grant.annotations) == (False, True, True)
     # Without "additive" a mutation is destructive as far as an agent knows.
-    assert _hints(found["revoke"].tool.annotations) == (False, True, False)
+    assert _hints(found["revoke"].annotations) == (False, True, False)
 
 
 def test_default_tools_annotations() -> None:
     found = specs()
     for name in ("verify_code", "lookup_product", "list_brand_products", "get_brand_ledger"):
-        assert found[name].tool.annotations.read_only_hint is True
+        assert found[name].annotations["readOnlyHint"] is True
     for name in ("register_product", "resolve_threat"):
-        assert _hints(found[name].tool.annotations) == (False, False, True)
-        assert found[name].tool.description.startswith("Changes data")
+        assert _hints(found[name].annotations) == (False, False, True)
+        assert found[name].description.startswith("Changes data")
     assert {n for n, s in found.items() if s.public} == {"verify_code", "lookup_product"}
     verify = parse(found["verify_code"].operation.text).definitions[0]
     assert isinstance(verify, OperationDefinitionNode)
@@ -129,9 +128,9 @@ def test_a_bad_mark_stops_start_up_naming_the_file(
     assert err[0].startswith(f"proofgate: error: Invalid operation file {path}")
 
 
-def _hints(annotations: Any) -> tuple[bool, bool, bool]:
+def _hints(annotations: dict[str, bool]) -> tuple[bool, bool, bool]:
     return (
-        annotations.read_only_hint,
-        annotations.destructive_hint,
-        annotations.idempotent_hint,
+        annotations["readOnlyHint"],
+        annotations["destructiveHint"],
+        annotations["idempotentHint"],
     )
