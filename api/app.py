@@ -25,14 +25,16 @@ from services.auth import authenticate
 from storage.access_patterns import HEALTH_PROBE
 
 from . import __version__
-from ._explorer_examples import default_operations
 from .backend import open_storage
 from .demo import start_demo
 from .errors import error_response
 from .explorer import explorer_asset
 from .graphql import GraphQLApp, GraphQLEndpoint
 from .http_guard import HTTPGuard
+from .mcp.http import MCPEndpoint, MCPService
+from .mcp.tools import tool_specs
 from .metrics import CONTENT_TYPE_LATEST, Metrics
+from .operations.defaults import default_documents
 from .operations.registry import load_registry
 from .operations.trusted import UntrustedCounter
 from .passport import passport_download
@@ -67,8 +69,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
     calls (``api/spans.py``); none by default."""
     operations = settings.operations
     registry = load_registry(
-        default_schema, settings.limits, operations.directory, default_operations()
+        default_schema, settings.limits, operations.directory, default_documents()
     )
+    tools = tool_specs(default_schema._schema, registry)
     metrics = Metrics()
     untrusted = UntrustedCounter(metrics.untrusted_documents.inc)
     schema = build_schema(
@@ -98,7 +101,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
                 metrics.count_websockets(app.state.graphql.connections.__len__)
                 metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
-                async with watching_connections(app.state.graphql, settings):
+                mcp = MCPService(schema, services, tools)
+                async with watching_connections(app.state.graphql, settings), mcp.running():
+                    app.state.mcp = mcp
                     app.state.demo = (
                         await start_demo(schema, services, settings) if settings.demo else None
                     )
@@ -133,6 +138,7 @@ def _routes() -> list[BaseRoute]:
         Route("/graphql", GraphQLEndpoint()),
         Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
         WebSocketRoute("/graphql", GraphQLEndpoint()),
+        Route("/mcp", MCPEndpoint()),
     ]
 
 

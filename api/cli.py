@@ -20,6 +20,7 @@ from ._flags import flag_environ
 from .backup_commands import add_backup_command
 from .explain import render_markdown, render_text
 from .ledger_commands import add_ledger_commands
+from .mcp.stdio import add_mcp_command
 from .migrate_commands import add_migrate_command
 from .operations.commands import add_operation_commands
 from .outbox_commands import add_outbox_commands
@@ -79,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     add_outbox_commands(commands)
     add_secret_commands(commands)
     add_operation_commands(commands)
+    add_mcp_command(commands)
     return parser
 
 

@@ -76,6 +76,7 @@ class _Entry:
     document: DocumentNode
     weight: int
     validations: dict[Hashable, list[GraphQLError]] = field(default_factory=dict)
+    pinned: bool = False
 
 
 class DocumentCache:
@@ -84,13 +85,30 @@ class DocumentCache:
         self.bytes = 0
         self._entries: OrderedDict[tuple[str, int], _Entry] = OrderedDict()
         self._keys: dict[int, tuple[str, int]] = {}
+        self._pinned: dict[tuple[str, int], _Entry] = {}
+        """Registered documents: parsed once at start-up and never evicted, so
+        their compiled plans stay valid; outside the byte budget, which bounds
+        what clients bring (the registry bounds these)."""
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + len(self._pinned)
+
+    def pin(self, query: str, max_tokens: int) -> DocumentNode:
+        key = (query, max_tokens)
+        pinned = self._pinned.get(key)
+        if pinned is None:
+            document = parse(query, max_tokens=max_tokens)
+            _unlink_tokens(document)
+            pinned = self._pinned[key] = _Entry(document, 0, pinned=True)
+            self._keys[id(document)] = key
+        return pinned.document
 
     def parse(self, query: str, max_tokens: int) -> DocumentNode:
         """Raises what ``parse`` raises; failures are not cached."""
         key = (query, max_tokens)
+        pinned = self._pinned.get(key)
+        if pinned is not None:
+            return pinned.document
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
@@ -118,6 +136,8 @@ class DocumentCache:
         errors = entry.validations.get(rules)
         if errors is None:
             errors = entry.validations[rules] = validate()
+            if entry.pinned:
+                return errors
             charge = _ERROR_BYTES * (1 + len(errors))
             entry.weight += charge
             self.bytes += charge
@@ -126,7 +146,7 @@ class DocumentCache:
 
     def _entry_of(self, document: DocumentNode) -> _Entry | None:
         key = self._keys.get(id(document))
-        entry = None if key is None else self._entries.get(key)
+        entry = None if key is None else self._pinned.get(key) or self._entries.get(key)
         return entry if entry is not None and entry.document is document else None
 
     def _evict(self) -> None:

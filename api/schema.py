@@ -23,6 +23,7 @@ from .execution import PlanCache, compiled_executor
 from .extension_hooks import ClassifiedExtensionsRunner
 from .limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
 from .operations import TrustedDocuments
+from .operations.prepare import prepare_operations
 from .operations.registry import OperationRegistry
 from .operations.trusted import NamedOperations, TrustedDocumentCheck, UntrustedCounter
 from .persisted import PersistedQueries, PersistedQueryStore
@@ -184,6 +185,8 @@ def build_schema(
         ),
     )
     built.document_cache = documents
+    if operations is not None:
+        prepare_operations(built, operations, limits.max_tokens)
     return built
 
 

@@ -97,11 +97,11 @@ def _serve(args: argparse.Namespace) -> int:
 def _check_operations(settings: Settings) -> None:
     """Workers load the operation registry themselves; checking it here too
     makes a bad file stop ``serve`` with one line, not every worker."""
-    from ._explorer_examples import default_operations
+    from .operations.defaults import default_documents
     from .operations.registry import load_registry
     from .schema import schema
 
-    load_registry(schema, settings.limits, settings.operations.directory, default_operations())
+    load_registry(schema, settings.limits, settings.operations.directory, default_documents())
 
 
 def worker_app() -> ASGIApp:

@@ -42,6 +42,7 @@ from .keyfile import (
 )
 from .limits import Limits, LimitVariables
 from .logs import LogFormat, LogLevel
+from .mcp.settings import MCPVariables
 from .operations.settings import OperationSettings, OperationVariables
 from .pipeline_settings import PipelineVariables
 from .policy import Policy, PolicyVariables
@@ -334,6 +335,7 @@ class Environment(
     ProcessVariables,
     LimitVariables,
     OperationVariables,
+    MCPVariables,
     PolicyVariables,
     ThreatVariables,
     PipelineVariables,

@@ -41,6 +41,9 @@ class PlanEntry:
     plans: dict[tuple[Any, ...], OperationPlan | None] = field(default_factory=dict)
     """None: the operation is left to graphql-core."""
     size: int = PLAN_BYTES_BASE
+    pinned: bool = False
+    """A registered operation's: never evicted, and outside the byte budget,
+    which bounds what clients bring (docs/design.md, "Named operations")."""
 
 
 @dataclass(slots=True)
@@ -57,13 +60,25 @@ class PlanCache:
         self.bytes = 0
         self.stats = PlanStats()
         self._entries: OrderedDict[int, PlanEntry] = OrderedDict()
+        self._pinned: dict[int, PlanEntry] = {}
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + len(self._pinned)
+
+    def pin(self, operation: Any, fragments: Iterable[Any]) -> PlanEntry:
+        """The entry of a registered operation, kept for the life of the process."""
+        entry = self._pinned.get(id(operation))
+        if entry is None or entry.document is not operation:
+            entry = PlanEntry(operation, condition_variables([operation, *fragments]), pinned=True)
+            self._pinned[id(operation)] = entry
+        return entry
 
     def entry(self, operation: Any, fragments: Iterable[Any]) -> PlanEntry:
         """The entry of one operation node of a parsed document."""
         key = id(operation)
+        pinned = self._pinned.get(key)
+        if pinned is not None and pinned.document is operation:
+            return pinned
         entry = self._entries.get(key)
         if entry is not None and entry.document is operation:
             self._entries.move_to_end(key)
@@ -75,6 +90,10 @@ class PlanCache:
         return entry
 
     def store(self, entry: PlanEntry, values: tuple[Any, ...], plan: OperationPlan | None) -> None:
+        if entry.pinned:
+            if len(entry.plans) < PLAN_VARIANTS:
+                entry.plans[values] = plan
+            return
         if len(entry.plans) >= PLAN_VARIANTS:
             self.bytes -= entry.size - PLAN_BYTES_BASE
             entry.size = PLAN_BYTES_BASE

@@ -35,14 +35,17 @@ def add_operation_commands(commands: Any) -> None:
 
 
 def _load(directory: Path | None) -> OperationRegistry:
-    from .._explorer_examples import default_operations
+    from ..mcp.tools import tool_specs
     from ..schema import schema
     from ..settings import Environment
+    from .defaults import default_documents
 
     env = Environment.read(os.environ)
     if directory is None:
         directory = env.operations().directory
-    return load_registry(schema, env.limits(), directory, default_operations())
+    registry = load_registry(schema, env.limits(), directory, default_documents())
+    tool_specs(schema._schema, registry)  # a bad @tool mark stops start-up too
+    return registry
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -59,6 +59,9 @@ class RegisteredOperation:
     sha256: str
     cost: int
     access_patterns: tuple[str, ...]
+    comment: tuple[str, ...] = ()
+    """The ``#`` lines right above the operation, without the ``#``: where a
+    file marks an operation as an MCP tool and describes it."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,18 @@ def _register(
         sha256=digest,
         cost=cost,
         access_patterns=_access_patterns(schema, document),
+        comment=_leading_comment(text, operation.loc.start if operation.loc else 0),
     )
+
+
+def _leading_comment(text: str, start: int) -> tuple[str, ...]:
+    lines: list[str] = []
+    for line in reversed(text[:start].splitlines()):
+        stripped = line.strip()
+        if not stripped.startswith("#"):
+            break
+        lines.append(stripped[1:].strip())
+    return tuple(reversed(lines))
 
 
 def _access_patterns(schema: strawberry.Schema, document: DocumentNode) -> tuple[str, ...]:

@@ -1,0 +1,97 @@
+"""``proofgate mcp``: the MCP tools over stdio, for desktop agents.
+
+The process is a gateway without HTTP: it opens the same store with the same
+settings (and runs a relay, as every gateway process does), and acts with the
+key in ``PROOFGATE_MCP_KEY``, checked at start-up and again on every call, so
+a revoked key stops working at once. Only JSON-RPC goes to stdout; logs go to
+stderr (docs/design.md, "MCP tools").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging.config
+import os
+from typing import TYPE_CHECKING, Any
+
+from domain.errors import ConfigurationError, ProofgateError
+from services.auth import Principal, authenticate
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from ..settings import Settings
+
+__all__ = ["add_mcp_command"]
+
+logger = logging.getLogger("proofgate.mcp")
+
+
+def add_mcp_command(commands: Any) -> None:
+    """Adds ``mcp`` to ``proofgate``'s parser."""
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve the registered tools over stdio (MCP), acting with PROOFGATE_MCP_KEY",
+    )
+    mcp.set_defaults(command=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..logs import logging_config
+    from ..settings import Environment, Settings
+
+    settings = Settings.from_env()
+    key = Environment.read(os.environ).mcp_key
+    logging.config.dictConfig(logging_config(settings.log_format, settings.log_level))
+    asyncio.run(_serve(settings, key))
+    return 0
+
+
+async def _serve(settings: Settings, key: str | None) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from ..backend import open_storage
+    from ..operations.defaults import default_documents
+    from ..operations.registry import load_registry
+    from ..pipeline import build_pipeline, running_pipeline
+    from ..schema import build_schema
+    from ..schema import schema as default_schema
+    from ..services import build_services
+    from .runner import ToolRunner
+    from .server import build_server
+    from .tools import tool_specs
+
+    operations = settings.operations
+    registry = load_registry(
+        default_schema, settings.limits, operations.directory, default_documents()
+    )
+    tools = tool_specs(default_schema._schema, registry)
+    schema = build_schema(
+        settings.limits,
+        registry,
+        operations.trusted_documents,
+        redis_url=settings.pipeline.redis_url,
+    )
+    storage = await open_storage(settings)
+    try:
+        pipeline = build_pipeline(settings, storage)
+        services = build_services(settings, storage, pipeline)
+        authorization = None if key is None else f"Bearer {key}"
+
+        async def identify(ctx: ServerRequestContext[Any, Any] | None = None) -> Principal:
+            return await authenticate(storage, authorization, services.admin_key_hash)
+
+        try:
+            principal = await identify()
+        except ProofgateError as error:
+            raise ConfigurationError(
+                f"Invalid PROOFGATE_MCP_KEY: {error.message}",
+                hint="Set it to a live API key, or leave it unset for the public tools only.",
+            ) from None
+        server = build_server(ToolRunner(schema, services, tools), identify)
+        async with running_pipeline(pipeline), stdio_server() as (read, write):
+            logger.info("MCP over stdio: %d tools, acting as %s", len(tools), principal.role)
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        await storage.close()
