@@ -8,7 +8,7 @@ from domain import chain
 from services.provenance.items import event_from_item
 from storage import Item
 
-from ..types.enums import ProvenanceEventType
+from ..types.enums import EventSource, ProvenanceEventType
 from ..types.scalars import JSON, DateTime
 
 __all__ = ["ProvenanceEvent"]
@@ -17,7 +17,9 @@ __all__ = ["ProvenanceEvent"]
 @strawberry.type(
     description="One link of a product's hash chain. `hash` is the SHA-256 of the canonical "
     "JSON of every other field (coordinates as decimal strings); `previousHash` is the hash "
-    "of the event before, or the certificate hash for event 1."
+    "of the event before, or the certificate hash for event 1. `source` is set on events a "
+    "partner integration appended (ingestEvent) and is then hashed too; an event without one "
+    "hashes no `source` key."
 )
 class ProvenanceEvent:
     sequence: int
@@ -30,6 +32,7 @@ class ProvenanceEvent:
     data: JSON
     hash: str
     previous_hash: str
+    source: EventSource | None
 
     @classmethod
     def from_event(cls, event: chain.ProvenanceEvent) -> ProvenanceEvent:
@@ -44,6 +47,7 @@ class ProvenanceEvent:
             data=JSON(dict(event.data or {})),
             hash=event.hash,
             previous_hash=event.previous_hash,
+            source=event.source,
         )
 
     @classmethod
