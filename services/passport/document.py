@@ -57,7 +57,11 @@ def _record(product: Item) -> dict[str, Any]:
 
 
 def _event(item: Item) -> dict[str, Any]:
+    """Every field the event's hash covers, so a third party recomputes it:
+    ``source`` only on events that have one, as it is hashed."""
     event = {name: item.get(name) for name in _EVENT_FIELDS}
+    if item.get("source"):
+        event["source"] = item["source"]
     for coordinate in ("latitude", "longitude"):
         if event[coordinate] is not None:
             event[coordinate] = str(event[coordinate])
