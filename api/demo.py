@@ -24,7 +24,7 @@ import hashlib
 import secrets
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TextIO
@@ -109,7 +109,7 @@ class Demo:
     brands: tuple[DemoBrand, ...]
     verification_code: str
     """A code printed on a demo product, for verifyProduct."""
-    ingested: dict[str, Any] | None = None
+    ingested: dict[str, Any] | None = field(default=None, hash=False)
     """The variables of an ``ingestEvent`` the demo made with the first
     brand's ingest key: sent again (the explorer's Ingest tab), it is a replay."""
 

@@ -48,6 +48,7 @@ def test_default_set_is_the_explorer_examples() -> None:
         "Threats": "query",
         "LiveAlerts": "subscription",
         "Analytics": "query",
+        "Ingest": "mutation",
     }
     assert "AP12" in registry.by_name["Threats"].access_patterns
     assert registry.by_name["Verify"].access_patterns == ("AP01", "AP04", "AP05", "AP09")
@@ -172,7 +173,7 @@ def test_operations_check_exits_1_on_a_bad_file(
 ) -> None:
     write(tmp_path, "product.graphql", PRODUCT)
     assert main(["operations", "check", str(tmp_path)]) == 0
-    assert capsys.readouterr().out == "8 operations registered, all within the limits\n"
+    assert capsys.readouterr().out == "9 operations registered, all within the limits\n"
     write(tmp_path, "zz.graphql", "query Broken {")
     assert main(["operations", "check", str(tmp_path)]) == 1
     assert f"Invalid operation file {tmp_path / 'zz.graphql'}" in capsys.readouterr().err
