@@ -7,11 +7,16 @@ import asyncio
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from _ingest import CHAIN, INGEST, INTEGRATIONS, REVOKE, create_integration
 
+from domain.enums import ProvenanceEventType
+from domain.errors import Unauthenticated
 from domain.identifiers import hash_api_key
 
 
@@ -216,3 +221,66 @@ async def test_only_an_ingest_key_ingests_and_bad_input_changes_nothing(gateway:
         assert gateway.codes(refused) == ["BAD_USER_INPUT"], bad
     assert await events_of(gateway, product["id"], brand.key) == []
     assert (await integrations_of(gateway, brand))[0]["eventCount"] == 0
+
+
+async def test_a_revocation_after_the_key_was_checked_still_stops_the_append(
+    gateway: Any, monkeypatch: Any
+) -> None:
+    """The append's own transaction is conditional on the integration not
+    being revoked: a call already past every read appends nothing."""
+    from resolvers.context import RequestContext
+    from resolvers.loaders import Loaders
+    from services.auth import authenticate
+    from services.ingest import receive
+
+    brand = await gateway.register_brand()
+    product = await gateway.register_product(brand)
+    integration, key = await create_integration(gateway, brand)
+    services = gateway.app.state.graphql.services
+    principal = await authenticate(services.storage, f"Bearer {key}", services.admin_key_hash)
+    reached = []
+    source_of = receive._source
+
+    async def revoked_meanwhile(context: Any, ref: Any) -> Any:
+        source = await source_of(context, ref)
+        await gateway.data(REVOKE, {"id": integration["id"]}, key=brand.key)
+        reached.append(source)
+        return source
+
+    monkeypatch.setattr(receive, "_source", revoked_meanwhile)
+    context = RequestContext(
+        services=services,
+        principal=principal,
+        loaders=Loaders(services.storage, principal.tenant),
+        request_id="test",
+    )
+    fields = IngestInput(f"late-{uuid.uuid4().hex}", product["id"])
+    with pytest.raises(Unauthenticated) as refused:
+        await receive.ingest_event(context, fields)
+    assert reached and refused.value.extensions["reason"] == "REVOKED_INTEGRATION"
+    assert await events_of(gateway, product["id"], brand.key) == []
+    assert (await integrations_of(gateway, brand))[0]["eventCount"] == 0
+
+    # The positive control: the same call on a live integration appends.
+    monkeypatch.setattr(receive, "_source", source_of)
+    live, live_key = await create_integration(gateway, brand)
+    live_principal = await authenticate(
+        services.storage, f"Bearer {live_key}", services.admin_key_hash
+    )
+    context.principal = live_principal
+    receipt = await receive.ingest_event(context, IngestInput("on-time", product["id"]))
+    assert receipt.integration_id == live["id"] and receipt.event.sequence == 1
+
+
+@dataclass(frozen=True)
+class IngestInput:
+    event_id: str
+    product_id: str | None
+    code: str | None = None
+    type: ProvenanceEventType = ProvenanceEventType.SHIPPED
+    actor: str | None = None
+    location: str | None = None
+    latitude: float | None = None
+    longitude: float | None = None
+    occurred_at: datetime | None = None
+    data: object | None = None
