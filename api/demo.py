@@ -197,7 +197,7 @@ class _Timeline:
     def event(self, product: int, sequence: int) -> datetime:
         return self.setup(product) + timedelta(hours=sequence + 1)
 
-    def scan(self, scan: HistoryScan, index: int) -> datetime:
+    def scanned_at(self, scan: HistoryScan, index: int) -> datetime:
         return self.today - timedelta(days=scan.days_ago, hours=-scan.hour, minutes=-(index % 60))
 
 
@@ -354,7 +354,7 @@ async def _ensure_history(
     scanned = state["scanCount"]
     for number, past in enumerate(plan.history[scanned:], start=scanned):
         variables = {"code": code, "scan": past.scan.as_input()}
-        await client.data(_VERIFY, variables, ANONYMOUS, timeline.scan(past, number))
+        await client.data(_VERIFY, variables, ANONYMOUS, timeline.scanned_at(past, number))
     if plan.claimed_by is not None and state["claim"] is None:
         await client.data(_CLAIM, {"code": code, "device": plan.claimed_by}, ANONYMOUS)
     if plan.transfer_to is not None and state["status"] == "ACTIVE":

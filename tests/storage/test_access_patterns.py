@@ -48,6 +48,11 @@ GETS: dict[str, tuple[dict[str, Any], Key]] = {
     "AP20": ({"key_hash": "abc"}, Key("APIKEY#abc", "META")),
     "AP21": ({}, Key("HEALTH", "PROBE")),
     "AP24": ({"brand_id": "b1", "webhook_id": "w1"}, Key("BRAND#b1", "WEBHOOK#w1")),
+    "AP29": ({"brand_id": "b1", "integration_id": "i1"}, Key("BRAND#b1", "INTEGRATION#i1")),
+    "AP30": (
+        {"brand_id": "b1", "integration_id": "i1", "event_id": "partner#7"},
+        Key("INGEST#b1#i1", "EVENT#partner%237"),
+    ),
 }
 
 QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
@@ -108,12 +113,18 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
         "DELIVERIES#b1",
         SortRange(SortOperator.BEGINS_WITH, "DELIVERY#"),
     ),
+    "AP28": (
+        IndexName.TABLE,
+        {"brand_id": "b1"},
+        "BRAND#b1",
+        SortRange(SortOperator.BEGINS_WITH, "INTEGRATION#"),
+    ),
 }
 
 
-def test_all_27_patterns_are_registered_with_ids_ap01_to_ap27() -> None:
+def test_all_30_patterns_are_registered_with_ids_ap01_to_ap30() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 28)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 31)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 
@@ -162,12 +173,12 @@ def test_get_patterns_refuse_a_missing_parameter(ap_id: str) -> None:
 
 def test_newest_first_patterns_read_backward() -> None:
     backward = {ap.id for ap in REGISTRY if ap.direction is Direction.BACKWARD}
-    assert backward == {"AP02", "AP07", "AP08", "AP10", "AP12", "AP14", "AP25"}
+    assert backward == {"AP02", "AP07", "AP08", "AP10", "AP12", "AP14", "AP25", "AP28"}
 
 
 def test_consistent_reads_only_on_the_table() -> None:
     consistent = {ap.id for ap in REGISTRY if ap.consistent}
-    assert consistent == {"AP09", "AP18", "AP20", "AP23", "AP24"}
+    assert consistent == {"AP09", "AP18", "AP20", "AP23", "AP24", "AP28", "AP29", "AP30"}
     assert all(REGISTRY[i].index is IndexName.TABLE for i in consistent)
 
 
