@@ -223,5 +223,9 @@ async def ingest_endpoint(request: Request) -> Response:
         return error_response(refused.error, refused.status)
     except ProofgateError as error:
         return _refusal(error)
+    except Exception:
+        # A bug: masked like GraphQL's internal errors, the traceback logged.
+        logger.exception("ingest: unhandled error")
+        return error_response(ProofgateError("Internal server error"), 500)
     headers = {REPLAYED_HEADER: "true"} if receipt.replayed else {}
     return JSONResponse(receipt_json(receipt), headers=headers)

@@ -34,7 +34,9 @@ class Integration:
     type: IntegrationType
     source: EventSource = strawberry.field(description="Set on every event it appends")
     event_count: int = strawberry.field(description="Events appended (replays not counted)")
-    last_event_at: datetime | None
+    last_event_at: datetime | None = strawberry.field(
+        description="When its latest event was appended (not that event's occurredAt)"
+    )
     created_at: datetime
     revoked_at: datetime | None = strawberry.field(
         description="Once set, its key is refused and it appends nothing"

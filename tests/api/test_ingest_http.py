@@ -208,3 +208,23 @@ async def test_signed_posts_and_ingest_event_share_the_keys_rate_limit() -> None
         over = await client.post(INGEST, {"input": shipment(product["id"])}, key=key)
         assert over.status_code == 429
         assert await chain_length(client, product["id"], brand_key) == 3
+
+
+async def test_a_changed_hash_salt_is_a_masked_server_error_not_a_forgery(
+    gateway: Any, monkeypatch: Any, caplog: Any
+) -> None:
+    """What a process started with another PROOFGATE_HASH_SALT sees: the key
+    no longer derives to the stored hash, and the operator is told why."""
+    brand = await gateway.register_brand()
+    product = await gateway.register_product(brand)
+    integration, key = await create_integration(gateway, brand)
+    services = gateway.app.state.graphql.services
+    monkeypatch.setattr(services, "hash_salt", bytes(reversed(services.hash_salt)))
+    response = await post_signed(
+        gateway.http, "shipping", integration["id"], key, shipment(product["id"])
+    )
+    assert response.status_code == 500
+    [error] = response.json()["errors"]
+    assert error["message"] == "Internal server error" and "requestId" in error["extensions"]
+    assert "PROOFGATE_HASH_SALT" in caplog.text and key not in caplog.text
+    assert await chain_length(gateway, product["id"], brand.key) == 0
