@@ -321,7 +321,7 @@ PRODUCT_ANALYTICS_DAY = _ap(
     "AnalyticsDay",
 )
 BRAND_INTEGRATIONS = _ap(
-    "AP28",
+    "AP30",
     "partner integrations of a brand, newest first",
     _QUERY,
     _TABLE,
@@ -332,7 +332,7 @@ BRAND_INTEGRATIONS = _ap(
     consistent=True,
 )
 INTEGRATION_BY_ID = _ap(
-    "AP29",
+    "AP31",
     "partner integration by id",
     _GET,
     _TABLE,
@@ -342,7 +342,7 @@ INTEGRATION_BY_ID = _ap(
     consistent=True,
 )
 INGESTED_EVENT = _ap(
-    "AP30",
+    "AP32",
     "ingested partner event by the partner's event id",
     _GET,
     _TABLE,

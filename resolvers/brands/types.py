@@ -1,6 +1,6 @@
 """The Brand type, its counters, and the fields that read its products
 (AP07), threats (AP12), webhooks (AP23), webhook deliveries (AP25) and
-partner integrations (AP28)."""
+partner integrations (AP30)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
 """How partner integrations and what they ingest are stored (docs/design.md,
 Partner ingest).
 
-- ``BRAND#<brand>`` / ``INTEGRATION#<id>``: an integration (AP28 lists a
-  brand's, AP29 reads one) with its key's hash, event count and last event
+- ``BRAND#<brand>`` / ``INTEGRATION#<id>``: an integration (AP30 lists a
+  brand's, AP31 reads one) with its key's hash, event count and last event
   time; ``revokedAt`` once revoked.
 - ``APIKEY#<sha256 of the ingest key>`` / ``META`` (AP20): the key, role
   INTEGRATION, so ``Authorization: Bearer`` finds it like any API key.
-- ``INGEST#<brand>#<integration>`` / ``EVENT#<partner event id>`` (AP30):
+- ``INGEST#<brand>#<integration>`` / ``EVENT#<partner event id>`` (AP32):
   what one partner event became (the product, the appended event, the request
   fingerprint), created in the append's own transaction: the same id can only
   ever append once, and a retry is answered from it.

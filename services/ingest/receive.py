@@ -4,7 +4,7 @@
 The caller is an ingest key (role INTEGRATION), through ``Authorization:
 Bearer`` or a signed ``POST /ingest/<source>``. The partner's event id makes
 the call idempotent: the append's transaction also creates the id's record
-(AP30) and counts the event on the integration, conditional on the record's
+(AP32) and counts the event on the integration, conditional on the record's
 absence and on the integration not being revoked. A retry with the same id
 and body is answered from the record and appends nothing; the same id with
 another body is CONFLICT. A product of another brand answers NOT_FOUND, as

@@ -1,6 +1,6 @@
 """Who sent a signed ``POST /ingest/<source>`` (docs/design.md, Partner ingest).
 
-One GetItem of the named integration (AP29); the signature is checked with
+One GetItem of the named integration (AP31); the signature is checked with
 the key derived from the hash salt before anything else about the
 integration is revealed, so an unsigned caller learns only whether the id
 exists.
