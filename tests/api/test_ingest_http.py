@@ -184,7 +184,9 @@ async def test_malformed_bodies_are_refused_before_anything_is_written(gateway: 
 
 
 async def test_signed_posts_and_ingest_event_share_the_keys_rate_limit() -> None:
-    rate = Rate(per_minute=60, burst=3)
+    # One token a minute: however slow a loaded machine runs the calls, the
+    # bucket does not refill between them.
+    rate = Rate(per_minute=1, burst=3)
     async with serve(Limits(key_rate=rate)) as client:
         brand_id, brand_key = await client.brand()
         product = await client.product(brand_key, brand_id)
@@ -204,7 +206,7 @@ async def test_signed_posts_and_ingest_event_share_the_keys_rate_limit() -> None
             client.http, "shipping", integration["id"], key, shipment(product["id"])
         )
         assert limited.status_code == 429 and refusal(limited)["code"] == "RATE_LIMITED"
-        assert int(limited.headers["retry-after"]) >= 1
+        assert int(limited.headers["retry-after"]) > 50
         over = await client.post(INGEST, {"input": shipment(product["id"])}, key=key)
         assert over.status_code == 429
         assert await chain_length(client, product["id"], brand_key) == 3
