@@ -1,9 +1,12 @@
 """What ``proofgate serve --demo`` loads: two brands and their products.
 
 Chosen so every example operation of the explorer has something to show: a
-PRO and a FREE brand, chains of several events, scans from several countries
-(one product enough to raise a GEOGRAPHIC_ANOMALY alert), a claimed product
-scanned by another device, a transfer and a recall.
+PRO and a FREE brand, chains of several events (one event of each watch sent
+by a carrier's integration through partner ingest), a week of scans from
+several countries for the analytics tab (each product in at most two
+markets, so the history alone raises no GEOGRAPHIC_ANOMALY), today's scans
+(one product from enough countries to raise one), a claimed product scanned
+by another device, a transfer and a recall.
 """
 
 from __future__ import annotations
@@ -11,7 +14,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CATALOG", "BrandPlan", "EventPlan", "ProductPlan", "ScanPlan"]
+__all__ = [
+    "CATALOG",
+    "HISTORY_DAYS",
+    "BrandPlan",
+    "EventPlan",
+    "HistoryScan",
+    "IntegrationPlan",
+    "ProductPlan",
+    "ScanPlan",
+]
+
+HISTORY_DAYS = 6
+"""Days of backdated scans before today: with today, the week the explorer's
+Analytics tab asks for."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +38,9 @@ class EventPlan:
     latitude: float | None = None
     longitude: float | None = None
     data: dict[str, Any] | None = None
+    ingested_as: str | None = None
+    """The partner event id under which the brand's integration sends this
+    event through ingestEvent; None: the brand appends it itself."""
 
     def as_input(self) -> dict[str, Any]:
         fields = {
@@ -51,6 +70,21 @@ class ScanPlan:
 
 
 @dataclass(frozen=True)
+class HistoryScan:
+    """A scan of the week before the demo loads, recorded at its own time."""
+
+    days_ago: int
+    hour: int
+    scan: ScanPlan
+
+
+@dataclass(frozen=True)
+class IntegrationPlan:
+    name: str
+    type: str
+
+
+@dataclass(frozen=True)
 class ProductPlan:
     name: str
     sku: str
@@ -63,6 +97,12 @@ class ProductPlan:
     """The device that claims the product, before any scan."""
     transfer_to: str | None = None
     recall_reason: str | None = None
+    history: tuple[HistoryScan, ...] = ()
+    """Recorded before the claim, transfer and recall, which happen today."""
+
+    @property
+    def scan_total(self) -> int:
+        return len(self.history) + len(self.scans)
 
     def as_input(self, brand_id: str) -> dict[str, Any]:
         return {
@@ -86,6 +126,8 @@ class BrandPlan:
     products: tuple[ProductPlan, ...]
     credits: int = 0
     """Granted before registering products: only FREE brands start with credits."""
+    integration: IntegrationPlan | None = None
+    """The partner integration that sends the events marked ``ingested_as``."""
 
     def as_input(self) -> dict[str, str]:
         return {
@@ -94,6 +136,21 @@ class BrandPlan:
             "industry": self.industry,
             "plan": self.plan,
         }
+
+
+def _week(
+    sku: str, markets: tuple[tuple[str, str], ...], per_day: tuple[int, ...]
+) -> tuple[HistoryScan, ...]:
+    """``per_day[d]`` scans ``HISTORY_DAYS - d`` days ago, at hours spread
+    over the day, alternating between the product's markets."""
+    scans = []
+    for day, count in enumerate(per_day):
+        for index in range(count):
+            country, city = markets[(day + index) % len(markets)]
+            device = f"demo-shopper-{sku.lower()}-{day}{index}"
+            hour = (8 + 5 * index + 3 * day) % 24
+            scans.append(HistoryScan(HISTORY_DAYS - day, hour, ScanPlan(country, city, device)))
+    return tuple(scans)
 
 
 def _watch_chain(model: str, retailer: str, city: str) -> tuple[EventPlan, ...]:
@@ -107,7 +164,14 @@ def _watch_chain(model: str, retailer: str, city: str) -> tuple[EventPlan, ...]:
             {"calibre": 3120, "model": model},
         ),
         EventPlan("INSPECTED", "COSC", "Biel/Bienne, CH", 47.1368, 7.2468, {"rating": 1}),
-        EventPlan("SHIPPED", "Swiss Post Logistics", "Zurich, CH", 47.3769, 8.5417),
+        EventPlan(
+            "SHIPPED",
+            "Swiss Post Logistics",
+            "Zurich, CH",
+            47.3769,
+            8.5417,
+            ingested_as=f"SPL-{model.upper()}-0001",
+        ),
         EventPlan("RECEIVED", retailer, city),
         EventPlan("SOLD", retailer, city, data={"receipt": 1042}),
     )
@@ -128,6 +192,7 @@ AURORA = BrandPlan(
     industry="Luxury watches",
     plan="PRO",
     credits=50,
+    integration=IntegrationPlan("Swiss Post Logistics", "CARRIER"),
     products=(
         ProductPlan(
             name="Meridian Chronograph",
@@ -142,6 +207,7 @@ AURORA = BrandPlan(
                 ScanPlan("JP", "Tokyo", "demo-phone-yuki"),
                 ScanPlan("BR", "Sao Paulo", "demo-phone-ana"),
             ),
+            history=_week("AUR-MER-001", (("FR", "Paris"), ("CH", "Geneva")), (3, 2, 4, 1, 3, 2)),
         ),
         ProductPlan(
             name="Solstice Diver",
@@ -155,6 +221,7 @@ AURORA = BrandPlan(
                 ScanPlan("DE", "Berlin", "demo-phone-unknown"),
             ),
             claimed_by="demo-phone-jonas",
+            history=_week("AUR-SOL-200", (("DE", "Munich"), ("AT", "Vienna")), (1, 2, 1, 2, 1, 1)),
         ),
         ProductPlan(
             name="Equinox Dress Watch",
@@ -165,6 +232,7 @@ AURORA = BrandPlan(
             events=_watch_chain("Equinox", "Orologi Bianchi", "Milan, IT"),
             scans=(ScanPlan("IT", "Milan", "demo-phone-luca"),),
             transfer_to="Second owner (private sale)",
+            history=_week("AUR-EQX-310", (("IT", "Milan"),), (2, 1, 1, 2, 0, 1)),
         ),
         ProductPlan(
             name="Polaris GMT",
@@ -175,6 +243,7 @@ AURORA = BrandPlan(
             events=_watch_chain("Polaris", "Time Square Watches", "London, GB")[:3],
             scans=(ScanPlan("GB", "London", "demo-phone-oliver"),),
             recall_reason="Crown gasket may let water in",
+            history=_week("AUR-POL-420", (("GB", "London"), ("IE", "Dublin")), (1, 0, 2, 1, 1, 0)),
         ),
     ),
 )
@@ -197,6 +266,7 @@ VERDANT = BrandPlan(
                 ScanPlan("FR", "Lyon", "demo-phone-ines"),
                 ScanPlan("BE", "Brussels", "demo-phone-noah"),
             ),
+            history=_week("VB-RRS-30", (("FR", "Lyon"), ("BE", "Brussels")), (2, 3, 1, 2, 2, 3)),
         ),
         ProductPlan(
             name="Lavender Night Balm",
@@ -206,6 +276,7 @@ VERDANT = BrandPlan(
             metadata={"volumeMl": 50, "vegan": True},
             events=_serum_chain(2402),
             scans=(ScanPlan("ES", "Madrid", "demo-phone-lucia"),),
+            history=_week("VB-LNB-50", (("ES", "Madrid"), ("PT", "Lisbon")), (1, 1, 2, 0, 1, 2)),
         ),
     ),
 )

@@ -20,6 +20,8 @@ __all__ = ["Example", "default_operations", "examples"]
 PASTE_KEY = "<paste an API key>"
 PASTE_BRAND_ID = "<your brand id: run { viewer { brandId } } with your key>"
 PASTE_CODE = "<a verification code>"
+PASTE_INGEST_KEY = "<paste an ingest key: createIntegration returns it>"
+PASTE_PRODUCT_ID = "<one of the brand's product ids>"
 
 EXPLORE = """\
 # Welcome to the proofgate explorer.
@@ -152,6 +154,28 @@ query Analytics($brandId: ID!, $from: Date!, $to: Date!) {
 }
 """
 
+INGEST = """\
+# Partner ingest: needs an ingest key (Headers pane),
+# which createIntegration returns once. A carrier
+# appends a shipment to one of the brand's products;
+# the event is hashed with its source (SHIPPING).
+# The same eventId appends once: under the demo this
+# one was sent already, so the answer is its first
+# receipt and nothing is appended. Change eventId to
+# append another. Systems that only send webhooks POST
+# the same fields, signed with the key, to the
+# integration's ingestUrl (/ingest/shipping).
+
+mutation Ingest($input: IngestEventInput!) {
+  ingestEvent(input: $input) {
+    integrationId
+    eventId
+    productId
+    event { sequence type source actor location occurredAt hash previousHash }
+  }
+}
+"""
+
 LIVE_ALERTS = """\
 # Needs one of the brand's keys (Headers pane):
 # alerts as they happen, over WebSocket. Start it,
@@ -167,6 +191,17 @@ subscription LiveAlerts($brandId: ID!) {
   }
 }
 """
+
+
+_INGEST_PLACEHOLDER = {
+    "input": {
+        "eventId": "carrier-event-0001",
+        "productId": PASTE_PRODUCT_ID,
+        "type": "SHIPPED",
+        "actor": "Carrier",
+        "location": "Rotterdam, NL",
+    }
+}
 
 
 @dataclass(frozen=True)
@@ -194,6 +229,8 @@ def examples(demo: Demo | None) -> tuple[Example, ...]:
     scan = {"country": "FR", "city": "Paris", "deviceFingerprint": "explorer"}
     today = datetime.now(UTC).date()
     week_ago = today - timedelta(days=6)
+    ingest_key = demo.brand.ingest_key if demo and demo.ingested else None
+    ingested = demo.ingested if demo and demo.ingested else _INGEST_PLACEHOLDER
     return (
         Example(EXPLORE),
         Example(VERIFY, {"code": code}),
@@ -201,6 +238,7 @@ def examples(demo: Demo | None) -> tuple[Example, ...]:
         Example(BRAND, brand, key),
         Example(THREATS, brand, key),
         Example(ANALYTICS, {**brand, "from": week_ago.isoformat(), "to": today.isoformat()}, key),
+        Example(INGEST, ingested, ingest_key or PASTE_INGEST_KEY),
         Example(LIVE_ALERTS, brand, key),
     )
 

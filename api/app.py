@@ -31,6 +31,7 @@ from .errors import error_response
 from .explorer import explorer_asset
 from .graphql import GraphQLApp, GraphQLEndpoint
 from .http_guard import HTTPGuard
+from .ingest import ingest_endpoint
 from .mcp.http import MCPEndpoint, MCPService
 from .mcp.tools import tool_specs
 from .metrics import CONTENT_TYPE_LATEST, Metrics
@@ -135,6 +136,7 @@ def _routes() -> list[BaseRoute]:
         Route("/metrics", metrics_endpoint, methods=["GET"]),
         Route("/qr/{code}.{format}", qr_image, methods=["GET", "HEAD"]),
         Route("/dpp/{code}.json", passport_download, methods=["GET"]),
+        Route("/ingest/{source}", ingest_endpoint, methods=["POST"]),
         Route("/graphql", GraphQLEndpoint()),
         Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
         WebSocketRoute("/graphql", GraphQLEndpoint()),

@@ -2,29 +2,31 @@
 
 Loaded through the real GraphQL operations, with the real keys, so the demo
 exercises what a client would: validation, access control, credits, hash
-chains, scans and the threat pipeline. Loading converges rather than
-replays: each step first reads what is already there (through the API) and
-does only what is missing, so a second start, or a start after one that
-crashed half-way, never duplicates anything.
+chains, partner ingest, scans and the threat pipeline. Loading converges
+rather than replays: each step first reads what is already there (through
+the API) and does only what is missing, so a second start, or a start after
+one that crashed half-way, never duplicates anything.
 
-API keys are shown once by the API, so the demo keeps the ones it was given
-in ``<data dir>/demo-keys.json`` (mode 0600), to print them again on the
-next start.
+The brands, products and chains are set up as of a week before today and
+the catalogue's week of scans is recorded day by day after it, each
+operation run with the services' clock set to its own time (``_Timeline``):
+the same ``verifyProduct`` a phone calls, so the analytics counters, the scan
+history and the threat rules agree as they do for real scans. Claims,
+transfers, recalls and today's scans happen at the real time.
+
+API and ingest keys are shown once by the API, so the demo keeps the ones
+it was given (``api._demo_keys``), to print them again on the next start.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
-import json
-import os
 import secrets
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 from typing import Any, TextIO
 
 import strawberry
@@ -35,15 +37,13 @@ from resolvers.loaders import Loaders
 from services.auth import ANONYMOUS, Principal, authenticate
 from services.context import Services
 
-from ._demo_catalog import CATALOG, BrandPlan, ProductPlan
+from ._demo_catalog import CATALOG, HISTORY_DAYS, BrandPlan, EventPlan, HistoryScan, ProductPlan
+from ._demo_keys import DEMO_KEYS_FILE, HINT, DemoBrand, locked, read_keys, write_keys
 from .settings import Settings
 
 __all__ = ["DEMO_KEYS_FILE", "Demo", "DemoBrand", "load_demo", "render_demo", "start_demo"]
 
-DEMO_KEYS_FILE = "demo-keys.json"
-_LOCK_FILE = ".demo.lock"
-_PRIVATE = 0o600
-_HINT = "Delete the data directory (or its demo-keys.json) to load the demo afresh."
+_HINT = HINT
 
 _BRAND = "query($id: ID!) { brand(id: $id) { id } }"
 _REGISTER_BRAND = """
@@ -94,15 +94,14 @@ mutation($id: ID!, $reason: String!) { recallProduct(productId: $id, reason: $re
 _VERIFY = """
 mutation($code: String!, $scan: ScanInput) { verifyProduct(code: $code, scan: $scan) { result } }
 """
-
-
-@dataclass(frozen=True)
-class DemoBrand:
-    slug: str
-    id: str
-    name: str
-    plan: str
-    api_key: str = field(repr=False)
+_CREATE_INTEGRATION = """
+mutation($brandId: ID!, $name: String!, $type: IntegrationType!) {
+  createIntegration(brandId: $brandId, name: $name, type: $type) { ingestKey integration { id } }
+}
+"""
+_INGEST = """
+mutation($input: IngestEventInput!) { ingestEvent(input: $input) { event { sequence } } }
+"""
 
 
 @dataclass(frozen=True)
@@ -110,6 +109,9 @@ class Demo:
     brands: tuple[DemoBrand, ...]
     verification_code: str
     """A code printed on a demo product, for verifyProduct."""
+    ingested: dict[str, Any] | None = field(default=None, hash=False)
+    """The variables of an ``ingestEvent`` the demo made with the first
+    brand's ingest key: sent again (the explorer's Ingest tab), it is a replay."""
 
     @property
     def brand(self) -> DemoBrand:
@@ -142,10 +144,16 @@ class _Client:
         )
 
     async def execute(
-        self, query: str, variables: Mapping[str, Any], principal: Principal
+        self,
+        query: str,
+        variables: Mapping[str, Any],
+        principal: Principal,
+        at: datetime | None = None,
     ) -> _Result:
+        """``at``: run as of that time (the services' clock fixed to it)."""
+        services = self._services if at is None else replace(self._services, clock=lambda: at)
         context = RequestContext(
-            services=self._services,
+            services=services,
             principal=principal,
             loaders=Loaders(self._services.storage, principal.tenant),
             request_id=secrets.token_hex(8),
@@ -160,13 +168,45 @@ class _Client:
         return _Result(result.data, errors)
 
     async def data(
-        self, query: str, variables: Mapping[str, Any], principal: Principal
+        self,
+        query: str,
+        variables: Mapping[str, Any],
+        principal: Principal,
+        at: datetime | None = None,
     ) -> dict[str, Any]:
-        result = await self.execute(query, variables, principal)
+        result = await self.execute(query, variables, principal, at)
         if result.errors or result.data is None:
             problems = "; ".join(message for _, message in result.errors) or "no data"
             raise ProofgateError(f"Loading the demo data failed: {problems}", hint=_HINT)
         return result.data
+
+
+@dataclass(frozen=True)
+class _Timeline:
+    """When each backdated step happens, from the UTC midnight of the load's day."""
+
+    today: datetime
+
+    @classmethod
+    def of(cls, now: datetime) -> _Timeline:
+        return cls(datetime.combine(now.astimezone(UTC).date(), datetime.min.time(), UTC))
+
+    def setup(self, minute: int = 0) -> datetime:
+        return self.today - timedelta(days=HISTORY_DAYS + 1, hours=-8, minutes=-minute)
+
+    def event(self, product: int, sequence: int) -> datetime:
+        return self.setup(product) + timedelta(hours=sequence + 1)
+
+    def scanned_at(self, scan: HistoryScan, index: int) -> datetime:
+        return self.today - timedelta(days=scan.days_ago, hours=-scan.hour, minutes=-(index % 60))
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """The principals a brand's steps run as."""
+
+    brand: Principal
+    ingest: Principal | None
 
 
 async def load_demo(
@@ -178,22 +218,32 @@ async def load_demo(
     """The demo brands, registering and filling in whatever is missing."""
     client = _Client(schema, services)
     admin = await client.principal(settings.admin_key)
+    timeline = _Timeline.of(services.clock())
     path = settings.data_dir / DEMO_KEYS_FILE
-    with _locked(settings.data_dir):
-        saved = _read_keys(path)
+    with locked(settings.data_dir):
+        saved = read_keys(path)
         brands: list[DemoBrand] = []
         codes: list[str] = []
+        ingested: list[dict[str, Any]] = []
         for plan in catalog:
-            brand = await _ensure_brand(client, admin, plan, saved.get(plan.slug))
+            brand = await _ensure_brand(client, admin, plan, saved.get(plan.slug), timeline)
+            brand = await _ensure_integration(client, plan, brand, timeline)
             saved[plan.slug] = brand
-            _write_keys(path, saved)
-            codes.extend(await _ensure_products(client, admin, plan, brand))
+            write_keys(path, saved)
+            loaded = await _ensure_products(client, admin, plan, brand, timeline)
+            codes.extend(loaded.codes)
+            ingested.extend(loaded.ingested if not brands else ())
             brands.append(brand)
-    return Demo(brands=tuple(brands), verification_code=codes[0])
+    first = ingested[0] if ingested else None
+    return Demo(brands=tuple(brands), verification_code=codes[0], ingested=first)
 
 
 async def _ensure_brand(
-    client: _Client, admin: Principal, plan: BrandPlan, saved: DemoBrand | None
+    client: _Client,
+    admin: Principal,
+    plan: BrandPlan,
+    saved: DemoBrand | None,
+    timeline: _Timeline,
 ) -> DemoBrand:
     if saved is not None:
         found = await client.execute(_BRAND, {"id": saved.id}, admin)
@@ -201,15 +251,37 @@ async def _ensure_brand(
             return saved
         if found.codes != [ErrorCode.NOT_FOUND.value]:
             await client.data(_BRAND, {"id": saved.id}, admin)
-    data = await client.data(_REGISTER_BRAND, {"input": plan.as_input()}, admin)
+    data = await client.data(_REGISTER_BRAND, {"input": plan.as_input()}, admin, timeline.setup())
     payload = data["registerBrand"]
     return DemoBrand(plan.slug, payload["brand"]["id"], plan.name, plan.plan, payload["apiKey"])
 
 
-async def _ensure_products(
-    client: _Client, admin: Principal, plan: BrandPlan, brand: DemoBrand
-) -> list[str]:
+async def _ensure_integration(
+    client: _Client, plan: BrandPlan, brand: DemoBrand, timeline: _Timeline
+) -> DemoBrand:
+    """An ingest key is shown once: without a saved one, a new integration."""
+    if plan.integration is None or brand.ingest_key is not None:
+        return brand
+    key = await client.principal(brand.api_key)
+    variables = {"brandId": brand.id, "name": plan.integration.name, "type": plan.integration.type}
+    data = await client.data(_CREATE_INTEGRATION, variables, key, timeline.setup(1))
+    payload = data["createIntegration"]
+    return replace(
+        brand, ingest_key=payload["ingestKey"], integration_id=payload["integration"]["id"]
+    )
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    codes: list[str]
     """The verification codes of the brand's demo products, in catalogue order."""
+    ingested: list[dict[str, Any]]
+    """The variables of every ingestEvent of the brand's plan."""
+
+
+async def _ensure_products(
+    client: _Client, admin: Principal, plan: BrandPlan, brand: DemoBrand, timeline: _Timeline
+) -> _Loaded:
     key = await client.principal(brand.api_key)
     data = await client.data(_BRAND_PRODUCTS, {"id": brand.id}, key)
     existing = {edge["node"]["sku"]: edge["node"] for edge in data["brand"]["products"]["edges"]}
@@ -219,35 +291,78 @@ async def _ensure_products(
         if plan.credits and available < len(missing):
             amount = str(plan.credits)
             grant = {"brandId": brand.id, "amount": amount, "key": f"demo-credits-{brand.id}"}
-            await client.data(_GRANT, grant, admin)
+            await client.data(_GRANT, grant, admin, timeline.setup(1))
         inputs = [p.as_input(brand.id) for p in missing]
         # Keyed by what is registered: a retry of this very call replays it.
         skus = hashlib.sha256(",".join(p.sku for p in missing).encode()).hexdigest()[:16]
-        created = await client.data(
-            _REGISTER_PRODUCTS, {"inputs": inputs, "key": f"demo-products-{skus}"}, key
-        )
+        variables = {"inputs": inputs, "key": f"demo-products-{skus}"}
+        created = await client.data(_REGISTER_PRODUCTS, variables, key, timeline.setup(2))
         existing.update({p["sku"]: p for p in created["registerProducts"]})
-    for product in plan.products:
-        await _ensure_history(client, key, product, existing[product.sku])
-    return [existing[p.sku]["verificationCode"] for p in plan.products]
+    ingest = await client.principal(brand.ingest_key) if brand.ingest_key else None
+    keys = _Keys(key, ingest)
+    for index, product in enumerate(plan.products):
+        await _ensure_history(client, keys, product, existing[product.sku], timeline, index)
+    return _Loaded(
+        [existing[p.sku]["verificationCode"] for p in plan.products],
+        [
+            _ingest_variables(event, existing[product.sku]["id"])
+            for product in plan.products
+            for event in product.events
+            if event.ingested_as and ingest is not None
+        ],
+    )
+
+
+def _ingest_variables(event: EventPlan, product_id: str) -> dict[str, Any]:
+    fields = {"eventId": event.ingested_as, "productId": product_id, **event.as_input()}
+    return {"input": fields}
+
+
+async def _ensure_events(
+    client: _Client,
+    keys: _Keys,
+    plan: ProductPlan,
+    product: Mapping[str, Any],
+    appended: int,
+    at: Callable[[int], datetime],
+) -> None:
+    for sequence, event in enumerate(plan.events):
+        if sequence < appended:
+            continue
+        if event.ingested_as and keys.ingest is not None:
+            variables = _ingest_variables(event, product["id"])
+            await client.data(_INGEST, variables, keys.ingest, at(sequence))
+        else:
+            variables = {"id": product["id"], "input": event.as_input()}
+            await client.data(_ADD_EVENT, variables, keys.brand, at(sequence))
 
 
 async def _ensure_history(
-    client: _Client, key: Principal, plan: ProductPlan, product: Mapping[str, Any]
+    client: _Client,
+    keys: _Keys,
+    plan: ProductPlan,
+    product: Mapping[str, Any],
+    timeline: _Timeline,
+    index: int,
 ) -> None:
-    """Events, then the claim, transfer or recall, then the scans: each step
-    counted against what the product already shows."""
-    state = (await client.data(_PRODUCT_STATE, {"id": product["id"]}, key))["product"]
+    """Events, then the week of scans, then the claim, transfer or recall and
+    today's scans: each step counted against what the product already shows."""
+    state = (await client.data(_PRODUCT_STATE, {"id": product["id"]}, keys.brand))["product"]
     code = product["verificationCode"]
-    for event in plan.events[len(state["provenance"]["edges"]) :]:
-        await client.data(_ADD_EVENT, {"id": product["id"], "input": event.as_input()}, key)
+    appended = len(state["provenance"]["edges"])
+    await _ensure_events(client, keys, plan, product, appended, lambda n: timeline.event(index, n))
+    scanned = state["scanCount"]
+    for number, past in enumerate(plan.history[scanned:], start=scanned):
+        variables = {"code": code, "scan": past.scan.as_input()}
+        await client.data(_VERIFY, variables, ANONYMOUS, timeline.scanned_at(past, number))
     if plan.claimed_by is not None and state["claim"] is None:
         await client.data(_CLAIM, {"code": code, "device": plan.claimed_by}, ANONYMOUS)
     if plan.transfer_to is not None and state["status"] == "ACTIVE":
-        await client.data(_TRANSFER, {"id": product["id"], "to": plan.transfer_to}, key)
+        await client.data(_TRANSFER, {"id": product["id"], "to": plan.transfer_to}, keys.brand)
     if plan.recall_reason is not None and state["status"] != "RECALLED":
-        await client.data(_RECALL, {"id": product["id"], "reason": plan.recall_reason}, key)
-    for scan in plan.scans[state["scanCount"] :]:
+        variables = {"id": product["id"], "reason": plan.recall_reason}
+        await client.data(_RECALL, variables, keys.brand)
+    for scan in plan.scans[max(0, scanned - len(plan.history)) :]:
         await client.data(_VERIFY, {"code": code, "scan": scan.as_input()}, ANONYMOUS)
 
 
@@ -257,6 +372,8 @@ def render_demo(demo: Demo, settings: Settings) -> str:
     for brand in demo.brands:
         lines.append(f"  {brand.name} ({brand.plan}, id {brand.id})")
         lines.append(f"    API key: {brand.api_key}")
+        if brand.ingest_key:
+            lines.append(f"    Ingest key (integration {brand.integration_id}): {brand.ingest_key}")
     lines += [
         f"  Verification code to try: {demo.verification_code}",
         f"  Keys are kept in {settings.data_dir / DEMO_KEYS_FILE}",
@@ -276,41 +393,3 @@ async def start_demo(
     demo = await load_demo(schema, services, settings)
     print(render_demo(demo, settings), file=out or sys.stdout, flush=True)
     return demo
-
-
-@contextlib.contextmanager
-def _locked(data_dir: Path) -> Iterator[None]:
-    """Two processes started together on one data directory load the demo once."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(data_dir / _LOCK_FILE, os.O_RDWR | os.O_CREAT, _PRIVATE)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)
-
-
-def _read_keys(path: Path) -> dict[str, DemoBrand]:
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return {}
-    try:
-        entries = json.loads(text)["brands"]
-        return {slug: DemoBrand(**entry) for slug, entry in entries.items()}
-    except (ValueError, KeyError, TypeError):
-        raise ProofgateError(f"Demo key file {path} is not readable", hint=_HINT) from None
-
-
-def _write_keys(path: Path, brands: Mapping[str, DemoBrand]) -> None:
-    """Replaced whole, so a crash never leaves half a file."""
-    body = json.dumps({"brands": {slug: asdict(b) for slug, b in brands.items()}}, indent=2)
-    draft = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _PRIVATE)
-    try:
-        os.fchmod(descriptor, _PRIVATE)
-        os.write(descriptor, (body + "\n").encode())
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-    os.replace(draft, path)

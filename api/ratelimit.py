@@ -1,12 +1,14 @@
 """Rate limits on the public mutations: token buckets, in process.
 
 ``verifyProduct``, ``claimProduct`` and ``disputeClaim`` need no key, so they
-are what a script hammers. Each call (an aliased field counts once per alias)
-takes a token from a bucket:
+are what a script hammers; ``ingestEvent`` is what a partner's system sends in
+bulk (and ``POST /ingest/<source>`` takes from the same bucket as its key's
+``ingestEvent``, through ``RateCheck``). Each call (an aliased field counts
+once per alias) takes a token from a bucket:
 
 - callers without a key: one bucket per client IP (``Limits.anonymous_rate``);
-- BRAND and PARTNER keys: one bucket per key (``Limits.key_rate``), higher by
-  default because a key stands for an app serving many people;
+- BRAND, PARTNER and ingest keys: one bucket per key (``Limits.key_rate``),
+  higher by default because a key stands for an app serving many people;
 - the operator (ADMIN) key: not limited.
 
 Operations that never reach a client address (executed in process) are not
@@ -21,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from graphql import (
@@ -46,16 +48,22 @@ from .limits import Rate
 __all__ = [
     "MAX_BUCKETS",
     "PUBLIC_MUTATIONS",
+    "RateCheck",
     "RateLimit",
     "RateLimiter",
     "check_batch",
     "too_many",
 ]
 
-PUBLIC_MUTATIONS = frozenset({"verifyProduct", "claimProduct", "disputeClaim"})
+PUBLIC_MUTATIONS = frozenset({"verifyProduct", "claimProduct", "disputeClaim", "ingestEvent"})
 MAX_BUCKETS = 100_000
 """Buckets kept at once; past it the least recently used is dropped, which
 only ever forgives that caller its debt."""
+
+
+RateCheck = Callable[[Principal, str | None, int], Awaitable[None]]
+"""Takes calls from a caller's bucket or raises RATE_LIMITED: what an endpoint
+outside GraphQL uses to share the buckets of the schema's limiter."""
 
 
 @dataclass(slots=True)
@@ -112,6 +120,10 @@ class RateLimiter:
         if bucket.tokens < calls:
             raise too_many(rate, calls, bucket.tokens)
         bucket.tokens -= calls
+
+    async def take(self, principal: Principal, client: str | None, calls: int) -> None:
+        """``check`` as a ``RateCheck``."""
+        self.check(principal, client, calls)
 
 
 def check_batch(rate: Rate, calls: int) -> None:

@@ -27,7 +27,7 @@ from .operations.prepare import prepare_operations
 from .operations.registry import OperationRegistry
 from .operations.trusted import NamedOperations, TrustedDocumentCheck, UntrustedCounter
 from .persisted import PersistedQueries, PersistedQueryStore
-from .ratelimit import RateLimit, RateLimiter
+from .ratelimit import RateCheck, RateLimit, RateLimiter
 from .read_budget import ReadLimit
 from .request_log import OperationObserver
 from .spans import OperationSpans
@@ -41,6 +41,8 @@ _ALL_OPERATIONS = frozenset(OperationType)
 
 class ProofgateSchema(strawberry.Schema):
     document_cache: DocumentCache | None = None
+    rate_check: RateCheck | None = None
+    """The buckets of this schema's rate limits, for ``POST /ingest``."""
 
     async def execute(
         self,
@@ -93,12 +95,13 @@ _Factory = Callable[[], SchemaExtension]
 
 def _shared_state(
     limits: Limits, redis_url: str | None, on_redis_outage: Callable[[], None] | None
-) -> tuple[_Factory, _Factory]:
-    """The persisted-query and rate-limit extensions: in process, or in Redis."""
+) -> tuple[_Factory, _Factory, RateCheck]:
+    """The persisted-query and rate-limit extensions, and the limiter's
+    buckets: in process, or in Redis."""
     persisted = PersistedQueryStore(limits.persisted_queries)
     if redis_url is None:
         limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
-        return partial(PersistedQueries, persisted), partial(RateLimit, limiter)
+        return partial(PersistedQueries, persisted), partial(RateLimit, limiter), limiter.take
     from .shared_persisted import SharedPersistedQueries, SharedQueries
     from .shared_ratelimit import SharedRateLimit, SharedRateLimiter
 
@@ -109,6 +112,7 @@ def _shared_state(
     return (
         partial(SharedPersistedQueries, persisted, shared_queries),
         partial(SharedRateLimit, shared_limiter),
+        shared_limiter.check,
     )
 
 
@@ -169,7 +173,8 @@ def build_schema(
     """
     limits = limits or Limits()
     documents = DocumentCache(limits.document_cache_bytes)
-    shared = _shared_state(limits, redis_url, on_redis_outage)
+    persisted_queries, rate_limit, rate_check = _shared_state(limits, redis_url, on_redis_outage)
+    shared = (persisted_queries, rate_limit)
     extensions = _extensions(limits, documents, shared, operations, trusted_documents, untrusted)
     compiled = limits.execution is Execution.COMPILED
     built = ProofgateSchema(
@@ -185,6 +190,7 @@ def build_schema(
         ),
     )
     built.document_cache = documents
+    built.rate_check = rate_check
     if operations is not None:
         prepare_operations(built, operations, limits.max_tokens)
     return built

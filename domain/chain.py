@@ -7,6 +7,9 @@ canonical JSON of every other stored field::
     {"actor", "data", "latitude", "location", "longitude",
      "occurredAt", "previousHash", "sequence", "type"}
 
+An event appended through partner ingest also hashes ``"source"`` (its
+``EventSource``); an event without one has no such key, so every hash taken
+before sources existed still recomputes (docs/design.md, Partner ingest).
 ``actor``, ``location``, ``latitude`` and ``longitude`` are ``null`` when absent,
 ``data`` is ``{}`` when absent, coordinates are strings spelled by
 ``decimal_text`` and ``occurredAt`` by ``format_datetime``. Because every field
@@ -27,7 +30,7 @@ from domain.errors import BadUserInput
 
 from .canonical import JSONObject, canonical_json, decimal_text, normalize_object, sha256_hex
 from .datetimes import format_datetime, utc
-from .enums import ProvenanceEventType
+from .enums import EventSource, ProvenanceEventType
 
 __all__ = [
     "CHAIN_MAX_EVENTS",
@@ -78,9 +81,10 @@ class ProvenanceEvent:
     latitude: Decimal | int | None = None
     longitude: Decimal | int | None = None
     data: Mapping[str, object] | None = None
+    source: EventSource | None = None
 
     def content(self) -> JSONObject:
-        return {
+        content: JSONObject = {
             "actor": self.actor,
             "data": normalize_object(self.data or {}, field="data"),
             "latitude": _coordinate(self.latitude),
@@ -91,6 +95,9 @@ class ProvenanceEvent:
             "sequence": self.sequence,
             "type": str(self.type),
         }
+        if self.source is not None:
+            content["source"] = str(self.source)
+        return content
 
 
 def event_hash(event: ProvenanceEvent) -> str:
@@ -138,6 +145,7 @@ def next_event(
     latitude: Decimal | int | None = None,
     longitude: Decimal | int | None = None,
     data: Mapping[str, object] | None = None,
+    source: EventSource | None = None,
 ) -> ProvenanceEvent:
     """The event that extends ``head``, hashed and ready to store."""
     check_room(head.sequence + 1, type)
@@ -153,6 +161,7 @@ def next_event(
         latitude=latitude,
         longitude=longitude,
         data=normalize_object(data or {}, field="data"),
+        source=source,
     )
     return replace(draft, hash=event_hash(draft))
 

@@ -10,6 +10,8 @@ from enum import StrEnum
 
 __all__ = [
     "SEVERITY_ORDER",
+    "EventSource",
+    "IntegrationType",
     "Plan",
     "ProductStatus",
     "ProvenanceEventType",
@@ -41,6 +43,43 @@ class ProvenanceEventType(StrEnum):
     TRANSFERRED = "TRANSFERRED"
     RECALLED = "RECALLED"
     CUSTOM = "CUSTOM"
+
+
+class IntegrationType(StrEnum):
+    """What kind of partner an integration is; it fixes the ``source`` of the
+    events it appends (``EventSource.of``)."""
+
+    CARRIER = "CARRIER"
+    WAREHOUSE = "WAREHOUSE"
+    POINT_OF_SALE = "POINT_OF_SALE"
+    CUSTOM = "CUSTOM"
+
+
+class EventSource(StrEnum):
+    """Who appended a provenance event through partner ingest; events the
+    brand appends itself have none."""
+
+    SHIPPING = "SHIPPING"
+    WAREHOUSE = "WAREHOUSE"
+    POS = "POS"
+    CUSTOM = "CUSTOM"
+
+    @classmethod
+    def of(cls, integration: IntegrationType) -> EventSource:
+        return _SOURCES[integration]
+
+    @property
+    def path(self) -> str:
+        """The ``/ingest/<path>`` a partner of this source posts to."""
+        return self.value.lower()
+
+
+_SOURCES = {
+    IntegrationType.CARRIER: EventSource.SHIPPING,
+    IntegrationType.WAREHOUSE: EventSource.WAREHOUSE,
+    IntegrationType.POINT_OF_SALE: EventSource.POS,
+    IntegrationType.CUSTOM: EventSource.CUSTOM,
+}
 
 
 class ScanResult(StrEnum):

@@ -37,6 +37,8 @@ __all__ = [
     "EVENT_DATA_MAX_BYTES",
     "IDEMPOTENCY_KEY",
     "INDUSTRY",
+    "INGEST_EVENT_ID",
+    "INTEGRATION_NAME",
     "JSON_MAX_DEPTH",
     "LATITUDE_LIMIT",
     "LOCATION",
@@ -135,6 +137,8 @@ MEMO = TextRule("memo", 500, required=False, multiline=True)
 API_KEY_NAME = TextRule("name", 100)
 TRANSFER_TO = TextRule("to", 200)
 IDEMPOTENCY_KEY = TextRule("idempotencyKey", 128, ascii_token=True)
+INTEGRATION_NAME = TextRule("name", 100)
+INGEST_EVENT_ID = TextRule("eventId", 128, ascii_token=True)
 
 BATCH_MAX_ITEMS = 100
 

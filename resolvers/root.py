@@ -10,6 +10,7 @@ from .brands.mutations import BrandMutations
 from .brands.queries import BrandQueries
 from .certificates.queries import CertificateQueries
 from .claims.mutations import ClaimMutations
+from .ingest.mutations import IngestMutations
 from .ledger.mutations import LedgerMutations
 from .ledger.queries import LedgerQueries
 from .lifecycle.mutations import LifecycleMutations
@@ -53,6 +54,7 @@ class Mutation(
     LedgerMutations,
     ThreatMutations,
     WebhookMutations,
+    IngestMutations,
 ):
     pass
 

@@ -24,6 +24,9 @@ class Role(StrEnum):
     ADMIN = "ADMIN"
     BRAND = "BRAND"
     PARTNER = "PARTNER"
+    INTEGRATION = "INTEGRATION"
+    """An ingest key: appends its integration's events (``ingestEvent``) and
+    reads nothing (docs/design.md, Partner ingest)."""
     ANONYMOUS = "ANONYMOUS"
 
 
@@ -34,6 +37,8 @@ class Principal:
     key_hash: str | None = None
     """The SHA-256 of the caller's API key (its id in AP20); None for the
     operator and anonymous callers."""
+    integration_id: str | None = None
+    """The integration an ingest key (role INTEGRATION) belongs to."""
 
     @property
     def tenant(self) -> str:
@@ -91,5 +96,13 @@ async def authenticate(
         return Principal(Role.ADMIN)
     record = await storage.get(API_KEY_BY_HASH, key_hash=key_hash)
     if record is None or record.get("revokedAt"):
+        if record is not None and record.get("integrationId"):
+            raise Unauthenticated(
+                "This ingest key's integration was revoked",
+                hint="Ask the brand for a new integration and its key.",
+                reason="REVOKED_INTEGRATION",
+            )
         raise Unauthenticated("Invalid or revoked API key")
-    return Principal(Role(record["role"]), record["brandId"], record["id"])
+    return Principal(
+        Role(record["role"]), record["brandId"], record["id"], record.get("integrationId")
+    )

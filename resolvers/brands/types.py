@@ -1,5 +1,6 @@
 """The Brand type, its counters, and the fields that read its products
-(AP07), threats (AP12), webhooks (AP23) and webhook deliveries (AP25)."""
+(AP07), threats (AP12), webhooks (AP23), webhook deliveries (AP25) and
+partner integrations (AP30)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import strawberry
 from domain.datetimes import parse_datetime
 from domain.enums import Plan, Severity
 from services.brands.items import STAT_COUNTERS
+from services.ingest.access import require_integration_admin
 from services.visibility import require_owner
 from services.webhooks.access import require_webhook_admin
 from storage import Item
 from storage.access_patterns import (
+    BRAND_INTEGRATIONS,
     BRAND_PRODUCTS,
     BRAND_STATS,
     BRAND_THREATS,
@@ -26,6 +29,7 @@ from storage.access_patterns import (
 from ..analytics.types import BrandAnalytics, analytics_range
 from ..context import Info
 from ..fields import ap_field, computed_field
+from ..ingest.types import Integration
 from ..ledger.types import Ledger
 from ..threats.paging import THREATS_EPOCH, severe_threats
 from ..threats.types import ThreatAlert
@@ -164,3 +168,17 @@ class Brand:
             WEBHOOK_DELIVERIES, {"brand_id": str(self.id)}, first=first, after=after
         )
         return connection(page, WebhookDelivery.from_item)
+
+    @ap_field(
+        BRAND_INTEGRATIONS,
+        description="Partner integrations, newest first, revoked ones included; "
+        "the brand's BRAND keys only",
+    )
+    async def integrations(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[Integration] | None:
+        require_integration_admin(info.context.principal, self.id, "integrations")
+        page = await info.context.loaders.page(
+            BRAND_INTEGRATIONS, {"brand_id": str(self.id)}, first=first, after=after
+        )
+        return connection(page, Integration.from_item)

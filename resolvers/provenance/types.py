@@ -14,7 +14,7 @@ from storage import Item
 
 from ..context import Info
 from ..fields import computed_field
-from ..types.enums import ProvenanceEventType
+from ..types.enums import EventSource, ProvenanceEventType
 from ..types.scalars import JSON, DateTime
 
 __all__ = ["ProvenanceEvent"]
@@ -23,7 +23,9 @@ __all__ = ["ProvenanceEvent"]
 @strawberry.type(
     description="One link of a product's hash chain. `hash` is the SHA-256 of the canonical "
     "JSON of every other field (coordinates as decimal strings); `previousHash` is the hash "
-    "of the event before, or the certificate hash for event 1."
+    "of the event before, or the certificate hash for event 1. `source` is set on events a "
+    "partner integration appended (ingestEvent) and is then hashed too; an event without one "
+    "hashes no `source` key."
 )
 class ProvenanceEvent:
     sequence: int
@@ -36,6 +38,7 @@ class ProvenanceEvent:
     data: JSON
     hash: str
     previous_hash: str
+    source: EventSource | None
     _brand_id: strawberry.Private[str | None] = None
     _recipient: strawberry.Private[str | None] = None
 
@@ -62,6 +65,7 @@ class ProvenanceEvent:
             data=JSON(dict(event.data or {})),
             hash=event.hash,
             previous_hash=event.previous_hash,
+            source=event.source,
         )
 
     @classmethod

@@ -11,6 +11,8 @@ from enum import StrEnum
 import strawberry
 
 from domain.enums import (
+    EventSource,
+    IntegrationType,
     Plan,
     ProductStatus,
     ProvenanceEventType,
@@ -21,6 +23,8 @@ from domain.enums import (
 
 __all__ = [
     "ApiKeyRole",
+    "EventSource",
+    "IntegrationType",
     "Plan",
     "ProductStatus",
     "ProvenanceEventType",
@@ -33,6 +37,15 @@ __all__ = [
 # domain's enums and the schema's.
 for _enum in (Plan, ProductStatus, ProvenanceEventType, ScanResult, Severity, ThreatType):
     strawberry.enum(_enum)
+strawberry.enum(
+    IntegrationType,
+    description="A partner's kind; it fixes the source of the events it ingests "
+    "(CARRIER: SHIPPING, WAREHOUSE: WAREHOUSE, POINT_OF_SALE: POS, CUSTOM: CUSTOM)",
+)
+strawberry.enum(
+    EventSource,
+    description="Which kind of partner integration appended an event; hashed with the event",
+)
 
 
 @strawberry.enum(description="What an API key may do: BRAND writes, PARTNER only reads")

@@ -39,6 +39,9 @@ async def _owned_key(context: CommandContext, key_hash: str) -> Item:
     item = await context.loaders.item(API_KEY_BY_HASH, key_hash=key_hash)
     if item is None or not context.principal.can_read(item["brandId"]):
         raise NotFound("API key not found")
+    if item.get("integrationId"):
+        # Its integration's record must stop counting it too (docs/design.md, Partner ingest).
+        raise NotFound("API key not found", hint="Revoke an ingest key with revokeIntegration.")
     context.principal.require_write(item["brandId"], "API key")
     return item
 

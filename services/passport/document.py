@@ -58,9 +58,13 @@ def _record(product: Item) -> dict[str, Any]:
 
 
 def _event(item: Item, public_salt: bytes | None) -> dict[str, Any]:
+    """Every field the event's hash covers, so a third party recomputes it:
+    ``source`` only on events that have one, as it is hashed."""
     event = {name: item.get(name) for name in _EVENT_FIELDS}
     if public_salt is not None:
         event["data"] = public_data(item, public_salt)
+    if item.get("source"):
+        event["source"] = item["source"]
     for coordinate in ("latitude", "longitude"):
         if event[coordinate] is not None:
             event[coordinate] = str(event[coordinate])

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from domain.chain import ChainHead, ProvenanceEvent, next_event
+from domain.chain import ProvenanceEvent, next_event
 from domain.datetimes import format_datetime
 from domain.enums import ProductStatus
 from domain.errors import ConditionFailed, Conflict, NotFound
 from domain.status import transition
-from storage import All, Compare, Comparison, Item, ItemAbsent, Put, Update
+from storage import All, Compare, Comparison, Item, ItemAbsent, Put, Update, WriteAction
 from storage.access_patterns import PRODUCT_BY_ID
 from storage.conditions import Condition
 from storage.store import backoff_delay
@@ -38,13 +38,24 @@ from ..transact import transact
 from .drafts import EventDraft
 from .items import chain_head, event_item, head_update
 
-__all__ = ["APPEND_MAX_ATTEMPTS", "Appended", "ExtraEvents", "append_event"]
+__all__ = [
+    "APPEND_MAX_ATTEMPTS",
+    "EXTRA_ACTIONS_START",
+    "Appended",
+    "ExtraActions",
+    "ExtraEvents",
+    "append_event",
+]
 
 APPEND_MAX_ATTEMPTS = 10
 _EVENT, _PRODUCT = 0, 1
 
 ExtraEvents = Callable[[Item, ProvenanceEvent], Sequence[OutboxEvent]]
 """Events an append raises besides its own ``AppendEvent`` (a recall's RecallEvent)."""
+ExtraActions = Callable[[Item, ProvenanceEvent, datetime], Sequence[WriteAction]]
+"""Writes that commit with the append or not at all (partner ingest's record
+of the partner's event id); given the product, the event and the time."""
+EXTRA_ACTIONS_START = 2
 
 
 @dataclass(frozen=True)
@@ -76,10 +87,14 @@ async def append_event(
     operation: str,
     target_status: ProductStatus | None = None,
     extra_events: ExtraEvents | None = None,
+    extra_actions: ExtraActions | None = None,
     private: Mapping[str, Any] | None = None,
 ) -> Appended:
-    """``private``: attributes stored on the event item outside what the chain
-    hashes (a transfer's recipient)."""
+    """``extra_actions`` join the append's transaction from index
+    ``EXTRA_ACTIONS_START``; a condition of theirs that fails is raised as is,
+    for the caller to read, and never retried here. ``private``: attributes
+    stored on the event item outside what the chain hashes (a transfer's
+    recipient)."""
     product_id: str = product["id"]
     read_marker = _status_marker(product)
     for attempt in range(APPEND_MAX_ATTEMPTS):
@@ -97,7 +112,10 @@ async def append_event(
                 )
         try:
             return await _attempt(
-                context, product, draft, operation, target_status, extra_events, private
+                context,
+                product,
+                draft,
+                _Extras(operation, target_status, extra_events, extra_actions, private),
             )
         except ConditionFailed as error:
             if error.index not in (_EVENT, _PRODUCT):
@@ -108,10 +126,27 @@ async def append_event(
     )
 
 
-def _next_event(head: ChainHead, draft: EventDraft, now: datetime) -> ProvenanceEvent:
+@dataclass(frozen=True)
+class _Extras:
+    operation: str
+    target_status: ProductStatus | None
+    extra_events: ExtraEvents | None
+    extra_actions: ExtraActions | None
+    private: Mapping[str, Any] | None = None
+
+
+async def _attempt(
+    context: CommandContext, product: Item, draft: EventDraft, extras: _Extras
+) -> Appended:
+    target_status = extras.target_status
+    current = ProductStatus(product["status"])
+    if target_status is not None:
+        transition(current, target_status)
+    now = context.now()
+    head = chain_head(product)
     # A default time never precedes the head, even when another gateway's clock runs ahead.
     occurred_at = draft.occurred_at or max(now, head.occurred_at or now)
-    return next_event(
+    event = next_event(
         head,
         type=draft.type,
         occurred_at=occurred_at,
@@ -120,24 +155,8 @@ def _next_event(head: ChainHead, draft: EventDraft, now: datetime) -> Provenance
         latitude=draft.latitude,
         longitude=draft.longitude,
         data=draft.data,
+        source=draft.source,
     )
-
-
-async def _attempt(
-    context: CommandContext,
-    product: Item,
-    draft: EventDraft,
-    operation: str,
-    target_status: ProductStatus | None,
-    extra_events: ExtraEvents | None,
-    private: Mapping[str, Any] | None = None,
-) -> Appended:
-    current = ProductStatus(product["status"])
-    if target_status is not None:
-        transition(current, target_status)
-    now = context.now()
-    head = chain_head(product)
-    event = _next_event(head, draft, now)
     changes: dict[str, Any] = {**head_update(event), "updatedAt": format_datetime(now)}
     condition: Condition = Compare("chainSequence", Comparison.EQ, head.sequence)
     if target_status is not None:
@@ -147,7 +166,7 @@ async def _attempt(
     product_id: str = product["id"]
     raised: list[OutboxEvent] = [
         AppendEvent(product_id, brand_id, event.sequence, event.occurred_at, head.occurred_at),
-        *(extra_events(product, event) if extra_events else ()),
+        *(extras.extra_events(product, event) if extras.extra_events else ()),
     ]
     await transact(
         context.storage,
@@ -158,13 +177,14 @@ async def _attempt(
                     product_id=product_id,
                     brand_id=brand_id,
                     recorded_at=now,
-                    private=private,
+                    private=extras.private,
                 ),
                 ItemAbsent(),
             ),
             Update(PRODUCT_BY_ID.key(product_id=product_id), set=changes, condition=condition),
+            *(extras.extra_actions(product, event, now) if extras.extra_actions else ()),
             audit_entry(
-                context.principal, operation, now, brand_id=brand_id, target_ids=[product_id]
+                context.principal, extras.operation, now, brand_id=brand_id, target_ids=[product_id]
             ),
             *([status_change(brand_id, current, target_status)] if target_status else []),
             *(

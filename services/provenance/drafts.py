@@ -9,6 +9,7 @@ from typing import Protocol
 
 from domain.canonical import JSONObject
 from domain.datetimes import utc
+from domain.enums import EventSource
 from domain.enums import ProvenanceEventType as EventType
 from domain.errors import BadUserInput
 from domain.validation import ACTOR, LOCATION, validate_coordinates, validate_event_data
@@ -50,6 +51,8 @@ class EventDraft:
     latitude: Decimal | None = None
     longitude: Decimal | None = None
     data: JSONObject | None = None
+    source: EventSource | None = None
+    """Set by partner ingest only (docs/design.md, Partner ingest)."""
 
     @classmethod
     def validate(cls, data: EventFields, *, field: str = "input") -> EventDraft:

@@ -15,7 +15,7 @@ from typing import Any
 
 from domain.chain import ChainHead, ProvenanceEvent
 from domain.datetimes import format_datetime, parse_datetime
-from domain.enums import ProvenanceEventType
+from domain.enums import EventSource, ProvenanceEventType
 from storage import Item, Key, KeyTemplate
 from storage.access_patterns import PROVENANCE_CHAIN
 
@@ -59,6 +59,7 @@ def event_item(
         "hash": event.hash,
         "previousHash": event.previous_hash,
         "recordedAt": format_datetime(recorded_at),
+        **({"source": event.source.value} if event.source is not None else {}),
     }
 
 
@@ -76,6 +77,7 @@ def event_from_item(item: Item) -> ProvenanceEvent:
         latitude=item.get("latitude"),
         longitude=item.get("longitude"),
         data=item.get("data") or {},
+        source=EventSource(item["source"]) if item.get("source") else None,
     )
 
 

@@ -16,11 +16,20 @@ from api.explorer import ASSETS, CONTENT_SECURITY_POLICY, STATIC_DIR
 HTML = {"Accept": "text/html"}
 ASSET_URL = re.compile(r'(?:src|href)="(/graphql/static/([^"?]+)\?v=([0-9a-f]+))"')
 CONFIG = re.compile(r'<script id="explorer-config" type="application/json">(.*?)</script>', re.S)
+INGESTED = {"input": {"eventId": "SPL-1", "productId": "01M8KRT9P85G7C3D2HC6VTRA7Z"}}
 DEMO = Demo(
     brands=(
-        DemoBrand("aurora", "01M8KRT9P85G7C3D2HC6VTRA7Y", "Aurora", "PRO", "pg_demo-brand-key"),
+        DemoBrand(
+            "aurora",
+            "01M8KRT9P85G7C3D2HC6VTRA7Y",
+            "Aurora",
+            "PRO",
+            "pg_demo-brand-key",
+            "pgi_demo-ingest-key",
+        ),
     ),
     verification_code="BFAF-853J-VPCV",
+    ingested=INGESTED,
 )
 
 
@@ -69,7 +78,8 @@ async def test_the_example_tabs_carry_placeholders_without_the_demo(
     tabs = config["tabs"]
     assert isinstance(tabs, list)
     headers = [tab["headers"] for tab in tabs if tab["headers"]]
-    assert headers and all("<paste an API key>" in h for h in headers)
+    assert headers and all("<paste an" in h for h in headers)
+    assert sum("<paste an API key>" in h for h in headers) == len(headers) - 1
     assert config["persistHeaders"] is False
     assert sqlite_gateway.admin_key not in page
 
@@ -82,10 +92,11 @@ async def test_under_demo_the_tabs_hold_the_demo_brand_key_never_the_admin_key(
     tabs = config["tabs"]
     assert isinstance(tabs, list)
     authorizations = {json.loads(t["headers"])["Authorization"] for t in tabs if t["headers"]}
-    assert authorizations == {"Bearer pg_demo-brand-key"}
+    assert authorizations == {"Bearer pg_demo-brand-key", "Bearer pgi_demo-ingest-key"}
     variables = [json.loads(t["variables"]) for t in tabs if t["variables"]]
     assert {"code": DEMO.verification_code} in variables
     assert {"brandId": DEMO.brand.id} in variables
+    assert INGESTED in variables
     assert with_demo.admin_key not in page
     assert config["persistHeaders"] is True
 

@@ -83,6 +83,7 @@ async def test_the_explorer_runs_example_operations_offline(
             "MyBrand",
             "Threats",
             "Analytics",
+            "Ingest",
             "LiveAlerts",
         ]
         await page.wait_for("!!document.querySelector('.graphiql-query-editor .CodeMirror')")
@@ -110,6 +111,19 @@ async def test_the_explorer_runs_example_operations_offline(
             ".map(e => e.CodeMirror.getValue()).join('\\n')"
         )
         assert f"Bearer {demo['api_key']}" in headers
+
+        analytics = await run_tab(page, "Analytics")
+        assert "errors" not in analytics, analytics
+        daily = analytics["data"]["brand"]["analytics"]["daily"]
+        assert len(daily) == 7 and all(day["scans"] > 0 for day in daily)
+
+        # The demo sent this event already: running the tab replays it.
+        ingested = await run_tab(page, "Ingest")
+        assert "errors" not in ingested, ingested
+        receipt = ingested["data"]["ingestEvent"]
+        assert receipt["integrationId"] == demo["integration_id"]
+        assert (receipt["event"]["type"], receipt["event"]["source"]) == ("SHIPPED", "SHIPPING")
+        assert receipt["event"]["sequence"] == 3
 
         requested = page.requested_urls()
         assert any(u.endswith("/graphql") for u in requested)

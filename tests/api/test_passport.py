@@ -98,3 +98,25 @@ async def test_product_passport_is_the_same_document_for_the_brand_only(gateway)
 async def test_an_unknown_code_is_404(sqlite_gateway, code: str) -> None:
     response = await sqlite_gateway.http.get(f"/dpp/{code}.json")
     assert response.status_code == 404
+
+
+async def test_every_event_hash_recomputes_from_the_document_with_sources(gateway) -> None:
+    """A partner's event carries its source, hashed; the brand's own have none."""
+    from _ingest import INGEST, create_integration
+
+    brand, product = await shipped_product(gateway)
+    _, key = await create_integration(gateway, brand, "WAREHOUSE")
+    received = {"eventId": "grn-1", "productId": product["id"], "type": "RECEIVED"}
+    await gateway.data(INGEST, {"input": received}, key=key)
+    document = (await gateway.http.get(f"/dpp/{product['verificationCode']}.json")).json()
+    jsonschema.validate(document, SCHEMA)
+    events = document["supplyChain"]["events"]
+    assert ["source" in event for event in events] == [False, True]
+    assert events[1]["source"] == "WAREHOUSE"
+    previous = document["verification"]["certificateHash"]
+    for event in events:
+        content = {name: value for name, value in event.items() if name != "hash"}
+        assert event["previousHash"] == previous
+        assert offline_hash(content) == event["hash"]
+        previous = event["hash"]
+    assert previous == document["supplyChain"]["chainHead"]

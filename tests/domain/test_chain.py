@@ -17,7 +17,7 @@ from domain.chain import (
     next_event,
     verify_chain,
 )
-from domain.enums import ProvenanceEventType
+from domain.enums import EventSource, ProvenanceEventType
 from domain.errors import BadUserInput
 from tests._support.chain import shipped_chain
 
@@ -83,6 +83,28 @@ def test_absent_optional_fields_hash_as_null_and_empty_data() -> None:
     }
 
 
+def test_a_source_is_hashed_and_cannot_be_removed_or_changed() -> None:
+    """An event appended by partner ingest hashes its source; one without a
+    source hashes no such key, so older chains keep verifying."""
+    event = next_event(
+        ChainHead.genesis(CERTIFICATE_HASH),
+        type=ProvenanceEventType.RECEIVED,
+        occurred_at=T0,
+        source=EventSource.WAREHOUSE,
+    )
+    document = (
+        '{"actor":null,"data":{},"latitude":null,"location":null,"longitude":null,'
+        '"occurredAt":"2026-11-29T12:00:00.000000Z",'
+        f'"previousHash":"{CERTIFICATE_HASH}","sequence":1,"source":"WAREHOUSE",'
+        '"type":"RECEIVED"}'
+    )
+    assert event.hash == hashlib.sha256(document.encode("utf-8")).hexdigest()
+    assert verify_chain(CERTIFICATE_HASH, [event]).intact
+    for forged in (None, EventSource.POS):
+        report = verify_chain(CERTIFICATE_HASH, [replace(event, source=forged)])
+        assert (report.intact, report.broken_at) == (False, 1)
+
+
 TAMPERS: dict[str, Any] = {
     "sequence": 7,
     "type": ProvenanceEventType.RECALLED,
@@ -94,6 +116,7 @@ TAMPERS: dict[str, Any] = {
     "data": {"step": 2},
     "previous_hash": hashlib.sha256(b"forged").hexdigest(),
     "hash": hashlib.sha256(b"forged").hexdigest(),
+    "source": EventSource.SHIPPING,
 }
 
 

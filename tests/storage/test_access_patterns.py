@@ -49,6 +49,11 @@ GETS: dict[str, tuple[dict[str, Any], Key]] = {
     "AP21": ({}, Key("HEALTH", "PROBE")),
     "AP24": ({"brand_id": "b1", "webhook_id": "w1"}, Key("BRAND#b1", "WEBHOOK#w1")),
     "AP28": ({}, Key("STORE", "VERSION")),
+    "AP31": ({"brand_id": "b1", "integration_id": "i1"}, Key("BRAND#b1", "INTEGRATION#i1")),
+    "AP32": (
+        {"brand_id": "b1", "integration_id": "i1", "event_id": "partner#7"},
+        Key("INGEST#b1#i1", "EVENT#partner%237"),
+    ),
 }
 
 QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
@@ -110,12 +115,18 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
         SortRange(SortOperator.BEGINS_WITH, "DELIVERY#"),
     ),
     "AP29": (IndexName.TABLE, {}, "KEYRING", SortRange(SortOperator.BEGINS_WITH, "KEY#")),
+    "AP30": (
+        IndexName.TABLE,
+        {"brand_id": "b1"},
+        "BRAND#b1",
+        SortRange(SortOperator.BEGINS_WITH, "INTEGRATION#"),
+    ),
 }
 
 
-def test_all_29_patterns_are_registered_with_ids_ap01_to_ap29() -> None:
+def test_all_32_patterns_are_registered_with_ids_ap01_to_ap32() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 30)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 33)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 
@@ -164,12 +175,23 @@ def test_get_patterns_refuse_a_missing_parameter(ap_id: str) -> None:
 
 def test_newest_first_patterns_read_backward() -> None:
     backward = {ap.id for ap in REGISTRY if ap.direction is Direction.BACKWARD}
-    assert backward == {"AP02", "AP07", "AP08", "AP10", "AP12", "AP14", "AP25"}
+    assert backward == {"AP02", "AP07", "AP08", "AP10", "AP12", "AP14", "AP25", "AP30"}
 
 
 def test_consistent_reads_only_on_the_table() -> None:
     consistent = {ap.id for ap in REGISTRY if ap.consistent}
-    assert consistent == {"AP09", "AP18", "AP20", "AP23", "AP24", "AP28", "AP29"}
+    assert consistent == {
+        "AP09",
+        "AP18",
+        "AP20",
+        "AP23",
+        "AP24",
+        "AP28",
+        "AP29",
+        "AP30",
+        "AP31",
+        "AP32",
+    }
     assert all(REGISTRY[i].index is IndexName.TABLE for i in consistent)
 
 
