@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from domain.chain import ProvenanceEvent, next_event
+from domain.chain import ChainHead, ProvenanceEvent, next_event
 from domain.datetimes import format_datetime
 from domain.enums import ProductStatus
 from domain.errors import ConditionFailed, Conflict, NotFound
@@ -135,18 +135,10 @@ class _Extras:
     private: Mapping[str, Any] | None = None
 
 
-async def _attempt(
-    context: CommandContext, product: Item, draft: EventDraft, extras: _Extras
-) -> Appended:
-    target_status = extras.target_status
-    current = ProductStatus(product["status"])
-    if target_status is not None:
-        transition(current, target_status)
-    now = context.now()
-    head = chain_head(product)
+def _next_event(head: ChainHead, draft: EventDraft, now: datetime) -> ProvenanceEvent:
     # A default time never precedes the head, even when another gateway's clock runs ahead.
     occurred_at = draft.occurred_at or max(now, head.occurred_at or now)
-    event = next_event(
+    return next_event(
         head,
         type=draft.type,
         occurred_at=occurred_at,
@@ -157,6 +149,18 @@ async def _attempt(
         data=draft.data,
         source=draft.source,
     )
+
+
+async def _attempt(
+    context: CommandContext, product: Item, draft: EventDraft, extras: _Extras
+) -> Appended:
+    target_status = extras.target_status
+    current = ProductStatus(product["status"])
+    if target_status is not None:
+        transition(current, target_status)
+    now = context.now()
+    head = chain_head(product)
+    event = _next_event(head, draft, now)
     changes: dict[str, Any] = {**head_update(event), "updatedAt": format_datetime(now)}
     condition: Condition = Compare("chainSequence", Comparison.EQ, head.sequence)
     if target_status is not None:
