@@ -9,7 +9,9 @@ counts and publishes nothing twice.
 
 Alert items go through one lane, one at a time, so this process stamps
 ``recordedAt`` in the order its alerts commit; webhook deliveries run beside it,
-a few at a time, so a slow receiver never delays an alert.
+a few at a time, so a slow receiver never delays an alert. The relay claims
+only what it has room to work (``intake``), so no lease runs out while its
+item waits (docs/design.md, "Relay backpressure").
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import random
 import secrets
 import socket
+import time
 from collections.abc import Callable, Coroutine
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,6 +41,7 @@ from .broker import Broker
 from .delivery import deliver
 from .drafts import alert_drafts
 from .events import WebhookEvent
+from .intake import Intake
 from .outbox import (
     ClaimedItem,
     Lease,
@@ -96,6 +100,8 @@ class Relay:
         self._clock = clock
         self.owner = owner or _owner()
         self._lane: asyncio.Queue[ClaimedItem] = asyncio.Queue()
+        """Claimed alert items; never more than ``claim_batch`` (the intake's room)."""
+        self._intake = Intake(settings)
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -103,9 +109,19 @@ class Relay:
         """Event ids by lease token, from the claim until the item is settled:
         released when the relay stops."""
         self._running = False
-        self._deliveries = 0
+        self._poll_due = True
+        self._next_poll = 0.0
         self._last_stamp: datetime | None = None
         self.alerts_created = 0
+        self.lapsed = 0
+        """Claimed items whose lease ended before the lane reached them: left
+        to whoever claims them next. Stays 0 unless an item takes longer than
+        ``lease / claim_batch``."""
+
+    @property
+    def deferred(self) -> int:
+        """Committed items left to the poll because the relay was full."""
+        return self._intake.deferred
 
     # --- running -------------------------------------------------------------
 
@@ -123,12 +139,17 @@ class Relay:
             await self._release_held()
 
     def wake(self) -> None:
+        """Polls the table at once."""
+        self._poll_due = True
         self._wake.set()
 
     def expect(self, item: Item) -> None:
-        """Claims an item this process just committed, without waiting for a poll."""
+        """An item this process just committed: claimed as soon as there is
+        room, without waiting for a poll (or left to the poll, if the hints
+        are full)."""
         if self._running:
-            self._spawn(self._claim_committed(item))
+            self._intake.offer(item)
+            self._wake.set()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         # A fresh context: work spawned from inside a request must not land in
@@ -139,17 +160,36 @@ class Relay:
 
     async def _poll_loop(self) -> None:
         await repeat(
-            self.poll_once,
+            self._feed,
             self._settings.poll_interval,
             failure="Polling the outbox failed; retrying",
             wake=self._wake,
         )
 
+    async def _feed(self) -> None:
+        """Claims the hints there is room for; polls the table once an
+        interval, when told to, or when hints were dropped."""
+        await self._claim_hints()
+        now = time.monotonic()
+        if self._poll_due or self._intake.overflowed or now >= self._next_poll:
+            self._poll_due = self._intake.overflowed = False
+            self._next_poll = now + self._settings.poll_interval.total_seconds()
+            await self.poll_once()
+
     async def _alert_lane(self) -> None:
         while True:
             claimed = await self._lane.get()
-            await self.handle(claimed)
+            if self._clock() >= claimed.lease.until:
+                self.lapsed += 1
+                logger.warning(
+                    "Outbox item %s waited past its lease; left to its next claimer",
+                    claimed.event_id,
+                )
+            else:
+                await self.handle(claimed)
             self._held.pop(claimed.lease.token, None)
+            self._intake.done(webhook=False)
+            self._wake.set()
 
     async def _release_held(self) -> None:
         """A stopping process gives its unsettled items back at once instead of
@@ -169,26 +209,26 @@ class Relay:
                 "Releasing %d outbox leases failed; they will expire", len(held), exc_info=True
             )
 
-    async def _claim_committed(self, item: Item) -> None:
-        try:
-            claimed = await self._claim(item)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            logger.warning(
-                "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
-            )
-            return
-        if claimed is not None:
-            self._dispatch(claimed)
+    async def _claim_hints(self) -> None:
+        for item in self._intake.ready():
+            try:
+                claimed = await self._claim(item)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning(
+                    "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
+                )
+                continue
+            if claimed is not None:
+                self._dispatch(claimed)
 
     # --- claiming ------------------------------------------------------------
 
     async def poll_once(self) -> int:
-        """Claims what is due, up to a batch; how many items it claimed. Claims
-        nothing while a batch is still waiting, so no lease expires unworked."""
-        batch = self._settings.claim_batch
-        if self._lane.qsize() >= batch or self._deliveries >= batch:
+        """Claims what is due, as far as there is room; how many items it
+        claimed. Claims nothing while full, so no lease expires unworked."""
+        if self._intake.full:
             return 0
         claimed = 0
         now = self._clock()
@@ -200,6 +240,8 @@ class Relay:
                 first=self._settings.claim_batch,
             )
             for item in page.items:
+                if not self._intake.fits(item):
+                    continue
                 taken = await self._claim(item)
                 if taken is not None:
                     self._dispatch(taken)
@@ -241,8 +283,9 @@ class Relay:
             return None
 
     def _dispatch(self, claimed: ClaimedItem) -> None:
-        if isinstance(claimed.event, WebhookEvent):
-            self._deliveries += 1
+        webhook = isinstance(claimed.event, WebhookEvent)
+        self._intake.take(webhook)
+        if webhook:
             self._spawn(self._deliver(claimed))
         else:
             self._lane.put_nowait(claimed)
@@ -253,7 +296,8 @@ class Relay:
                 await self.handle(claimed)
             self._held.pop(claimed.lease.token, None)
         finally:
-            self._deliveries -= 1
+            self._intake.done(webhook=True)
+            self._wake.set()
 
     async def _write(self, action: WriteAction) -> bool:
         """False when the condition failed: another relay owns the item now."""

@@ -1,0 +1,85 @@
+"""What the relay takes on, and how much (docs/design.md, "Relay backpressure").
+
+A lease starts ticking when an item is claimed, so the relay claims only what
+it has room to work at once: ``claim_batch`` alert items (worked one at a
+time, in one lane) and ``webhook_concurrency`` deliveries. Items committed in
+this process arrive as hints, kept in a bounded queue until there is room;
+a hint that does not fit is dropped and counted, and the item waits in the
+table (AP19), where the next poll finds it. Nothing here grows with load.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from storage import Item
+
+from .events import EventKind
+from .settings import PipelineSettings
+
+__all__ = ["HINTS_PER_BATCH", "Intake"]
+
+HINTS_PER_BATCH = 4
+"""Hints kept per alert claimed at once: enough to ride out a burst of
+commits between two polls, few enough to hold no real memory."""
+
+
+def _is_webhook(item: Item) -> bool:
+    return bool(item.get("kind") == EventKind.WEBHOOK.value)
+
+
+class Intake:
+    def __init__(self, settings: PipelineSettings) -> None:
+        self.hints_max = HINTS_PER_BATCH * settings.claim_batch
+        self._hints: deque[Item] = deque()
+        self._room = {False: settings.claim_batch, True: settings.webhook_concurrency}
+        self._taken = {False: 0, True: 0}
+        self.deferred = 0
+        """Committed items left to the poll because the hint queue was full."""
+        self.overflowed = False
+        """A hint was dropped since the last poll: poll at once, not at the interval."""
+
+    def offer(self, item: Item) -> None:
+        if len(self._hints) >= self.hints_max:
+            self.deferred += 1
+            self.overflowed = True
+            return
+        self._hints.append(item)
+
+    def fits(self, item: Item) -> bool:
+        webhook = _is_webhook(item)
+        return self._taken[webhook] < self._room[webhook]
+
+    @property
+    def full(self) -> bool:
+        return all(self._taken[kind] >= self._room[kind] for kind in self._room)
+
+    def take(self, webhook: bool) -> None:
+        self._taken[webhook] += 1
+
+    def done(self, webhook: bool) -> None:
+        self._taken[webhook] -= 1
+
+    def ready(self) -> list[Item]:
+        """Hints there is room for now, in commit order; the rest stay queued."""
+        ready: list[Item] = []
+        kept: deque[Item] = deque()
+        room = dict(self._room)
+        for kind, taken in self._taken.items():
+            room[kind] -= taken
+        for item in self._hints:
+            webhook = _is_webhook(item)
+            if room[webhook] > 0:
+                room[webhook] -= 1
+                ready.append(item)
+            else:
+                kept.append(item)
+        self._hints = kept
+        return ready
+
+    @property
+    def waiting(self) -> int:
+        return len(self._hints)
+
+    def taken(self, webhook: bool) -> int:
+        return self._taken[webhook]
