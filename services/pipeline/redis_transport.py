@@ -253,7 +253,8 @@ class RedisTransport:
                 else self._settings.tail_interval
             )
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._degraded.wait(), interval.total_seconds())
+                async with asyncio.timeout(interval.total_seconds()):
+                    await self._degraded.wait()
             self._degraded.clear()
 
     async def _publish_forever(self) -> None:

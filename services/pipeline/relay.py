@@ -54,13 +54,13 @@ from .outbox import (
 )
 from .periodic import repeat
 from .settings import PipelineSettings
+from .stamping import Stamper
 from .tailer import PIPELINE_TENANT
 
 __all__ = ["Relay", "retry_delay"]
 
 logger = logging.getLogger("proofgate.pipeline")
 
-_MICROSECOND = timedelta(microseconds=1)
 RELEASE_SECONDS = 5.0
 
 
@@ -111,7 +111,7 @@ class Relay:
         self._running = False
         self._poll_due = True
         self._next_poll = 0.0
-        self._last_stamp: datetime | None = None
+        self.stamper = Stamper(clock, settings.commit_budget)
         self.alerts_created = 0
         self.lapsed = 0
         """Claimed items whose lease ended before the lane reached them: left
@@ -369,16 +369,8 @@ class Relay:
         )
         return page.items
 
-    def _stamp(self) -> datetime:
-        """Strictly increasing in this process, so AP12 order is commit order here."""
-        now = self._clock()
-        if self._last_stamp is not None and now <= self._last_stamp:
-            now = self._last_stamp + _MICROSECOND
-        self._last_stamp = now
-        return now
-
     async def _persist(self, draft: AlertDraft, webhooks: list[Item]) -> bool:
-        recorded_at = self._stamp()
+        recorded_at = self.stamper.stamp()
         item = alert_item(draft, recorded_at)
         actions: list[Put | Update] = alert_puts(item)
         deliveries: list[Item] = []
@@ -411,6 +403,7 @@ class Relay:
                 return False
             raise
         self.alerts_created += 1
+        item = await self.stamper.visible(self._storage, item)
         self._broker.publish(item)
         if self._announce is not None:
             self._announce(item)

@@ -89,6 +89,14 @@ class PipelineSettings:
                 raise ConfigurationError(f"Pipeline setting {name} must be at least 1")
 
     @property
+    def commit_budget(self) -> timedelta:
+        """How long after its ``recordedAt`` an alert may become visible and
+        still be read by every tailer: a reader re-reads ``tail_overlap`` behind
+        the newest alert it saw, one ``tail_interval`` after the last read. Half
+        of what is left, for clock skew between hosts (docs/design.md, "Late commits")."""
+        return max(self.tail_overlap - self.tail_interval, self.tail_overlap / 4) / 2
+
+    @property
     def current_layout(self) -> ShardLayout:
         return self.shard_layouts[-1]
 

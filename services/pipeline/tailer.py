@@ -99,7 +99,10 @@ class Tailer:
             if started is None:
                 continue
             newest = self._broker.newest(brand_id)
-            since = max(started, newest or started) - self._settings.tail_overlap
+            # Never past this host's own clock: one writer whose clock runs
+            # ahead must not move the window past everyone else's alerts.
+            reached = min(max(started, newest or started), self._clock())
+            since = reached - self._settings.tail_overlap
             items, _ = await read_alerts_since(
                 self._storage, brand_id, since, limit=self._settings.replay_max
             )
