@@ -73,6 +73,7 @@ def create_app(settings: Settings) -> Starlette:
         untrusted,
         redis_url=settings.pipeline.redis_url,
         on_redis_outage=metrics.redis_outage("limits"),
+        redis_prefix=settings.pipeline.redis_prefix,
     )
 
     @asynccontextmanager

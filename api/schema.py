@@ -81,7 +81,10 @@ _Factory = Callable[[], SchemaExtension]
 
 
 def _shared_state(
-    limits: Limits, redis_url: str | None, on_redis_outage: Callable[[], None] | None
+    limits: Limits,
+    redis_url: str | None,
+    on_redis_outage: Callable[[], None] | None,
+    redis_prefix: str,
 ) -> tuple[_Factory, _Factory]:
     """The persisted-query and rate-limit extensions: in process, or in Redis."""
     persisted = PersistedQueryStore(limits.persisted_queries)
@@ -92,9 +95,13 @@ def _shared_state(
     from .shared_ratelimit import SharedRateLimit, SharedRateLimiter
 
     shared_limiter = SharedRateLimiter(
-        limits.anonymous_rate, limits.key_rate, redis_url, on_outage=on_redis_outage
+        limits.anonymous_rate,
+        limits.key_rate,
+        redis_url,
+        on_outage=on_redis_outage,
+        prefix=redis_prefix,
     )
-    shared_queries = SharedQueries(redis_url, on_outage=on_redis_outage)
+    shared_queries = SharedQueries(redis_url, on_outage=on_redis_outage, prefix=redis_prefix)
     return (
         partial(SharedPersistedQueries, persisted, shared_queries),
         partial(SharedRateLimit, shared_limiter),
@@ -109,6 +116,7 @@ def build_schema(
     *,
     redis_url: str | None = None,
     on_redis_outage: Callable[[], None] | None = None,
+    redis_prefix: str = "proofgate:",
 ) -> ProofgateSchema:
     """A schema enforcing ``limits``; each app builds its own from its settings.
 
@@ -125,7 +133,7 @@ def build_schema(
     """
     limits = limits or Limits()
     rules = document_rules(limits)
-    persisted_queries, rate_limit = _shared_state(limits, redis_url, on_redis_outage)
+    persisted_queries, rate_limit = _shared_state(limits, redis_url, on_redis_outage, redis_prefix)
     documents = DocumentCache(limits.document_cache_bytes)
     validated = partial(ValidatedDocuments, documents)
     extensions: list[type[SchemaExtension] | Callable[[], SchemaExtension]] = [

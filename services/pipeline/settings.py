@@ -43,6 +43,8 @@ class PipelineSettings:
     their timestamps."""
     redis_url: str | None = field(default=None, repr=False)
     """Alerts across processes through Redis pub/sub instead of the tail alone."""
+    redis_prefix: str = "proofgate:"
+    """Starts every Redis key and channel name, so deployments can share one Redis."""
     redis_sweep_interval: timedelta = timedelta(seconds=5)
     """How often the table is read for watched brands while Redis carries the
     alerts: what pub/sub dropped still arrives. Shorter than ``tail_overlap``,
