@@ -92,6 +92,7 @@ def create_app(settings: Settings) -> Starlette:
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
                 metrics.count_websockets(app.state.graphql.connections.__len__)
                 metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
+                metrics.count_relay(pipeline.relay.pressure)
                 async with watching_connections(app.state.graphql, settings):
                     app.state.demo = (
                         await start_demo(schema, services, settings) if settings.demo else None

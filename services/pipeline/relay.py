@@ -118,6 +118,15 @@ class Relay:
         to whoever claims them next. Stays 0 unless an item takes longer than
         ``lease / claim_batch``."""
 
+    def pressure(self) -> dict[str, int]:
+        """What backpressure and late commits did since start (a metric)."""
+        return {
+            "deferred": self.deferred,
+            "lapsed": self.lapsed,
+            "late": self.stamper.late,
+            "stranded": self.stamper.stranded,
+        }
+
     @property
     def deferred(self) -> int:
         """Committed items left to the poll because the relay was full."""
