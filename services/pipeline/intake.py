@@ -1,8 +1,9 @@
 """What the relay takes on, and how much (docs/design.md, "Relay backpressure").
 
 A lease starts ticking when an item is claimed, so the relay claims only what
-it has room to work at once: ``claim_batch`` alert items (worked one at a
-time, in one lane) and ``webhook_concurrency`` deliveries. Items committed in
+it has room to work at once: as many alert items (worked one at a time, in one
+lane) as it has lately worked in half a lease, at most ``claim_batch``, and
+``webhook_concurrency`` deliveries. Items committed in
 this process arrive as hints, kept in a bounded queue until there is room;
 a hint that does not fit is dropped and counted, and the item waits in the
 table (AP19), where the next poll finds it. Nothing here grows with load.
@@ -22,6 +23,8 @@ __all__ = ["HINTS_PER_BATCH", "Intake"]
 HINTS_PER_BATCH = 4
 """Hints kept per alert claimed at once: enough to ride out a burst of
 commits between two polls, few enough to hold no real memory."""
+_SMOOTHING = 0.2
+"""Weight of the newest item in the moving average of an alert item's time."""
 
 
 def _is_webhook(item: Item) -> bool:
@@ -31,6 +34,10 @@ def _is_webhook(item: Item) -> bool:
 class Intake:
     def __init__(self, settings: PipelineSettings) -> None:
         self.hints_max = HINTS_PER_BATCH * settings.claim_batch
+        self._claim_batch = settings.claim_batch
+        self._half_lease = settings.lease.total_seconds() / 2
+        self.item_seconds = 0.0
+        """Moving average of the time one alert item takes in the lane."""
         self._hints: deque[Item] = deque()
         self._room = {False: settings.claim_batch, True: settings.webhook_concurrency}
         self._taken = {False: 0, True: 0}
@@ -59,6 +66,13 @@ class Intake:
 
     def done(self, webhook: bool) -> None:
         self._taken[webhook] -= 1
+
+    def worked(self, seconds: float) -> None:
+        """An alert item took ``seconds``: the lane's room follows its pace,
+        so the last item claimed is reached within half a lease."""
+        self.item_seconds += _SMOOTHING * (seconds - self.item_seconds)
+        paced = int(self._half_lease / self.item_seconds) if self.item_seconds > 0 else 0
+        self._room[False] = max(1, min(self._claim_batch, paced or self._claim_batch))
 
     def ready(self) -> list[Item]:
         """Hints there is room for now, in commit order; the rest stay queued."""

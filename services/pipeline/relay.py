@@ -195,7 +195,9 @@ class Relay:
                     claimed.event_id,
                 )
             else:
+                started = time.monotonic()
                 await self.handle(claimed)
+                self._intake.worked(time.monotonic() - started)
             self._held.pop(claimed.lease.token, None)
             self._intake.done(webhook=False)
             self._wake.set()

@@ -14,7 +14,7 @@ import pytest
 from domain.identifiers import new_id
 from services.pipeline import Pipeline, PipelineSettings, RecallEvent
 from services.pipeline import relay as relay_module
-from services.pipeline.intake import HINTS_PER_BATCH
+from services.pipeline.intake import HINTS_PER_BATCH, Intake
 from storage import CursorCodec, Item, Storage
 from storage.access_patterns import OUTBOX_DUE
 from tests.services.pipeline._support import CURSOR_KEY, eventually, new_brand, utcnow
@@ -67,7 +67,9 @@ async def test_a_burst_of_commits_leases_no_more_than_one_batch(
         await asyncio.sleep(5 * small.poll_interval.total_seconds())
         assert await leased(storage, small) == 5, "nothing more is leased while the lane is full"
         hinted = HINTS_PER_BATCH * small.claim_batch
-        assert pipeline.relay.deferred == 40 - 5 - hinted
+        # A poll may claim an item before its hint is taken; that hint then
+        # holds a place in the queue, and one more is dropped.
+        assert 40 - 5 - hinted <= pipeline.relay.deferred <= 40 - hinted
 
         gate.set()
 
@@ -112,3 +114,24 @@ async def test_an_item_whose_lease_ran_out_in_the_lane_is_not_worked_there(
         await pipeline.stop()
     assert pipeline.relay.lapsed >= 1
     assert set(worked) == {event.event_id for event in events}
+
+
+def test_the_lanes_room_follows_its_pace(settings: PipelineSettings) -> None:
+    """A lease of 30 s and items taking 2 s: 7 claimed at once (7 x 2 s is
+    within half the lease), not the batch of 25; back to 25 when fast."""
+    paced = dataclasses.replace(settings, lease=timedelta(seconds=30), claim_batch=25)
+    intake = Intake(paced)
+    for _ in range(40):
+        intake.worked(2.0)
+    for _ in range(7):
+        assert intake.fits({"kind": "SCAN"})
+        intake.take(webhook=False)
+    assert not intake.fits({"kind": "SCAN"})
+    assert intake.fits({"kind": "WEBHOOK"}), "deliveries have their own room"
+    for _ in range(60):
+        intake.worked(0.01)
+    assert len(intake.ready()) == 0
+    for _ in range(25 - 7):
+        assert intake.fits({"kind": "SCAN"})
+        intake.take(webhook=False)
+    assert not intake.fits({"kind": "SCAN"})
