@@ -18,7 +18,7 @@ from storage import Item
 from .events import EventKind
 from .settings import PipelineSettings
 
-__all__ = ["HINTS_PER_BATCH", "Intake"]
+__all__ = ["HINTS_PER_BATCH", "Intake", "is_webhook"]
 
 HINTS_PER_BATCH = 4
 """Hints kept per alert claimed at once: enough to ride out a burst of
@@ -27,7 +27,7 @@ _SMOOTHING = 0.2
 """Weight of the newest item in the moving average of an alert item's time."""
 
 
-def _is_webhook(item: Item) -> bool:
+def is_webhook(item: Item) -> bool:
     return bool(item.get("kind") == EventKind.WEBHOOK.value)
 
 
@@ -54,7 +54,7 @@ class Intake:
         self._hints.append(item)
 
     def fits(self, item: Item) -> bool:
-        webhook = _is_webhook(item)
+        webhook = is_webhook(item)
         return self._taken[webhook] < self._room[webhook]
 
     @property
@@ -74,22 +74,15 @@ class Intake:
         paced = int(self._half_lease / self.item_seconds) if self.item_seconds > 0 else 0
         self._room[False] = max(1, min(self._claim_batch, paced or self._claim_batch))
 
-    def ready(self) -> list[Item]:
-        """Hints there is room for now, in commit order; the rest stay queued."""
-        ready: list[Item] = []
-        kept: deque[Item] = deque()
-        room = dict(self._room)
-        for kind, taken in self._taken.items():
-            room[kind] -= taken
-        for item in self._hints:
-            webhook = _is_webhook(item)
-            if room[webhook] > 0:
-                room[webhook] -= 1
-                ready.append(item)
-            else:
-                kept.append(item)
-        self._hints = kept
-        return ready
+    def pop_ready(self) -> Item | None:
+        """The oldest hint there is room for, with its room taken; the caller
+        gives the room back (``done``) if its claim loses."""
+        for index, item in enumerate(self._hints):
+            if self.fits(item):
+                del self._hints[index]
+                self.take(is_webhook(item))
+                return item
+        return None
 
     @property
     def waiting(self) -> int:

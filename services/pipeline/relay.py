@@ -41,7 +41,7 @@ from .broker import Broker
 from .delivery import deliver
 from .drafts import alert_drafts
 from .events import WebhookEvent
-from .intake import Intake
+from .intake import Intake, is_webhook
 from .outbox import (
     ClaimedItem,
     Lease,
@@ -104,13 +104,14 @@ class Relay:
         self._intake = Intake(settings)
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
         self._wake = asyncio.Event()
+        """Polls the table now."""
+        self._hinted = asyncio.Event()
+        """Claims hints now: one arrived, or room was freed."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._held: dict[str, str] = {}
         """Event ids by lease token, from the claim until the item is settled:
         released when the relay stops."""
         self._running = False
-        self._poll_due = True
-        self._next_poll = 0.0
         self.stamper = Stamper(clock, settings.commit_budget)
         self.alerts_created = 0
         self.lapsed = 0
@@ -139,6 +140,7 @@ class Relay:
         try:
             async with asyncio.TaskGroup() as group:
                 group.create_task(self._poll_loop())
+                group.create_task(self._hint_loop())
                 group.create_task(self._alert_lane())
         finally:
             self._running = False
@@ -149,7 +151,6 @@ class Relay:
 
     def wake(self) -> None:
         """Polls the table at once."""
-        self._poll_due = True
         self._wake.set()
 
     def expect(self, item: Item) -> None:
@@ -158,7 +159,7 @@ class Relay:
         are full)."""
         if self._running:
             self._intake.offer(item)
-            self._wake.set()
+            self._hinted.set()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         # A fresh context: work spawned from inside a request must not land in
@@ -169,21 +170,24 @@ class Relay:
 
     async def _poll_loop(self) -> None:
         await repeat(
-            self._feed,
+            self.poll_once,
             self._settings.poll_interval,
             failure="Polling the outbox failed; retrying",
             wake=self._wake,
         )
 
-    async def _feed(self) -> None:
-        """Claims the hints there is room for; polls the table once an
-        interval, when told to, or when hints were dropped."""
-        await self._claim_hints()
-        now = time.monotonic()
-        if self._poll_due or self._intake.overflowed or now >= self._next_poll:
-            self._poll_due = self._intake.overflowed = False
-            self._next_poll = now + self._settings.poll_interval.total_seconds()
-            await self.poll_once()
+    async def _hint_loop(self) -> None:
+        """Beside the poll, so a slow poll never delays a committed item."""
+        while True:
+            await self._hinted.wait()
+            self._hinted.clear()
+            await self._claim_hints()
+
+    def _freed(self, webhook: bool) -> None:
+        self._intake.done(webhook)
+        self._hinted.set()
+        if self._intake.overflowed:
+            self._wake.set()
 
     async def _alert_lane(self) -> None:
         while True:
@@ -199,8 +203,7 @@ class Relay:
                 await self.handle(claimed)
                 self._intake.worked(time.monotonic() - started)
             self._held.pop(claimed.lease.token, None)
-            self._intake.done(webhook=False)
-            self._wake.set()
+            self._freed(webhook=False)
 
     async def _release_held(self) -> None:
         """A stopping process gives its unsettled items back at once instead of
@@ -221,24 +224,37 @@ class Relay:
             )
 
     async def _claim_hints(self) -> None:
-        for item in self._intake.ready():
+        while (item := self._intake.pop_ready()) is not None:
             try:
-                claimed = await self._claim(item)
+                await self._claim_reserved(item)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 logger.warning(
                     "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
                 )
-                continue
-            if claimed is not None:
-                self._dispatch(claimed)
+
+    async def _claim_reserved(self, item: Item) -> bool:
+        """Claims ``item`` in room already taken for it; gives the room back
+        if the claim loses or fails."""
+        webhook = is_webhook(item)
+        try:
+            claimed = await self._claim(item)
+        except BaseException:
+            self._intake.done(webhook)
+            raise
+        if claimed is None:
+            self._intake.done(webhook)
+            return False
+        self._dispatch(claimed)
+        return True
 
     # --- claiming ------------------------------------------------------------
 
     async def poll_once(self) -> int:
         """Claims what is due, as far as there is room; how many items it
         claimed. Claims nothing while full, so no lease expires unworked."""
+        self._intake.overflowed = False
         if self._intake.full:
             return 0
         claimed = 0
@@ -253,9 +269,8 @@ class Relay:
             for item in page.items:
                 if not self._intake.fits(item):
                     continue
-                taken = await self._claim(item)
-                if taken is not None:
-                    self._dispatch(taken)
+                self._intake.take(is_webhook(item))
+                if await self._claim_reserved(item):
                     claimed += 1
         return claimed
 
@@ -294,9 +309,7 @@ class Relay:
             return None
 
     def _dispatch(self, claimed: ClaimedItem) -> None:
-        webhook = isinstance(claimed.event, WebhookEvent)
-        self._intake.take(webhook)
-        if webhook:
+        if isinstance(claimed.event, WebhookEvent):
             self._spawn(self._deliver(claimed))
         else:
             self._lane.put_nowait(claimed)
@@ -307,8 +320,7 @@ class Relay:
                 await self.handle(claimed)
             self._held.pop(claimed.lease.token, None)
         finally:
-            self._intake.done(webhook=True)
-            self._wake.set()
+            self._freed(webhook=True)
 
     async def _write(self, action: WriteAction) -> bool:
         """False when the condition failed: another relay owns the item now."""
