@@ -82,6 +82,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
         untrusted,
         redis_url=settings.pipeline.redis_url,
         on_redis_outage=metrics.redis_outage("limits"),
+        redis_prefix=settings.pipeline.redis_prefix,
     )
 
     @asynccontextmanager
@@ -102,6 +103,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
                 app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
                 metrics.count_websockets(app.state.graphql.connections.__len__)
                 metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
+                metrics.count_relay(pipeline.relay.pressure)
                 mcp = MCPService(schema, services, tools)
                 async with watching_connections(app.state.graphql, settings), mcp.running():
                     app.state.mcp = mcp

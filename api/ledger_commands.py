@@ -29,7 +29,10 @@ def add_ledger_commands(commands: Any) -> None:
     check = commands.add_parser(
         "reconcile",
         help="prove every ledger balances and every certificate and chain verifies",
-        description="Exits 1 and lists each discrepancy when anything does not reconcile.",
+        description=(
+            "Exits 1 and lists each discrepancy when anything does not reconcile; "
+            "2 when a brand's ledger moved during every attempt to read it."
+        ),
     )
     check.add_argument("--data-dir", help=DATA_DIR_HELP)
     check.set_defaults(command=run_reconcile)
@@ -55,8 +58,11 @@ async def _reconcile(settings: Settings) -> Report:
 
 def run_reconcile(args: argparse.Namespace) -> int:
     report = asyncio.run(_reconcile(settings_with_flags(data_dir=args.data_dir)))
-    (sys.stdout if report.ok else sys.stderr).write(report.render())
-    return 0 if report.ok else 1
+    clean = report.ok and report.complete
+    (sys.stdout if clean else sys.stderr).write(report.render())
+    if not report.ok:
+        return 1
+    return 0 if report.complete else 2
 
 
 async def _release(settings: Settings) -> int:

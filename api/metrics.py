@@ -10,7 +10,7 @@ setting), because operation names are another tenant's business.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from prometheus_client import (
     CollectorRegistry,
@@ -88,6 +88,7 @@ class Metrics:
         self._pipeline_series()
         self._gateway_series()
         self._count_subscriptions: Callable[[], int] | None = None
+        self._count_relay: Callable[[], Mapping[str, int]] | None = None
 
     def _gateway_series(self) -> None:
         self.redis_outages = Counter(
@@ -131,6 +132,16 @@ class Metrics:
             registry=self.registry,
             multiprocess_mode="mostrecent",
         )
+        self.relay_items = Gauge(
+            "proofgate_relay_items",
+            "Since start, by event: deferred (committed items left to the poll because "
+            "the relay was full), lapsed (claimed items whose lease ended before they "
+            "were worked: should stay 0), late (alerts moved forward after a slow "
+            "commit), stranded (late alerts that could not be moved)",
+            ["event"],
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
         self.relay_lag = Gauge(
             "proofgate_relay_lag_seconds",
             "How long the oldest claimable outbox item has been due",
@@ -157,6 +168,11 @@ class Metrics:
             self._count_subscriptions = count
         else:
             self.subscriptions.set_function(count)
+
+    def count_relay(self, counts: Callable[[], Mapping[str, int]]) -> None:
+        """The relay's own counts, read when scraped or, with several
+        processes, on every request (docs/design.md, "Relay backpressure")."""
+        self._count_relay = counts
 
     def delivered(self, result: str) -> None:
         self.deliveries.labels(result).inc()
@@ -185,6 +201,7 @@ class Metrics:
         self._refresh_counts()
 
     def render(self) -> bytes:
+        self._refresh_relay()
         if not self._shared:
             return generate_latest(self.registry)
         self._refresh_counts()
@@ -192,7 +209,13 @@ class Metrics:
         multiprocess.MultiProcessCollector(every_process)  # type: ignore[no-untyped-call]
         return generate_latest(every_process)
 
+    def _refresh_relay(self) -> None:
+        if self._count_relay is not None:
+            for event, count in self._count_relay().items():
+                self.relay_items.labels(event).set(count)
+
     def _refresh_counts(self) -> None:
+        self._refresh_relay()
         if self._count_websockets is not None:
             self.websockets.set(self._count_websockets())
         if self._count_subscriptions is not None:

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator
+from pydantic import AfterValidator, BaseModel, BeforeValidator
 from pydantic_settings import NoDecode
 
 from domain.threats import ThreatSettings
@@ -53,6 +53,28 @@ def _redis_url(text: str) -> str:
     return text
 
 
+_REDIS_PREFIX = re.compile(r"[A-Za-z0-9_.:{}-]{1,64}")
+
+
+def _redis_prefix(text: str) -> str:
+    if not _REDIS_PREFIX.fullmatch(text):
+        raise Malformed(
+            f"{text!r} is not a Redis key prefix",
+            hint="Use up to 64 letters, digits and _ . : - { }, e.g. proofgate-staging:.",
+        )
+    return text
+
+
+def _sweep_ms(value: int) -> int:
+    overlap = _DEFAULT.tail_overlap // _MILLISECOND
+    if value >= overlap:
+        raise Malformed(
+            f"{value} is not below the tail overlap ({overlap} ms)",
+            hint="A longer sweep could skip past alerts Redis dropped; keep it under 10000.",
+        )
+    return value
+
+
 def _one_or_zero(text: str) -> bool:
     if text.lower() not in ("0", "1", "true", "false"):
         raise Malformed("use 1 or 0")
@@ -74,6 +96,10 @@ class PipelineVariables(BaseModel):
         _DEFAULT.webhook_allow_private
     )
     redis_url: Annotated[str | None, BeforeValidator(_redis_url)] = _DEFAULT.redis_url
+    redis_prefix: Annotated[str, BeforeValidator(_redis_prefix)] = _DEFAULT.redis_prefix
+    redis_sweep_ms: Annotated[Positive, AfterValidator(_sweep_ms)] = (
+        _DEFAULT.redis_sweep_interval // _MILLISECOND
+    )
 
     def pipeline(self, threats: ThreatSettings) -> PipelineSettings:
         return replace(
@@ -88,5 +114,7 @@ class PipelineVariables(BaseModel):
             retry_base=self.webhook_retry_base_ms * _MILLISECOND,
             webhook_allow_private=self.webhook_allow_private,
             redis_url=self.redis_url,
+            redis_prefix=self.redis_prefix,
+            redis_sweep_interval=self.redis_sweep_ms * _MILLISECOND,
             threats=threats,
         )

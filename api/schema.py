@@ -94,10 +94,13 @@ _Factory = Callable[[], SchemaExtension]
 
 
 def _shared_state(
-    limits: Limits, redis_url: str | None, on_redis_outage: Callable[[], None] | None
+    limits: Limits,
+    redis_url: str | None,
+    on_redis_outage: Callable[[], None] | None,
+    redis_prefix: str,
 ) -> tuple[_Factory, _Factory, RateCheck]:
     """The persisted-query and rate-limit extensions, and the limiter's
-    buckets: in process, or in Redis."""
+    buckets: in process, or in Redis (every key under ``redis_prefix``)."""
     persisted = PersistedQueryStore(limits.persisted_queries)
     if redis_url is None:
         limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
@@ -106,9 +109,13 @@ def _shared_state(
     from .shared_ratelimit import SharedRateLimit, SharedRateLimiter
 
     shared_limiter = SharedRateLimiter(
-        limits.anonymous_rate, limits.key_rate, redis_url, on_outage=on_redis_outage
+        limits.anonymous_rate,
+        limits.key_rate,
+        redis_url,
+        on_outage=on_redis_outage,
+        prefix=redis_prefix,
     )
-    shared_queries = SharedQueries(redis_url, on_outage=on_redis_outage)
+    shared_queries = SharedQueries(redis_url, on_outage=on_redis_outage, prefix=redis_prefix)
     return (
         partial(SharedPersistedQueries, persisted, shared_queries),
         partial(SharedRateLimit, shared_limiter),
@@ -157,6 +164,7 @@ def build_schema(
     *,
     redis_url: str | None = None,
     on_redis_outage: Callable[[], None] | None = None,
+    redis_prefix: str = "proofgate:",
 ) -> ProofgateSchema:
     """A schema enforcing ``limits``; each app builds its own from its settings.
 
@@ -173,7 +181,9 @@ def build_schema(
     """
     limits = limits or Limits()
     documents = DocumentCache(limits.document_cache_bytes)
-    persisted_queries, rate_limit, rate_check = _shared_state(limits, redis_url, on_redis_outage)
+    persisted_queries, rate_limit, rate_check = _shared_state(
+        limits, redis_url, on_redis_outage, redis_prefix
+    )
     shared = (persisted_queries, rate_limit)
     extensions = _extensions(limits, documents, shared, operations, trusted_documents, untrusted)
     compiled = limits.execution is Execution.COMPILED

@@ -39,7 +39,8 @@ __all__ = [
 
 logger = logging.getLogger("proofgate.limits")
 
-KEY_PREFIX = "proofgate:apq:"
+KEY_PREFIX = "apq:"
+"""After the deployment's Redis prefix (``PROOFGATE_REDIS_PREFIX``)."""
 SHARED_MAX_CHARS = 64 * 1024
 SHARED_TTL_SECONDS = 24 * 3600
 _TIMEOUT_SECONDS = 0.5
@@ -48,7 +49,10 @@ _TIMEOUT_SECONDS = 0.5
 class SharedQueries:
     """The Redis side; one per schema, shared by its requests."""
 
-    def __init__(self, url: str, on_outage: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, url: str, on_outage: Callable[[], None] | None = None, prefix: str = "proofgate:"
+    ) -> None:
+        self._keys = prefix + KEY_PREFIX
         self._redis = Redis.from_url(
             url,
             retry=Retry(NoBackoff(), 0),
@@ -60,7 +64,7 @@ class SharedQueries:
 
     async def get(self, digest: str) -> str | None:
         try:
-            stored = await self._redis.get(KEY_PREFIX + digest)
+            stored = await self._redis.get(self._keys + digest)
         except (RedisError, OSError) as error:
             self._fall_back(error)
             return None
@@ -74,7 +78,7 @@ class SharedQueries:
         if len(query) > SHARED_MAX_CHARS:
             return
         try:
-            await self._redis.set(KEY_PREFIX + digest, query, ex=SHARED_TTL_SECONDS)
+            await self._redis.set(self._keys + digest, query, ex=SHARED_TTL_SECONDS)
         except (RedisError, OSError) as error:
             self._fall_back(error)
             return

@@ -34,7 +34,8 @@ __all__ = ["KEY_PREFIX", "TOKEN_BUCKET", "SharedRateLimit", "SharedRateLimiter"]
 
 logger = logging.getLogger("proofgate.limits")
 
-KEY_PREFIX = "proofgate:rate:"
+KEY_PREFIX = "rate:"
+"""After the deployment's Redis prefix (``PROOFGATE_REDIS_PREFIX``)."""
 _TIMEOUT_SECONDS = 0.5
 
 TOKEN_BUCKET = """
@@ -76,8 +77,10 @@ class SharedRateLimiter:
         *,
         clock: Callable[[], float] = time.time,
         on_outage: Callable[[], None] | None = None,
+        prefix: str = "proofgate:",
     ) -> None:
         self.local = RateLimiter(anonymous, keyed)
+        self._keys = prefix + KEY_PREFIX
         """The per-process buckets used while Redis is unreachable."""
         self._clock = clock
         self._on_outage = on_outage
@@ -99,7 +102,7 @@ class SharedRateLimiter:
         check_batch(rate, calls)
         try:
             allowed, tokens = await self._script(
-                keys=[KEY_PREFIX + key],
+                keys=[self._keys + key],
                 args=[rate.burst, repr(rate.per_second), calls, repr(self._clock())],
             )
         except (RedisError, OSError) as error:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from storage import AccessPattern, Item, Storage
 
-__all__ = ["query_all"]
+__all__ = ["query_all", "query_pages"]
 
 
 async def query_all(
@@ -29,3 +29,16 @@ async def query_all(
             break
         after = page.end_cursor
     return items if limit is None else items[:limit]
+
+
+async def query_pages(
+    storage: Storage, ap: AccessPattern, params: Mapping[str, Any], *, tenant: str
+) -> AsyncIterator[list[Item]]:
+    """Every item, a page at a time, so a job holds one page, not the whole query."""
+    after: str | None = None
+    while True:
+        page = await storage.query(ap, params, tenant=tenant, first=ap.max_page, after=after)
+        yield page.items
+        if not page.has_next_page:
+            return
+        after = page.end_cursor

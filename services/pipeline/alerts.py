@@ -9,7 +9,8 @@ On GSI1 an alert sits under ``BRAND#<brand>`` / ``THREAT#<recordedAt>#...``
 (AP12). ``recordedAt`` is when the relay wrote it, not when it was detected:
 readers that resume "after" an alert (subscriptions, the tailer) need the
 order in which alerts became visible, and a late retry of an old scan must
-still reach them.
+still reach them. A commit that lands later than the readers' overlap allows
+is moved forward after it (``restamp``; docs/design.md, "Late commits").
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from domain.datetimes import format_datetime, parse_datetime
 from domain.enums import Severity, ThreatType
 from domain.threats import AlertDraft, AlertKey, parse_alert_id
-from storage import Item, ItemAbsent, Key, KeyTemplate, Put, Update
+from storage import Compare, Comparison, Item, ItemAbsent, Key, KeyTemplate, Put, Update
 from storage.access_patterns import BRAND_STATS, BRAND_THREATS, THREAT_BY_ID
 
 from ..analytics.counters import alert_counter_updates
@@ -35,6 +36,7 @@ __all__ = [
     "alert_puts",
     "params_from_id",
     "recorded_sort",
+    "restamp",
 ]
 
 ALERT_SORT = KeyTemplate("THREAT#{recorded_at:time}#{threat_type}#{product_id}#{window_start:time}")
@@ -92,6 +94,19 @@ def alert_item(draft: AlertDraft, recorded_at: datetime) -> Item:
         "recordedAt": format_datetime(recorded_at),
         "resolved": False,
     }
+
+
+def restamp(item: Item, recorded_at: datetime) -> tuple[Item, Update]:
+    """The alert at a later place in AP12, and the write that moves it there
+    if nobody else has since."""
+    sort = ALERT_SORT.format({**ALERT_SORT.parse(item["GSI1SK"]), "recorded_at": recorded_at})
+    moved = {**item, "GSI1SK": sort, "recordedAt": format_datetime(recorded_at)}
+    update = Update(
+        Key(item["PK"], item["SK"]),
+        set={"GSI1SK": sort, "recordedAt": moved["recordedAt"]},
+        condition=Compare("GSI1SK", Comparison.EQ, item["GSI1SK"]),
+    )
+    return moved, update
 
 
 def alert_puts(item: Item) -> list[Put | Update]:

@@ -93,6 +93,9 @@ async def repeat(
         if wake is None:
             await asyncio.sleep(seconds)
             continue
+        # asyncio.timeout, not wait_for: on 3.11, wait_for swallows a
+        # cancellation that arrives as ``wake`` is set, and the loop never ends.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(wake.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await wake.wait()
         wake.clear()

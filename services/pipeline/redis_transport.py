@@ -39,8 +39,9 @@ __all__ = ["CHANNEL_PREFIX", "OUTGOING_MAX", "RedisTransport", "channel"]
 
 logger = logging.getLogger("proofgate.pipeline")
 
-CHANNEL_PREFIX = "proofgate:alerts:"
-_CONTROL = CHANNEL_PREFIX + "-"
+CHANNEL_PREFIX = "alerts:"
+"""After ``redis_prefix``: ``proofgate:alerts:<brandId>`` by default."""
+_CONTROL = "-"
 """Subscribed always, published never: the listener holds a connection even
 with nothing watched, so an outage is noticed before the first subscriber."""
 OUTGOING_MAX = 10_000
@@ -51,8 +52,8 @@ _CONFIRM_SECONDS = 2.0
 _CONNECT_SECONDS = 1.0
 
 
-def channel(brand_id: str) -> str:
-    return CHANNEL_PREFIX + brand_id
+def channel(brand_id: str, prefix: str = "proofgate:") -> str:
+    return prefix + CHANNEL_PREFIX + brand_id
 
 
 class _Outage(Exception):
@@ -73,6 +74,7 @@ class RedisTransport:
         self._broker = broker
         self._tailer = tailer
         self._settings = settings
+        self._prefix = settings.redis_prefix
         self._on_outage = on_outage
         self._publisher = self._client()
         self._pubsub: PubSub | None = None
@@ -102,7 +104,7 @@ class RedisTransport:
         await asyncio.gather(self._listen_forever(), self._tail_forever(), self._publish_forever())
 
     async def watch(self, brand_id: str) -> None:
-        name = channel(brand_id)
+        name = channel(brand_id, self._prefix)
         waiter = self._confirmed.get(name)
         if waiter is None:
             waiter = self._confirmed[name] = asyncio.get_running_loop().create_future()
@@ -159,7 +161,8 @@ class RedisTransport:
     async def _listen(self, pubsub: PubSub) -> None:
         async with self._commands:
             self._pubsub = pubsub
-            names = [_CONTROL, *(channel(brand) for brand in self._broker.watched())]
+            control = channel(_CONTROL, self._prefix)
+            names = [control, *(channel(brand, self._prefix) for brand in self._broker.watched())]
             loop = asyncio.get_running_loop()
             self._confirmed = {name: loop.create_future() for name in names}
             await pubsub.subscribe(*names)
@@ -200,7 +203,7 @@ class RedisTransport:
         reads the real ones from the table)."""
         try:
             item = json.loads(data)
-            if channel(item["brandId"]) != name:
+            if channel(item["brandId"], self._prefix) != name:
                 raise ValueError(f"an alert of brand {item['brandId']!r}")
             self._broker.publish(item)
         except (ValueError, KeyError, TypeError) as error:
@@ -214,7 +217,7 @@ class RedisTransport:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
 
     async def _unsubscribe(self, brand_id: str) -> None:
-        name = channel(brand_id)
+        name = channel(brand_id, self._prefix)
         async with self._commands:
             if self._broker.is_watched(brand_id):
                 return
@@ -253,7 +256,8 @@ class RedisTransport:
                 else self._settings.tail_interval
             )
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._degraded.wait(), interval.total_seconds())
+                async with asyncio.timeout(interval.total_seconds()):
+                    await self._degraded.wait()
             self._degraded.clear()
 
     async def _publish_forever(self) -> None:
@@ -269,7 +273,9 @@ class RedisTransport:
                     self.unannounced += 1
                     continue
                 try:
-                    await self._publisher.publish(channel(item["brandId"]), json.dumps(item))
+                    await self._publisher.publish(
+                        channel(item["brandId"], self._prefix), json.dumps(item)
+                    )
                 except (RedisError, OSError):
                     await asyncio.sleep(delay)
                     delay = min(2 * delay, _BACKOFF_MAX)

@@ -9,7 +9,9 @@ counts and publishes nothing twice.
 
 Alert items go through one lane, one at a time, so this process stamps
 ``recordedAt`` in the order its alerts commit; webhook deliveries run beside it,
-a few at a time, so a slow receiver never delays an alert.
+a few at a time, so a slow receiver never delays an alert. The relay claims
+only what it has room to work (``intake``), so no lease runs out while its
+item waits (docs/design.md, "Relay backpressure").
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import random
 import secrets
 import socket
+import time
 from collections.abc import Callable, Coroutine
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,6 +41,7 @@ from .broker import Broker
 from .delivery import deliver
 from .drafts import alert_drafts
 from .events import WebhookEvent
+from .intake import Intake, is_webhook
 from .outbox import (
     ClaimedItem,
     Lease,
@@ -50,13 +54,13 @@ from .outbox import (
 )
 from .periodic import repeat
 from .settings import PipelineSettings
+from .stamping import Stamper
 from .tailer import PIPELINE_TENANT
 
 __all__ = ["Relay", "retry_delay"]
 
 logger = logging.getLogger("proofgate.pipeline")
 
-_MICROSECOND = timedelta(microseconds=1)
 RELEASE_SECONDS = 5.0
 
 
@@ -96,16 +100,38 @@ class Relay:
         self._clock = clock
         self.owner = owner or _owner()
         self._lane: asyncio.Queue[ClaimedItem] = asyncio.Queue()
+        """Claimed alert items; never more than ``claim_batch`` (the intake's room)."""
+        self._intake = Intake(settings)
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
         self._wake = asyncio.Event()
+        """Polls the table now."""
+        self._hinted = asyncio.Event()
+        """Claims hints now: one arrived, or room was freed."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._held: dict[str, str] = {}
         """Event ids by lease token, from the claim until the item is settled:
         released when the relay stops."""
         self._running = False
-        self._deliveries = 0
-        self._last_stamp: datetime | None = None
+        self.stamper = Stamper(clock, settings.commit_budget)
         self.alerts_created = 0
+        self.lapsed = 0
+        """Claimed items whose lease ended before the lane reached them: left
+        to whoever claims them next. Stays 0 unless an item takes longer than
+        ``lease / claim_batch``."""
+
+    def pressure(self) -> dict[str, int]:
+        """What backpressure and late commits did since start (a metric)."""
+        return {
+            "deferred": self.deferred,
+            "lapsed": self.lapsed,
+            "late": self.stamper.late,
+            "stranded": self.stamper.stranded,
+        }
+
+    @property
+    def deferred(self) -> int:
+        """Committed items left to the poll because the relay was full."""
+        return self._intake.deferred
 
     # --- running -------------------------------------------------------------
 
@@ -114,6 +140,7 @@ class Relay:
         try:
             async with asyncio.TaskGroup() as group:
                 group.create_task(self._poll_loop())
+                group.create_task(self._hint_loop())
                 group.create_task(self._alert_lane())
         finally:
             self._running = False
@@ -123,12 +150,16 @@ class Relay:
             await self._release_held()
 
     def wake(self) -> None:
+        """Polls the table at once."""
         self._wake.set()
 
     def expect(self, item: Item) -> None:
-        """Claims an item this process just committed, without waiting for a poll."""
+        """An item this process just committed: claimed as soon as there is
+        room, without waiting for a poll (or left to the poll, if the hints
+        are full)."""
         if self._running:
-            self._spawn(self._claim_committed(item))
+            self._intake.offer(item)
+            self._hinted.set()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         # A fresh context: work spawned from inside a request must not land in
@@ -145,11 +176,34 @@ class Relay:
             wake=self._wake,
         )
 
+    async def _hint_loop(self) -> None:
+        """Beside the poll, so a slow poll never delays a committed item."""
+        while True:
+            await self._hinted.wait()
+            self._hinted.clear()
+            await self._claim_hints()
+
+    def _freed(self, webhook: bool) -> None:
+        self._intake.done(webhook)
+        self._hinted.set()
+        if self._intake.overflowed:
+            self._wake.set()
+
     async def _alert_lane(self) -> None:
         while True:
             claimed = await self._lane.get()
-            await self.handle(claimed)
+            if self._clock() >= claimed.lease.until:
+                self.lapsed += 1
+                logger.warning(
+                    "Outbox item %s waited past its lease; left to its next claimer",
+                    claimed.event_id,
+                )
+            else:
+                started = time.monotonic()
+                await self.handle(claimed)
+                self._intake.worked(time.monotonic() - started)
             self._held.pop(claimed.lease.token, None)
+            self._freed(webhook=False)
 
     async def _release_held(self) -> None:
         """A stopping process gives its unsettled items back at once instead of
@@ -169,26 +223,39 @@ class Relay:
                 "Releasing %d outbox leases failed; they will expire", len(held), exc_info=True
             )
 
-    async def _claim_committed(self, item: Item) -> None:
+    async def _claim_hints(self) -> None:
+        while (item := self._intake.pop_ready()) is not None:
+            try:
+                await self._claim_reserved(item)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning(
+                    "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
+                )
+
+    async def _claim_reserved(self, item: Item) -> bool:
+        """Claims ``item`` in room already taken for it; gives the room back
+        if the claim loses or fails."""
+        webhook = is_webhook(item)
         try:
             claimed = await self._claim(item)
-        except asyncio.CancelledError:
+        except BaseException:
+            self._intake.done(webhook)
             raise
-        except Exception:
-            logger.warning(
-                "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
-            )
-            return
-        if claimed is not None:
-            self._dispatch(claimed)
+        if claimed is None:
+            self._intake.done(webhook)
+            return False
+        self._dispatch(claimed)
+        return True
 
     # --- claiming ------------------------------------------------------------
 
     async def poll_once(self) -> int:
-        """Claims what is due, up to a batch; how many items it claimed. Claims
-        nothing while a batch is still waiting, so no lease expires unworked."""
-        batch = self._settings.claim_batch
-        if self._lane.qsize() >= batch or self._deliveries >= batch:
+        """Claims what is due, as far as there is room; how many items it
+        claimed. Claims nothing while full, so no lease expires unworked."""
+        self._intake.overflowed = False
+        if self._intake.full:
             return 0
         claimed = 0
         now = self._clock()
@@ -200,9 +267,10 @@ class Relay:
                 first=self._settings.claim_batch,
             )
             for item in page.items:
-                taken = await self._claim(item)
-                if taken is not None:
-                    self._dispatch(taken)
+                if not self._intake.fits(item):
+                    continue
+                self._intake.take(is_webhook(item))
+                if await self._claim_reserved(item):
                     claimed += 1
         return claimed
 
@@ -242,7 +310,6 @@ class Relay:
 
     def _dispatch(self, claimed: ClaimedItem) -> None:
         if isinstance(claimed.event, WebhookEvent):
-            self._deliveries += 1
             self._spawn(self._deliver(claimed))
         else:
             self._lane.put_nowait(claimed)
@@ -253,7 +320,7 @@ class Relay:
                 await self.handle(claimed)
             self._held.pop(claimed.lease.token, None)
         finally:
-            self._deliveries -= 1
+            self._freed(webhook=True)
 
     async def _write(self, action: WriteAction) -> bool:
         """False when the condition failed: another relay owns the item now."""
@@ -325,16 +392,8 @@ class Relay:
         )
         return page.items
 
-    def _stamp(self) -> datetime:
-        """Strictly increasing in this process, so AP12 order is commit order here."""
-        now = self._clock()
-        if self._last_stamp is not None and now <= self._last_stamp:
-            now = self._last_stamp + _MICROSECOND
-        self._last_stamp = now
-        return now
-
     async def _persist(self, draft: AlertDraft, webhooks: list[Item]) -> bool:
-        recorded_at = self._stamp()
+        recorded_at = self.stamper.stamp()
         item = alert_item(draft, recorded_at)
         actions: list[Put | Update] = alert_puts(item)
         deliveries: list[Item] = []
@@ -367,6 +426,7 @@ class Relay:
                 return False
             raise
         self.alerts_created += 1
+        item = await self.stamper.visible(self._storage, item)
         self._broker.publish(item)
         if self._announce is not None:
             self._announce(item)

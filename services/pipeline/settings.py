@@ -43,6 +43,8 @@ class PipelineSettings:
     their timestamps."""
     redis_url: str | None = field(default=None, repr=False)
     """Alerts across processes through Redis pub/sub instead of the tail alone."""
+    redis_prefix: str = "proofgate:"
+    """Starts every Redis key and channel name, so deployments can share one Redis."""
     redis_sweep_interval: timedelta = timedelta(seconds=5)
     """How often the table is read for watched brands while Redis carries the
     alerts: what pub/sub dropped still arrives. Shorter than ``tail_overlap``,
@@ -87,6 +89,14 @@ class PipelineSettings:
         ):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"Pipeline setting {name} must be at least 1")
+
+    @property
+    def commit_budget(self) -> timedelta:
+        """How long after its ``recordedAt`` an alert may become visible and
+        still be read by every tailer: a reader re-reads ``tail_overlap`` behind
+        the newest alert it saw, one ``tail_interval`` after the last read. Half
+        of what is left, for clock skew between hosts (docs/design.md, "Late commits")."""
+        return max(self.tail_overlap - self.tail_interval, self.tail_overlap / 4) / 2
 
     @property
     def current_layout(self) -> ShardLayout:

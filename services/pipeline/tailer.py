@@ -67,11 +67,13 @@ class Tailer:
 
     async def watch(self, brand_id: str) -> None:
         """Call after the broker registered a subscriber for ``brand_id``:
-        alerts already stored are marked seen, so only newer ones go out live."""
-        pending = self._priming.get(brand_id)
-        if pending is not None:
+        alerts already stored are marked seen, so only newer ones go out live.
+        Returns only once the brand is primed, or raises: a brand left unprimed
+        would never be tailed, and its subscribers would hear nothing from
+        other processes. A subscriber that waited on another's priming which
+        failed primes the brand itself."""
+        while (pending := self._priming.get(brand_id)) is not None:
             await asyncio.shield(pending)
-            return
         if self._broker.started(brand_id) is not None:
             return
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -97,7 +99,10 @@ class Tailer:
             if started is None:
                 continue
             newest = self._broker.newest(brand_id)
-            since = max(started, newest or started) - self._settings.tail_overlap
+            # Never past this host's own clock: one writer whose clock runs
+            # ahead must not move the window past everyone else's alerts.
+            reached = min(max(started, newest or started), self._clock())
+            since = reached - self._settings.tail_overlap
             items, _ = await read_alerts_since(
                 self._storage, brand_id, since, limit=self._settings.replay_max
             )

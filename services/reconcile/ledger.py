@@ -6,10 +6,17 @@ open holds hold, and that nothing is negative. Every transaction a posting
 names must exist, belong to the brand, sum to zero per currency, and have
 exactly one posting per brand line, equal to that line; reversal links must
 agree in both directions and a reversal must negate its original.
+
+The store gives no snapshot across these reads, so a brand is read between
+two reads of its balances' versions (every ledger write moves one): if a
+version moved, the brand is read again. Findings count only once two
+attempts with unmoved versions agree on them, because the statement reads
+are eventually consistent on DynamoDB (docs/design.md, "Reconcile").
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
@@ -27,9 +34,13 @@ from ..ledger.items import holds_of, statement_month, stored_amount, transaction
 from ..paging import query_all
 from .report import Report
 
-__all__ = ["check_ledger", "months_between"]
+__all__ = ["SETTLE_ATTEMPTS", "check_ledger", "months_between"]
 
 _MALFORMED = (KeyError, TypeError, ValueError, ProofgateError)
+SETTLE_ATTEMPTS = 5
+SETTLE_PAUSE = 0.25
+"""Seconds before the second attempt, doubling after: longer than DynamoDB
+takes to make a committed write visible to an eventually consistent read."""
 
 
 def months_between(start: datetime, end: datetime) -> Iterator[str]:
@@ -48,7 +59,38 @@ async def _postings(storage: Storage, brand_id: str, month: str) -> list[Item]:
     return await query_all(storage, LEDGER_STATEMENT, params, tenant=SYSTEM_TENANT)
 
 
+async def _versions(storage: Storage, brand_id: str) -> list[object]:
+    currencies = sorted(CURRENCY_SCALES)
+    items = await storage.batch_get(
+        LEDGER_BALANCE, [{"brand_id": brand_id, "currency": c} for c in currencies]
+    )
+    return [None if item is None else item.get("version") for item in items]
+
+
 async def check_ledger(
+    storage: Storage, brand_id: str, since: datetime, until: datetime, report: Report
+) -> None:
+    """Adds the brand's findings to ``report``, or names the brand unsettled
+    when its ledger moved under every attempt."""
+    agreed: list[str] | None = None
+    for attempt in range(SETTLE_ATTEMPTS):
+        if attempt:
+            await asyncio.sleep(SETTLE_PAUSE * 2 ** (attempt - 1))
+        before = await _versions(storage, brand_id)
+        trial = Report()
+        await _check_once(storage, brand_id, since, until, trial)
+        if await _versions(storage, brand_id) != before:
+            agreed = None
+            continue
+        found = [str(discrepancy) for discrepancy in trial.discrepancies]
+        if trial.ok or found == agreed:
+            report.merge(trial)
+            return
+        agreed = found
+    report.unsettled.append(brand_id)
+
+
+async def _check_once(
     storage: Storage, brand_id: str, since: datetime, until: datetime, report: Report
 ) -> None:
     postings: list[Item] = []

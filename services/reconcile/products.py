@@ -1,4 +1,9 @@
-"""Reconciling one brand's products: every certificate and every chain verifies."""
+"""Reconciling one brand's products: every certificate and every chain verifies.
+
+Products are read a page at a time and checked by ``CHAIN_READS_IN_FLIGHT``
+workers: memory holds one page and that many chains, however many products
+a brand has (docs/design.md, "Reconcile").
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from storage import Item, Storage
 from storage.access_patterns import BRAND_PRODUCTS
 
 from ..ledger.directory import SYSTEM_TENANT
-from ..paging import query_all
+from ..paging import query_pages
 from ..provenance.walk import check_chain, load_chain
 from ..reads import StorageReads
 from ..verification.checks import check_hash, check_signature
@@ -22,34 +27,40 @@ CHAIN_READS_IN_FLIGHT = 8
 capacity to the gateway."""
 
 
-async def _products(storage: Storage, brand_id: str) -> list[Item]:
-    params = {"brand_id": brand_id}
-    return await query_all(storage, BRAND_PRODUCTS, params, tenant=SYSTEM_TENANT)
-
-
 async def check_products(
     storage: Storage, brand_id: str, key_ring: KeyRing, report: Report
 ) -> None:
-    products = await _products(storage, brand_id)
-    report.products += len(products)
-    gate = asyncio.Semaphore(CHAIN_READS_IN_FLIGHT)
+    params = {"brand_id": brand_id}
+    async for page in query_pages(storage, BRAND_PRODUCTS, params, tenant=SYSTEM_TENANT):
+        report.products += len(page)
+        queue: asyncio.Queue[Item] = asyncio.Queue()
+        for product in page:
+            queue.put_nowait(product)
+        workers = min(CHAIN_READS_IN_FLIGHT, len(page))
+        await asyncio.gather(
+            *(_work(storage, brand_id, key_ring, queue, report) for _ in range(workers))
+        )
 
-    async def check(product: Item) -> list[str]:
-        problems = []
-        if not check_hash(product):
-            problems.append("certificate hash does not match the stored product record")
-        if not check_signature(product, key_ring):
-            problems.append("certificate signature does not verify with any known key")
-        async with gate:
-            # A loader per product: a whole chain is read once and then dropped.
-            events = await load_chain(StorageReads(storage, SYSTEM_TENANT), product["id"])
-        verdict = check_chain(product, events)
-        if not verdict.intact:
-            where = f" at event {verdict.broken_at}" if verdict.broken_at is not None else ""
-            problems.append(f"provenance chain is broken{where}: {verdict.reason}")
-        return problems
 
-    results = await asyncio.gather(*(check(product) for product in products))
-    for product, problems in zip(products, results, strict=True):
-        for problem in problems:
+async def _work(
+    storage: Storage, brand_id: str, key_ring: KeyRing, queue: asyncio.Queue[Item], report: Report
+) -> None:
+    while not queue.empty():
+        product = queue.get_nowait()
+        for problem in await _problems(storage, key_ring, product):
             report.add(brand_id, f"product {product.get('id')}", problem)
+
+
+async def _problems(storage: Storage, key_ring: KeyRing, product: Item) -> list[str]:
+    problems = []
+    if not check_hash(product):
+        problems.append("certificate hash does not match the stored product record")
+    if not check_signature(product, key_ring):
+        problems.append("certificate signature does not verify with any known key")
+    # A loader per product: a whole chain is read once and then dropped.
+    events = await load_chain(StorageReads(storage, SYSTEM_TENANT), product["id"])
+    verdict = check_chain(product, events)
+    if not verdict.intact:
+        where = f" at event {verdict.broken_at}" if verdict.broken_at is not None else ""
+        problems.append(f"provenance chain is broken{where}: {verdict.reason}")
+    return problems

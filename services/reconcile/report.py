@@ -25,10 +25,22 @@ class Report:
     postings: int = 0
     products: int = 0
     discrepancies: list[Discrepancy] = field(default_factory=list)
+    unsettled: list[str] = field(default_factory=list)
+    """Brands whose ledger moved during every attempt to read it: not checked."""
 
     @property
     def ok(self) -> bool:
         return not self.discrepancies
+
+    @property
+    def complete(self) -> bool:
+        return not self.unsettled
+
+    def merge(self, other: Report) -> None:
+        self.transactions += other.transactions
+        self.postings += other.postings
+        self.products += other.products
+        self.discrepancies.extend(other.discrepancies)
 
     def add(self, brand_id: str, subject: str, problem: str) -> None:
         self.discrepancies.append(Discrepancy(brand_id, subject, problem))
@@ -38,8 +50,15 @@ class Report:
             f"Checked {self.brands} brands, {self.transactions} ledger transactions, "
             f"{self.postings} postings, {self.products} products."
         )
+        lines = [checked]
+        if self.unsettled:
+            lines.append(
+                f"INCOMPLETE: the ledger of {len(self.unsettled)} brands moved during every "
+                "read; run reconcile again when it is quieter: " + ", ".join(self.unsettled)
+            )
         if self.ok:
-            return f"{checked}\nOK: every balance, transaction, certificate and chain verifies.\n"
-        lines = [checked, f"FAILED: {len(self.discrepancies)} discrepancies"]
+            lines.append("OK: every balance, transaction, certificate and chain verifies.")
+            return "\n".join(lines) + "\n"
+        lines.append(f"FAILED: {len(self.discrepancies)} discrepancies")
         lines.extend(f"  - {discrepancy}" for discrepancy in self.discrepancies)
         return "\n".join(lines) + "\n"

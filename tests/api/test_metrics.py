@@ -157,3 +157,17 @@ def test_webhook_deliveries_are_counted_by_result() -> None:
     assert value(samples, "proofgate_webhook_deliveries_total", result="RETRYING") == 2
     assert value(samples, "proofgate_webhook_deliveries_total", result="DELIVERED") == 1
     assert value(samples, "proofgate_webhook_deliveries_total", result="FAILED") == 0
+
+
+async def test_the_relays_pressure_counts_are_scraped(client: GraphQLClient) -> None:
+    """Deferred hints, lapsed leases and late commits, as the relay counts them."""
+    relay = client.app.state.pipeline.relay
+    before = await scrape(client)
+    assert value(before, "proofgate_relay_items", event="lapsed") == 0
+    relay.lapsed += 2
+    relay.stamper.late += 1
+    after = await scrape(client)
+    assert value(after, "proofgate_relay_items", event="lapsed") == 2
+    assert value(after, "proofgate_relay_items", event="late") == 1
+    assert value(after, "proofgate_relay_items", event="deferred") == relay.deferred
+    assert value(after, "proofgate_relay_items", event="stranded") == 0

@@ -30,6 +30,8 @@ def test_every_variable_reaches_the_pipeline_settings() -> None:
             "PROOFGATE_WEBHOOK_RETRY_BASE_MS": "20",
             "PROOFGATE_WEBHOOK_ALLOW_PRIVATE": "TRUE",
             "PROOFGATE_REDIS_URL": "redis://:secret@cache.internal:6380/2",
+            "PROOFGATE_REDIS_PREFIX": "staging:",
+            "PROOFGATE_REDIS_SWEEP_MS": "2500",
         }
     )
     threats = ThreatSettings(burst_max_scans=2)
@@ -44,6 +46,8 @@ def test_every_variable_reaches_the_pipeline_settings() -> None:
     assert settings.retry_base == timedelta(milliseconds=20)
     assert settings.webhook_allow_private is True
     assert settings.redis_url == "redis://:secret@cache.internal:6380/2"
+    assert settings.redis_prefix == "staging:"
+    assert settings.redis_sweep_interval == timedelta(milliseconds=2500)
     assert "secret" not in repr(settings)
     assert settings.threats is threats
 
@@ -78,3 +82,16 @@ def test_a_malformed_redis_url_names_the_variable(value: str) -> None:
     with pytest.raises(ConfigurationError, match="PROOFGATE_REDIS_URL") as raised:
         Environment.read({"PROOFGATE_REDIS_URL": value})
     assert raised.value.hint is not None and "redis://" in raised.value.hint
+
+
+@pytest.mark.parametrize("value", ["has space", "x" * 65, "quote'"])
+def test_a_malformed_redis_prefix_names_the_variable(value: str) -> None:
+    with pytest.raises(ConfigurationError, match="PROOFGATE_REDIS_PREFIX") as raised:
+        Environment.read({"PROOFGATE_REDIS_PREFIX": value})
+    assert raised.value.hint is not None
+
+
+@pytest.mark.parametrize("value", ["10000", "60000", "0"])
+def test_a_sweep_no_shorter_than_the_overlap_is_refused(value: str) -> None:
+    with pytest.raises(ConfigurationError, match="PROOFGATE_REDIS_SWEEP_MS"):
+        Environment.read({"PROOFGATE_REDIS_SWEEP_MS": value})

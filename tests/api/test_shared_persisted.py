@@ -44,7 +44,7 @@ async def test_a_query_registered_on_one_process_runs_by_hash_on_another(
         assert by_hash.json()["data"]["health"]["status"]
         # A text stored under another query's hash is never run.
         planted_hash = _persisted(PLANTED)["persistedQuery"]["sha256Hash"]
-        await client.set(KEY_PREFIX + planted_hash, QUERY)
+        await client.set("proofgate:" + KEY_PREFIX + planted_hash, QUERY)
         planted = await b.client.post("/graphql", json={"extensions": _persisted(PLANTED)})
         assert planted.json()["errors"][0]["message"] == "PersistedQueryNotFound"
     finally:

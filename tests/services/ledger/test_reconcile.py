@@ -3,6 +3,7 @@ through the adapter is caught and reported."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -152,3 +153,95 @@ def test_months_between_spans_year_ends() -> None:
         "2031-02",
     ]
     assert list(months_between(start, start)) == ["2030-11"]
+
+
+class GrantDuringStatement:
+    """A store that lets a grant commit between reconcile's statement read
+    and its balance read, as a live gateway would."""
+
+    def __init__(self, api, brand) -> None:
+        self.inner = api.storage
+        self.backend = api.storage.backend
+        self._api, self._brand = api, brand
+        self.read_statement = False
+        self.grants = 0
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    async def query(self, ap, params, **options):
+        if ap is LEDGER_STATEMENT and params["brand_id"] == self._brand.id:
+            self.read_statement = True
+        return await self.inner.query(ap, params, **options)
+
+    async def batch_get(self, ap, params):
+        if ap is LEDGER_BALANCE and self.read_statement and not self.grants:
+            self.grants += 1
+            await self._api.grant(self._brand, "1.00")
+        return await self.inner.batch_get(ap, params)
+
+
+async def test_a_grant_committed_while_reconcile_reads_is_no_discrepancy(fresh_api) -> None:
+    """Before: the postings were read without the grant and the balance with
+    it, and reconcile reported "posted is 8.00 but the postings sum to 7.00"."""
+    api = fresh_api
+    brand, _ = await populate(api)
+    live = GrantDuringStatement(api, brand)
+    report = await reconcile(live, api.services.key_ring, api.clock())
+    assert live.grants == 1
+    assert report.discrepancies == [] and report.unsettled == []
+    assert report.postings == 7, "the second attempt saw the grant's posting"
+
+
+async def test_a_ledger_that_moves_under_every_attempt_is_named_not_failed(
+    fresh_api, monkeypatch
+) -> None:
+    from services.reconcile import ledger as ledger_module
+
+    monkeypatch.setattr(ledger_module, "SETTLE_PAUSE", 0.01)
+    api = fresh_api
+    brand, _ = await populate(api)
+    live = GrantDuringStatement(api, brand)
+    original = live.query
+
+    async def always(ap, params, **options):
+        live.grants = 0
+        return await original(ap, params, **options)
+
+    live.query = always  # a grant after every statement read
+    report = await reconcile(live, api.services.key_ring, api.clock())
+    assert report.ok and not report.complete
+    assert report.unsettled == [brand.id]
+    assert "INCOMPLETE" in report.render()
+
+
+async def test_products_are_checked_by_a_few_workers_not_a_task_each(sqlite_api) -> None:
+    """Before: one task per product, all at once (20 here, a million for a
+    large brand); now at most CHAIN_READS_IN_FLIGHT besides the caller's."""
+    from services.reconcile.products import CHAIN_READS_IN_FLIGHT
+
+    api = sqlite_api
+    brand = await api.brand("PRO")
+    await api.grant(brand, "100.00")
+    for _ in range(3 * CHAIN_READS_IN_FLIGHT):
+        body = await api.register_product(brand)
+        assert "errors" not in body, body
+
+    class CountingTasks:
+        def __init__(self, inner) -> None:
+            self.inner, self.backend = inner, inner.backend
+            self.most = 0
+
+        def __getattr__(self, name: str):
+            return getattr(self.inner, name)
+
+        async def query(self, ap, params, **options):
+            if ap is PROVENANCE_CHAIN:
+                self.most = max(self.most, len(asyncio.all_tasks()))
+            return await self.inner.query(ap, params, **options)
+
+    counting = CountingTasks(api.storage)
+    baseline = len(asyncio.all_tasks())
+    report = await reconcile(counting, api.services.key_ring, api.clock())
+    assert report.products >= 3 * CHAIN_READS_IN_FLIGHT
+    assert 0 < counting.most <= baseline + CHAIN_READS_IN_FLIGHT

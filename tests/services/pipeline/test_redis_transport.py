@@ -167,3 +167,30 @@ async def test_a_malformed_message_is_dropped_and_the_next_alert_still_arrives(
     assert item["brandId"] == brand and item["type"] == "HASH_TAMPERING"
     assert len(subscriber) == 0
     assert _transport(b).connected and _transport(b).outages == 0
+
+
+async def test_a_deployment_prefix_names_its_channels(
+    tmp_path: Path, settings: PipelineSettings, redis_server: RedisServer
+) -> None:
+    """PROOFGATE_REDIS_PREFIX: two deployments on one Redis use disjoint channels."""
+    staging = replace(settings, redis_url=redis_server.url, redis_prefix="staging:")
+    store = await open_sqlite(tmp_path / "staging.db", cursor_key=CURSOR_KEY)
+    pipeline = Pipeline(store, staging, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    client = Redis.from_url(redis_server.url)
+    await pipeline.start()
+    try:
+        brand = await new_brand(store)
+        await pipeline.subscribe(brand)
+
+        async def numsub(name: str) -> int:
+            return int((await client.pubsub_numsub(name))[0][1])
+
+        async def subscribed() -> bool:
+            return await numsub(f"staging:alerts:{brand}") == 1
+
+        await eventually(subscribed)
+        assert await numsub(channel(brand)) == 0, "nothing on the default prefix"
+    finally:
+        await pipeline.stop()
+        await client.aclose()
+        await store.close()

@@ -1,0 +1,289 @@
+"""The soak (issue 10): ten minutes of mixed load on one gateway with the
+embedded store, against 127.0.0.1 only.
+
+- wrk sends queries and scans (``productByCode`` and ``verifyProduct`` on a
+  load brand's unclaimed products) for the whole run;
+- ``SUBSCRIBERS`` WebSocket subscriptions spread over ``BRANDS`` brands, one
+  of them closed and resumed with ``after:`` (its last alert's cursor) every
+  ``RECONNECT_SECONDS``;
+- a driver scans a fresh claimed product of a subscribed brand every
+  ``ALERT_SECONDS``, each raising one CLAIMED_PRODUCT_SCAN alert.
+
+Resident memory is sampled every ``SAMPLE_SECONDS``; the bars: RSS at the end
+within 10% of RSS after warm-up (the first sixth of the run), no lease lapsed
+while its item was queued (``proofgate_relay_items{event="lapsed"}``), and
+every subscriber has every alert of its brand exactly once.
+``BENCH_SOAK_SECONDS`` shortens the run (e.g. 60 to check that it works).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import httpx
+from websockets.asyncio.client import ClientConnection, connect
+
+from ._harness import print_table
+from ._server import Server, free_port, serving
+from ._wrk import WRK, Request, run_wrk
+from .alerts import ADMIN_KEY, CLAIM, GRANT, REGISTER_BRAND, REGISTER_PRODUCT, VERIFY, _graphql
+
+SECONDS = int(os.environ.get("BENCH_SOAK_SECONDS", "600"))
+SUBSCRIBERS = 500
+BRANDS = 5
+ALERT_SECONDS = 1.0
+RECONNECT_SECONDS = 2.0
+SAMPLE_SECONDS = 10.0
+LOAD_PRODUCTS = 50
+WRK_CONNECTIONS = 8
+SCANS_PER_QUERIES = 25
+"""One wrk request in this many is a scan (a write and an outbox item)."""
+SETTLE_SECONDS = 120.0
+ENV = {
+    "PROOFGATE_ADMIN_KEY": ADMIN_KEY,
+    "PROOFGATE_RATE_LIMIT": "off",
+    "PROOFGATE_KEY_RATE_LIMIT": "off",
+}
+SUBSCRIBE = """subscription($b: ID!, $after: String) {
+    threatAlerts(brandId: $b, after: $after) { id cursor }
+}"""
+PRODUCT = "query($c: String!) { productByCode(code: $c) { id name status } }"
+SCAN = """mutation($c: String!) {
+    verifyProduct(code: $c, scan: {deviceFingerprint: "soak"}) { result }
+}"""
+
+
+class Subscriber:
+    """One subscription that survives reconnects: what it received, in order."""
+
+    def __init__(self, server: Server, key: str, brand: str) -> None:
+        self.server, self.key, self.brand = server, key, brand
+        self.received: list[str] = []
+        self.cursor: str | None = None
+        self.socket: ClientConnection | None = None
+        self.reader: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        socket = await connect(
+            f"ws://127.0.0.1:{self.server.port}/graphql",
+            subprotocols=["graphql-transport-ws"],  # type: ignore[list-item]
+            max_size=2**20,
+        )
+        await socket.send(
+            json.dumps(
+                {"type": "connection_init", "payload": {"authorization": f"Bearer {self.key}"}}
+            )
+        )
+        if json.loads(await socket.recv())["type"] != "connection_ack":
+            raise RuntimeError("no connection_ack")
+        variables = {"b": self.brand, "after": self.cursor}
+        payload = {"query": SUBSCRIBE, "variables": variables}
+        await socket.send(json.dumps({"id": "1", "type": "subscribe", "payload": payload}))
+        self.socket = socket
+        self.reader = asyncio.create_task(self._read(socket))
+
+    async def _read(self, socket: ClientConnection) -> None:
+        with contextlib.suppress(Exception):
+            async for raw in socket:
+                message = json.loads(raw)
+                if message["type"] == "ping":
+                    await socket.send(json.dumps({"type": "pong"}))
+                elif message["type"] == "next":
+                    alert = message["payload"]["data"]["threatAlerts"]
+                    self.received.append(alert["id"])
+                    self.cursor = alert["cursor"]
+                elif message["type"] in ("error", "complete"):
+                    raise RuntimeError(message)
+
+    async def close(self) -> None:
+        if self.socket is not None:
+            await self.socket.close()
+        if self.reader is not None:
+            await self.reader
+
+
+def _rss_mb(server: Server) -> float:
+    for line in Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+async def _brand(
+    client: httpx.AsyncClient, products: int, claimed: bool
+) -> tuple[str, str, list[str]]:
+    domain = f"{uuid.uuid4().hex[:10]}.example.com"
+    data = await _graphql(client, REGISTER_BRAND, {"d": domain}, ADMIN_KEY)
+    brand, key = data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
+    await _graphql(client, GRANT, {"b": brand, "k": uuid.uuid4().hex}, ADMIN_KEY)
+    codes = []
+    for _ in range(products):
+        made = await _graphql(client, REGISTER_PRODUCT, {"b": brand, "n": uuid.uuid4().hex}, key)
+        code = made["registerProduct"]["verificationCode"]
+        if claimed:
+            await _graphql(client, CLAIM, {"c": code})
+        codes.append(code)
+    return brand, key, codes
+
+
+async def _reconnects(subscribers: list[Subscriber], stop: asyncio.Event) -> int:
+    count = 0
+    while not stop.is_set():
+        await asyncio.sleep(RECONNECT_SECONDS)
+        # Only one that has a cursor to resume from: the others have nothing
+        # to resume, and would miss what is raised while they reconnect.
+        resumable = [s for s in subscribers if s.cursor is not None]
+        if not resumable:
+            continue
+        chosen = random.choice(resumable)
+        await chosen.close()
+        await chosen.open()
+        count += 1
+    return count
+
+
+async def _alerts(
+    client: httpx.AsyncClient, codes: list[tuple[str, str]], stop: asyncio.Event
+) -> Counter[str]:
+    """Scans one fresh claimed product a tick; how many alerts each brand should get."""
+    expected: Counter[str] = Counter()
+    for brand, code in codes:
+        if stop.is_set():
+            break
+        await _graphql(client, VERIFY, {"c": code})
+        expected[brand] += 1
+        await asyncio.sleep(ALERT_SECONDS)
+    return expected
+
+
+async def _samples(server: Server, stop: asyncio.Event, curve: list[tuple[float, float]]) -> None:
+    started = time.monotonic()
+    while not stop.is_set():
+        curve.append((time.monotonic() - started, _rss_mb(server)))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), SAMPLE_SECONDS)
+    curve.append((time.monotonic() - started, _rss_mb(server)))
+
+
+async def _metric(client: httpx.AsyncClient, prefix: str) -> float:
+    response = await client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+    for line in response.text.splitlines():
+        if line.startswith(prefix):
+            return float(line.split()[-1])
+    raise RuntimeError(f"{prefix} is not exported")
+
+
+async def _settled(
+    client: httpx.AsyncClient, subscribers: list[Subscriber], expected: Counter[str]
+) -> float:
+    """Waits until the outbox is empty and every subscriber has its alerts
+    (or ``SETTLE_SECONDS`` passed); how long that took."""
+    started = time.monotonic()
+    while time.monotonic() - started < SETTLE_SECONDS:
+        queued = await _metric(client, "proofgate_outbox_queued ")
+        short = any(len(set(s.received)) < expected[s.brand] for s in subscribers)
+        if queued == 0 and not short:
+            break
+        await asyncio.sleep(1.0)
+    return time.monotonic() - started
+
+
+async def _soak(server: Server) -> None:
+    alerts_max = int(SECONDS / ALERT_SECONDS) + 1
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+        brands = [await _brand(client, alerts_max // BRANDS + 1, True) for _ in range(BRANDS)]
+        _, _, load_codes = await _brand(client, LOAD_PRODUCTS, False)
+        subscribers = [
+            Subscriber(server, key, brand)
+            for index in range(SUBSCRIBERS)
+            for brand, key, _ in [brands[index % BRANDS]]
+        ]
+        for start in range(0, SUBSCRIBERS, 50):
+            await asyncio.gather(*(s.open() for s in subscribers[start : start + 50]))
+        await asyncio.sleep(1.0)
+        queue = [(brand, code) for brand, _, codes in brands for code in codes]
+        random.shuffle(queue)
+        stop = asyncio.Event()
+        curve: list[tuple[float, float]] = []
+        requests = [
+            Request(json.dumps({"query": PRODUCT, "variables": {"c": c}}), {}) for c in load_codes
+        ] + [
+            Request(json.dumps({"query": SCAN, "variables": {"c": c}}), {})
+            for c in load_codes[: LOAD_PRODUCTS // SCANS_PER_QUERIES]
+        ]
+        load = asyncio.create_task(
+            run_wrk(server.port, requests, seconds=SECONDS, connections=WRK_CONNECTIONS)
+        )
+        sampler = asyncio.create_task(_samples(server, stop, curve))
+        reconnects = asyncio.create_task(_reconnects(subscribers, stop))
+        driver = asyncio.create_task(_alerts(client, queue, stop))
+        wrk = await load
+        stop.set()
+        expected = await driver
+        reconnected = await reconnects
+        await sampler
+        settled = await _settled(client, subscribers, expected)
+        lapsed = await _metric(client, 'proofgate_relay_items{event="lapsed"}')
+        for subscriber in subscribers:
+            await subscriber.close()
+    print(f"Soak: the outbox drained and the alerts arrived {settled:.0f} s after the load")
+    _report(curve, wrk.per_second, wrk.errors, reconnected, lapsed, subscribers, expected)
+
+
+def _report(
+    curve: list[tuple[float, float]],
+    per_second: float,
+    errors: int,
+    reconnected: int,
+    lapsed: float,
+    subscribers: list[Subscriber],
+    expected: Counter[str],
+) -> None:
+    warm = next(rss for at, rss in curve if at >= SECONDS / 6)
+    end = curve[-1][1]
+    growth = (end - warm) / warm * 100
+    duplicated = sum(len(s.received) - len(set(s.received)) for s in subscribers)
+    lost = sum(max(0, expected[s.brand] - len(set(s.received))) for s in subscribers)
+    print_table(
+        f"Soak ({SECONDS} s): resident memory of the gateway",
+        [(f"{at:.0f}", f"{rss:.1f}") for at, rss in curve],
+        ("seconds", "RSS MB"),
+    )
+    print_table(
+        "Soak: bars",
+        [
+            ("RSS growth after warm-up (%)", f"{growth:+.1f}", "< 10"),
+            ("lapsed leases", f"{lapsed:.0f}", "0"),
+            ("alerts duplicated at a subscriber", str(duplicated), "0"),
+            ("alerts lost at a subscriber", str(lost), "0"),
+            ("alerts raised", str(sum(expected.values())), "-"),
+            ("subscribers / reconnects", f"{len(subscribers)} / {reconnected}", "-"),
+            ("wrk requests/s (errors)", f"{per_second:.0f} ({errors})", "-"),
+        ],
+        ("measure", "value", "target"),
+    )
+
+
+async def run() -> None:
+    if WRK is None:
+        print("Soak: skipped, wrk is not installed")
+        return
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        port = free_port()
+        command = [
+            sys.executable, "-m", "api.cli", "serve",
+            "--port", str(port), "--data-dir", str(root / "data"),
+        ]  # fmt: skip
+        with serving("soak", command, port=port, probe="/health", log_dir=root, env=ENV) as server:
+            await _soak(server)
