@@ -121,7 +121,9 @@ class Differential:
         return json.dumps(_opened(body), default=str), context.execution
 
 
-RACE_RERUNS = 20
+RACE_RERUNS = 60
+"""Enough for both executors to show a common order even on a loaded machine;
+only queries with several failing siblings ever rerun."""
 
 
 def _without_error_order(text: str) -> Any:
