@@ -88,7 +88,12 @@ def create_app(settings: Settings) -> Starlette:
             services = build_services(settings, app.state.storage, pipeline)
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
-                app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
+                app.state.graphql = GraphQLApp(
+                    schema,
+                    services,
+                    graphql_ide="graphiql",
+                    max_message_bytes=settings.limits.max_body_bytes,
+                )
                 metrics.count_websockets(app.state.graphql.connections.__len__)
                 metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
                 async with watching_connections(app.state.graphql, settings):

@@ -28,9 +28,11 @@ from storage.trace import Trace
 from .errors import error_extensions, error_response
 from .explorer import explorer_page
 from .json_response import encode_json
+from .limits import MAX_BODY_BYTES
 from .request_json import MalformedJSON, decode_request_json
 from .request_log import REQUEST_ID_SCOPE_KEY
-from .websocket import Connections, SocketContext, TransportWSHandler, WSHandler
+from .websocket import Connections, SocketContext
+from .ws_protocols import TransportWSHandler, WSHandler, bounded_receive
 
 __all__ = ["GraphQLApp", "GraphQLEndpoint"]
 
@@ -42,16 +44,27 @@ class GraphQLApp(GraphQL[RequestContext, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = WSHandler
 
-    def __init__(self, schema: strawberry.Schema, services: Services, **options: Any) -> None:
+    def __init__(
+        self,
+        schema: strawberry.Schema,
+        services: Services,
+        *,
+        max_message_bytes: int = MAX_BODY_BYTES,
+        **options: Any,
+    ) -> None:
+        """``max_message_bytes``: the body limit, which WebSocket messages obey too."""
         pipeline = services.pipeline
         if pipeline is not None:
             limit = pipeline.settings.subscriptions_per_connection
             options.setdefault("max_subscriptions_per_connection", limit)
+            timeout = pipeline.settings.connection_init_timeout
+            options.setdefault("connection_init_wait_timeout", timeout)
         # Keep-alives are sent by ``Connections.keep_alive``, one task for all.
         options["keep_alive"] = False
         super().__init__(schema, **options)
         self.services = services
         self.connections = Connections()
+        self.max_message_bytes = max_message_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -67,6 +80,8 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             except ProofgateError as error:
                 await error_response(error, 401)(scope, receive, send)
                 return
+        elif scope["type"] == "websocket":
+            receive = bounded_receive(receive, send, self.max_message_bytes)
         await super().__call__(scope, receive, send)
 
     async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:

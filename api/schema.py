@@ -27,6 +27,7 @@ from .operations.trusted import NamedOperations, TrustedDocumentCheck, Untrusted
 from .persisted import PersistedQueries, PersistedQueryStore
 from .ratelimit import RateLimit, RateLimiter
 from .request_log import OperationObserver
+from .subscription_cost import SubscriptionCost
 from .tracing import StorageTracing
 from .validation import DocumentLimits, document_rules, hide_suggestions
 
@@ -137,6 +138,7 @@ def build_schema(
         partial(AddValidationRules, rules),
         validated,
         partial(CostBudget, max_cost=limits.max_cost),
+        SubscriptionCost,
         rate_limit,
     ]
     if operations is not None:

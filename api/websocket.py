@@ -18,11 +18,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
-    BaseGraphQLTransportWSHandler,
-)
-from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
-
 from resolvers.context import RequestContext
 from storage import Storage
 from storage.access_patterns import API_KEY_BY_HASH
@@ -34,8 +29,6 @@ __all__ = [
     "Connections",
     "LiveConnection",
     "SocketContext",
-    "TransportWSHandler",
-    "WSHandler",
 ]
 
 logger = logging.getLogger("proofgate.websocket")
@@ -160,54 +153,3 @@ async def _quietly(send: Awaitable[None]) -> None:
     with contextlib.suppress(Exception):
         async with asyncio.timeout(_CLOSE_TIMEOUT_SECONDS):
             await send
-
-
-class _Registered:
-    """Shared by both protocol handlers: register the connection while it is open."""
-
-    view: Any
-    context: Any
-    websocket: Any
-
-    @property
-    def connections(self) -> Connections:
-        connections: Connections = self.view.connections
-        return connections
-
-    def _register(self, keepalive: Callable[[], Awaitable[None]]) -> LiveConnection:
-        connection = LiveConnection(self.websocket, self.context, keepalive)
-        if isinstance(self.context, SocketContext):
-            self.context.connection = connection
-        self.connections.add(connection)
-        return connection
-
-
-class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestContext, None]):
-    """graphql-transport-ws, with server pings so idle connections stay open
-    through proxies and dead ones are noticed."""
-
-    async def handle(self) -> None:
-        connection = self._register(self._ping)
-        try:
-            await super().handle()
-        finally:
-            self.connections.discard(connection)
-
-    async def _ping(self) -> None:
-        if self.connection_acknowledged:
-            await self.send_message({"type": "ping"})
-
-
-class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
-    """Legacy graphql-ws; its keep-alive is the protocol's own ``ka`` message."""
-
-    async def handle(self) -> None:
-        connection = self._register(self._keep_alive)
-        try:
-            await super().handle()
-        finally:
-            self.connections.discard(connection)
-
-    async def _keep_alive(self) -> None:
-        if self.connection_acknowledged:
-            await self.send_message({"type": "ka"})
