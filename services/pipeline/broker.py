@@ -132,9 +132,7 @@ class _Seen:
 
 
 class Broker:
-    def __init__(
-        self, *, queue_max: int, limits: SubscriptionLimits, overlap: timedelta
-    ) -> None:
+    def __init__(self, *, queue_max: int, limits: SubscriptionLimits, overlap: timedelta) -> None:
         self._queue_max = queue_max
         self._quota = SubscriptionQuota(limits)
         self._overlap = overlap
