@@ -5,13 +5,21 @@ connections; Subscription limits)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from _live import LEGACY_WS, TRANSPORT_WS, Closed, Gateway, Inbox, Socket
+import uvicorn
+from _live import ADMIN_KEY, LEGACY_WS, TRANSPORT_WS, Closed, Gateway, Inbox, Socket, free_port
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
+
+from api.app import create_app
+from api.limits import Limits
+from api.settings import Settings
 
 pytestmark = pytest.mark.slow
 
@@ -121,3 +129,161 @@ async def test_a_socket_that_never_initialises_is_closed(gateway: Gateway, proto
         await initialised.receive(timeout=0.7)
     assert initialised.pings + initialised.keepalives > before
     await initialised.close()
+
+
+# --- quotas -------------------------------------------------------------------------
+
+
+async def _accepted(inbox: Inbox, operations: list[str]) -> None:
+    """Each operation gets the alert just raised: it was live, not refused."""
+    for operation in operations:
+        message = await inbox.next(operation)
+        assert message["type"] in ("next", "data"), message
+        assert "errors" not in message["payload"], message
+        assert message["payload"]["data"]["threatAlerts"]["id"].startswith("thr_")
+
+
+async def test_one_key_cannot_take_its_brands_or_another_brands_subscriptions(
+    gateway: Gateway,
+) -> None:
+    brand, key = await gateway.brand()
+    (other, other_key), partner = await gateway.brand(), await _partner(gateway, brand, key)
+    hog = await Socket.open(gateway, partner["apiKey"])
+    hog_inbox = Inbox(hog)
+    hog_ops = [await hog.subscribe(brand) for _ in range(PER_KEY)]
+    second = await Socket.open(gateway, partner["apiKey"])
+    assert _codes(await Inbox(second).next(await second.subscribe(brand))) == ["RATE_LIMITED"]
+
+    owner = await Socket.open(gateway, key)
+    owner_inbox = Inbox(owner)
+    owner_ops = [await owner.subscribe(brand) for _ in range(PER_BRAND - PER_KEY)]
+    refused = await owner_inbox.next(await owner.subscribe(brand))
+    assert _codes(refused) == ["RATE_LIMITED"]
+    assert "brand" in refused["payload"][0]["message"]
+    neighbour = await Socket.open(gateway, other_key)
+    neighbour_inbox = Inbox(neighbour)
+    neighbour_op = await neighbour.subscribe(other)
+
+    await asyncio.sleep(0.1)
+    await gateway.dispute(await gateway.product(brand, key, claimed=True))
+    await gateway.dispute(await gateway.product(other, other_key, claimed=True))
+    await _accepted(hog_inbox, hog_ops)
+    await _accepted(owner_inbox, owner_ops)
+    await _accepted(neighbour_inbox, [neighbour_op])
+
+    await hog.close()
+    retry = await owner.subscribe(brand)
+    await asyncio.sleep(0.2)
+    await gateway.dispute(await gateway.product(brand, key, claimed=True))
+    await _accepted(owner_inbox, [*owner_ops, retry])
+    for socket in (second, owner, neighbour):
+        await socket.close()
+
+
+async def test_a_brands_subscriptions_share_a_cost_per_alert(gateway: Gateway) -> None:
+    """WIDE plans 3 reads per alert: two fit in 8, a third does not, a
+    1-read subscription still does, and a closed WIDE gives its 3 back."""
+    brand, key = await gateway.brand()
+    socket = await Socket.open(gateway, key)
+    inbox = Inbox(socket)
+    wide = []
+    for name in ("w1", "w2"):
+        await _start(socket, WIDE, {"brand": brand}, name)
+        wide.append(name)
+    await _start(socket, WIDE, {"brand": brand}, "w3")
+    refused = await inbox.next("w3")
+    assert _codes(refused) == ["QUERY_TOO_COMPLEX"]
+    assert refused["payload"][0]["extensions"]["cost"] == 9
+    assert refused["payload"][0]["extensions"]["maxCost"] == COST_PER_BRAND
+    narrow = await socket.subscribe(brand)
+    await asyncio.sleep(0.1)
+    await gateway.dispute(await gateway.product(brand, key, claimed=True))
+    await _accepted(inbox, [*wide, narrow])
+
+    await socket.send({"id": "w1", "type": "complete"})
+    await _start(socket, WIDE, {"brand": brand}, "w4")
+    await asyncio.sleep(0.2)
+    await gateway.dispute(await gateway.product(brand, key, claimed=True))
+    await _accepted(inbox, ["w2", narrow, "w4"])
+    await socket.close()
+
+
+# --- message size ----------------------------------------------------------------
+
+
+def _rss_mb(gateway: Gateway) -> float:
+    assert gateway.process is not None
+    status = Path(f"/proc/{gateway.process.pid}/status").read_text()
+    kilobytes = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))
+    return int(kilobytes) / 1024
+
+
+def _message(size: int) -> str:
+    """A legacy ``start`` of about ``size`` bytes, mostly one comment."""
+    query = "{ __typename }\n#" + "x" * size
+    return json.dumps({"id": "big", "type": "start", "payload": {"query": query}})
+
+
+async def _close_code_after(gateway: Gateway, message: str) -> int | None:
+    socket = await Socket.open(gateway, None, protocol=LEGACY_WS)
+    with contextlib.suppress(ConnectionClosed):
+        await socket.connection.send(message)
+        await asyncio.wait_for(socket.connection.recv(), 10)
+    await socket.connection.wait_closed()
+    return socket.connection.close_code
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc")
+async def test_a_message_over_the_body_limit_closes_the_socket_and_holds_no_memory(
+    gateway: Gateway,
+) -> None:
+    """The bar of docs/design.md, WebSocket connections: ten 15 MB frames
+    leave the server's RSS within 50 MB of where it was."""
+    just_under = await Socket.open(gateway, None, protocol=LEGACY_WS)
+    await just_under.connection.send(_message(1024 * 1024 - 200))
+    answer = await just_under.receive(timeout=10)
+    assert answer["id"] == "big"  # answered, whatever it says: not closed
+    await just_under.close()
+    before = _rss_mb(gateway)
+    huge = _message(15 * 1024 * 1024)
+    for _ in range(10):
+        assert await _close_code_after(gateway, huge) == 1009
+    after = _rss_mb(gateway)
+    print(f"RSS before {before:.1f} MB, after ten 15 MB frames {after:.1f} MB")
+    assert after - before < 50
+    brand, key = await gateway.brand()
+    socket = await Socket.open(gateway, key, protocol=LEGACY_WS)
+    await socket.subscribe(brand)
+    await socket.close()
+
+
+async def test_the_app_holds_messages_to_the_body_limit_under_any_server(tmp_path: Path) -> None:
+    """In-process uvicorn at its own default (16 MiB messages), as an
+    embedding would run it: the app itself closes a message over the limit."""
+    settings = Settings(
+        cursor_key=bytes(range(32)),
+        admin_key=ADMIN_KEY,
+        sqlite_path=str(tmp_path / "embedded.db"),
+        port=free_port(),
+        limits=Limits(max_body_bytes=64 * 1024),
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings), host="127.0.0.1", port=settings.port, log_level="warning"
+        )
+    )
+    serving = asyncio.create_task(server.serve())
+    gateway = Gateway(tmp_path, port=settings.port)
+    try:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        under = await Socket.open(gateway, None, protocol=LEGACY_WS)
+        await under.connection.send(_message(60 * 1024))
+        assert (await under.receive(timeout=10))["id"] == "big"
+        await under.close()
+        assert await _close_code_after(gateway, _message(64 * 1024)) == 1009
+        assert await _close_code_after(gateway, "é" * (40 * 1024)) == 1009  # 80 KB in UTF-8
+    finally:
+        await gateway.stop()
+        server.should_exit = True
+        await serving
