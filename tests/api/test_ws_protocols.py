@@ -287,3 +287,29 @@ async def test_the_app_holds_messages_to_the_body_limit_under_any_server(tmp_pat
         await gateway.stop()
         server.should_exit = True
         await serving
+
+
+# --- operations the transport does not carry -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["{ __typename }", 'mutation { verifyProduct(code: "nope") { result } }'],
+    ids=["query", "mutation"],
+)
+async def test_legacy_graphql_ws_refuses_queries_and_mutations_with_a_hint(
+    gateway: Gateway, query: str
+) -> None:
+    brand, key = await gateway.brand()
+    socket = await Socket.open(gateway, key, protocol=LEGACY_WS)
+    inbox = Inbox(socket)
+    await _start(socket, query, {}, "op")
+    refused = await inbox.next("op")
+    assert refused["type"] == "error"
+    assert _codes(refused) == ["BAD_USER_INPUT"]
+    assert "graphql-transport-ws" in refused["payload"]["extensions"]["hint"]
+    operation = await socket.subscribe(brand)  # the connection carries on
+    await asyncio.sleep(0.1)
+    await gateway.dispute(await gateway.product(brand, key, claimed=True))
+    await _accepted(inbox, [operation])
+    await socket.close()
