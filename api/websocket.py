@@ -14,11 +14,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
 from resolvers.context import RequestContext
+from resolvers.loaders import Loaders
 from storage import Storage
 from storage.access_patterns import API_KEY_BY_HASH
 
@@ -78,6 +79,13 @@ class SocketContext(RequestContext):
 
     connection_params: dict[str, Any] | None = None
     connection: LiveConnection | None = field(default=None, repr=False)
+
+    def for_operation(self) -> SocketContext:
+        """A copy with DataLoaders of its own, for one query, mutation or
+        alert: a socket lives for hours, and one cache for its whole life
+        would grow with every alert and answer later ones with what the
+        first read (docs/design.md, WebSocket connections)."""
+        return replace(self, loaders=Loaders(self.services.storage, self.principal.tenant))
 
 
 class Connections:

@@ -1,6 +1,8 @@
 """What a hostile WebSocket client must not get past, against a real
-``proofgate serve`` process over real sockets (docs/design.md, WebSocket
-connections; Subscription limits)."""
+``proofgate serve`` process over real sockets.
+
+docs/design.md, WebSocket connections; docs/design.md, Subscription limits.
+"""
 
 from __future__ import annotations
 
@@ -312,4 +314,37 @@ async def test_legacy_graphql_ws_refuses_queries_and_mutations_with_a_hint(
     await asyncio.sleep(0.1)
     await gateway.dispute(await gateway.product(brand, key, claimed=True))
     await _accepted(inbox, [operation])
+    await socket.close()
+
+
+# --- DataLoaders -----------------------------------------------------------------
+
+COUNTED = """subscription($brand: ID!) {
+    threatAlerts(brandId: $brand) { id brand { stats { threatCount } } }
+}"""
+BRAND_COUNT = """query($id: ID!) { brand(id: $id) { stats { threatCount } } }"""
+
+
+async def test_each_alert_and_each_operation_on_a_socket_reads_fresh_data(
+    gateway: Gateway,
+) -> None:
+    """One DataLoader cache per socket would answer every later alert, and
+    every later query, with the brand as the first alert found it."""
+    brand, key = await gateway.brand()
+    socket = await Socket.open(gateway, key)
+    inbox = Inbox(socket)
+    await _start(socket, COUNTED, {"brand": brand}, "alerts")
+    await asyncio.sleep(0.1)
+    product = await gateway.product(brand, key, claimed=True)
+    counts = []
+    for _ in range(3):
+        await gateway.dispute(product)
+        message = await inbox.next("alerts")
+        counts.append(message["payload"]["data"]["threatAlerts"]["brand"]["stats"]["threatCount"])
+    assert counts == [1, 2, 3]
+    await gateway.dispute(product)
+    await inbox.next("alerts")
+    await _start(socket, BRAND_COUNT, {"id": brand}, "count")
+    answer = await inbox.next("count")
+    assert answer["payload"]["data"]["brand"]["stats"]["threatCount"] == 4
     await socket.close()
