@@ -348,3 +348,35 @@ async def test_each_alert_and_each_operation_on_a_socket_reads_fresh_data(
     answer = await inbox.next("count")
     assert answer["payload"]["data"]["brand"]["stats"]["threatCount"] == 4
     await socket.close()
+
+
+async def test_wrong_keys_in_connection_init_are_throttled(tmp_path: Path) -> None:
+    """A gateway of its own: the throttle counts by address, and every test
+    here calls from 127.0.0.1."""
+    gateway = await Gateway(
+        tmp_path, PROOFGATE_AUTH_FAILURE_LIMIT="6", PROOFGATE_AUTH_FAILURE_BURST="2"
+    ).start()
+    try:
+        _, key = await gateway.brand()
+
+        async def init(authorization: str) -> dict[str, Any]:
+            connection = await connect(gateway.ws_url, subprotocols=[LEGACY_WS])  # type: ignore[list-item]
+            payload = {"authorization": f"Bearer {authorization}"}
+            await connection.send(json.dumps({"type": "connection_init", "payload": payload}))
+            answer: dict[str, Any] = json.loads(await asyncio.wait_for(connection.recv(), 5))
+            await connection.close()
+            return answer
+
+        assert (await init(key))["type"] == "connection_ack"
+        for attempt in range(2):
+            refused = await init(f"pg_wrong-{attempt}")
+            assert refused["type"] == "connection_error"
+            assert refused["payload"]["code"] == "UNAUTHENTICATED"
+        for authorization in ("pg_wrong-9", key):
+            throttled = await init(authorization)
+            assert throttled["type"] == "connection_error"
+            assert throttled["payload"]["code"] == "RATE_LIMITED"
+        anonymous = await Socket.open(gateway, None, protocol=LEGACY_WS)
+        await anonymous.close()
+    finally:
+        await gateway.stop()
