@@ -10,8 +10,8 @@ from domain.enums import ProductStatus, Severity, ThreatType
 from domain.errors import Forbidden
 from domain.identifiers import new_id, new_webhook_secret
 from domain.webhooks import verify_signature
-from services.pipeline import Pipeline, PipelineSettings, RecallEvent
 from services.context import utcnow
+from services.pipeline import Pipeline, PipelineSettings, RecallEvent
 from services.pipeline.delivery import NO_RESPONSE
 from services.pipeline.http import post
 from services.webhooks.items import DeliveryStatus, WebhookRef, webhook_item
