@@ -29,7 +29,9 @@ __all__ = [
 ]
 
 PLAN_CACHE_SIZE = 1000
-PLAN_CACHE_BYTES = 32 * 1024 * 1024
+PLAN_CACHE_BYTES = 16 * 1024 * 1024
+"""Plans are a few KB; the rest is the text of the largest documents, which
+the document cache (32 MiB) holds too while both keep them."""
 PLAN_VARIANTS = 16
 """Plans per document for distinct ``@skip``/``@include`` values; more start over."""
 PLAN_BYTES_PER_FIELD = 2048
