@@ -11,6 +11,7 @@ key are not affected (docs/design.md, Limits and cost).
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -18,13 +19,18 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from domain.errors import RateLimited
+
 from ._formats import PerMinuteOrOff, Positive
 from .limits import Rate
-from .ratelimit import MAX_BUCKETS, too_many
 
 __all__ = ["AUTH_FAILURE_RATE", "AuthThrottle", "AuthVariables"]
 
 AUTH_FAILURE_RATE = Rate(per_minute=30, burst=10)
+MAX_ADDRESSES = 100_000
+"""Addresses remembered at once (least recently failed dropped first). Not
+``api.ratelimit``'s: settings, which the CLI jobs read, import this module,
+and those jobs run without the GraphQL layer."""
 
 
 @dataclass(slots=True)
@@ -39,7 +45,7 @@ class AuthThrottle:
         rate: Rate | None = AUTH_FAILURE_RATE,
         *,
         clock: Callable[[], float] = time.monotonic,
-        max_buckets: int = MAX_BUCKETS,
+        max_buckets: int = MAX_ADDRESSES,
     ) -> None:
         self.rate = rate
         self._clock = clock
@@ -50,8 +56,14 @@ class AuthThrottle:
         """Raises RATE_LIMITED (with ``retryAfter``) while ``client`` has no
         failures left to spend."""
         bucket = self._bucket(client, create=False)
-        if bucket is not None and self.rate is not None and bucket.tokens < 1:
-            raise too_many(self.rate, 1, bucket.tokens)
+        rate = self.rate
+        if bucket is not None and rate is not None and bucket.tokens < 1:
+            wait = math.ceil((1 - bucket.tokens) / rate.per_second * 1000) / 1000
+            raise RateLimited(
+                "Too many wrong API keys from this address",
+                hint=f"Retry after {wait} seconds with a valid key; requests without one go on.",
+                retryAfter=wait,
+            )
 
     def failed(self, client: str | None) -> None:
         bucket = self._bucket(client, create=True)
