@@ -21,15 +21,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from domain.errors import Forbidden, ProofgateError
-from services.auth import authenticate
 from storage.access_patterns import HEALTH_PROBE
 
 from . import __version__
+from .auth_throttle import AuthThrottle
 from .backend import open_storage
 from .demo import start_demo
 from .errors import error_response
 from .explorer import explorer_asset
-from .graphql import GraphQLApp, GraphQLEndpoint
+from .graphql import GraphQLApp, GraphQLEndpoint, authentication_refusal
 from .http_guard import HTTPGuard
 from .ingest import ingest_endpoint
 from .mcp.http import MCPEndpoint, MCPService
@@ -100,7 +100,13 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
             await record_signing_key(app.state.storage, services.key_ring)
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
-                app.state.graphql = GraphQLApp(schema, services, graphql_ide="graphiql")
+                app.state.graphql = GraphQLApp(
+                    schema,
+                    services,
+                    graphql_ide="graphiql",
+                    max_message_bytes=settings.limits.max_body_bytes,
+                    auth_throttle=AuthThrottle(settings.auth_failure_rate),
+                )
                 metrics.count_websockets(app.state.graphql.connections.__len__)
                 metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
                 metrics.count_relay(pipeline.relay.pressure)
@@ -177,13 +183,13 @@ async def health(request: Request) -> JSONResponse:
 
 async def metrics_endpoint(request: Request) -> Response:
     """Prometheus text format, for the admin key only (see ``api/metrics.py``)."""
-    services = request.app.state.graphql.services
+    graphql: GraphQLApp = request.app.state.graphql
     try:
-        principal = await authenticate(
-            services.storage, request.headers.get("authorization"), services.admin_key_hash
+        principal = await graphql.authenticate(
+            request.headers.get("authorization"), request.client and request.client.host
         )
     except ProofgateError as error:
-        return error_response(error, 401)
+        return authentication_refusal(error)
     if not principal.is_admin:
         refusal = Forbidden(
             "Metrics are for the operator", hint="Scrape with the admin key as a Bearer token."

@@ -15,9 +15,10 @@ from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql.error import GraphQLError
 from starlette.responses import JSONResponse
 from strawberry.extensions import SchemaExtension
+from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types.execution import ExecutionResult as StrawberryExecutionResult
 
-from domain.errors import ErrorCode, ProofgateError
+from domain.errors import BadUserInput, ErrorCode, ProofgateError
 
 from .observation import current_observation, note_error_codes
 
@@ -49,6 +50,8 @@ def to_graphql_error(error: GraphQLError, request_id: str | None) -> GraphQLErro
     original = error.original_error
     while isinstance(original, GraphQLError) and original.original_error is not None:
         original = original.original_error
+    if isinstance(original, InvalidOperationTypeError):
+        original = _wrong_transport(error.message)
     if isinstance(original, ProofgateError):
         message, extensions = original.message, error_extensions(original)
         if original.code is ErrorCode.INTERNAL_SERVER_ERROR:
@@ -73,6 +76,16 @@ def to_graphql_error(error: GraphQLError, request_id: str | None) -> GraphQLErro
         positions=error.positions,
         path=error.path,
         extensions=extensions,
+    )
+
+
+def _wrong_transport(message: str) -> BadUserInput:
+    """Legacy graphql-ws's ``start`` runs subscriptions only; a query or a
+    mutation sent there is the client's mistake, not the server's."""
+    return BadUserInput(
+        f"{message[:1].upper()}{message[1:]} on this transport",
+        hint="Legacy graphql-ws carries subscriptions only: send queries and mutations "
+        "as POST /graphql, or over graphql-transport-ws.",
     )
 
 

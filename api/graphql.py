@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import secrets
 from typing import Any
 
@@ -18,21 +19,24 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
-from domain.errors import BadUserInput, ProofgateError
+from domain.errors import BadUserInput, ProofgateError, RateLimited, Unauthenticated
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
 from services.auth import ANONYMOUS, Principal, Role, authenticate
 from services.context import Services
 from storage.trace import Trace
 
+from .auth_throttle import AuthThrottle
 from .errors import error_extensions, error_response
 from .explorer import explorer_page
 from .json_response import encode_json
+from .limits import MAX_BODY_BYTES
 from .request_json import MalformedJSON, decode_request_json
 from .request_log import REQUEST_ID_SCOPE_KEY
-from .websocket import Connections, SocketContext, TransportWSHandler, WSHandler
+from .websocket import Connections, SocketContext
+from .ws_protocols import TransportWSHandler, WSHandler, bounded_receive
 
-__all__ = ["GraphQLApp", "GraphQLEndpoint"]
+__all__ = ["GraphQLApp", "GraphQLEndpoint", "authentication_refusal"]
 
 TRACE_HEADER = "x-proofgate-trace"
 _PRINCIPAL = "proofgate.principal"
@@ -42,32 +46,60 @@ class GraphQLApp(GraphQL[RequestContext, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = WSHandler
 
-    def __init__(self, schema: strawberry.Schema, services: Services, **options: Any) -> None:
+    def __init__(
+        self,
+        schema: strawberry.Schema,
+        services: Services,
+        *,
+        max_message_bytes: int = MAX_BODY_BYTES,
+        auth_throttle: AuthThrottle | None = None,
+        **options: Any,
+    ) -> None:
+        """``max_message_bytes``: the body limit, which WebSocket messages obey
+        too; ``auth_throttle``: failed authentications per client address."""
         pipeline = services.pipeline
         if pipeline is not None:
             limit = pipeline.settings.subscriptions_per_connection
             options.setdefault("max_subscriptions_per_connection", limit)
+            timeout = pipeline.settings.connection_init_timeout
+            options.setdefault("connection_init_wait_timeout", timeout)
         # Keep-alives are sent by ``Connections.keep_alive``, one task for all.
         options["keep_alive"] = False
         super().__init__(schema, **options)
         self.services = services
         self.connections = Connections()
+        self.max_message_bytes = max_message_bytes
+        self.auth_throttle = auth_throttle or AuthThrottle()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             # Authenticate before Strawberry sees the request, so a bad key is a
             # clean 401 with a GraphQL-shaped error rather than a failed context.
             request = Request(scope, receive)
+            client = request.client.host if request.client else None
             try:
-                scope[_PRINCIPAL] = await authenticate(
-                    self.services.storage,
-                    request.headers.get("authorization"),
-                    self.services.admin_key_hash,
+                scope[_PRINCIPAL] = await self.authenticate(
+                    request.headers.get("authorization"), client
                 )
             except ProofgateError as error:
-                await error_response(error, 401)(scope, receive, send)
+                await authentication_refusal(error)(scope, receive, send)
                 return
+        elif scope["type"] == "websocket":
+            receive = bounded_receive(receive, send, self.max_message_bytes)
         await super().__call__(scope, receive, send)
+
+    async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
+        """Counts a wrong key against its client address, and refuses keys
+        from an address out of failures before reading them (``AuthThrottle``)."""
+        if authorization:
+            self.auth_throttle.check(client)
+        try:
+            return await authenticate(
+                self.services.storage, authorization, self.services.admin_key_hash
+            )
+        except Unauthenticated:
+            self.auth_throttle.failed(client)
+            raise
 
     async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
         """Strawberry answers a request it cannot take (a mutation over GET, a
@@ -130,10 +162,9 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         authorization = params.get("authorization") or params.get("Authorization")
         if authorization is not None and not isinstance(authorization, str):
             raise ConnectionRejectionError({"message": "authorization must be a string"})
+        address = getattr(getattr(context, "request", None), "client", None)
         try:
-            principal = await authenticate(
-                self.services.storage, authorization, self.services.admin_key_hash
-            )
+            principal = await self.authenticate(authorization, address and address.host)
         except ProofgateError as error:
             payload = {"message": error.message, **error_extensions(error)}
             raise ConnectionRejectionError(payload) from None
@@ -141,6 +172,15 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         context.loaders = Loaders(self.services.storage, principal.tenant)
         acknowledged: UnsetType = UNSET
         return acknowledged
+
+
+def authentication_refusal(error: ProofgateError) -> Response:
+    """401, or 429 with ``Retry-After`` for an address out of failures."""
+    if not isinstance(error, RateLimited):
+        return error_response(error, 401)
+    refusal = error_response(error, 429)
+    refusal.headers["Retry-After"] = str(math.ceil(error.extensions["retryAfter"]))
+    return refusal
 
 
 def _trace(principal: Principal, request: Request) -> Trace | None:

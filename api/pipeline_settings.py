@@ -91,6 +91,10 @@ class PipelineVariables(BaseModel):
     tail_interval_ms: Positive = _DEFAULT.tail_interval // _MILLISECOND
     key_check_ms: Positive = _DEFAULT.key_check_interval // _MILLISECOND
     ws_keepalive_ms: Positive = _DEFAULT.keepalive_interval // _MILLISECOND
+    ws_init_timeout_ms: Positive = _DEFAULT.connection_init_timeout // _MILLISECOND
+    subscriptions_per_key: Positive = _DEFAULT.subscriptions_per_key
+    subscriptions_per_brand: Positive = _DEFAULT.subscriptions_per_brand
+    alert_cost_per_brand: Positive = _DEFAULT.alert_cost_per_brand
     webhook_retry_base_ms: Positive = _DEFAULT.retry_base // _MILLISECOND
     webhook_allow_private: Annotated[bool, BeforeValidator(_one_or_zero)] = (
         _DEFAULT.webhook_allow_private
@@ -111,6 +115,10 @@ class PipelineVariables(BaseModel):
             tail_interval=self.tail_interval_ms * _MILLISECOND,
             key_check_interval=self.key_check_ms * _MILLISECOND,
             keepalive_interval=self.ws_keepalive_ms * _MILLISECOND,
+            connection_init_timeout=self.ws_init_timeout_ms * _MILLISECOND,
+            subscriptions_per_key=self.subscriptions_per_key,
+            subscriptions_per_brand=self.subscriptions_per_brand,
+            alert_cost_per_brand=self.alert_cost_per_brand,
             retry_base=self.webhook_retry_base_ms * _MILLISECOND,
             webhook_allow_private=self.webhook_allow_private,
             redis_url=self.redis_url,

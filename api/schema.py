@@ -31,6 +31,7 @@ from .ratelimit import RateCheck, RateLimit, RateLimiter
 from .read_budget import ReadLimit
 from .request_log import OperationObserver
 from .spans import OperationSpans
+from .subscription_cost import SubscriptionCost
 from .tracing import StorageTracing
 from .validation import DocumentLimits, document_rules, hide_suggestions
 
@@ -144,6 +145,7 @@ def _extensions(
         partial(AddValidationRules, document_rules(limits)),
         validated,
         partial(CostBudget, max_cost=limits.max_cost),
+        SubscriptionCost,
         rate_limit,
         partial(ReadLimit, max_items=limits.max_read_items, max_units=limits.max_read_units),
     ]

@@ -145,6 +145,9 @@ def _config(
         # A permessage-deflate context holds ~300 KB per connection, six times
         # what an idle subscription otherwise costs; alerts are small JSON.
         ws_per_message_deflate=False,
+        # WebSocket messages obey the body limit; uvicorn refuses a larger
+        # frame from its header (1009) instead of buffering up to 16 MiB.
+        ws_max_size=settings.limits.max_body_bytes,
         server_header=False,
         proxy_headers=args.proxy_headers,
         forwarded_allow_ips=list(settings.forwarded_allow_ips),

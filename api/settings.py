@@ -30,6 +30,7 @@ from services.pipeline.settings import PipelineSettings
 
 from ._environment import EnvironmentReader, Malformed
 from ._formats import Addresses, HttpUrl, Origins, Port, Positive, UserPath, choice, matching
+from .auth_throttle import AUTH_FAILURE_RATE, AuthVariables
 from .keyfile import (
     ADMIN_KEY_FILE,
     CURSOR_KEY_FILE,
@@ -40,7 +41,7 @@ from .keyfile import (
     new_cursor_key,
     read_or_create,
 )
-from .limits import Limits, LimitVariables
+from .limits import Limits, LimitVariables, Rate
 from .logs import LogFormat, LogLevel
 from .mcp.settings import MCPVariables
 from .operations.settings import OperationSettings, OperationVariables
@@ -107,6 +108,8 @@ class Settings:
     """How long a stopping process waits for requests in flight."""
     max_connections: int = 4096
     """Open connections (HTTP and WebSocket) one process accepts; more get 503."""
+    auth_failure_rate: Rate | None = AUTH_FAILURE_RATE
+    """Failed authentications a client address may make; None: unlimited."""
     signing_key: str | None = field(default=None, repr=False)
     """PEM of the active Ed25519 certificate key, from the environment or a named file."""
     signing_key_file: Path | None = None
@@ -168,6 +171,7 @@ class Settings:
             forwarded_allow_ips=env.forwarded_allow_ips,
             shutdown_seconds=env.shutdown_seconds,
             max_connections=env.max_connections,
+            auth_failure_rate=env.auth_failure_rate(),
             signing_key=signing_key,
             signing_key_file=data_dir / SIGNING_KEY_FILE if signing_key is None else None,
             verifying_keys=verifying_keys,
@@ -334,6 +338,7 @@ class ProcessVariables(TableVariables):
 class Environment(
     ProcessVariables,
     LimitVariables,
+    AuthVariables,
     OperationVariables,
     MCPVariables,
     PolicyVariables,

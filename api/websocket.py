@@ -14,16 +14,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
-from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
-    BaseGraphQLTransportWSHandler,
-)
-from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
-
 from resolvers.context import RequestContext
+from resolvers.loaders import Loaders
 from storage import Storage
 from storage.access_patterns import API_KEY_BY_HASH
 
@@ -34,8 +30,6 @@ __all__ = [
     "Connections",
     "LiveConnection",
     "SocketContext",
-    "TransportWSHandler",
-    "WSHandler",
 ]
 
 logger = logging.getLogger("proofgate.websocket")
@@ -85,6 +79,13 @@ class SocketContext(RequestContext):
 
     connection_params: dict[str, Any] | None = None
     connection: LiveConnection | None = field(default=None, repr=False)
+
+    def for_operation(self) -> SocketContext:
+        """A copy with DataLoaders of its own, for one query, mutation or
+        alert: a socket lives for hours, and one cache for its whole life
+        would grow with every alert and answer later ones with what the
+        first read (docs/design.md, WebSocket connections)."""
+        return replace(self, loaders=Loaders(self.services.storage, self.principal.tenant))
 
 
 class Connections:
@@ -160,54 +161,3 @@ async def _quietly(send: Awaitable[None]) -> None:
     with contextlib.suppress(Exception):
         async with asyncio.timeout(_CLOSE_TIMEOUT_SECONDS):
             await send
-
-
-class _Registered:
-    """Shared by both protocol handlers: register the connection while it is open."""
-
-    view: Any
-    context: Any
-    websocket: Any
-
-    @property
-    def connections(self) -> Connections:
-        connections: Connections = self.view.connections
-        return connections
-
-    def _register(self, keepalive: Callable[[], Awaitable[None]]) -> LiveConnection:
-        connection = LiveConnection(self.websocket, self.context, keepalive)
-        if isinstance(self.context, SocketContext):
-            self.context.connection = connection
-        self.connections.add(connection)
-        return connection
-
-
-class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestContext, None]):
-    """graphql-transport-ws, with server pings so idle connections stay open
-    through proxies and dead ones are noticed."""
-
-    async def handle(self) -> None:
-        connection = self._register(self._ping)
-        try:
-            await super().handle()
-        finally:
-            self.connections.discard(connection)
-
-    async def _ping(self) -> None:
-        if self.connection_acknowledged:
-            await self.send_message({"type": "ping"})
-
-
-class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
-    """Legacy graphql-ws; its keep-alive is the protocol's own ``ka`` message."""
-
-    async def handle(self) -> None:
-        connection = self._register(self._keep_alive)
-        try:
-            await super().handle()
-        finally:
-            self.connections.discard(connection)
-
-    async def _keep_alive(self) -> None:
-        if self.connection_acknowledged:
-            await self.send_message({"type": "ka"})

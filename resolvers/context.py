@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,7 +16,12 @@ from storage.trace import Trace
 
 from .loaders import Loaders
 
-__all__ = ["Info", "RequestContext"]
+__all__ = ["OPERATION_COST", "Info", "RequestContext"]
+
+OPERATION_COST: ContextVar[int] = ContextVar("proofgate_operation_cost", default=0)
+"""The planned reads of the operation running in this task (for a
+subscription, of one event), set by the gateway's cost check: a context
+variable because one WebSocket context serves several operations at once."""
 
 
 @dataclass

@@ -4,11 +4,14 @@ Keyed by the operation node of the parsed document (the parse cache hands the
 same document back for the same query text); an entry holds one plan
 per set of values of the variables its ``@skip``/``@include`` read, since
 those decide which fields a plan collects. An entry keeps its document alive,
-so an id is never reused for another operation while the entry lives.
+so an id is never reused for another operation while the entry lives, and
+with it the document's text (every node's location points at it): an entry
+is charged that text, or 1,000 distinct 1 MB queries would hold 1 GB.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,7 +29,9 @@ __all__ = [
 ]
 
 PLAN_CACHE_SIZE = 1000
-PLAN_CACHE_BYTES = 32 * 1024 * 1024
+PLAN_CACHE_BYTES = 16 * 1024 * 1024
+"""Plans are a few KB; the rest is the text of the largest documents, which
+the document cache (32 MiB) holds too while both keep them."""
 PLAN_VARIANTS = 16
 """Plans per document for distinct ``@skip``/``@include`` values; more start over."""
 PLAN_BYTES_PER_FIELD = 2048
@@ -40,10 +45,17 @@ class PlanEntry:
     conditions: tuple[str, ...]
     plans: dict[tuple[Any, ...], OperationPlan | None] = field(default_factory=dict)
     """None: the operation is left to graphql-core."""
+    base: int = PLAN_BYTES_BASE
+    """What the entry costs without plans: the base and the document's text."""
     size: int = PLAN_BYTES_BASE
     pinned: bool = False
     """A registered operation's: never evicted, and outside the byte budget,
     which bounds what clients bring (docs/design.md, "Named operations")."""
+
+
+def _text_bytes(operation: Any) -> int:
+    location = getattr(operation, "loc", None)
+    return 0 if location is None else sys.getsizeof(location.source.body)
 
 
 @dataclass(slots=True)
@@ -83,7 +95,9 @@ class PlanCache:
         if entry is not None and entry.document is operation:
             self._entries.move_to_end(key)
             return entry
-        entry = PlanEntry(operation, condition_variables([operation, *fragments]))
+        base = PLAN_BYTES_BASE + _text_bytes(operation)
+        conditions = condition_variables([operation, *fragments])
+        entry = PlanEntry(operation, conditions, base=base, size=base)
         self._entries[key] = entry
         self.bytes += entry.size
         self._evict()
@@ -95,8 +109,8 @@ class PlanCache:
                 entry.plans[values] = plan
             return
         if len(entry.plans) >= PLAN_VARIANTS:
-            self.bytes -= entry.size - PLAN_BYTES_BASE
-            entry.size = PLAN_BYTES_BASE
+            self.bytes -= entry.size - entry.base
+            entry.size = entry.base
             entry.plans.clear()
         size = plan.fields * PLAN_BYTES_PER_FIELD if plan is not None else 0
         entry.plans[values] = plan

@@ -51,6 +51,11 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         """``serially`` is False only for a subscription's events (each one
         runs the subscription's selection set on the event), None otherwise."""
         self.response_bytes = ResponseBytes(self.max_response_bytes)
+        own_context = getattr(self.context_value, "for_operation", None)
+        if own_context is not None:
+            # A WebSocket context serves many operations: each, and each of a
+            # subscription's events, runs on its own copy (SocketContext).
+            self.context_value = own_context()
         subscription = self.operation.operation is OperationType.SUBSCRIPTION
         plan = self._plan() if serially is None or (subscription and not serially) else None
         _report(self.context_value, COMPILED if plan else GRAPHQL_CORE)

@@ -26,7 +26,7 @@ from services.pipeline.service import Pipeline
 from storage import Item
 from storage.access_patterns import BRAND_THREATS
 
-from ..context import Info
+from ..context import OPERATION_COST, Info
 from ..fields import AP_METADATA
 from .types import ThreatAlert
 
@@ -79,7 +79,12 @@ class ThreatSubscriptions:
         pipeline = context.services.pipeline
         if pipeline is None:
             raise ServiceUnavailable("Live alerts are not available on this gateway")
-        subscriber = await pipeline.subscribe(brand, _overflow_handler(info))
+        subscriber = await pipeline.subscribe(
+            brand,
+            _overflow_handler(info),
+            key=context.principal.key_hash,
+            cost=OPERATION_COST.get(),
+        )
         try:
             backlog = (
                 []

@@ -17,6 +17,7 @@ from .events import (
     ScanEvent,
     WebhookEvent,
 )
+from .quota import SubscriptionLimits
 from .relay import Relay
 from .service import Pipeline, outbox_actions
 from .settings import PipelineSettings, ShardLayout
@@ -37,6 +38,7 @@ __all__ = [
     "ScanEvent",
     "ShardLayout",
     "Subscriber",
+    "SubscriptionLimits",
     "Tailer",
     "WebhookEvent",
     "outbox_actions",

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from domain.datetimes import parse_datetime
-from domain.errors import ServiceUnavailable
 from storage import Item
+
+from .quota import SubscriptionLimits, SubscriptionQuota
 
 __all__ = ["Broker", "Subscriber"]
 
@@ -30,10 +31,32 @@ logger = logging.getLogger("proofgate.pipeline")
 class Subscriber:
     """One live subscription's queue. ``next`` returns None once closed."""
 
-    __slots__ = ("_closed", "_limit", "_on_overflow", "_queue", "_waiter", "brand_id", "overflowed")
+    __slots__ = (
+        "_closed",
+        "_limit",
+        "_on_overflow",
+        "_queue",
+        "_waiter",
+        "brand_id",
+        "cost",
+        "key",
+        "overflowed",
+    )
 
-    def __init__(self, brand_id: str, limit: int, on_overflow: Callable[[], None] | None) -> None:
+    def __init__(
+        self,
+        brand_id: str,
+        limit: int,
+        on_overflow: Callable[[], None] | None,
+        *,
+        key: str | None = None,
+        cost: int = 0,
+    ) -> None:
         self.brand_id = brand_id
+        self.key = key
+        """The API key (its hash) that holds the subscription, for its quota."""
+        self.cost = cost
+        """What the subscription's selection plans to read per alert."""
         self.overflowed = False
         self._limit = limit
         self._on_overflow = on_overflow
@@ -109,24 +132,27 @@ class _Seen:
 
 
 class Broker:
-    def __init__(self, *, queue_max: int, subscriptions_max: int, overlap: timedelta) -> None:
+    def __init__(self, *, queue_max: int, limits: SubscriptionLimits, overlap: timedelta) -> None:
         self._queue_max = queue_max
-        self._subscriptions_max = subscriptions_max
+        self._quota = SubscriptionQuota(limits)
         self._overlap = overlap
         self._subscribers: dict[str, set[Subscriber]] = {}
         self._seen: dict[str, _Seen] = {}
-        self._count = 0
 
-    def add(self, brand_id: str, on_overflow: Callable[[], None] | None = None) -> Subscriber:
-        if self._count >= self._subscriptions_max:
-            raise ServiceUnavailable(
-                "This gateway has reached its limit of live subscriptions",
-                hint="Retry later or connect to another gateway process.",
-            )
-        subscriber = Subscriber(brand_id, self._queue_max, on_overflow)
+    def add(
+        self,
+        brand_id: str,
+        on_overflow: Callable[[], None] | None = None,
+        *,
+        key: str | None = None,
+        cost: int = 0,
+    ) -> Subscriber:
+        """Raises, registering nothing, when the process, ``key`` or the brand
+        is at its limit (``SubscriptionQuota``)."""
+        self._quota.take(brand_id, key, cost)
+        subscriber = Subscriber(brand_id, self._queue_max, on_overflow, key=key, cost=cost)
         self._subscribers.setdefault(brand_id, set()).add(subscriber)
         self._seen.setdefault(brand_id, _Seen())
-        self._count += 1
         return subscriber
 
     def remove(self, subscriber: Subscriber) -> None:
@@ -135,7 +161,7 @@ class Broker:
         if subscribers is None or subscriber not in subscribers:
             return
         subscribers.discard(subscriber)
-        self._count -= 1
+        self._quota.give_back(subscriber.brand_id, subscriber.key, subscriber.cost)
         if not subscribers:
             del self._subscribers[subscriber.brand_id]
             self._seen.pop(subscriber.brand_id, None)
@@ -149,7 +175,7 @@ class Broker:
 
     @property
     def subscription_count(self) -> int:
-        return self._count
+        return self._quota.count
 
     def mark_seen(self, brand_id: str, items: Iterable[Item], started: datetime) -> None:
         """Alerts that existed before a brand was watched: never live news."""

@@ -29,11 +29,16 @@ from .events import WebhookEvent
 from .http import post
 from .settings import PipelineSettings
 
-__all__ = ["EVENT_TYPE", "deliver", "delivery_body"]
+__all__ = ["EVENT_TYPE", "NO_RESPONSE", "deliver", "delivery_body"]
 
 logger = logging.getLogger("proofgate.pipeline")
 
 EVENT_TYPE = "threat.alert"
+NO_RESPONSE = "no HTTP response"
+"""The brand-visible ``lastError`` of every failure short of an HTTP answer:
+naming it (a name that does not resolve, an address that is private, a
+refused connection) would let a brand probe DNS and the private network
+through the gateway. The operator's log has the cause."""
 _ALERT_FIELDS = (
     "id",
     "brandId",
@@ -118,7 +123,13 @@ async def deliver(
         code = response.status
         error = None if response.ok else f"HTTP {response.status}"
     except (OSError, TimeoutError, ProofgateError) as failure:
-        error = f"{type(failure).__name__}: {failure}"
+        logger.info(
+            "Webhook delivery %s got no response: %s: %s",
+            event.delivery_id,
+            type(failure).__name__,
+            failure,
+        )
+        error = NO_RESPONSE
     if error is None:
         await _record(storage, event, DeliveryStatus.DELIVERED, now, code, None, counted)
         return

@@ -80,7 +80,7 @@ class Pipeline:
         self.cursors = cursors
         self.broker = Broker(
             queue_max=settings.queue_max,
-            subscriptions_max=settings.subscriptions_max,
+            limits=settings.subscription_limits,
             overlap=settings.tail_overlap,
         )
         self.tailer = Tailer(storage, self.broker, settings, clock)
@@ -138,10 +138,16 @@ class Pipeline:
     # --- subscriptions -------------------------------------------------------------
 
     async def subscribe(
-        self, brand_id: str, on_overflow: Callable[[], None] | None = None
+        self,
+        brand_id: str,
+        on_overflow: Callable[[], None] | None = None,
+        *,
+        key: str | None = None,
+        cost: int = 0,
     ) -> Subscriber:
-        """Live alerts of ``brand_id`` from now on, buffered until read."""
-        subscriber = self.broker.add(brand_id, on_overflow)
+        """Live alerts of ``brand_id`` from now on, buffered until read; held
+        by ``key`` and planning ``cost`` reads per alert, within their quota."""
+        subscriber = self.broker.add(brand_id, on_overflow, key=key, cost=cost)
         try:
             await self.transport.watch(brand_id)
             await self.tailer.watch(brand_id)

@@ -15,6 +15,8 @@ from datetime import timedelta
 from domain.errors import ConfigurationError
 from domain.threats import ThreatSettings
 
+from .quota import SubscriptionLimits
+
 __all__ = ["PipelineSettings", "ShardLayout"]
 
 
@@ -55,6 +57,12 @@ class PipelineSettings:
     connection is a slow consumer and is closed."""
     subscriptions_per_connection: int = 10
     subscriptions_max: int = 10_000
+    subscriptions_per_key: int = 100
+    subscriptions_per_brand: int = 1_000
+    alert_cost_per_brand: int = 20_000
+    """Reads per alert a brand's live subscriptions may plan together."""
+    connection_init_timeout: timedelta = timedelta(seconds=10)
+    """How long a WebSocket may stay open without a ``connection_init``."""
     keepalive_interval: timedelta = timedelta(seconds=15)
     key_check_interval: timedelta = timedelta(seconds=5)
     # Webhooks.
@@ -83,6 +91,9 @@ class PipelineSettings:
             "queue_max",
             "subscriptions_per_connection",
             "subscriptions_max",
+            "subscriptions_per_key",
+            "subscriptions_per_brand",
+            "alert_cost_per_brand",
             "webhooks_per_brand",
             "webhook_concurrency",
             "replay_max",
@@ -97,6 +108,15 @@ class PipelineSettings:
         the newest alert it saw, one ``tail_interval`` after the last read. Half
         of what is left, for clock skew between hosts (docs/design.md, "Late commits")."""
         return max(self.tail_overlap - self.tail_interval, self.tail_overlap / 4) / 2
+
+    @property
+    def subscription_limits(self) -> SubscriptionLimits:
+        return SubscriptionLimits(
+            per_process=self.subscriptions_max,
+            per_key=self.subscriptions_per_key,
+            per_brand=self.subscriptions_per_brand,
+            cost_per_brand=self.alert_cost_per_brand,
+        )
 
     @property
     def current_layout(self) -> ShardLayout:

@@ -84,3 +84,22 @@ async def test_a_subscription_over_http_is_bad_user_input(
     assert sqlite_gateway.codes(body) == ["BAD_USER_INPUT"]
     assert "WebSocket" in body["errors"][0]["extensions"]["hint"]
     assert caplog.records == []
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+async def test_a_subscription_over_http_is_bad_user_input_with_a_hint(
+    sqlite_gateway, caplog: pytest.LogCaptureFixture, method: str
+) -> None:
+    query = 'subscription { threatAlerts(brandId: "B1") { id } }'
+    with caplog.at_level(logging.WARNING):
+        if method == "POST":
+            response = await sqlite_gateway.http.post("/graphql", json={"query": query})
+        else:
+            response = await sqlite_gateway.http.get(
+                "/graphql", params={"query": query}, headers={"Accept": "application/json"}
+            )
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert sqlite_gateway.codes(body) == ["BAD_USER_INPUT"]
+    assert "WebSocket" in body["errors"][0]["extensions"]["hint"]
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info] == []

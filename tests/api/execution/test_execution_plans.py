@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,8 @@ def test_the_cache_keeps_at_most_its_entries() -> None:
 
 
 def test_the_cache_keeps_at_most_its_bytes() -> None:
-    budget = 3 * (PLAN_BYTES_BASE + 10 * PLAN_BYTES_PER_FIELD)
+    text = sys.getsizeof("{ f0 }")
+    budget = 3 * (PLAN_BYTES_BASE + text + 10 * PLAN_BYTES_PER_FIELD)
     cache = PlanCache(max_items=100, max_bytes=budget)
     for index in range(10):
         cache.store(cache.entry(_operation(f"{{ f{index} }}"), []), (), _plan(10))
@@ -89,3 +91,16 @@ async def test_graphql_core_mode_reports_itself() -> None:
     result = await schema.execute("{ __typename }", context_value=context)
     assert result.data == {"__typename": "Query"}
     assert context.execution == "graphql-core"
+
+
+def test_an_entry_is_charged_the_text_its_document_keeps_alive() -> None:
+    """Every node's location points at the document's text, so a plan of a
+    1 MB query (a long comment) holds 1 MB, however few fields it has."""
+    megabyte = 1024 * 1024
+    cache = PlanCache(max_items=100, max_bytes=4 * megabyte)
+    for index in range(10):
+        operation = _operation(f"{{ f{index} }}\n#" + "x" * megabyte)
+        cache.store(cache.entry(operation, []), (), _plan(1))
+        assert cache.bytes <= 4 * megabyte
+    assert len(cache) == 3
+    assert cache.bytes >= 3 * megabyte

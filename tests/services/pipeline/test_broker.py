@@ -7,7 +7,7 @@ import pytest
 
 from domain.datetimes import format_datetime
 from domain.errors import ServiceUnavailable
-from services.pipeline import Broker
+from services.pipeline import Broker, SubscriptionLimits
 from storage import Item
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -19,7 +19,9 @@ def alert(alert_id: str, brand: str = "B1", at: datetime = T0) -> Item:
 
 def broker(queue_max: int = 4, subscriptions_max: int = 10) -> Broker:
     return Broker(
-        queue_max=queue_max, subscriptions_max=subscriptions_max, overlap=timedelta(seconds=5)
+        queue_max=queue_max,
+        limits=SubscriptionLimits(per_process=subscriptions_max),
+        overlap=timedelta(seconds=5),
     )
 
 

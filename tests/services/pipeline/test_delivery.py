@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,11 +10,14 @@ from domain.enums import ProductStatus, Severity, ThreatType
 from domain.errors import Forbidden
 from domain.identifiers import new_id, new_webhook_secret
 from domain.webhooks import verify_signature
+from services.context import utcnow
 from services.pipeline import Pipeline, PipelineSettings, RecallEvent
+from services.pipeline.delivery import NO_RESPONSE
 from services.pipeline.http import post
 from services.webhooks.items import DeliveryStatus, WebhookRef, webhook_item
 from storage import CursorCodec, Item, Storage
 from storage.access_patterns import OUTBOX_PARKED, WEBHOOK_DELIVERIES
+from tests._support.ports import free_port
 from tests._support.receiver import Receiver, Request
 from tests.services.pipeline._support import (
     CURSOR_KEY,
@@ -168,3 +172,40 @@ async def test_each_attempt_is_reported_with_its_result(
         await counting.stop()
     assert results == [DeliveryStatus.RETRYING, DeliveryStatus.DELIVERED]
     assert receiver.answered == [500, 200]
+
+
+@pytest.mark.parametrize(
+    ("url", "allow_private"),
+    [
+        ("http://no-such-host.invalid/hook", True),
+        ("http://127.0.0.1:{closed}/hook", True),
+        ("http://127.0.0.1:{closed}/hook", False),
+        ("http://localhost:{closed}/hook", False),
+    ],
+    ids=["unresolvable", "refused", "private-address", "private-name"],
+)
+async def test_a_failure_without_an_answer_tells_the_brand_nothing_about_the_network(
+    storage: Storage, settings: PipelineSettings, t0: datetime, url: str, allow_private: bool
+) -> None:
+    """Whether a name resolves, and whether to a private address, is the
+    operator's business: lastError reads the same for all of them. A
+    receiver's own answer (HTTP 503 above) is still reported."""
+    closed = free_port()
+    brand = await new_brand(storage)
+    await webhook(storage, brand, url.format(closed=closed))
+    own = replace(settings, webhook_allow_private=allow_private, max_attempts=1)
+    pipeline = Pipeline(storage, own, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    await pipeline.start()
+    try:
+        await pipeline.committing(storage).transact_write(
+            pipeline.enqueue(RecallEvent(new_id(), brand, t0, None))
+        )
+
+        async def failed() -> bool:
+            return [r["status"] for r in await deliveries(storage, brand)] == ["FAILED"]
+
+        await eventually(failed)
+    finally:
+        await pipeline.stop()
+    [record] = await deliveries(storage, brand)
+    assert (record["lastError"], record.get("lastStatusCode")) == (NO_RESPONSE, None)

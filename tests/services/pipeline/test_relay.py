@@ -19,6 +19,7 @@ from services.pipeline import (
     PipelineSettings,
     RecallEvent,
     Relay,
+    SubscriptionLimits,
 )
 from services.pipeline import relay as relay_module
 from services.pipeline.service import outbox_actions
@@ -192,7 +193,10 @@ async def test_an_expired_lease_is_taken_over_after_a_crash_mid_item(
     await record_scan(storage, product, t0, result=ScanResult.COUNTERFEIT)
 
     crashed = Relay(
-        storage, Broker(queue_max=8, subscriptions_max=8, overlap=short.tail_overlap), short, utcnow
+        storage,
+        Broker(queue_max=8, limits=SubscriptionLimits(per_process=8), overlap=short.tail_overlap),
+        short,
+        utcnow,
     )
     persist = crashed._persist
     writes = 0
