@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from domain.errors import Forbidden, ProofgateError
+from services.pipeline import Pipeline
 from storage.access_patterns import HEALTH_PROBE
 
 from . import __version__
@@ -36,13 +37,13 @@ from .mcp.http import MCPEndpoint, MCPService
 from .mcp.tools import tool_specs
 from .metrics import CONTENT_TYPE_LATEST, Metrics
 from .operations.defaults import default_documents
-from .operations.registry import load_registry
+from .operations.registry import OperationRegistry, load_registry
 from .operations.trusted import UntrustedCounter
 from .passport import passport_download
 from .pipeline import build_pipeline, running_pipeline, watching_connections
 from .qr import qr_image
 from .request_log import RequestObserver
-from .schema import build_schema
+from .schema import ProofgateSchema, build_schema
 from .schema import schema as default_schema
 from .services import build_services
 from .settings import Settings
@@ -75,15 +76,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
     tools = tool_specs(default_schema._schema, registry)
     metrics = Metrics()
     untrusted = UntrustedCounter(metrics.untrusted_documents.inc)
-    schema = build_schema(
-        settings.limits,
-        registry,
-        operations.trusted_documents,
-        untrusted,
-        redis_url=settings.pipeline.redis_url,
-        on_redis_outage=metrics.redis_outage("limits"),
-        redis_prefix=settings.pipeline.redis_prefix,
-    )
+    schema = _schema(settings, registry, untrusted, metrics)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -107,9 +100,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
                     max_message_bytes=settings.limits.max_body_bytes,
                     auth_throttle=AuthThrottle(settings.auth_failure_rate),
                 )
-                metrics.count_websockets(app.state.graphql.connections.__len__)
-                metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
-                metrics.count_relay(pipeline.relay.pressure)
+                _count(metrics, app.state.graphql, pipeline)
                 mcp = MCPService(schema, services, tools)
                 async with watching_connections(app.state.graphql, settings), mcp.running():
                     app.state.mcp = mcp
@@ -129,6 +120,27 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
     app.state.operations = registry
     app.state.untrusted_documents = untrusted
     return app
+
+
+def _schema(
+    settings: Settings, registry: OperationRegistry, untrusted: UntrustedCounter, metrics: Metrics
+) -> ProofgateSchema:
+    return build_schema(
+        settings.limits,
+        registry,
+        settings.operations.trusted_documents,
+        untrusted,
+        redis_url=settings.pipeline.redis_url,
+        on_redis_outage=metrics.redis_outage("limits"),
+        redis_prefix=settings.pipeline.redis_prefix,
+    )
+
+
+def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline) -> None:
+    """The gauges read live state: sockets, subscriptions, the relay's pressure."""
+    metrics.count_websockets(graphql.connections.__len__)
+    metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
+    metrics.count_relay(pipeline.relay.pressure)
 
 
 def from_environment() -> Starlette:
