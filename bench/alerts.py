@@ -46,6 +46,11 @@ ENV = {
     "PROOFGATE_RATE_LIMIT": "off",
     "PROOFGATE_KEY_RATE_LIMIT": "off",
     "PROOFGATE_TAIL_INTERVAL_MS": str(TAIL_INTERVAL_MS),
+    # The fan-out holds 1,000 subscriptions of one key to one brand, past the
+    # per-key and per-brand quotas a production gateway keeps.
+    "PROOFGATE_SUBSCRIPTIONS_PER_KEY": str(2 * SUBSCRIBERS),
+    "PROOFGATE_SUBSCRIPTIONS_PER_BRAND": str(2 * SUBSCRIBERS),
+    "PROOFGATE_ALERT_COST_PER_BRAND": str(100 * SUBSCRIBERS),
 }
 SUBSCRIBE = "subscription($b: ID!) { threatAlerts(brandId: $b) { id type } }"
 REGISTER_BRAND = """mutation($d: String!) {

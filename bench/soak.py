@@ -53,6 +53,10 @@ ENV = {
     "PROOFGATE_ADMIN_KEY": ADMIN_KEY,
     "PROOFGATE_RATE_LIMIT": "off",
     "PROOFGATE_KEY_RATE_LIMIT": "off",
+    # 100 subscribers per brand, reconnecting: room above the per-key and
+    # per-brand quotas for a socket that has not yet let go of its old one.
+    "PROOFGATE_SUBSCRIPTIONS_PER_KEY": "1000",
+    "PROOFGATE_SUBSCRIPTIONS_PER_BRAND": "1000",
 }
 SUBSCRIBE = """subscription($b: ID!, $after: String) {
     threatAlerts(brandId: $b, after: $after) { id cursor }
