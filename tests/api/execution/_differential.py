@@ -98,14 +98,6 @@ class Differential:
             if seen_compiled & seen_core:
                 return True, mode
         return False, mode
-        seen_compiled, seen_core = {compiled}, {core}
-        for _ in range(RACE_RERUNS):
-            again_compiled, again_core, _ = await self.both(query, variables, principal)
-            seen_compiled.add(again_compiled)
-            seen_core.add(again_core)
-            if seen_compiled & seen_core:
-                return True, mode
-        return False, mode
 
     async def _run(
         self,
