@@ -83,8 +83,11 @@ async def _graphql(
     return body["data"]
 
 
-async def _seed(client: httpx.AsyncClient, products: int) -> tuple[str, str, list[str]]:
-    """A brand, its key, and the codes of ``products`` claimed products."""
+async def _seed(
+    client: httpx.AsyncClient, products: int, claimed: bool = True
+) -> tuple[str, str, list[str]]:
+    """A brand, its key, and the codes of ``products`` products, claimed
+    unless ``claimed`` is False."""
     domain = f"{uuid.uuid4().hex[:10]}.example.com"
     data = await _graphql(client, REGISTER_BRAND, {"d": domain}, ADMIN_KEY)
     brand, key = data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
@@ -93,7 +96,8 @@ async def _seed(client: httpx.AsyncClient, products: int) -> tuple[str, str, lis
     for _ in range(products):
         product = await _graphql(client, REGISTER_PRODUCT, {"b": brand, "n": uuid.uuid4().hex}, key)
         code = product["registerProduct"]["verificationCode"]
-        await _graphql(client, CLAIM, {"c": code})
+        if claimed:
+            await _graphql(client, CLAIM, {"c": code})
         codes.append(code)
     return brand, key, codes
 

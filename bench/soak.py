@@ -26,7 +26,6 @@ import random
 import sys
 import tempfile
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -36,7 +35,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from ._harness import print_table
 from ._server import Server, free_port, serving
 from ._wrk import WRK, Request, run_wrk
-from .alerts import ADMIN_KEY, CLAIM, GRANT, REGISTER_BRAND, REGISTER_PRODUCT, VERIFY, _graphql
+from .alerts import ADMIN_KEY, VERIFY, _graphql, _seed
 
 SECONDS = int(os.environ.get("BENCH_SOAK_SECONDS", "600"))
 SUBSCRIBERS = 500
@@ -123,23 +122,6 @@ def _rss_mb(server: Server) -> float:
     raise RuntimeError("no VmRSS")
 
 
-async def _brand(
-    client: httpx.AsyncClient, products: int, claimed: bool
-) -> tuple[str, str, list[str]]:
-    domain = f"{uuid.uuid4().hex[:10]}.example.com"
-    data = await _graphql(client, REGISTER_BRAND, {"d": domain}, ADMIN_KEY)
-    brand, key = data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
-    await _graphql(client, GRANT, {"b": brand, "k": uuid.uuid4().hex}, ADMIN_KEY)
-    codes = []
-    for _ in range(products):
-        made = await _graphql(client, REGISTER_PRODUCT, {"b": brand, "n": uuid.uuid4().hex}, key)
-        code = made["registerProduct"]["verificationCode"]
-        if claimed:
-            await _graphql(client, CLAIM, {"c": code})
-        codes.append(code)
-    return brand, key, codes
-
-
 async def _reconnects(subscribers: list[Subscriber], stop: asyncio.Event) -> int:
     count = 0
     while not stop.is_set():
@@ -205,8 +187,8 @@ async def _settled(
 async def _soak(server: Server) -> None:
     alerts_max = int(SECONDS / ALERT_SECONDS) + 1
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
-        brands = [await _brand(client, alerts_max // BRANDS + 1, True) for _ in range(BRANDS)]
-        _, _, load_codes = await _brand(client, LOAD_PRODUCTS, False)
+        brands = [await _seed(client, alerts_max // BRANDS + 1) for _ in range(BRANDS)]
+        _, _, load_codes = await _seed(client, LOAD_PRODUCTS, claimed=False)
         subscribers = [
             Subscriber(server, key, brand)
             for index in range(SUBSCRIBERS)
