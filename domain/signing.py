@@ -67,6 +67,12 @@ class VerifyingKey:
 
     kid: str
     public_key: Ed25519PublicKey
+    raw: bytes = field(init=False, repr=False)
+    """The 32 raw public bytes, serialised once: every verification keys its
+    remembered verdict by them."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "raw", _raw_public(self.public_key))
 
     @classmethod
     def from_public_key(cls, public_key: Ed25519PublicKey) -> VerifyingKey:
@@ -89,7 +95,7 @@ class VerifyingKey:
         ).decode("ascii")
 
     def verify(self, signature: bytes, message: bytes) -> bool:
-        return _signature_holds(_raw_public(self.public_key), signature, message)
+        return _signature_holds(self.raw, signature, message)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, VerifyingKey) and other.kid == self.kid
