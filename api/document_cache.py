@@ -45,6 +45,7 @@ _ERROR_BYTES = 1024
 # One document may take this share of the budget at most, so a single huge
 # query cannot flush every hot one.
 _ENTRY_SHARE = 4
+_MIXED = object()
 
 
 def _tokens(document: DocumentNode) -> int:
@@ -89,6 +90,10 @@ class DocumentCache:
         """Registered documents: parsed once at start-up and never evicted, so
         their compiled plans stay valid; outside the byte budget, which bounds
         what clients bring (the registry bounds these)."""
+        self._rules: Hashable | None = None
+        """The validation rules every document has been validated with, or
+        ``_MIXED`` once two sets were used: then no document counts as valid
+        for ``validated`` (a schema validates with one set)."""
 
     def __len__(self) -> int:
         return len(self._entries) + len(self._pinned)
@@ -123,6 +128,21 @@ class DocumentCache:
             self._evict()
         return document
 
+    def validated(self, query: str, max_tokens: int) -> DocumentNode | None:
+        """The cached document of ``query`` if it passed validation without
+        an error, for the prepared lane (``api/prepared.py``); else None."""
+        key = (query, max_tokens)
+        entry = self._pinned.get(key)
+        if entry is None:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+        rules = self._rules
+        if rules is None or rules is _MIXED or entry.validations.get(rules) != []:
+            return None
+        return entry.document
+
     def validate(
         self,
         document: DocumentNode,
@@ -130,6 +150,8 @@ class DocumentCache:
         validate: Callable[[], list[GraphQLError]],
     ) -> list[GraphQLError]:
         """``validate()``'s errors, remembered with ``document`` while it is cached."""
+        if self._rules != rules:
+            self._rules = rules if self._rules is None else _MIXED
         entry = self._entry_of(document)
         if entry is None:
             return validate()

@@ -8,7 +8,7 @@ with the request id, and the log gets the traceback under the same id.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from graphql import ExecutionResult as GraphQLExecutionResult
@@ -22,7 +22,13 @@ from domain.errors import BadUserInput, ErrorCode, ProofgateError
 
 from .observation import current_observation, note_error_codes
 
-__all__ = ["ErrorMapper", "error_extensions", "error_response", "to_graphql_error"]
+__all__ = [
+    "ErrorMapper",
+    "error_extensions",
+    "error_response",
+    "map_errors",
+    "to_graphql_error",
+]
 
 logger = logging.getLogger("proofgate.errors")
 
@@ -79,6 +85,13 @@ def to_graphql_error(error: GraphQLError, request_id: str | None) -> GraphQLErro
     )
 
 
+def map_errors(errors: Iterable[GraphQLError], request_id: str | None) -> list[GraphQLError]:
+    """An operation's errors as the client sees them; their codes go to the request's log line."""
+    mapped = [to_graphql_error(error, request_id) for error in errors]
+    note_error_codes(str((error.extensions or {})["code"]) for error in mapped)
+    return mapped
+
+
 def _wrong_transport(message: str) -> BadUserInput:
     """Legacy graphql-ws's ``start`` runs subscriptions only; a query or a
     mutation sent there is the client's mistake, not the server's."""
@@ -100,9 +113,7 @@ class ErrorMapper(SchemaExtension):
             isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult))
             and result.errors
         ):
-            request_id = self._request_id()
-            result.errors = [to_graphql_error(e, request_id) for e in result.errors]
-            note_error_codes(str((e.extensions or {})["code"]) for e in result.errors)
+            result.errors = map_errors(result.errors, self._request_id())
 
     def on_stream_result(self, result: Any) -> Iterator[None]:
         """Subscriptions send each result as it is produced, long before

@@ -29,8 +29,10 @@ from storage.trace import Trace
 from .auth_throttle import AuthThrottle
 from .errors import error_extensions, error_response
 from .explorer import explorer_page
+from .http_guard import BODY_SCOPE_KEY
 from .json_response import encode_json
 from .limits import MAX_BODY_BYTES
+from .prepared import PreparedLane
 from .request_json import MalformedJSON, decode_request_json
 from .request_log import REQUEST_ID_SCOPE_KEY
 from .websocket import Connections, SocketContext
@@ -70,6 +72,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         self.connections = Connections()
         self.max_message_bytes = max_message_bytes
         self.auth_throttle = auth_throttle or AuthThrottle()
+        self.prepared_lane: PreparedLane | None = getattr(schema, "prepared_lane", None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -84,9 +87,26 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             except ProofgateError as error:
                 await authentication_refusal(error)(scope, receive, send)
                 return
+            if scope["method"] == "POST" and self.prepared_lane is not None:
+                await self._post(scope, receive, send, self.prepared_lane)
+                return
         elif scope["type"] == "websocket":
             receive = bounded_receive(receive, send, self.max_message_bytes)
         await super().__call__(scope, receive, send)
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send, lane: PreparedLane) -> None:
+        """The prepared lane when it takes the request, else the full path
+        (``api/prepared.py``). The body is the one ``HTTPGuard`` read."""
+        body = scope.get(BODY_SCOPE_KEY)
+        prepared = None if body is None else lane.prepare(body, scope[_PRINCIPAL])
+        response = None
+        if prepared is not None:
+            response = await lane.answer(self, scope, receive, prepared)
+        if response is None:
+            lane.declined += 1
+            await super().__call__(scope, receive, send)
+        else:
+            await response(scope, receive, send)
 
     async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
         """Counts a wrong key against its client address, and refuses keys

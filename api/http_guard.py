@@ -25,11 +25,14 @@ from domain.errors import BadUserInput
 
 from .errors import error_response
 
-__all__ = ["JSON_CONTENT_TYPES", "PREFLIGHT_HEADERS", "HTTPGuard"]
+__all__ = ["BODY_SCOPE_KEY", "JSON_CONTENT_TYPES", "PREFLIGHT_HEADERS", "HTTPGuard"]
 
 JSON_CONTENT_TYPES = frozenset({"application/json", "application/graphql-response+json"})
 PREFLIGHT_HEADERS = ("x-proofgate-csrf", "apollo-require-preflight")
 _JSON = b"application/json"
+BODY_SCOPE_KEY = "proofgate.body"
+"""The body as read here, for the prepared lane (``api/prepared.py``); the
+app still receives it as usual."""
 
 
 class HTTPGuard:
@@ -64,6 +67,7 @@ class HTTPGuard:
             return
         if media_type != "application/json":
             scope = {**scope, "headers": _with_json_content_type(scope["headers"])}
+        scope[BODY_SCOPE_KEY] = body
         await self.app(scope, _replay(body, receive), send)
 
     def _too_large(self) -> BadUserInput:

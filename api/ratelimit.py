@@ -52,6 +52,7 @@ __all__ = [
     "RateLimit",
     "RateLimiter",
     "check_batch",
+    "public_calls",
     "too_many",
 ]
 
@@ -174,7 +175,7 @@ class RateLimit(SchemaExtension):
         client = getattr(getattr(context, "request", None), "client", None)
         if client is None:
             return None
-        calls = _public_calls(document, execution_context.operation_name)
+        calls = public_calls(document, execution_context.operation_name)
         return (context.principal, client.host, calls) if calls else None
 
     def _refuse(self, error: RateLimited) -> None:
@@ -187,7 +188,7 @@ class RateLimit(SchemaExtension):
         refuse(execution_context, error)
 
 
-def _public_calls(document: DocumentNode, operation_name: str | None) -> int:
+def public_calls(document: DocumentNode, operation_name: str | None) -> int:
     operation = get_operation_ast(document, operation_name)
     if operation is None:
         return 0

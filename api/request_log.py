@@ -18,6 +18,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.extensions import SchemaExtension
 
+from services.auth import Principal
 from storage.trace import accounting
 
 from .metrics import Metrics
@@ -29,7 +30,7 @@ from .observation import (
     request_id_from,
 )
 
-__all__ = ["REQUEST_ID_SCOPE_KEY", "OperationObserver", "RequestObserver"]
+__all__ = ["REQUEST_ID_SCOPE_KEY", "OperationObserver", "RequestObserver", "record_operation"]
 
 REQUEST_ID_SCOPE_KEY = "proofgate.request_id"
 GRAPHQL_PATH = "/graphql"
@@ -97,16 +98,23 @@ class OperationObserver(SchemaExtension):
 
     def on_operation(self) -> Iterator[None]:
         yield
-        observation = current_observation()
-        if observation is None:
-            return
         context = self.execution_context
-        name = context.operation_name
-        # A body may carry any JSON as operationName; only a string names an operation.
-        observation.operation_name = name if isinstance(name, str) else None
+        operation_type = None
         if context.graphql_document is not None:
             with contextlib.suppress(RuntimeError):  # no operation of that name
-                observation.operation_type = context.operation_type.value
+                operation_type = context.operation_type.value
         principal = getattr(context.context, "principal", None)
-        if principal is not None:
-            observation.principal = principal.role.value
+        record_operation(context.operation_name, operation_type, principal)
+
+
+def record_operation(name: object, operation_type: str | None, principal: Principal | None) -> None:
+    """Tells the request's observation which operation ran, and for whom."""
+    observation = current_observation()
+    if observation is None:
+        return
+    # A body may carry any JSON as operationName; only a string names an operation.
+    observation.operation_name = name if isinstance(name, str) else None
+    if operation_type is not None:
+        observation.operation_type = operation_type
+    if principal is not None:
+        observation.principal = principal.role.value

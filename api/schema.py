@@ -27,6 +27,7 @@ from .operations.prepare import prepare_operations
 from .operations.registry import OperationRegistry
 from .operations.trusted import NamedOperations, TrustedDocumentCheck, UntrustedCounter
 from .persisted import PersistedQueries, PersistedQueryStore
+from .prepared import PreparedLane
 from .ratelimit import RateCheck, RateLimit, RateLimiter
 from .read_budget import ReadLimit
 from .request_log import OperationObserver
@@ -44,6 +45,7 @@ class ProofgateSchema(strawberry.Schema):
     document_cache: DocumentCache | None = None
     rate_check: RateCheck | None = None
     """The buckets of this schema's rate limits, for ``POST /ingest``."""
+    prepared_lane: PreparedLane | None = None
 
     async def execute(
         self,
@@ -203,6 +205,7 @@ def build_schema(
     )
     built.document_cache = documents
     built.rate_check = rate_check
+    built.prepared_lane = PreparedLane(built, documents, limits, operations, trusted_documents)
     if operations is not None:
         prepare_operations(built, operations, limits.max_tokens)
     return built

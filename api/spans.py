@@ -30,7 +30,7 @@ from .observation import current_observation
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
-__all__ = ["ENDPOINT_VARIABLES", "OperationSpans", "RequestSpans", "Spans", "span"]
+__all__ = ["ENDPOINT_VARIABLES", "OperationSpans", "RequestSpans", "Spans", "span", "spans_on"]
 
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 # Paths whose name is fixed; any other path (a QR code, a passport) would give
@@ -65,6 +65,11 @@ class Spans:
         provider = TracerProvider(resource=resource)
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         return cls(provider.get_tracer("proofgate", __version__), provider.shutdown)
+
+
+def spans_on() -> bool:
+    """Whether this request is traced: its operation then gets a span."""
+    return _tracer.get() is not None
 
 
 def span(name: str, attributes: dict[str, Any]) -> AbstractContextManager[Span | None]:

@@ -28,7 +28,7 @@ from resolvers.loaders import Loaders
 from services.auth import Principal
 from services.context import Services
 
-__all__ = ["Differential", "Seed", "suite_operations"]
+__all__ = ["Differential", "Seed", "seed_variables", "suite_operations"]
 
 ROOT = Path(__file__).resolve().parents[3]
 _LIMITS = Limits(anonymous_rate=None, key_rate=None)
@@ -60,6 +60,22 @@ class Seed:
         if type_name == "Int":
             return 3
         return None
+
+
+def seed_variables(text: str, seed: Seed) -> dict[str, Any]:
+    """Values from ``seed`` for the variables of ``text``'s operations, by name and type."""
+    variables: dict[str, Any] = {}
+    for definition in parse(text).definitions:
+        if not isinstance(definition, OperationDefinitionNode):
+            continue
+        for variable in definition.variable_definitions or ():
+            type_node = variable.type
+            while hasattr(type_node, "type"):
+                type_node = type_node.type
+            value = seed.variable(variable.variable.name.value, type_node.name.value)
+            if value is not None:
+                variables[variable.variable.name.value] = value
+    return variables
 
 
 class Differential:

@@ -12,14 +12,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from _differential import Differential, Seed, suite_operations
+from _differential import Differential, Seed, seed_variables, suite_operations
 from graphql import (
     BooleanValueNode,
     IntValueNode,
-    OperationDefinitionNode,
     StringValueNode,
     located_error,
-    parse,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -66,21 +64,6 @@ async def seeded(sqlite_gateway: Any) -> AsyncIterator[tuple[Differential, Seed,
     yield Differential(services), seed, brand_principal
 
 
-def _variables(text: str, seed: Seed) -> dict[str, Any]:
-    variables: dict[str, Any] = {}
-    for definition in parse(text).definitions:
-        if not isinstance(definition, OperationDefinitionNode):
-            continue
-        for variable in definition.variable_definitions or ():
-            type_node = variable.type
-            while hasattr(type_node, "type"):
-                type_node = type_node.type
-            value = seed.variable(variable.variable.name.value, type_node.name.value)
-            if value is not None:
-                variables[variable.variable.name.value] = value
-    return variables
-
-
 async def test_every_suite_and_explorer_query_answers_alike(seeded: Any) -> None:
     differential, seed, brand = seeded
     operations = list(suite_operations(differential.compiled._schema))
@@ -88,7 +71,7 @@ async def test_every_suite_and_explorer_query_answers_alike(seeded: Any) -> None
     modes = []
     for text in operations:
         for principal in (ADMIN_PRINCIPAL, brand, ANONYMOUS):
-            agreed, mode = await differential.agree(text, _variables(text, seed), principal)
+            agreed, mode = await differential.agree(text, seed_variables(text, seed), principal)
             assert agreed, text
             modes.append(mode)
     assert modes.count("compiled") > len(modes) // 2, "most operations should compile"
