@@ -150,14 +150,15 @@ def from_environment() -> Starlette:
 
 
 def _routes() -> list[BaseRoute]:
+    """/graphql first: routes are matched in order, and it takes nearly every request."""
     return [
+        Route("/graphql", GraphQLEndpoint()),
         Route("/health", health, methods=["GET"]),
         Route("/ready", ready, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
         Route("/qr/{code}.{format}", qr_image, methods=["GET", "HEAD"]),
         Route("/dpp/{code}.json", passport_download, methods=["GET"]),
         Route("/ingest/{source}", ingest_endpoint, methods=["POST"]),
-        Route("/graphql", GraphQLEndpoint()),
         Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
         WebSocketRoute("/graphql", GraphQLEndpoint()),
         Route("/mcp", MCPEndpoint()),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -50,6 +51,7 @@ class Metrics:
         self._count_websockets: Callable[[], int] | None = None
         self._max_names = max_operation_names
         self._names: set[str] = set()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self.requests = Counter(
             "proofgate_requests",
             "GraphQL requests by operation name, operation type and outcome "
@@ -190,15 +192,28 @@ class Metrics:
             outcome = "error"
         else:
             outcome = "ok"
-        self.requests.labels(self._operation(observation.operation_name), kind, outcome).inc()
-        self.latency.labels(kind).observe(seconds)
+        series = self._series
+        operation = self._operation(observation.operation_name)
+        series(self.requests, operation, kind, outcome).inc()
+        series(self.latency, kind).observe(seconds)
         for code in observation.error_codes:
             self.errors.labels(code).inc()
         for call in observation.storage.calls:
             pattern = call.access_pattern or "none"
-            self.storage_calls.labels(pattern, call.operation).inc()
-            self.capacity.labels(pattern).inc(call.capacity)
-        self._refresh_counts()
+            series(self.storage_calls, pattern, call.operation).inc()
+            series(self.capacity, pattern).inc(call.capacity)
+        if self._shared:
+            self._refresh_counts()
+
+    def _series(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, remembered: the label values here come
+        from bounded sets (operation names, kinds, access patterns), and
+        ``labels`` costs more than the increment it is for."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
 
     def render(self) -> bytes:
         self._refresh_relay()
