@@ -22,7 +22,14 @@ if TYPE_CHECKING:
 
     from .executor import CompiledExecutor
 
-__all__ = ["Completer", "complete_leaf", "complete_list", "complete_non_null", "complete_object"]
+__all__ = [
+    "Completer",
+    "complete_leaf",
+    "complete_list",
+    "complete_non_null",
+    "complete_object",
+    "complete_text",
+]
 
 Completer = Callable[["CompiledExecutor", Path, Any], Any]
 """Completes a resolved value at ``path``; returns it, or an awaitable of it."""
@@ -52,6 +59,24 @@ def complete_leaf(return_type: GraphQLLeafType) -> Completer:
             raise TypeError(msg)
         executor.response_bytes.charge(leaf_bytes(coerced))
         return coerced
+
+    return complete
+
+
+def complete_text(general: Completer) -> Completer:
+    """String and ID, nullable or not: a printable ASCII ``str`` without a quote
+    is its own output, and its JSON size (``leaf_bytes``) is counted inline;
+    any other value goes to ``general``. Most leaves of most responses are such
+    strings, and this saves three calls on each."""
+
+    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+        if type(value) is str and value.isascii() and value.isprintable() and '"' not in value:
+            budget = executor.response_bytes
+            budget.used += len(value) + 2 + value.count("\\")
+            if budget.used > budget.limit:
+                budget.charge(0)
+            return value
+        return general(executor, path, value)
 
     return complete
 

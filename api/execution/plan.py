@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 from graphql import (
     FieldNode,
     GraphQLField,
+    GraphQLID,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLOutputType,
+    GraphQLString,
     OperationType,
     VariableNode,
     is_leaf_type,
@@ -34,7 +36,14 @@ from graphql.pyutils import Path, gather_with_cancel
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 
 from .budget import key_bytes, leaf_bytes
-from .complete import Completer, complete_leaf, complete_list, complete_non_null, complete_object
+from .complete import (
+    Completer,
+    complete_leaf,
+    complete_list,
+    complete_non_null,
+    complete_object,
+    complete_text,
+)
 from .resolve import Direct, direct_resolver
 
 if TYPE_CHECKING:
@@ -168,13 +177,19 @@ class _Compiler:
         details: FieldDetailsList,
     ) -> tuple[Completer, bool]:
         if isinstance(return_type, GraphQLNonNull):
-            inner, inner_async = self.completer(return_type.of_type, parent, name, details)
+            of_type = return_type.of_type
+            if of_type is GraphQLString or of_type is GraphQLID:
+                inner = complete_non_null(complete_leaf(of_type), parent.name, name)
+                return complete_text(inner), False
+            inner, inner_async = self.completer(of_type, parent, name, details)
             return complete_non_null(inner, parent.name, name), inner_async
         if isinstance(return_type, GraphQLList):
             item_type = return_type.of_type
             item, item_async = self.completer(item_type, parent, name, details)
             message = f"Expected Iterable, but did not find one for field '{parent}.{name}'."
             return complete_list(item, item_type, item_async, details, message), True
+        if return_type is GraphQLString or return_type is GraphQLID:
+            return complete_text(complete_leaf(return_type)), False
         if is_leaf_type(return_type):
             return complete_leaf(return_type), False
         if is_object_type(return_type):
