@@ -60,7 +60,10 @@ async def _open(settings: Settings) -> tuple[Storage, bool]:
     created = settings.sqlite_path == MEMORY or not Path(settings.sqlite_path).exists()
     if settings.sqlite_path != MEMORY:
         Path(settings.sqlite_path).parent.mkdir(parents=True, exist_ok=True)
-    return await open_sqlite(settings.sqlite_path, cursor_key=settings.cursor_key), created
+    storage = await open_sqlite(
+        settings.sqlite_path, cursor_key=settings.cursor_key, cache_mib=settings.sqlite_cache_mb
+    )
+    return storage, created
 
 
 async def stamp_new_table(*, table: str, region: str, endpoint: str | None) -> None:

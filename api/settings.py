@@ -27,6 +27,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
 
 from domain.errors import ConfigurationError
 from services.pipeline.settings import PipelineSettings
+from storage.sqlite import DEFAULT_CACHE_MIB
 
 from ._environment import EnvironmentReader, Malformed
 from ._formats import Addresses, HttpUrl, Origins, Port, Positive, UserPath, choice, matching
@@ -89,6 +90,7 @@ class Settings:
     backend: Backend = Backend.SQLITE
     data_dir: Path = Path(".data")
     sqlite_path: str = str(Path(".data") / "proofgate.db")
+    sqlite_cache_mb: int = DEFAULT_CACHE_MIB
     table: str = "proofgate"
     dynamodb_endpoint: str | None = None
     aws_region: str = "us-east-1"
@@ -156,6 +158,7 @@ class Settings:
             backend=env.backend,
             data_dir=data_dir,
             sqlite_path=env.sqlite_path or str(data_dir / "proofgate.db"),
+            sqlite_cache_mb=env.sqlite_cache_mb,
             table=env.table,
             dynamodb_endpoint=env.dynamodb_endpoint,
             aws_region=env.aws_region,
@@ -313,6 +316,7 @@ class ProcessVariables(TableVariables):
     backend: Annotated[Backend, choice(Backend)] = Backend.SQLITE
     data_dir: UserPath = Path(".data")
     sqlite_path: str | None = None
+    sqlite_cache_mb: Positive = DEFAULT_CACHE_MIB
     host: str = "127.0.0.1"
     port: Port = 8000
     public_url: HttpUrl = None

@@ -22,7 +22,7 @@ from ..writes import WriteAction
 from . import _reads, _writes
 from ._inline import InlineReader
 from ._query import query
-from ._schema import MEMORY, connect_reader, connect_writer
+from ._schema import DEFAULT_CACHE_MIB, MEMORY, connect_reader, connect_writer
 from ._ttl import SWEEP_INTERVAL_SECONDS, TtlSweeper
 from ._worker import Worker
 
@@ -42,20 +42,22 @@ class SqliteDriver:
         *,
         timeout: float = 5.0,
         ttl_sweep_seconds: float | None = SWEEP_INTERVAL_SECONDS,
+        cache_mib: int = DEFAULT_CACHE_MIB,
     ) -> None:
         """Starts the threads, which open their connections; nothing here
         blocks. ``timeout`` is how long a write waits for another process's
         write lock before failing with ``ServiceUnavailable``.
-        ``ttl_sweep_seconds`` is the TTL sweep's interval (None: no sweep)."""
+        ``ttl_sweep_seconds`` is the TTL sweep's interval (None: no sweep);
+        ``cache_mib`` each connection's page cache."""
         self.path = os.fspath(path)
         ready = threading.Event()
         self._writer = Worker(
-            partial(connect_writer, self.path, timeout, ready), "proofgate-sqlite-writer"
+            partial(connect_writer, self.path, timeout, ready, cache_mib), "proofgate-sqlite-writer"
         )
         self._reader: Worker | InlineReader = (
             self._writer
             if self.path == MEMORY
-            else InlineReader(partial(connect_reader, self.path, timeout, ready))
+            else InlineReader(partial(connect_reader, self.path, timeout, ready, cache_mib))
         )
         self.ttl_sweeper = (
             None

@@ -23,6 +23,7 @@ from ..table import TABLE, IndexDefinition
 from ..values import Item
 
 __all__ = [
+    "DEFAULT_CACHE_MIB",
     "DELETE",
     "DELETE_EXPIRED",
     "MEMORY",
@@ -139,15 +140,16 @@ def row_keys(item: Item) -> Sequence[str | None]:
     return keys
 
 
-# Enough page cache to hold every interior B-tree page of a table of millions
-# of items, so a key lookup touches the OS at most for its leaf.
-_CACHE_KIB = 32 * 1024
+DEFAULT_CACHE_MIB = 8
+"""Page cache per connection (a store has two). A miss costs a read from the
+OS's file cache, microseconds; the cache only fills, so its size is what the
+store adds to resident memory as the table grows (docs/design.md, Storage)."""
 
 
-def _connect(path: str, timeout: float) -> sqlite3.Connection:
+def _connect(path: str, timeout: float, cache_mib: int) -> sqlite3.Connection:
     # Autocommit: every read is its own snapshot, writes say BEGIN IMMEDIATE.
     connection = sqlite3.connect(path, timeout=timeout, isolation_level=None, cached_statements=512)
-    connection.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
+    connection.execute(f"PRAGMA cache_size = -{cache_mib * 1024}")
     return connection
 
 
@@ -162,12 +164,14 @@ def _opening(path: str) -> Iterator[None]:
         ) from error
 
 
-def connect_writer(path: str, timeout: float, ready: threading.Event) -> sqlite3.Connection:
+def connect_writer(
+    path: str, timeout: float, ready: threading.Event, cache_mib: int = DEFAULT_CACHE_MIB
+) -> sqlite3.Connection:
     """Opens the writing connection and brings the schema up to date; ``ready``
     is set when readers may open (even on failure, so they report it)."""
     try:
         with _opening(path):
-            connection = _connect(path, timeout)
+            connection = _connect(path, timeout, cache_mib)
             try:
                 _prepare(connection, path)
             except BaseException:
@@ -211,9 +215,11 @@ def _prepare(connection: sqlite3.Connection, path: str) -> None:
         raise
 
 
-def connect_reader(path: str, timeout: float, ready: threading.Event) -> sqlite3.Connection:
+def connect_reader(
+    path: str, timeout: float, ready: threading.Event, cache_mib: int = DEFAULT_CACHE_MIB
+) -> sqlite3.Connection:
     ready.wait()
     with _opening(path):
-        connection = _connect(path, timeout)
+        connection = _connect(path, timeout, cache_mib)
         connection.execute("PRAGMA query_only = 1")
         return connection

@@ -453,3 +453,20 @@ async def test_store_end_to_end_on_a_file(path: Path) -> None:
         assert stats == [{"PK": "BRAND#b", "SK": "STATS", "productCount": 1}, None]
     finally:
         await storage.close()
+
+
+async def test_each_connection_keeps_the_page_cache_it_was_given(tmp_path: Path) -> None:
+    """``PROOFGATE_SQLITE_CACHE_MB`` is what the store adds to resident memory
+    as the table grows, so both connections must hold to it."""
+    driver = SqliteDriver(tmp_path / "cache.db", cache_mib=3, ttl_sweep_seconds=None)
+    try:
+        await driver.wait_ready()
+
+        def cache_size(connection: sqlite3.Connection) -> int:
+            (size,) = connection.execute("PRAGMA cache_size").fetchone()
+            return int(size)
+
+        assert await driver._writer.call(cache_size) == -3 * 1024
+        assert await driver._reader.call(cache_size) == -3 * 1024
+    finally:
+        await driver.close()
