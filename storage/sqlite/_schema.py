@@ -140,7 +140,7 @@ def row_keys(item: Item) -> Sequence[str | None]:
     return keys
 
 
-DEFAULT_CACHE_MIB = 8
+DEFAULT_CACHE_MIB = 4
 """Page cache per connection (a store has two). A miss costs a read from the
 OS's file cache, microseconds; the cache only fills, so its size is what the
 store adds to resident memory as the table grows (docs/design.md, Storage)."""
