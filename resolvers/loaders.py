@@ -86,6 +86,8 @@ class Loaders:
         if future is None or not future.done() or future.cancelled() or future.exception():
             return False, None
         item: Item | None = future.result()
+        # Held from now on: the next of fifty products asking finds it first.
+        held[ap.id, key] = item
         return True, item
 
     def prime(self, ap: AccessPattern, item: Item, /, **params: Any) -> None:

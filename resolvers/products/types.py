@@ -39,6 +39,9 @@ SCANS_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _AFTER_NOW = timedelta(seconds=1)
 
 
+_STATUSES = {status.value: status for status in ProductStatus}
+"""``ProductStatus(value)`` is a Python-level lookup, once per product of a page."""
+
 @strawberry.type(
     description="Ed25519 over the 32 raw bytes of `hash`, the SHA-256 of the product's "
     "canonical record; verify offline with the `signingKeys` entry named `keyId`."
@@ -96,7 +99,7 @@ class Product:
             category=item.get("category"),
             description=item.get("description"),
             metadata=JSON(item.get("metadata") or {}),
-            status=ProductStatus(item["status"]),
+            status=_STATUSES.get(item["status"]) or ProductStatus(item["status"]),
             _item=item,
         )
 
