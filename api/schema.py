@@ -205,7 +205,8 @@ def build_schema(
     )
     built.document_cache = documents
     built.rate_check = rate_check
-    built.prepared_lane = PreparedLane(built, documents, limits, operations, trusted_documents)
+    if compiled:
+        built.prepared_lane = PreparedLane(built, documents, limits, operations, trusted_documents)
     if operations is not None:
         prepare_operations(built, operations, limits.max_tokens)
     return built

@@ -28,7 +28,9 @@ from hypothesis import strategies as st
 from hypothesis_graphql import queries
 
 import api.prepared
+from api.limits import Execution, Limits
 from api.prepared import PreparedLane
+from api.schema import build_schema
 
 GENERATED_QUERIES = 300
 QUERIES_PER_EXAMPLE = 10
@@ -267,3 +269,10 @@ async def test_generated_queries_answer_alike(seeded: Any, data: st.DataObject) 
     key = data.draw(st.sampled_from([gateway.admin_key, brand.key, None]), label="who")
     for query in data.draw(batch, label="queries"):
         assert await comparison.agree({"query": query, "variables": {}}, key), query
+
+
+def test_graphql_core_execution_turns_the_lane_off() -> None:
+    """``PROOFGATE_EXECUTION=graphql-core`` is the operator's way back to
+    Strawberry's stock path, lane included."""
+    assert build_schema(Limits(execution=Execution.COMPILED)).prepared_lane is not None
+    assert build_schema(Limits(execution=Execution.GRAPHQL_CORE)).prepared_lane is None
