@@ -21,11 +21,9 @@ from typing import Any
 
 import pytest
 from conftest import Brand, Gateway
-from execution._differential import Seed, seed_variables, suite_operations
-from graphql import StringValueNode
+from execution._differential import Seed, generated_queries, seed_variables, suite_operations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis_graphql import queries
 
 import api.prepared
 from api.limits import Execution, Limits
@@ -239,20 +237,6 @@ async def test_a_broken_lane_is_caught(
     assert comparison.mismatches
 
 
-def _generated(seed: Seed, schema: Any) -> st.SearchStrategy[str]:
-    ids = [*seed.brand_ids, *seed.product_ids, *seed.codes, *seed.hashes, "missing"]
-    scalars = {
-        "ID": st.sampled_from(ids).map(lambda value: StringValueNode(value=value)),
-        "String": st.sampled_from([*seed.codes, "x"]).map(
-            lambda value: StringValueNode(value=value)
-        ),
-        "Date": st.sampled_from(["2026-11-30", "x"]).map(
-            lambda value: StringValueNode(value=value)
-        ),
-    }
-    return queries(schema, custom_scalars=scalars, allow_null=False)
-
-
 @settings(
     max_examples=GENERATED_QUERIES // QUERIES_PER_EXAMPLE,
     deadline=None,
@@ -264,7 +248,7 @@ def _generated(seed: Seed, schema: Any) -> st.SearchStrategy[str]:
 async def test_generated_queries_answer_alike(seeded: Any, data: st.DataObject) -> None:
     gateway, seed, brand = seeded
     comparison = Comparison(gateway)
-    generated = _generated(seed, _schema(gateway))
+    generated = generated_queries(seed, _schema(gateway))
     batch = st.lists(generated, min_size=QUERIES_PER_EXAMPLE, max_size=QUERIES_PER_EXAMPLE)
     key = data.draw(st.sampled_from([gateway.admin_key, brand.key, None]), label="who")
     for query in data.draw(batch, label="queries"):

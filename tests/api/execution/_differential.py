@@ -14,12 +14,17 @@ from typing import Any
 import strawberry
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from graphql import (
+    BooleanValueNode,
     GraphQLSchema,
+    IntValueNode,
     OperationDefinitionNode,
     OperationType,
+    StringValueNode,
     parse,
     validate,
 )
+from hypothesis import strategies as st
+from hypothesis_graphql import queries
 
 from api.limits import Execution, Limits
 from api.schema import build_schema
@@ -28,7 +33,7 @@ from resolvers.loaders import Loaders
 from services.auth import Principal
 from services.context import Services
 
-__all__ = ["Differential", "Seed", "seed_variables", "suite_operations"]
+__all__ = ["Differential", "Seed", "generated_queries", "seed_variables", "suite_operations"]
 
 ROOT = Path(__file__).resolve().parents[3]
 _LIMITS = Limits(anonymous_rate=None, key_rate=None)
@@ -201,3 +206,25 @@ def _is_valid_query(schema: GraphQLSchema, text: str) -> bool:
     if not operations or any(op.operation is not OperationType.QUERY for op in operations):
         return False
     return not validate(schema, document)
+
+
+def _id_values(seed: Seed) -> st.SearchStrategy[StringValueNode]:
+    ids = [*seed.brand_ids, *seed.product_ids, *seed.codes, *seed.hashes, "missing"]
+    return st.sampled_from(ids).map(lambda value: StringValueNode(value=value))
+
+
+def generated_queries(seed: Seed, schema: GraphQLSchema) -> st.SearchStrategy[str]:
+    """Queries drawn from ``schema`` by hypothesis-graphql, arguments from ``seed``."""
+    scalars = {
+        "ID": _id_values(seed),
+        "Int": st.integers(-1, 8).map(lambda value: IntValueNode(value=str(value))),
+        "Boolean": st.booleans().map(lambda value: BooleanValueNode(value=value)),
+        "String": st.sampled_from([*seed.codes, *seed.hashes, "x", "2026-01"]).map(
+            lambda value: StringValueNode(value=value)
+        ),
+        # Analytics ranges: today, a week, a range over the 92-day limit, a bad value.
+        "Date": st.sampled_from(["2026-11-30", "2026-11-24", "2026-01-01", "x"]).map(
+            lambda value: StringValueNode(value=value)
+        ),
+    }
+    return queries(schema, custom_scalars=scalars, allow_null=False)

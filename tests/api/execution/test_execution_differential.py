@@ -12,16 +12,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from _differential import Differential, Seed, seed_variables, suite_operations
+from _differential import Differential, Seed, generated_queries, seed_variables, suite_operations
 from graphql import (
-    BooleanValueNode,
-    IntValueNode,
-    StringValueNode,
     located_error,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis_graphql import queries
 
 from services.auth import ANONYMOUS, Principal, Role, authenticate
 
@@ -77,27 +73,6 @@ async def test_every_suite_and_explorer_query_answers_alike(seeded: Any) -> None
     assert modes.count("compiled") > len(modes) // 2, "most operations should compile"
 
 
-def _id_values(seed: Seed) -> st.SearchStrategy[StringValueNode]:
-    ids = [*seed.brand_ids, *seed.product_ids, *seed.codes, *seed.hashes, "missing"]
-    return st.sampled_from(ids).map(lambda value: StringValueNode(value=value))
-
-
-def _generated(seed: Seed, schema: Any) -> st.SearchStrategy[str]:
-    scalars = {
-        "ID": _id_values(seed),
-        "Int": st.integers(-1, 8).map(lambda value: IntValueNode(value=str(value))),
-        "Boolean": st.booleans().map(lambda value: BooleanValueNode(value=value)),
-        "String": st.sampled_from([*seed.codes, *seed.hashes, "x", "2026-01"]).map(
-            lambda value: StringValueNode(value=value)
-        ),
-        # Analytics ranges: today, a week, a range over the 92-day limit, a bad value.
-        "Date": st.sampled_from(["2026-11-30", "2026-11-24", "2026-01-01", "x"]).map(
-            lambda value: StringValueNode(value=value)
-        ),
-    }
-    return queries(schema, custom_scalars=scalars, allow_null=False)
-
-
 @settings(
     max_examples=GENERATED_QUERIES // QUERIES_PER_EXAMPLE,
     deadline=None,
@@ -109,7 +84,7 @@ def _generated(seed: Seed, schema: Any) -> st.SearchStrategy[str]:
 async def test_generated_queries_answer_alike(seeded: Any, data: st.DataObject) -> None:
     differential, seed, brand = seeded
     batch = st.lists(
-        _generated(seed, differential.compiled._schema),
+        generated_queries(seed, differential.compiled._schema),
         min_size=QUERIES_PER_EXAMPLE,
         max_size=QUERIES_PER_EXAMPLE,
     )
