@@ -9,6 +9,14 @@ a request only creates the context managers themselves, through the same
 ``contextlib`` decorators and the same exit stack, so ordering, exception
 and suppression behaviour are Strawberry's own (the differential test is
 ``tests/api/test_extension_hooks.py``; docs/design.md, Performance budgets).
+
+A subscription asks for its extensions' results and runs their
+``on_stream_result`` hooks on every event it sends, so those are classified
+too, and only the extensions whose class overrides ``get_results`` are asked
+(the base class answers ``{}``, which adds nothing). A live subscription's
+operation and execution stages stay entered for as long as it lives: once
+entered, a stage forgets its list of hooks (its exit stack holds what exit
+needs), since that list would otherwise be kept per idle subscription.
 """
 
 from __future__ import annotations
@@ -18,17 +26,22 @@ import inspect
 from asyncio import iscoroutinefunction
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strawberry.extensions import SchemaExtension
 from strawberry.extensions.context import (
     ExecutingContextManager,
     OperationContextManager,
     ParsingContextManager,
+    StreamResultContextManager,
     ValidationContextManager,
     WrappedHook,
 )
 from strawberry.extensions.runner import SchemaExtensionsRunner
+from strawberry.utils.await_maybe import await_maybe
+
+if TYPE_CHECKING:
+    from strawberry.types import ExecutionContext
 
 __all__ = ["ClassifiedExtensionsRunner"]
 
@@ -38,18 +51,20 @@ _MAX_CLASSES = 256
 
 
 def _from_function(function: Callable[..., Any]) -> tuple[_Factory, bool]:
+    """A plain or coroutine function as a context manager, passing on the
+    stream result that ``on_stream_result`` hooks receive, as Strawberry does."""
     if iscoroutinefunction(function):
 
         @contextlib.asynccontextmanager
-        async def run_async(extension: SchemaExtension) -> AsyncIterator[None]:
-            await function(extension)
+        async def run_async(extension: SchemaExtension, *result: Any) -> AsyncIterator[None]:
+            await function(extension, *result)
             yield
 
         return run_async, True
 
     @contextlib.contextmanager
-    def run(extension: SchemaExtension) -> Iterator[None]:
-        function(extension)
+    def run(extension: SchemaExtension, *result: Any) -> Iterator[None]:
+        function(extension, *result)
         yield
 
     return run, False
@@ -90,19 +105,59 @@ class _Classified:
         return WrappedHook(extension=extension, hook=partial(factory, extension), is_async=is_async)
 
 
-def _classified(base: type) -> type:
-    cache = _Classified(base.HOOK_NAME)  # type: ignore[attr-defined]
+_NO_HOOKS: list[WrappedHook] = []
+
+
+def _classified(base: type[Any], *, forgets_hooks: bool = False) -> type:
+    cache = _Classified(base.HOOK_NAME)
 
     def get_hook(self: Any, extension: SchemaExtension) -> WrappedHook | None:
         return cache.wrapped(extension)
 
-    return type(base.__name__, (base,), {"__slots__": (), "get_hook": get_hook})
+    attributes: dict[str, Any] = {"__slots__": (), "get_hook": get_hook}
+    if forgets_hooks:
+
+        def __enter__(self: Any) -> None:
+            base.__enter__(self)
+            self.hooks = _NO_HOOKS
+
+        async def __aenter__(self: Any) -> None:
+            await base.__aenter__(self)
+            self.hooks = _NO_HOOKS
+
+        attributes.update(__enter__=__enter__, __aenter__=__aenter__)
+    return type(base.__name__, (base,), attributes)
 
 
-_Operation = _classified(OperationContextManager)
+_Operation = _classified(OperationContextManager, forgets_hooks=True)
 _Validation = _classified(ValidationContextManager)
 _Parsing = _classified(ParsingContextManager)
-_Executing = _classified(ExecutingContextManager)
+_Executing = _classified(ExecutingContextManager, forgets_hooks=True)
+_StreamResult = _classified(StreamResultContextManager)
+
+
+class _Results:
+    """Which extension classes override ``get_results``, asked once per class."""
+
+    def __init__(self) -> None:
+        self.overrides: dict[type, bool] = {}
+
+    def asked(self, extensions: list[SchemaExtension]) -> list[SchemaExtension]:
+        overrides = self.overrides
+        asked = []
+        for extension in extensions:
+            kind = type(extension)
+            answer = overrides.get(kind)
+            if answer is None:
+                answer = kind.get_results is not SchemaExtension.get_results
+                if len(overrides) < _MAX_CLASSES:
+                    overrides[kind] = answer
+            if answer:
+                asked.append(extension)
+        return asked
+
+
+_RESULTS = _Results()
 
 
 class ClassifiedExtensionsRunner(SchemaExtensionsRunner):
@@ -121,3 +176,14 @@ class ClassifiedExtensionsRunner(SchemaExtensionsRunner):
     def executing(self) -> ExecutingContextManager:
         manager: ExecutingContextManager = _Executing(self.extensions)
         return manager
+
+    def on_stream_result(self, result: Any) -> StreamResultContextManager:
+        manager: StreamResultContextManager = _StreamResult(self.extensions, result)
+        return manager
+
+    async def get_extensions_results(self, ctx: ExecutionContext) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        for extension in _RESULTS.asked(self.extensions):
+            data.update(await await_maybe(extension.get_results()))
+        data.update(ctx.extensions_results)
+        return data

@@ -30,12 +30,12 @@ from .auth_throttle import AuthThrottle
 from .errors import error_extensions, error_response
 from .explorer import explorer_page
 from .http_guard import BODY_SCOPE_KEY
-from .json_response import encode_json
 from .limits import MAX_BODY_BYTES
 from .prepared import PreparedLane
 from .request_json import MalformedJSON, decode_request_json
 from .request_log import REQUEST_ID_SCOPE_KEY
 from .websocket import Connections, SocketContext
+from .ws_frames import SharedPayloads, encode_message
 from .ws_protocols import TransportWSHandler, WSHandler, bounded_receive
 
 __all__ = ["GraphQLApp", "GraphQLEndpoint", "authentication_refusal"]
@@ -70,6 +70,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         super().__init__(schema, **options)
         self.services = services
         self.connections = Connections()
+        self.payloads = SharedPayloads()
         self.max_message_bytes = max_message_bytes
         self.auth_throttle = auth_throttle or AuthThrottle()
         self.prepared_lane: PreparedLane | None = getattr(schema, "prepared_lane", None)
@@ -141,7 +142,9 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             raise malformed.error from None
 
     def encode_json(self, data: object) -> str:
-        return encode_json(data)
+        """Responses, and WebSocket messages, whose shared payloads are
+        encoded once for every socket (``api/ws_frames.py``)."""
+        return encode_message(data, self.payloads)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return explorer_page(request)

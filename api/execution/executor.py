@@ -17,10 +17,10 @@ from graphql import (
     GraphQLLeafType,
     GraphQLObjectType,
     GraphQLOutputType,
-    OperationType,
     located_error,
 )
 from graphql.execution.collect_fields import FieldDetailsList
+from graphql.execution.executor import CollectedErrors, Executor
 from graphql.pyutils import Path
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
@@ -37,6 +37,7 @@ __all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
 
 COMPILED = "compiled"
 GRAPHQL_CORE = "graphql-core"
+_UNKNOWN = object()
 
 
 class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
@@ -47,23 +48,64 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     response_bytes: ResponseBytes
     """What this execution's data will take as JSON (docs/design.md, Response budget)."""
 
+    _shared_by: tuple[OperationPlan, tuple[Any, ...], str] | object | None = _UNKNOWN
+    """What a subscription's events are shared by: its plan, visibility and
+    variables, worked out on its first event (None: run on graphql-core)."""
+
+    def build_per_event_executor(self, payload: Any) -> Executor[Any]:
+        """graphql-core's copy of the subscription's executor for one event,
+        made without ``copy.copy``'s generic protocol: an alert fanned out to
+        a thousand subscribers makes a thousand of these (docs/design.md,
+        Alert fan-out)."""
+        self._event_key()
+        executor = object.__new__(type(self))
+        executor.__dict__.update(self.__dict__)
+        executor.root_value = payload
+        executor.collected_errors = CollectedErrors()
+        return executor
+
     def execute_operation(self, serially: bool | None = None) -> Any:
         """``serially`` is False only for a subscription's events (each one
-        runs the subscription's selection set on the event), None otherwise."""
+        runs the subscription's selection set on the event), None otherwise.
+        An event another subscriber already ran is answered from that run
+        (``SharedEvents``), before this one copies its context."""
+        if serially is False:
+            shared_by = self._event_key()
+            if shared_by is not None:
+                shared_plan, visibility, variables = shared_by
+                key = (shared_plan, id(self.root_value), visibility, variables)
+                return self.events.result(key, self.root_value, self._run_event)
+            self._begin(GRAPHQL_CORE)
+            return super().execute_operation(serially)
+        plan = self._plan() if serially is None else None
+        self._begin(COMPILED if plan else GRAPHQL_CORE)
+        if plan is None:
+            return super().execute_operation(serially)
+        return self._run(plan)
+
+    def _begin(self, mode: str) -> None:
         self.response_bytes = ResponseBytes(self.max_response_bytes)
         own_context = getattr(self.context_value, "for_operation", None)
         if own_context is not None:
             # A WebSocket context serves many operations: each, and each of a
-            # subscription's events, runs on its own copy (SocketContext).
+            # subscription's events that runs, runs on its own copy (SocketContext).
             self.context_value = own_context()
-        subscription = self.operation.operation is OperationType.SUBSCRIPTION
-        plan = self._plan() if serially is None or (subscription and not serially) else None
-        _report(self.context_value, COMPILED if plan else GRAPHQL_CORE)
-        if plan is None:
-            return super().execute_operation(serially)
-        if subscription:
-            key = (plan, id(self.root_value), _visibility(self.context_value), self._variables())
-            return self.events.result(key, self.root_value, lambda: self._run(plan))
+        _report(self.context_value, mode)
+
+    def _event_key(self) -> tuple[OperationPlan, tuple[Any, ...], str] | None:
+        shared_by = self._shared_by
+        if shared_by is _UNKNOWN:
+            plan = self._plan()
+            shared_by = (
+                None if plan is None else (plan, _visibility(self.context_value), self._variables())
+            )
+            self._shared_by = shared_by
+        return shared_by  # type: ignore[return-value]
+
+    def _run_event(self) -> Any:
+        """The one run of an event that everyone sharing it is answered from."""
+        plan, _, _ = self._event_key()  # type: ignore[misc]
+        self._begin(COMPILED)
         return self._run(plan)
 
     def _run(self, plan: OperationPlan) -> Any:
