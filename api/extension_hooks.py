@@ -106,6 +106,7 @@ class _Classified:
 
 
 _NO_HOOKS: list[WrappedHook] = []
+_NO_EXTENSIONS: list[SchemaExtension] = []
 
 
 def _classified(base: type[Any], *, forgets_hooks: bool = False) -> type:
@@ -177,13 +178,24 @@ class ClassifiedExtensionsRunner(SchemaExtensionsRunner):
         manager: ExecutingContextManager = _Executing(self.extensions)
         return manager
 
+    _stream_hooks: list[WrappedHook] | None = None
+    _asked: list[SchemaExtension] | None = None
+
     def on_stream_result(self, result: Any) -> StreamResultContextManager:
-        manager: StreamResultContextManager = _StreamResult(self.extensions, result)
+        """The hooks are looked up on the first result and kept for the
+        rest: a runner's extensions do not change while its operation runs."""
+        if self._stream_hooks is None:
+            self._stream_hooks = _StreamResult(self.extensions, result).hooks
+        manager: StreamResultContextManager = _StreamResult(_NO_EXTENSIONS, result)
+        manager.hooks = self._stream_hooks
         return manager
 
     async def get_extensions_results(self, ctx: ExecutionContext) -> dict[str, Any]:
+        if self._asked is None:
+            self._asked = _RESULTS.asked(self.extensions)
         data: dict[str, Any] = {}
-        for extension in _RESULTS.asked(self.extensions):
-            data.update(await await_maybe(extension.get_results()))
+        for extension in self._asked:
+            results = extension.get_results()
+            data.update(results if type(results) is dict else await await_maybe(results))
         data.update(ctx.extensions_results)
         return data

@@ -3,18 +3,15 @@
 An alert fanned out to the subscribers of one operation and visibility gives
 each of them a result over the same ``data`` object (``api/execution/fanout.py``).
 Their ``next`` (or legacy ``data``) messages differ only in the operation id,
-so the payload ``{"data": ...}`` is encoded once and each message is put
-together around it, in the message's own key order: the text is exactly
-what encoding the whole message gives (docs/design.md, Alert fan-out). A
+so the payload ``{"data": ...}`` is encoded once and orjson writes each
+message around it (an ``orjson.Fragment``): the text is exactly what
+encoding the whole message gives (docs/design.md, Alert fan-out). A
 message with errors or extensions, whose payload is the subscriber's own
 (errors carry its request id), is encoded whole, as is anything orjson
 refuses, so the standard library's fallback encodes it as before.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Any
 
 import orjson
 
@@ -43,10 +40,10 @@ class SharedPayloads:
         self.bytes = 0
         self.encoded = 0
         self.shared = 0
-        self._entries: dict[int, tuple[object, str, int]] = {}
+        self._entries: dict[int, tuple[object, orjson.Fragment, int]] = {}
 
-    def payload(self, data: object) -> str | None:
-        """``{"data": data}`` as text; None if orjson refuses it."""
+    def payload(self, data: object) -> orjson.Fragment | None:
+        """``{"data": data}`` encoded; None if orjson refuses it."""
         entry = self._entries.get(id(data))
         if entry is not None and entry[0] is data:
             self.shared += 1
@@ -56,17 +53,17 @@ class SharedPayloads:
         except orjson.JSONEncodeError:
             return None
         self.encoded += 1
-        text = encoded.decode()
+        fragment = orjson.Fragment(encoded)
         if len(encoded) <= min(_LARGEST_SHARED, self.max_bytes):
-            self._keep(data, text, len(encoded))
-        return text
+            self._keep(data, fragment, len(encoded))
+        return fragment
 
-    def _keep(self, data: object, text: str, size: int) -> None:
+    def _keep(self, data: object, fragment: orjson.Fragment, size: int) -> None:
         entries = self._entries
         old = entries.pop(id(data), None)
         if old is not None:
             self.bytes -= old[2]
-        entries[id(data)] = (data, text, size)
+        entries[id(data)] = (data, fragment, size)
         self.bytes += size
         while self.bytes > self.max_bytes or len(entries) > self.max_items:
             _, _, evicted = entries.pop(next(iter(entries)))
@@ -77,26 +74,16 @@ class SharedPayloads:
 
 
 def encode_message(message: object, payloads: SharedPayloads) -> str:
-    """``encode_json(message)``, with a data-only payload taken from ``payloads``."""
+    """``encode_json(message)``, with a data-only payload taken from
+    ``payloads``: orjson writes the rest of the message around it, in the
+    message's own key order."""
     if type(message) is dict and len(message) == 3:
         payload = message.get("payload")
         if type(payload) is dict and len(payload) == 1 and type(payload.get("data")) is dict:
-            text = _around(message, payloads.payload(payload["data"]))
-            if text is not None:
-                return text
+            fragment = payloads.payload(payload["data"])
+            if fragment is not None:
+                try:
+                    return orjson.dumps({**message, "payload": fragment}).decode()
+                except orjson.JSONEncodeError:
+                    pass
     return encode_json(message)
-
-
-def _around(message: Mapping[str, Any], payload: str | None) -> str | None:
-    if payload is None:
-        return None
-    parts = []
-    try:
-        for key, value in message.items():
-            if type(key) is not str:
-                return None
-            encoded = payload if key == "payload" else orjson.dumps(value).decode()
-            parts.append(f"{orjson.dumps(key).decode()}:{encoded}")
-    except orjson.JSONEncodeError:
-        return None
-    return "{" + ",".join(parts) + "}"

@@ -9,7 +9,7 @@ cannot cover it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from graphql import (
     ExecutionResult,
@@ -38,6 +38,8 @@ __all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
 COMPILED = "compiled"
 GRAPHQL_CORE = "graphql-core"
 _UNKNOWN = object()
+_SharedBy = tuple[OperationPlan, tuple[Any, ...], str]
+"""A subscription's plan, visibility and variables: who shares its events."""
 
 
 class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
@@ -48,16 +50,21 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     response_bytes: ResponseBytes
     """What this execution's data will take as JSON (docs/design.md, Response budget)."""
 
-    _shared_by: tuple[OperationPlan, tuple[Any, ...], str] | object | None = _UNKNOWN
+    _shared_by: _SharedBy | object | None = _UNKNOWN
     """What a subscription's events are shared by: its plan, visibility and
     variables, worked out on its first event (None: run on graphql-core)."""
 
     def build_per_event_executor(self, payload: Any) -> Executor[Any]:
-        """graphql-core's copy of the subscription's executor for one event,
-        made without ``copy.copy``'s generic protocol: an alert fanned out to
-        a thousand subscribers makes a thousand of these (docs/design.md,
-        Alert fan-out)."""
-        self._event_key()
+        """graphql-core's copy of the subscription's executor for one event.
+        An alert fanned out to a thousand subscribers asks for a thousand:
+        an event another subscriber's execution already answered gets a
+        stand-in holding that answer, and the others a copy made without
+        ``copy.copy``'s generic protocol (docs/design.md, Alert fan-out)."""
+        shared_by = self._event_key()
+        if shared_by is not None:
+            answer = self.events.answered(_event(shared_by, payload), payload)
+            if answer is not None:
+                return cast("Executor[Any]", _Answered(answer))
         executor = object.__new__(type(self))
         executor.__dict__.update(self.__dict__)
         executor.root_value = payload
@@ -72,8 +79,7 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         if serially is False:
             shared_by = self._event_key()
             if shared_by is not None:
-                shared_plan, visibility, variables = shared_by
-                key = (shared_plan, id(self.root_value), visibility, variables)
+                key = _event(shared_by, self.root_value)
                 return self.events.result(key, self.root_value, self._run_event)
             self._begin(GRAPHQL_CORE)
             return super().execute_operation(serially)
@@ -92,7 +98,7 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             self.context_value = own_context()
         _report(self.context_value, mode)
 
-    def _event_key(self) -> tuple[OperationPlan, tuple[Any, ...], str] | None:
+    def _event_key(self) -> _SharedBy | None:
         shared_by = self._shared_by
         if shared_by is _UNKNOWN:
             plan = self._plan()
@@ -196,6 +202,24 @@ def compiled_executor(
         "max_response_bytes": max_response_bytes,
     }
     return type("CompiledExecutor", (CompiledExecutor,), attributes)
+
+
+def _event(shared_by: _SharedBy, event: Any) -> tuple[Any, ...]:
+    plan, visibility, variables = shared_by
+    return (plan, id(event), visibility, variables)
+
+
+class _Answered:
+    """Stands in for an event's executor when the event is already answered:
+    graphql-core's ``execute_subscription_event`` only asks it to execute."""
+
+    __slots__ = ("_answer",)
+
+    def __init__(self, answer: Any) -> None:
+        self._answer = answer
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        return self._answer
 
 
 def _visibility(context: Any) -> tuple[Any, ...]:

@@ -42,13 +42,20 @@ class SharedEvents:
         self.shared = 0
         self._entries: OrderedDict[tuple[Any, ...], _Shared] = OrderedDict()
 
-    def result(self, key: tuple[Any, ...], event: Any, execute: Callable[[], Result]) -> Result:
+    def answered(self, key: tuple[Any, ...], event: Any) -> Result | None:
+        """The subscriber's own result of ``event`` if it already ran (or is running)."""
         entry = self._entries.get(key)
-        if entry is not None and entry.event is event:
-            self.shared += 1
-            if isinstance(entry.result, ExecutionResult):
-                return _own(entry.result)
-            return _own_later(entry.result)
+        if entry is None or entry.event is not event:
+            return None
+        self.shared += 1
+        if isinstance(entry.result, ExecutionResult):
+            return _own(entry.result)
+        return _own_later(entry.result)
+
+    def result(self, key: tuple[Any, ...], event: Any, execute: Callable[[], Result]) -> Result:
+        answer = self.answered(key, event)
+        if answer is not None:
+            return answer
         self.executed += 1
         result = execute()
         if isinstance(result, ExecutionResult):
