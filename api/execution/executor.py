@@ -30,7 +30,7 @@ from domain.errors import BudgetExceeded
 from ..limits import MAX_RESPONSE_BYTES
 from .budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from .cache import PlanCache
-from .fanout import SharedEvents
+from .fanout import SharedEvents, Sharers
 from .plan import OperationPlan, Unsupported, compile_operation
 
 __all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
@@ -38,8 +38,6 @@ __all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
 COMPILED = "compiled"
 GRAPHQL_CORE = "graphql-core"
 _UNKNOWN = object()
-_SharedBy = tuple[OperationPlan, tuple[Any, ...], str]
-"""A subscription's plan, visibility and variables: who shares its events."""
 
 
 class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
@@ -50,9 +48,9 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     response_bytes: ResponseBytes
     """What this execution's data will take as JSON (docs/design.md, Response budget)."""
 
-    _shared_by: _SharedBy | object | None = _UNKNOWN
-    """What a subscription's events are shared by: its plan, visibility and
-    variables, worked out on its first event (None: run on graphql-core)."""
+    _shared_by: Sharers | object | None = _UNKNOWN
+    """Who a subscription's events are shared by, worked out on its first
+    event from its plan, visibility and variables (None: run on graphql-core)."""
 
     def build_per_event_executor(self, payload: Any) -> Executor[Any]:
         """graphql-core's copy of the subscription's executor for one event.
@@ -60,9 +58,9 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         an event another subscriber's execution already answered gets a
         stand-in holding that answer, and the others a copy made without
         ``copy.copy``'s generic protocol (docs/design.md, Alert fan-out)."""
-        shared_by = self._event_key()
+        shared_by = self._sharers()
         if shared_by is not None:
-            answer = self.events.answered(_event(shared_by, payload), payload)
+            answer = self.events.answered((shared_by, id(payload)), payload)
             if answer is not None:
                 return cast("Executor[Any]", _Answered(answer))
         executor = object.__new__(type(self))
@@ -77,9 +75,9 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         An event another subscriber already ran is answered from that run
         (``SharedEvents``), before this one copies its context."""
         if serially is False:
-            shared_by = self._event_key()
+            shared_by = self._sharers()
             if shared_by is not None:
-                key = _event(shared_by, self.root_value)
+                key = (shared_by, id(self.root_value))
                 return self.events.result(key, self.root_value, self._run_event)
             self._begin(GRAPHQL_CORE)
             return super().execute_operation(serially)
@@ -98,21 +96,23 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             self.context_value = own_context()
         _report(self.context_value, mode)
 
-    def _event_key(self) -> _SharedBy | None:
+    def _sharers(self) -> Sharers | None:
         shared_by = self._shared_by
         if shared_by is _UNKNOWN:
             plan = self._plan()
             shared_by = (
-                None if plan is None else (plan, _visibility(self.context_value), self._variables())
+                None
+                if plan is None
+                else self.events.sharers(plan, _visibility(self.context_value), self._variables())
             )
             self._shared_by = shared_by
         return shared_by  # type: ignore[return-value]
 
     def _run_event(self) -> Any:
         """The one run of an event that everyone sharing it is answered from."""
-        plan, _, _ = self._event_key()  # type: ignore[misc]
+        sharers = cast("Sharers", self._shared_by)
         self._begin(COMPILED)
-        return self._run(plan)
+        return self._run(sharers.plan)
 
     def _run(self, plan: OperationPlan) -> Any:
         try:
@@ -202,11 +202,6 @@ def compiled_executor(
         "max_response_bytes": max_response_bytes,
     }
     return type("CompiledExecutor", (CompiledExecutor,), attributes)
-
-
-def _event(shared_by: _SharedBy, event: Any) -> tuple[Any, ...]:
-    plan, visibility, variables = shared_by
-    return (plan, id(event), visibility, variables)
 
 
 class _Answered:
