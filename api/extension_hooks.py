@@ -6,17 +6,15 @@ an async generator or a plain function, and wraps it in a fresh context
 manager (``functools.update_wrapper`` included). The answers depend only on
 the extension's class, so here they are worked out once per class and hook;
 a request only creates the context managers themselves, through the same
-``contextlib`` decorators and the same exit stack, so ordering, exception
-and suppression behaviour are Strawberry's own (the differential test is
+``contextlib`` decorators and exit stacks, so ordering, exception and
+suppression behaviour are Strawberry's own (the differential test is
 ``tests/api/test_extension_hooks.py``; docs/design.md, Performance budgets).
 
 A subscription asks for its extensions' results and runs their
 ``on_stream_result`` hooks on every event it sends, so those are classified
-too, and only the extensions whose class overrides ``get_results`` are asked
-(the base class answers ``{}``, which adds nothing). A live subscription's
-operation and execution stages stay entered for as long as it lives: once
-entered, a stage forgets its list of hooks (its exit stack holds what exit
-needs), since that list would otherwise be kept per idle subscription.
+too, looked up once per operation, and only the extensions whose class
+overrides ``get_results`` are asked (the base class answers ``{}``, which
+adds nothing). How a stage enters its hooks: ``api/_extension_stages.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from asyncio import iscoroutinefunction
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +38,8 @@ from strawberry.extensions.context import (
 from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.utils.await_maybe import await_maybe
 
+from ._extension_stages import Call, stage
+
 if TYPE_CHECKING:
     from strawberry.types import ExecutionContext
 
@@ -50,37 +50,19 @@ _MAX_CLASSES = 256
 """Hooks are classified per extension class; a schema has a dozen."""
 
 
-def _from_function(function: Callable[..., Any]) -> tuple[_Factory, bool]:
-    """A plain or coroutine function as a context manager, passing on the
-    stream result that ``on_stream_result`` hooks receive, as Strawberry does."""
-    if iscoroutinefunction(function):
-
-        @contextlib.asynccontextmanager
-        async def run_async(extension: SchemaExtension, *result: Any) -> AsyncIterator[None]:
-            await function(extension, *result)
-            yield
-
-        return run_async, True
-
-    @contextlib.contextmanager
-    def run(extension: SchemaExtension, *result: Any) -> Iterator[None]:
-        function(extension, *result)
-        yield
-
-    return run, False
-
-
-def _classify(extension_class: type, hook_name: str) -> tuple[_Factory, bool] | None:
-    """What Strawberry's ``get_hook`` decides, for the class instead of the instance."""
+def _classify(extension_class: type, hook_name: str) -> tuple[_Factory, bool, bool] | None:
+    """What Strawberry's ``get_hook`` decides, for the class instead of the
+    instance: the hook, whether it is async, and whether it is a function
+    (run on entering, ``api/_extension_stages.py``) or a context manager."""
     function = getattr(extension_class, hook_name)
     if function is getattr(SchemaExtension, hook_name):
         return None
     if inspect.isgeneratorfunction(function):
-        return contextlib.contextmanager(function), False
+        return contextlib.contextmanager(function), False, False
     if inspect.isasyncgenfunction(function):
-        return contextlib.asynccontextmanager(function), True
+        return contextlib.asynccontextmanager(function), True, False
     if callable(function):
-        return _from_function(function)
+        return function, iscoroutinefunction(function), True
     raise ValueError(f"Hook {hook_name} on {extension_class} must be callable, got {function!r}")
 
 
@@ -89,7 +71,7 @@ class _Classified:
 
     def __init__(self, hook_name: str) -> None:
         self.hook_name = hook_name
-        self.hooks: dict[type, tuple[_Factory, bool] | None] = {}
+        self.hooks: dict[type, tuple[_Factory, bool, bool] | None] = {}
 
     def wrapped(self, extension: SchemaExtension) -> WrappedHook | None:
         kind = type(extension)
@@ -101,39 +83,27 @@ class _Classified:
                 self.hooks[kind] = classified
         if classified is None:
             return None
-        factory, is_async = classified
-        return WrappedHook(extension=extension, hook=partial(factory, extension), is_async=is_async)
+        hook, is_async, is_function = classified
+        call = Call(hook, extension, is_async) if is_function else partial(hook, extension)
+        return WrappedHook(extension=extension, hook=call, is_async=is_async)  # type: ignore[arg-type]
 
 
-_NO_HOOKS: list[WrappedHook] = []
 _NO_EXTENSIONS: list[SchemaExtension] = []
 
 
-def _classified(base: type[Any], *, forgets_hooks: bool = False) -> type:
+def _classified(base: type[Any], *, stays_entered: bool = False) -> type:
     cache = _Classified(base.HOOK_NAME)
 
     def get_hook(self: Any, extension: SchemaExtension) -> WrappedHook | None:
         return cache.wrapped(extension)
 
-    attributes: dict[str, Any] = {"__slots__": (), "get_hook": get_hook}
-    if forgets_hooks:
-
-        def __enter__(self: Any) -> None:
-            base.__enter__(self)
-            self.hooks = _NO_HOOKS
-
-        async def __aenter__(self: Any) -> None:
-            await base.__aenter__(self)
-            self.hooks = _NO_HOOKS
-
-        attributes.update(__enter__=__enter__, __aenter__=__aenter__)
-    return type(base.__name__, (base,), attributes)
+    return stage(base, get_hook, stays_entered=stays_entered)
 
 
-_Operation = _classified(OperationContextManager, forgets_hooks=True)
+_Operation = _classified(OperationContextManager, stays_entered=True)
 _Validation = _classified(ValidationContextManager)
 _Parsing = _classified(ParsingContextManager)
-_Executing = _classified(ExecutingContextManager, forgets_hooks=True)
+_Executing = _classified(ExecutingContextManager, stays_entered=True)
 _StreamResult = _classified(StreamResultContextManager)
 
 

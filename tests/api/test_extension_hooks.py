@@ -11,6 +11,7 @@ must be the same. ``on_stream_result`` hooks also receive the result, and
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -88,12 +89,19 @@ def _extension_class(kind: str, behaviour: str, name: str) -> type[SchemaExtensi
     return type(f"Extension_{name}", (SchemaExtension,), attributes)
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
 async def _run(
     runner_class: type[SchemaExtensionsRunner],
     classes: list[type[SchemaExtension]],
     stage: str,
     stage_fails: bool,
-) -> tuple[list[str], str]:
+    *,
+    synchronous: bool = False,
+) -> tuple[list[str], list[str]]:
+    """What ran and how each round ended; ``on_stream_result`` runs two
+    results through one runner, as a subscription does."""
     log: list[str] = []
     extensions = []
     for extension_class in classes:
@@ -101,15 +109,28 @@ async def _run(
         extension.log = log  # type: ignore[attr-defined]
         extensions.append(extension)
     runner = runner_class(execution_context=None, extensions=extensions)  # type: ignore[arg-type]
-    manager = runner.on_stream_result("result") if stage == "on_stream_result" else None
-    try:
-        async with manager or getattr(runner, stage)():
-            log.append("stage")
-            if stage_fails:
-                raise Boom("stage")
-    except Exception as error:
-        return log, f"{type(error).__name__}: {error}"
-    return log, "ok"
+    rounds = ("r1", "r2") if stage == "on_stream_result" else (None,)
+    outcomes = []
+    for result in rounds:
+        manager = runner.on_stream_result(result) if result else getattr(runner, stage)()
+        try:
+            if synchronous:
+                with manager:
+                    _body(log, stage_fails)
+            else:
+                async with manager:
+                    _body(log, stage_fails)
+        except Exception as error:
+            outcomes.append(f"{type(error).__name__}: {_ADDRESS.sub('', str(error))}")
+        else:
+            outcomes.append("ok")
+    return log, outcomes
+
+
+def _body(log: list[str], stage_fails: bool) -> None:
+    log.append("stage")
+    if stage_fails:
+        raise Boom("stage")
 
 
 CASES = list(
@@ -119,16 +140,23 @@ CASES = list(
 )
 
 
+@pytest.mark.parametrize("synchronous", [False, True], ids=["async", "sync"])
 @pytest.mark.parametrize("stage", STAGES)
-async def test_every_hook_combination_runs_as_strawberry_runs_it(stage: str) -> None:
+async def test_every_hook_combination_runs_as_strawberry_runs_it(
+    stage: str, synchronous: bool
+) -> None:
     for (kind_a, behaviour_a), (kind_b, behaviour_b), stage_fails in CASES:
         classes = [
             _extension_class(kind_a, behaviour_a, "a"),
             _extension_class("generator", "plain", "m"),
             _extension_class(kind_b, behaviour_b, "b"),
         ]
-        expected = await _run(SchemaExtensionsRunner, classes, stage, stage_fails)
-        actual = await _run(ClassifiedExtensionsRunner, classes, stage, stage_fails)
+        expected = await _run(
+            SchemaExtensionsRunner, classes, stage, stage_fails, synchronous=synchronous
+        )
+        actual = await _run(
+            ClassifiedExtensionsRunner, classes, stage, stage_fails, synchronous=synchronous
+        )
         case = (stage, kind_a, behaviour_a, kind_b, behaviour_b, stage_fails)
         assert actual == expected, case
 
@@ -142,7 +170,8 @@ async def test_the_comparison_sees_a_difference() -> None:
     assert first != second
     assert first[0] == ["a:before()", "b:before()", "stage", "b:after:-", "a:after:-"]
     streamed = await _run(ClassifiedExtensionsRunner, [a, b], "on_stream_result", False)
-    assert streamed[0][:2] == ["a:before('result',)", "b:before('result',)"]
+    assert streamed[0][:2] == ["a:before('r1',)", "b:before('r1',)"]
+    assert "a:before('r2',)" in streamed[0]
 
 
 def _results_class(kind: str, name: str) -> type[SchemaExtension]:
@@ -158,7 +187,8 @@ def _results_class(kind: str, name: str) -> type[SchemaExtension]:
 
 
 class _Context:
-    extensions_results = {"from-context": 1, "shared": "context"}
+    def __init__(self) -> None:
+        self.extensions_results = {"from-context": 1, "shared": "context"}
 
 
 @pytest.mark.parametrize(
