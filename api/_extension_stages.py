@@ -49,10 +49,21 @@ class _ExitStack(contextlib.ExitStack):
     def __init__(self) -> None:
         self._exit_callbacks: Any = []
 
+    def __exit__(self, *exc_details: Any) -> bool | None:
+        """With nothing to exit, ``contextlib`` would return False too."""
+        if not self._exit_callbacks:
+            return False
+        return super().__exit__(*exc_details)
+
 
 class _AsyncExitStack(contextlib.AsyncExitStack):
     def __init__(self) -> None:
         self._exit_callbacks: Any = []
+
+    async def __aexit__(self, *exc_details: Any) -> bool | None:
+        if not self._exit_callbacks:
+            return False
+        return await super().__aexit__(*exc_details)
 
 
 def stage(base: type[Any], get_hook: Callable[..., Any], *, stays_entered: bool) -> type:
