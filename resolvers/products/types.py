@@ -42,6 +42,7 @@ _AFTER_NOW = timedelta(seconds=1)
 _STATUSES = {status.value: status for status in ProductStatus}
 """``ProductStatus(value)`` is a Python-level lookup, once per product of a page."""
 
+
 @strawberry.type(
     description="Ed25519 over the 32 raw bytes of `hash`, the SHA-256 of the product's "
     "canonical record; verify offline with the `signingKeys` entry named `keyId`."
