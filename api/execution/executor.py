@@ -17,6 +17,7 @@ from graphql import (
     GraphQLLeafType,
     GraphQLObjectType,
     GraphQLOutputType,
+    OperationType,
     located_error,
 )
 from graphql.execution.collect_fields import FieldDetailsList
@@ -51,6 +52,18 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     _shared_by: Sharers | object | None = _UNKNOWN
     """Who a subscription's events are shared by, worked out on its first
     event from its plan, visibility and variables (None: run on graphql-core)."""
+
+    @classmethod
+    def build(cls, *args: Any, **kwargs: Any) -> list[GraphQLError] | Executor[Any]:
+        """A subscription works out who shares its events when it starts,
+        not on its first alert, which a thousand subscribers may share."""
+        executor = super().build(*args, **kwargs)
+        if (
+            isinstance(executor, CompiledExecutor)
+            and executor.operation.operation is OperationType.SUBSCRIPTION
+        ):
+            executor._sharers()
+        return executor
 
     def build_per_event_executor(self, payload: Any) -> Executor[Any]:
         """graphql-core's copy of the subscription's executor for one event.
