@@ -50,8 +50,8 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     """What this execution's data will take as JSON (docs/design.md, Response budget)."""
 
     _shared_by: Sharers | object | None = _UNKNOWN
-    """Who a subscription's events are shared by, worked out on its first
-    event from its plan, visibility and variables (None: run on graphql-core)."""
+    """Who a subscription's events are shared by, worked out when it starts
+    from its plan, visibility and variables (None: run on graphql-core)."""
 
     @classmethod
     def build(cls, *args: Any, **kwargs: Any) -> list[GraphQLError] | Executor[Any]:
