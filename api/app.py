@@ -30,7 +30,7 @@ from .backend import open_storage
 from .demo import start_demo
 from .errors import error_response
 from .explorer import explorer_asset
-from .graphql import GraphQLApp, GraphQLEndpoint, authentication_refusal
+from .graphql import GraphQLApp, GraphQLEndpoint, GraphQLSockets, authentication_refusal
 from .http_guard import HTTPGuard
 from .ingest import ingest_endpoint
 from .mcp.http import MCPEndpoint, MCPService
@@ -166,27 +166,26 @@ def _routes() -> list[BaseRoute]:
 
 
 def _middleware(settings: Settings, metrics: Metrics, spans: Spans | None) -> list[Middleware]:
-    """CORS outermost, so refusals (413, 415) reach a browser app readably;
-    the observer next, so refusals are logged and counted, then the request's
-    span, which reads what the observer gathered."""
+    """WebSockets to /graphql leave first (``GraphQLSockets``: nothing here
+    handles them); then CORS, so refusals (413, 415) reach a browser app
+    readably; the observer next, so refusals are logged and counted, then the
+    request's span, which reads what the observer gathered."""
     guard = [
         Middleware(RequestObserver, metrics=metrics),
         Middleware(HTTPGuard, max_bytes=settings.limits.max_body_bytes),
     ]
     if spans is not None:
         guard.insert(1, Middleware(RequestSpans, spans=spans))
-    if not settings.cors_origins:
-        return guard
-    return [
+    cors = [
         Middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
             allow_methods=("GET", "POST"),
             allow_headers=CORS_HEADERS,
             expose_headers=("Retry-After", "X-Request-Id"),
-        ),
-        *guard,
+        )
     ]
+    return [Middleware(GraphQLSockets), *(cors if settings.cors_origins else ()), *guard]
 
 
 async def health(request: Request) -> JSONResponse:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -414,7 +414,7 @@ class CostBudget(SchemaExtension):
         self.max_cost = max_cost
         self.cost: int | None = None
 
-    def on_execute(self) -> Iterator[None]:
+    def on_execute(self) -> None:  # type: ignore[override]
         execution_context = self.execution_context
         document = execution_context.graphql_document
         if execution_context.result is None and document is not None:
@@ -436,7 +436,6 @@ class CostBudget(SchemaExtension):
                             maxCost=self.max_cost,
                         ),
                     )
-        yield
 
     def get_results(self) -> dict[str, Any]:
         if self.cost is None or getattr(self.execution_context.context, "trace", None) is None:

@@ -115,13 +115,14 @@ class ErrorMapper(SchemaExtension):
         ):
             result.errors = map_errors(result.errors, self._request_id())
 
-    def on_stream_result(self, result: Any) -> Iterator[None]:
+    def on_stream_result(self, result: Any) -> None:  # type: ignore[override]
         """Subscriptions send each result as it is produced, long before
-        ``on_operation`` ends, so their errors are mapped here."""
+        ``on_operation`` ends, so their errors are mapped here. A function,
+        not a generator: nothing runs after the result is sent, and it runs
+        for every subscriber of every alert (docs/design.md, Alert fan-out)."""
         if (
             isinstance(result, (GraphQLExecutionResult, StrawberryExecutionResult))
             and result.errors
         ):
             request_id = self._request_id()
             result.errors = [to_graphql_error(e, request_id) for e in result.errors]
-        yield

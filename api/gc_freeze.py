@@ -11,6 +11,7 @@ in a served process: tests that run the lifespan in-process keep a normal GC.
 from __future__ import annotations
 
 import gc
+from collections.abc import Awaitable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -21,11 +22,16 @@ class FreezeAfterStartup:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """Returns the inner app's awaitable for what it does not handle rather
+        than awaiting it: a WebSocket lives for hours, and a frame per
+        middleware per connection is memory an idle subscription keeps
+        (docs/design.md, Alert fan-out)."""
         if scope["type"] != "lifespan":
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
+        return self._lifespan(scope, receive, send)
 
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def started(message: Message) -> None:
             if message["type"] == "lifespan.startup.complete":
                 gc.collect()

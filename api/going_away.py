@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from collections.abc import Awaitable
 from functools import partial
 from types import FrameType
 from typing import Any
@@ -38,11 +39,16 @@ class GoingAwayOnExit:
         self.app = app
         self._going: asyncio.Task[None] | None = None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """Returns the inner app's awaitable for what it does not handle rather
+        than awaiting it: a WebSocket lives for hours, and a frame per
+        middleware per connection is memory an idle subscription keeps
+        (docs/design.md, Alert fan-out)."""
         if scope["type"] != "lifespan":
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
+        return self._lifespan(scope, receive, send)
 
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def started(message: Message) -> None:
             if message["type"] == "lifespan.startup.complete":
                 self._install(asyncio.get_running_loop())

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 import strawberry
 from cross_web import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
@@ -30,15 +31,15 @@ from .auth_throttle import AuthThrottle
 from .errors import error_extensions, error_response
 from .explorer import explorer_page
 from .http_guard import BODY_SCOPE_KEY
-from .json_response import encode_json
 from .limits import MAX_BODY_BYTES
 from .prepared import PreparedLane
 from .request_json import MalformedJSON, decode_request_json
 from .request_log import REQUEST_ID_SCOPE_KEY
 from .websocket import Connections, SocketContext
+from .ws_frames import SharedPayloads, encode_message
 from .ws_protocols import TransportWSHandler, WSHandler, bounded_receive
 
-__all__ = ["GraphQLApp", "GraphQLEndpoint", "authentication_refusal"]
+__all__ = ["GraphQLApp", "GraphQLEndpoint", "GraphQLSockets", "authentication_refusal"]
 
 TRACE_HEADER = "x-proofgate-trace"
 _PRINCIPAL = "proofgate.principal"
@@ -70,28 +71,35 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         super().__init__(schema, **options)
         self.services = services
         self.connections = Connections()
+        self.payloads = SharedPayloads()
         self.max_message_bytes = max_message_bytes
         self.auth_throttle = auth_throttle or AuthThrottle()
         self.prepared_lane: PreparedLane | None = getattr(schema, "prepared_lane", None)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
+        """Strawberry's coroutine for a WebSocket, returned rather than
+        awaited here: a frame per connection is memory an idle subscription
+        keeps (docs/design.md, Alert fan-out)."""
         if scope["type"] == "http":
-            # Authenticate before Strawberry sees the request, so a bad key is a
-            # clean 401 with a GraphQL-shaped error rather than a failed context.
-            request = Request(scope, receive)
-            client = request.client.host if request.client else None
-            try:
-                scope[_PRINCIPAL] = await self.authenticate(
-                    request.headers.get("authorization"), client
-                )
-            except ProofgateError as error:
-                await authentication_refusal(error)(scope, receive, send)
-                return
-            if scope["method"] == "POST" and self.prepared_lane is not None:
-                await self._post(scope, receive, send, self.prepared_lane)
-                return
-        elif scope["type"] == "websocket":
+            return self._http(scope, receive, send)
+        if scope["type"] == "websocket":
             receive = bounded_receive(receive, send, self.max_message_bytes)
+        return super().__call__(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Authenticate before Strawberry sees the request, so a bad key is a
+        # clean 401 with a GraphQL-shaped error rather than a failed context.
+        request = Request(scope, receive)
+        client = request.client.host if request.client else None
+        try:
+            authorization = request.headers.get("authorization")
+            scope[_PRINCIPAL] = await self.authenticate(authorization, client)
+        except ProofgateError as error:
+            await authentication_refusal(error)(scope, receive, send)
+            return
+        if scope["method"] == "POST" and self.prepared_lane is not None:
+            await self._post(scope, receive, send, self.prepared_lane)
+            return
         await super().__call__(scope, receive, send)
 
     async def _post(self, scope: Scope, receive: Receive, send: Send, lane: PreparedLane) -> None:
@@ -141,7 +149,9 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             raise malformed.error from None
 
     def encode_json(self, data: object) -> str:
-        return encode_json(data)
+        """Responses, and WebSocket messages, whose shared payloads are
+        encoded once for every socket (``api/ws_frames.py``)."""
+        return encode_message(data, self.payloads)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return explorer_page(request)
@@ -227,6 +237,26 @@ class GraphQLEndpoint:
     """Routes to the ``GraphQLApp`` the lifespan keeps on ``app.state.graphql``:
     its services need the open store, which exists only once the app starts."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         graphql: GraphQLApp = scope["app"].state.graphql
-        await graphql(scope, receive, send)
+        return graphql(scope, receive, send)
+
+
+class GraphQLSockets:
+    """A WebSocket to ``/graphql`` goes to the GraphQL endpoint from here,
+    past Starlette's exception middleware and router. For it they come to
+    the same: the router would route it to ``WebSocketRoute("/graphql")``
+    (a path it matches there, whatever the root path), and the exception
+    middleware re-raise what the endpoint raises (it answers its own
+    refusals). Their frames would be kept for the connection's whole life,
+    memory an idle subscription keeps (docs/design.md, Alert fan-out)."""
+
+    def __init__(self, app: ASGIApp, *, path: str = "/graphql") -> None:
+        self.app = app
+        self.path = path
+        self.endpoint = GraphQLEndpoint()
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        if scope["type"] == "websocket" and scope["path"] == self.path:
+            return self.endpoint(scope, receive, send)
+        return self.app(scope, receive, send)

@@ -18,6 +18,8 @@ operation's shape: depth, aliases, tokens, cost).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -41,10 +43,16 @@ class HTTPGuard:
         self.max_bytes = max_bytes
         self.path = path
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """Returns the inner app's awaitable for what it does not handle rather
+        than awaiting it: a WebSocket lives for hours, and a frame per
+        middleware per connection is memory an idle subscription keeps
+        (docs/design.md, Alert fan-out)."""
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
+        return self._guard(scope, receive, send)
+
+    async def _guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type not in JSON_CONTENT_TYPES and not any(

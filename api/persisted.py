@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from graphql import GraphQLError
@@ -95,7 +95,7 @@ class PersistedQueries(SchemaExtension):
     def __init__(self, store: PersistedQueryStore) -> None:
         self.store = store
 
-    def on_operation(self) -> Iterator[None]:
+    def on_operation(self) -> None:  # type: ignore[override]
         execution_context = self.execution_context
         persisted = (execution_context.operation_extensions or {}).get("persistedQuery")
         context: Any = execution_context.context
@@ -105,4 +105,3 @@ class PersistedQueries(SchemaExtension):
             except ProofgateError as error:
                 cause = GraphQLError(error.message, original_error=error)
                 raise to_graphql_error(cause, getattr(context, "request_id", None)) from None
-        yield

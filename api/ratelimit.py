@@ -152,14 +152,13 @@ class RateLimit(SchemaExtension):
     def __init__(self, limiter: RateLimiter) -> None:
         self.limiter = limiter
 
-    def on_execute(self) -> Iterator[None]:
+    def on_execute(self) -> None:  # type: ignore[override]
         calls = self._calls()
         if calls is not None:
             try:
                 self.limiter.check(*calls)
             except RateLimited as error:
                 self._refuse(error)
-        yield
 
     def _calls(self) -> tuple[Principal, str, int] | None:
         """Who calls how many public mutations, if this operation calls any."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from typing import Any
 
 from starlette.datastructures import Headers
@@ -43,10 +43,16 @@ class RequestObserver:
         self.app = app
         self.metrics = metrics
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """Returns the inner app's awaitable for what it does not handle rather
+        than awaiting it: a WebSocket lives for hours, and a frame per
+        middleware per connection is memory an idle subscription keeps
+        (docs/design.md, Alert fan-out)."""
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
+        return self._observe(scope, receive, send)
+
+    async def _observe(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         observation = Observation(request_id_from(headers.get(REQUEST_ID_HEADER)))
         scope[REQUEST_ID_SCOPE_KEY] = observation.request_id

@@ -141,6 +141,9 @@ def _config(
         factory=factory,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
         http="httptools",
+        # Stated rather than detected: the outermost app returns the inner
+        # app's awaitable instead of being a coroutine function itself.
+        interface="asgi3",
         lifespan="on",
         # A permessage-deflate context holds ~300 KB per connection, six times
         # what an idle subscription otherwise costs; alerts are small JSON.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from graphql import GraphQLError
@@ -104,7 +104,7 @@ class SharedPersistedQueries(PersistedQueries):
         super().__init__(store)
         self.shared = shared
 
-    async def on_operation(self) -> AsyncIterator[None]:  # type: ignore[override]
+    async def on_operation(self) -> None:  # type: ignore[override]
         execution_context = self.execution_context
         persisted = (execution_context.operation_extensions or {}).get("persistedQuery")
         context: Any = execution_context.context
@@ -120,7 +120,6 @@ class SharedPersistedQueries(PersistedQueries):
             if given is not None and execution_context.query is not None:
                 digest = str(persisted.get("sha256Hash", "")).lower()
                 await self.shared.put(digest, execution_context.query)
-        yield
 
     async def _from_redis(self, persisted: Mapping[str, Any]) -> str | None:
         """The text for a hash this process does not know; None leaves the

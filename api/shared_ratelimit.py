@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
@@ -139,11 +139,10 @@ class SharedRateLimit(RateLimit):
         super().__init__(limiter.local)
         self.shared = limiter
 
-    async def on_execute(self) -> AsyncIterator[None]:  # type: ignore[override]
+    async def on_execute(self) -> None:  # type: ignore[override]
         calls = self._calls()
         if calls is not None:
             try:
                 await self.shared.check(*calls)
             except RateLimited as error:
                 self._refuse(error)
-        yield

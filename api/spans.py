@@ -13,7 +13,7 @@ relay's or the tailer's background reads.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -89,10 +89,16 @@ class RequestSpans:
         self.app = app
         self.tracer = spans.tracer
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """Returns the inner app's awaitable for what it does not handle rather
+        than awaiting it: a WebSocket lives for hours, and a frame per
+        middleware per connection is memory an idle subscription keeps
+        (docs/design.md, Alert fan-out)."""
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
+        return self._traced(scope, receive, send)
+
+    async def _traced(self, scope: Scope, receive: Receive, send: Send) -> None:
         status = 500
 
         async def send_status(message: Message) -> None:

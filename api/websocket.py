@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
@@ -38,6 +38,9 @@ CLOSE_SLOW_CONSUMER = (4008, "Slow consumer: too many alerts were waiting to be 
 CLOSE_REVOKED = (4403, "API key revoked")
 CLOSE_GOING_AWAY = (1001, "Server shutting down")
 _CLOSE_TIMEOUT_SECONDS = 5.0
+KEEPALIVE_SENDERS = 32
+"""Keep-alives sent at once; a connection that does not take one in
+``_CLOSE_TIMEOUT_SECONDS`` holds up one sender that long."""
 
 
 class LiveConnection:
@@ -148,12 +151,22 @@ class Connections:
 
     async def keep_alive(self, interval: timedelta) -> None:
         """One task for every connection's keep-alive, rather than one task per
-        connection: an idle subscription should cost as little as possible."""
+        connection: an idle subscription should cost as little as possible.
+        A round sends through ``KEEPALIVE_SENDERS`` senders, not a task per
+        connection, so it does not raise the process's memory for a moment
+        by a task per connection either; a slow connection holds up one."""
         while True:
             await asyncio.sleep(interval.total_seconds())
             open_ = list(self._open)
             if open_:
-                await asyncio.gather(*(_quietly(c.keepalive()) for c in open_))
+                waiting = iter(open_)
+                senders = min(KEEPALIVE_SENDERS, len(open_))
+                await asyncio.gather(*(_send_each(waiting) for _ in range(senders)))
+
+
+async def _send_each(connections: Iterator[LiveConnection]) -> None:
+    for connection in connections:
+        await _quietly(connection.keepalive())
 
 
 async def _quietly(send: Awaitable[None]) -> None:

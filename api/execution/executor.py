@@ -9,7 +9,7 @@ cannot cover it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from graphql import (
     ExecutionResult,
@@ -21,6 +21,7 @@ from graphql import (
     located_error,
 )
 from graphql.execution.collect_fields import FieldDetailsList
+from graphql.execution.executor import CollectedErrors, Executor
 from graphql.pyutils import Path
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
@@ -30,13 +31,14 @@ from domain.errors import BudgetExceeded
 from ..limits import MAX_RESPONSE_BYTES
 from .budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from .cache import PlanCache
-from .fanout import SharedEvents
+from .fanout import SharedEvents, Sharers
 from .plan import OperationPlan, Unsupported, compile_operation
 
 __all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
 
 COMPILED = "compiled"
 GRAPHQL_CORE = "graphql-core"
+_UNKNOWN = object()
 
 
 class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
@@ -47,24 +49,83 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     response_bytes: ResponseBytes
     """What this execution's data will take as JSON (docs/design.md, Response budget)."""
 
+    _shared_by: Sharers | object | None = _UNKNOWN
+    """Who a subscription's events are shared by, worked out when it starts
+    from its plan, visibility and variables (None: run on graphql-core)."""
+
+    @classmethod
+    def build(cls, *args: Any, **kwargs: Any) -> list[GraphQLError] | Executor[Any]:
+        """A subscription works out who shares its events when it starts,
+        not on its first alert, which a thousand subscribers may share."""
+        executor = super().build(*args, **kwargs)
+        if (
+            isinstance(executor, CompiledExecutor)
+            and executor.operation.operation is OperationType.SUBSCRIPTION
+        ):
+            executor._sharers()
+        return executor
+
+    def build_per_event_executor(self, payload: Any) -> Executor[Any]:
+        """graphql-core's copy of the subscription's executor for one event.
+        An alert fanned out to a thousand subscribers asks for a thousand:
+        an event another subscriber's execution already answered gets a
+        stand-in holding that answer, and the others a copy made without
+        ``copy.copy``'s generic protocol (docs/design.md, Alert fan-out)."""
+        shared_by = self._sharers()
+        if shared_by is not None:
+            answer = self.events.answered((shared_by, id(payload)), payload)
+            if answer is not None:
+                return cast("Executor[Any]", _Answered(answer))
+        executor = object.__new__(type(self))
+        executor.__dict__.update(self.__dict__)
+        executor.root_value = payload
+        executor.collected_errors = CollectedErrors()
+        return executor
+
     def execute_operation(self, serially: bool | None = None) -> Any:
         """``serially`` is False only for a subscription's events (each one
-        runs the subscription's selection set on the event), None otherwise."""
+        runs the subscription's selection set on the event), None otherwise.
+        An event another subscriber already ran is answered from that run
+        (``SharedEvents``), before this one copies its context."""
+        if serially is False:
+            shared_by = self._sharers()
+            if shared_by is not None:
+                key = (shared_by, id(self.root_value))
+                return self.events.result(key, self.root_value, self._run_event)
+            self._begin(GRAPHQL_CORE)
+            return super().execute_operation(serially)
+        plan = self._plan() if serially is None else None
+        self._begin(COMPILED if plan else GRAPHQL_CORE)
+        if plan is None:
+            return super().execute_operation(serially)
+        return self._run(plan)
+
+    def _begin(self, mode: str) -> None:
         self.response_bytes = ResponseBytes(self.max_response_bytes)
         own_context = getattr(self.context_value, "for_operation", None)
         if own_context is not None:
             # A WebSocket context serves many operations: each, and each of a
-            # subscription's events, runs on its own copy (SocketContext).
+            # subscription's events that runs, runs on its own copy (SocketContext).
             self.context_value = own_context()
-        subscription = self.operation.operation is OperationType.SUBSCRIPTION
-        plan = self._plan() if serially is None or (subscription and not serially) else None
-        _report(self.context_value, COMPILED if plan else GRAPHQL_CORE)
-        if plan is None:
-            return super().execute_operation(serially)
-        if subscription:
-            key = (plan, id(self.root_value), _visibility(self.context_value), self._variables())
-            return self.events.result(key, self.root_value, lambda: self._run(plan))
-        return self._run(plan)
+        _report(self.context_value, mode)
+
+    def _sharers(self) -> Sharers | None:
+        shared_by = self._shared_by
+        if shared_by is _UNKNOWN:
+            plan = self._plan()
+            shared_by = (
+                None
+                if plan is None
+                else self.events.sharers(plan, _visibility(self.context_value), self._variables())
+            )
+            self._shared_by = shared_by
+        return shared_by  # type: ignore[return-value]
+
+    def _run_event(self) -> Any:
+        """The one run of an event that everyone sharing it is answered from."""
+        sharers = cast("Sharers", self._shared_by)
+        self._begin(COMPILED)
+        return self._run(sharers.plan)
 
     def _run(self, plan: OperationPlan) -> Any:
         try:
@@ -154,6 +215,19 @@ def compiled_executor(
         "max_response_bytes": max_response_bytes,
     }
     return type("CompiledExecutor", (CompiledExecutor,), attributes)
+
+
+class _Answered:
+    """Stands in for an event's executor when the event is already answered:
+    graphql-core's ``execute_subscription_event`` only asks it to execute."""
+
+    __slots__ = ("_answer",)
+
+    def __init__(self, answer: Any) -> None:
+        self._answer = answer
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        return self._answer
 
 
 def _visibility(context: Any) -> tuple[Any, ...]:

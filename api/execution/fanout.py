@@ -8,11 +8,17 @@ same object, their plan is the same (same operation, same ``@skip``/
 (same role and brand). The shared result is immutable from here on: each
 subscriber gets its own ``ExecutionResult`` over the same data and errors, and
 error mapping builds new error objects rather than changing these.
+
+What subscribers share by is worked out once per subscription, as one
+``Sharers`` object per (plan, visibility, variables) that lives while a
+subscription holds it, so an event's key is that object and the event's id:
+nothing is compared or hashed field by field per subscriber and event.
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,7 +26,7 @@ from typing import Any
 
 from graphql import ExecutionResult
 
-__all__ = ["SHARED_EVENTS", "SharedEvents"]
+__all__ = ["SHARED_EVENTS", "SharedEvents", "Sharers"]
 
 SHARED_EVENTS = 256
 """Events kept for late subscribers of a fan-out; a few alerts' worth."""
@@ -35,20 +41,47 @@ class _Shared:
     result: ExecutionResult | asyncio.Future[ExecutionResult]
 
 
+class Sharers:
+    """The subscriptions that get the same answer to the same event."""
+
+    __slots__ = ("__weakref__", "plan")
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan
+
+
 class SharedEvents:
     def __init__(self, max_items: int = SHARED_EVENTS) -> None:
         self.max_items = max_items
         self.executed = 0
         self.shared = 0
         self._entries: OrderedDict[tuple[Any, ...], _Shared] = OrderedDict()
+        self._sharers: weakref.WeakValueDictionary[tuple[Any, ...], Sharers] = (
+            weakref.WeakValueDictionary()
+        )
+
+    def sharers(self, plan: Any, visibility: tuple[Any, ...], variables: str) -> Sharers:
+        """One object for equal arguments, while any subscription holds it."""
+        identity = (plan, visibility, variables)
+        sharers = self._sharers.get(identity)
+        if sharers is None:
+            sharers = self._sharers[identity] = Sharers(plan)
+        return sharers
+
+    def answered(self, key: tuple[Any, ...], event: Any) -> Result | None:
+        """The subscriber's own result of ``event`` if it already ran (or is running)."""
+        entry = self._entries.get(key)
+        if entry is None or entry.event is not event:
+            return None
+        self.shared += 1
+        if isinstance(entry.result, ExecutionResult):
+            return _own(entry.result)
+        return _own_later(entry.result)
 
     def result(self, key: tuple[Any, ...], event: Any, execute: Callable[[], Result]) -> Result:
-        entry = self._entries.get(key)
-        if entry is not None and entry.event is event:
-            self.shared += 1
-            if isinstance(entry.result, ExecutionResult):
-                return _own(entry.result)
-            return _own_later(entry.result)
+        answer = self.answered(key, event)
+        if answer is not None:
+            return answer
         self.executed += 1
         result = execute()
         if isinstance(result, ExecutionResult):

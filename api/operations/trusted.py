@@ -53,7 +53,7 @@ class NamedOperations(SchemaExtension):
     def __init__(self, registry: OperationRegistry) -> None:
         self.registry = registry
 
-    def on_operation(self) -> Iterator[None]:
+    def on_operation(self) -> None:  # type: ignore[override]
         execution_context = self.execution_context
         extensions = execution_context.operation_extensions or {}
         if execution_context.query is None:
@@ -64,7 +64,6 @@ class NamedOperations(SchemaExtension):
                 execution_context.operation_extensions = {
                     key: value for key, value in extensions.items() if key != "persistedQuery"
                 }
-        yield
 
     def _registered(self, extensions: Mapping[str, Any]) -> str | None:
         persisted = extensions.get("persistedQuery")
@@ -90,7 +89,7 @@ class TrustedDocumentCheck(SchemaExtension):
         self.counter = counter
         self._refused = False
 
-    def on_operation(self) -> Iterator[None]:
+    def on_operation(self) -> None:  # type: ignore[override]
         execution_context = self.execution_context
         principal = getattr(execution_context.context, "principal", None)
         query = execution_context.query
@@ -109,7 +108,6 @@ class TrustedDocumentCheck(SchemaExtension):
             queries = OperationType.QUERY in set(execution_context.allowed_operations)
             execution_context.query = _PLACEHOLDER if queries else _SUBSCRIPTION_PLACEHOLDER
             execution_context._provided_operation_name = None
-        yield
 
     def on_validate(self) -> Iterator[None]:
         if self._refused:

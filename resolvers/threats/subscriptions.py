@@ -12,7 +12,7 @@ client that goes away at once), so no registration outlives its operation.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, TypeVar
 
 import strawberry
@@ -95,27 +95,7 @@ class ThreatSubscriptions:
             pipeline.unsubscribe(subscriber)
             raise
         wanted = None if types is None else frozenset(types)
-        return _AlertStream(
-            pipeline, subscriber, _alerts(subscriber, backlog, min_severity, wanted)
-        )
-
-
-async def _alerts(
-    subscriber: Subscriber,
-    backlog: list[Item],
-    min_severity: Severity | None,
-    types: frozenset[ThreatType] | None,
-) -> AsyncGenerator[ThreatAlert, None]:
-    replayed = {item["id"] for item in backlog}
-    for item in backlog:
-        if alert_matches(item, min_severity=min_severity, types=types):
-            yield ThreatAlert.from_item(item)
-    while (live := await subscriber.next()) is not None:
-        if live["id"] in replayed:
-            replayed.discard(live["id"])
-            continue
-        if alert_matches(live, min_severity=min_severity, types=types):
-            yield _live_alert(live)
+        return _AlertStream(pipeline, subscriber, backlog, min_severity, wanted)
 
 
 _LIVE_ALERTS: OrderedDict[int, tuple[Item, ThreatAlert]] = OrderedDict()
@@ -136,25 +116,55 @@ def _live_alert(item: Item) -> ThreatAlert:
 
 
 class _AlertStream(AsyncIterator[ThreatAlert]):
+    """The backlog, then live alerts, without a repeat at the seam. A class
+    rather than an async generator: a live subscription keeps it for hours,
+    and an async generator's frame and the loop's record of it cost more
+    (docs/design.md, Alert fan-out)."""
+
+    __slots__ = ("_backlog", "_min_severity", "_pipeline", "_replayed", "_subscriber", "_types")
+
     def __init__(
-        self, pipeline: Pipeline, subscriber: Subscriber, alerts: AsyncGenerator[ThreatAlert, None]
+        self,
+        pipeline: Pipeline,
+        subscriber: Subscriber,
+        backlog: list[Item],
+        min_severity: Severity | None,
+        types: frozenset[ThreatType] | None,
     ) -> None:
         self._pipeline = pipeline
         self._subscriber = subscriber
-        self._alerts = alerts
+        self._backlog: list[Item] | None = list(reversed(backlog)) or None
+        self._replayed: set[str] | None = {item["id"] for item in backlog} or None
+        """Backlog alerts the broker buffered too, dropped when they come live."""
+        self._min_severity = min_severity
+        self._types = types
 
     def __aiter__(self) -> _AlertStream:
         return self
 
     async def __anext__(self) -> ThreatAlert:
         try:
-            return await self._alerts.__anext__()
+            return await self._next()
         except BaseException:
             self._pipeline.unsubscribe(self._subscriber)
             raise
 
+    async def _next(self) -> ThreatAlert:
+        while self._backlog:
+            item = self._backlog.pop()
+            if not self._backlog:
+                self._backlog = None
+            if alert_matches(item, min_severity=self._min_severity, types=self._types):
+                return ThreatAlert.from_item(item)
+        while (live := await self._subscriber.next()) is not None:
+            replayed = self._replayed
+            if replayed is not None and live["id"] in replayed:
+                replayed.discard(live["id"])
+                continue
+            if alert_matches(live, min_severity=self._min_severity, types=self._types):
+                return _live_alert(live)
+        raise StopAsyncIteration
+
     async def aclose(self) -> None:
-        try:
-            await self._alerts.aclose()
-        finally:
-            self._pipeline.unsubscribe(self._subscriber)
+        self._backlog = None
+        self._pipeline.unsubscribe(self._subscriber)

@@ -93,7 +93,11 @@ class Subscriber:
                 await self._waiter
             finally:
                 self._waiter = None
-        return self._queue.popleft()
+        item = self._queue.popleft()
+        if not self._queue:
+            # Drained: an idle subscription keeps no queue (600 bytes empty).
+            self._queue = None
+        return item
 
     def close(self) -> None:
         self._closed = True

@@ -4,12 +4,14 @@ Every combination of hook kinds (none, generator, async generator, function,
 coroutine function) and behaviours (plain, raising before or after its
 ``yield``, swallowing the stage's error) runs a stage that succeeds or
 raises, through both runners; what ran, in which order, and what came out
-must be the same.
+must be the same. ``on_stream_result`` hooks also receive the result, and
+``get_results`` of every kind of extension adds up to the same dict.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -21,12 +23,13 @@ from api.extension_hooks import ClassifiedExtensionsRunner
 
 KINDS = ("none", "generator", "async-generator", "function", "coroutine")
 BEHAVIOURS = ("plain", "raise-before", "raise-after", "swallow")
-STAGES = ("operation", "validation", "parsing", "executing")
+STAGES = ("operation", "validation", "parsing", "executing", "on_stream_result")
 HOOKS = {
     "operation": "on_operation",
     "validation": "on_validate",
     "parsing": "on_parse",
     "executing": "on_execute",
+    "on_stream_result": "on_stream_result",
 }
 
 
@@ -37,8 +40,8 @@ class Boom(Exception):
 def _extension_class(kind: str, behaviour: str, name: str) -> type[SchemaExtension]:
     """One extension class with ``kind`` hooks for every stage."""
 
-    def before(self: Any) -> None:
-        self.log.append(f"{name}:before")
+    def before(self: Any, *result: Any) -> None:
+        self.log.append(f"{name}:before{result}")
         if behaviour == "raise-before":
             raise Boom(f"{name} before")
 
@@ -47,8 +50,8 @@ def _extension_class(kind: str, behaviour: str, name: str) -> type[SchemaExtensi
         if behaviour == "raise-after":
             raise Boom(f"{name} after")
 
-    def generator(self: Any) -> Iterator[None]:
-        before(self)
+    def generator(self: Any, *result: Any) -> Iterator[None]:
+        before(self, *result)
         try:
             yield
         except Boom as error:
@@ -58,8 +61,8 @@ def _extension_class(kind: str, behaviour: str, name: str) -> type[SchemaExtensi
             return
         after(self, None)
 
-    async def async_generator(self: Any) -> AsyncIterator[None]:
-        before(self)
+    async def async_generator(self: Any, *result: Any) -> AsyncIterator[None]:
+        before(self, *result)
         try:
             yield
         except Boom as error:
@@ -69,11 +72,11 @@ def _extension_class(kind: str, behaviour: str, name: str) -> type[SchemaExtensi
             return
         after(self, None)
 
-    def function(self: Any) -> None:
-        before(self)
+    def function(self: Any, *result: Any) -> None:
+        before(self, *result)
 
-    async def coroutine(self: Any) -> None:
-        before(self)
+    async def coroutine(self: Any, *result: Any) -> None:
+        before(self, *result)
 
     hooks = {
         "none": None,
@@ -86,12 +89,19 @@ def _extension_class(kind: str, behaviour: str, name: str) -> type[SchemaExtensi
     return type(f"Extension_{name}", (SchemaExtension,), attributes)
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
 async def _run(
     runner_class: type[SchemaExtensionsRunner],
     classes: list[type[SchemaExtension]],
     stage: str,
     stage_fails: bool,
-) -> tuple[list[str], str]:
+    *,
+    synchronous: bool = False,
+) -> tuple[list[str], list[str]]:
+    """What ran and how each round ended; ``on_stream_result`` runs two
+    results through one runner, as a subscription does."""
     log: list[str] = []
     extensions = []
     for extension_class in classes:
@@ -99,14 +109,28 @@ async def _run(
         extension.log = log  # type: ignore[attr-defined]
         extensions.append(extension)
     runner = runner_class(execution_context=None, extensions=extensions)  # type: ignore[arg-type]
-    try:
-        async with getattr(runner, stage)():
-            log.append("stage")
-            if stage_fails:
-                raise Boom("stage")
-    except Exception as error:
-        return log, f"{type(error).__name__}: {error}"
-    return log, "ok"
+    rounds = ("r1", "r2") if stage == "on_stream_result" else (None,)
+    outcomes = []
+    for result in rounds:
+        manager = runner.on_stream_result(result) if result else getattr(runner, stage)()
+        try:
+            if synchronous:
+                with manager:
+                    _body(log, stage_fails)
+            else:
+                async with manager:
+                    _body(log, stage_fails)
+        except Exception as error:
+            outcomes.append(f"{type(error).__name__}: {_ADDRESS.sub('', str(error))}")
+        else:
+            outcomes.append("ok")
+    return log, outcomes
+
+
+def _body(log: list[str], stage_fails: bool) -> None:
+    log.append("stage")
+    if stage_fails:
+        raise Boom("stage")
 
 
 CASES = list(
@@ -116,16 +140,25 @@ CASES = list(
 )
 
 
+@pytest.mark.parametrize("middle", ["generator", "function"])
+@pytest.mark.parametrize("synchronous", [False, True], ids=["async", "sync"])
 @pytest.mark.parametrize("stage", STAGES)
-async def test_every_hook_combination_runs_as_strawberry_runs_it(stage: str) -> None:
+async def test_every_hook_combination_runs_as_strawberry_runs_it(
+    stage: str, synchronous: bool, middle: str
+) -> None:
+    """With a function in the middle, some stages have nothing to exit."""
     for (kind_a, behaviour_a), (kind_b, behaviour_b), stage_fails in CASES:
         classes = [
             _extension_class(kind_a, behaviour_a, "a"),
-            _extension_class("generator", "plain", "m"),
+            _extension_class(middle, "plain", "m"),
             _extension_class(kind_b, behaviour_b, "b"),
         ]
-        expected = await _run(SchemaExtensionsRunner, classes, stage, stage_fails)
-        actual = await _run(ClassifiedExtensionsRunner, classes, stage, stage_fails)
+        expected = await _run(
+            SchemaExtensionsRunner, classes, stage, stage_fails, synchronous=synchronous
+        )
+        actual = await _run(
+            ClassifiedExtensionsRunner, classes, stage, stage_fails, synchronous=synchronous
+        )
         case = (stage, kind_a, behaviour_a, kind_b, behaviour_b, stage_fails)
         assert actual == expected, case
 
@@ -137,7 +170,42 @@ async def test_the_comparison_sees_a_difference() -> None:
     first = await _run(ClassifiedExtensionsRunner, [a, b], "operation", False)
     second = await _run(ClassifiedExtensionsRunner, [b, a], "operation", False)
     assert first != second
-    assert first[0] == ["a:before", "b:before", "stage", "b:after:-", "a:after:-"]
+    assert first[0] == ["a:before()", "b:before()", "stage", "b:after:-", "a:after:-"]
+    streamed = await _run(ClassifiedExtensionsRunner, [a, b], "on_stream_result", False)
+    assert streamed[0][:2] == ["a:before('r1',)", "b:before('r1',)"]
+    assert "a:before('r2',)" in streamed[0]
+
+
+def _results_class(kind: str, name: str) -> type[SchemaExtension]:
+    def results(self: Any) -> dict[str, Any]:
+        return {name: kind, "shared": name}
+
+    async def async_results(self: Any) -> dict[str, Any]:
+        return {name: kind, "shared": name}
+
+    hooks = {"none": {}, "function": {"get_results": results}}
+    hooks["coroutine"] = {"get_results": async_results}
+    return type(f"Results_{name}", (SchemaExtension,), hooks[kind])
+
+
+class _Context:
+    def __init__(self) -> None:
+        self.extensions_results = {"from-context": 1, "shared": "context"}
+
+
+@pytest.mark.parametrize(
+    "kinds", list(itertools.product(("none", "function", "coroutine"), repeat=3))
+)
+async def test_extension_results_add_up_as_strawberry_adds_them(kinds: tuple[str, ...]) -> None:
+    classes = [_results_class(kind, name) for kind, name in zip(kinds, "abc", strict=True)]
+
+    async def results(runner_class: type[SchemaExtensionsRunner]) -> list[tuple[str, Any]]:
+        runner = runner_class(execution_context=None, extensions=[c() for c in classes])  # type: ignore[arg-type]
+        return list((await runner.get_extensions_results(_Context())).items())  # type: ignore[arg-type]
+
+    expected = await results(SchemaExtensionsRunner)
+    assert await results(ClassifiedExtensionsRunner) == expected
+    assert len(expected) == 2 + sum(kind != "none" for kind in kinds)
 
 
 async def test_a_schema_runs_its_operations_through_the_classified_runner() -> None:
