@@ -21,8 +21,14 @@ from typing import Any
 
 import pytest
 from conftest import Brand, Gateway
-from execution._differential import Seed, generated_queries, seed_variables, suite_operations
-from hypothesis import HealthCheck, given, settings
+from execution._differential import (
+    Seed,
+    generated_queries,
+    generated_settings,
+    seed_variables,
+    suite_operations,
+)
+from hypothesis import given
 from hypothesis import strategies as st
 
 import api.prepared
@@ -237,13 +243,7 @@ async def test_a_broken_lane_is_caught(
     assert comparison.mismatches
 
 
-@settings(
-    max_examples=GENERATED_QUERIES // QUERIES_PER_EXAMPLE,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@generated_settings(GENERATED_QUERIES // QUERIES_PER_EXAMPLE)
 @given(data=st.data())
 async def test_generated_queries_answer_alike(seeded: Any, data: st.DataObject) -> None:
     gateway, seed, brand = seeded

@@ -23,6 +23,7 @@ from graphql import (
     parse,
     validate,
 )
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis_graphql import queries
 
@@ -33,7 +34,14 @@ from resolvers.loaders import Loaders
 from services.auth import Principal
 from services.context import Services
 
-__all__ = ["Differential", "Seed", "generated_queries", "seed_variables", "suite_operations"]
+__all__ = [
+    "Differential",
+    "Seed",
+    "generated_queries",
+    "generated_settings",
+    "seed_variables",
+    "suite_operations",
+]
 
 ROOT = Path(__file__).resolve().parents[3]
 _LIMITS = Limits(anonymous_rate=None, key_rate=None)
@@ -228,3 +236,15 @@ def generated_queries(seed: Seed, schema: GraphQLSchema) -> st.SearchStrategy[st
         ),
     }
     return queries(schema, custom_scalars=scalars, allow_null=False)
+
+
+def generated_settings(max_examples: int) -> settings:
+    """The same queries every run (derandomized, no example database), with
+    no time limit: each example draws a batch of queries."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )

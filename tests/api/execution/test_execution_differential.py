@@ -12,11 +12,18 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from _differential import Differential, Seed, generated_queries, seed_variables, suite_operations
+from _differential import (
+    Differential,
+    Seed,
+    generated_queries,
+    generated_settings,
+    seed_variables,
+    suite_operations,
+)
 from graphql import (
     located_error,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from services.auth import ANONYMOUS, Principal, Role, authenticate
@@ -73,13 +80,7 @@ async def test_every_suite_and_explorer_query_answers_alike(seeded: Any) -> None
     assert modes.count("compiled") > len(modes) // 2, "most operations should compile"
 
 
-@settings(
-    max_examples=GENERATED_QUERIES // QUERIES_PER_EXAMPLE,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@generated_settings(GENERATED_QUERIES // QUERIES_PER_EXAMPLE)
 @given(data=st.data())
 async def test_generated_queries_answer_alike(seeded: Any, data: st.DataObject) -> None:
     differential, seed, brand = seeded

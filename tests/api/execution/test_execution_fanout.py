@@ -51,11 +51,11 @@ class Context:
     execution: str | None = None
 
 
-def _schema() -> tuple[strawberry.Schema, Any]:
+def _schema(subscription: type = Subscription) -> tuple[strawberry.Schema, Any]:
     executor = compiled_executor(PlanCache())
     schema = strawberry.Schema(
         query=Query,
-        subscription=Subscription,
+        subscription=subscription,
         execution_context_class=executor,
         # The gateway's parse cache hands every subscriber the same document.
         extensions=[lambda: ParserCache(maxsize=10)],
@@ -129,17 +129,6 @@ class SocketLike(Context):
         return copy
 
 
-def _watching() -> tuple[strawberry.Schema, Any]:
-    executor = compiled_executor(PlanCache())
-    schema = strawberry.Schema(
-        query=Query,
-        subscription=Watching,
-        execution_context_class=executor,
-        extensions=[lambda: ParserCache(maxsize=10)],
-    )
-    return schema, executor
-
-
 async def _seen(schema: strawberry.Schema, context: Context, tag: str = "") -> Any:
     stream = await schema.subscribe(
         "subscription($tag: String!) { seen(tag: $tag) { id seenBy } }",
@@ -153,7 +142,7 @@ async def _seen(schema: strawberry.Schema, context: Context, tag: str = "") -> A
 
 
 async def test_a_planted_difference_is_never_shared_across_visibilities() -> None:
-    schema, executor = _watching()
+    schema, executor = _schema(Watching)
     viewers = [
         Principal("BRAND", "b1"),
         Principal("BRAND", "b1"),
@@ -175,7 +164,7 @@ async def test_a_planted_difference_is_never_shared_across_visibilities() -> Non
 
 
 async def test_other_variables_are_not_shared() -> None:
-    schema, executor = _watching()
+    schema, executor = _schema(Watching)
     brand = Principal("BRAND", "b1")
     await _seen(schema, Context(brand), tag="a")
     await _seen(schema, Context(brand), tag="b")
@@ -186,7 +175,7 @@ async def test_other_variables_are_not_shared() -> None:
 async def test_only_the_execution_that_runs_copies_its_context() -> None:
     """Fresh DataLoaders for every execution (a copy of the socket's
     context), and none made for subscribers answered from it."""
-    schema, _ = _watching()
+    schema, _ = _schema(Watching)
     copies: list[SocketLike] = []
     contexts = [SocketLike(Principal("BRAND", "b1"), copies=copies) for _ in range(4)]
     results = [await _seen(schema, context) for context in contexts]
@@ -199,7 +188,7 @@ async def test_only_the_execution_that_runs_copies_its_context() -> None:
 async def test_an_events_executor_copy_is_graphql_cores_copy() -> None:
     from copy import copy
 
-    schema, executor = _watching()
+    schema, executor = _schema(Watching)
     built: list[Any] = []
     original = executor.build_per_event_executor
 
