@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from decimal import Decimal
 from typing import Any
 
-from domain.canonical import canonical_json, decimal_text, sha256_hex
+from _chain import offline_hash
+
 from domain.validation import EVENT_DATA_MAX_BYTES
 
 ADD_EVENT = """mutation($p: ID!, $input: ProvenanceEventInput!) {
@@ -29,26 +29,6 @@ PROVENANCE = """query($p: ID!, $first: Int, $after: String) {
         }
     }
 }"""
-
-
-def offline_hash(event: dict[str, Any]) -> str:
-    """The event hash as a third party recomputes it from the API's answer."""
-
-    def coordinate(value: float | None) -> str | None:
-        return None if value is None else decimal_text(Decimal(repr(value)))
-
-    content = {
-        "actor": event["actor"],
-        "data": event["data"],
-        "latitude": coordinate(event["latitude"]),
-        "location": event["location"],
-        "longitude": coordinate(event["longitude"]),
-        "occurredAt": event["occurredAt"],
-        "previousHash": event["previousHash"],
-        "sequence": event["sequence"],
-        "type": event["type"],
-    }
-    return sha256_hex(canonical_json(content, field="event"))
 
 
 async def add_event(gateway, product_id: str, key: str, **fields: Any) -> dict[str, Any]:

@@ -14,10 +14,9 @@ from _live import VERIFY, Gateway
 from domain.threats import parse_alert_id
 from services.pipeline import PipelineSettings
 from storage import Storage
-from storage.access_patterns import OUTBOX_DUE
 from storage.sqlite import open_sqlite
+from tests.services.pipeline._support import queued
 
-FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
 PRODUCTS = 6
 SCANS = 12
 LEASE = {"PROOFGATE_OUTBOX_LEASE_SECONDS": "1"}
@@ -25,13 +24,7 @@ STATS = "query($b: ID!) { brand(id: $b) { stats { threatCount openThreatCount sc
 
 
 async def unfinished(storage: Storage) -> int:
-    total = 0
-    for shard in PipelineSettings().shards:
-        page = await storage.query(
-            OUTBOX_DUE, {"shard": shard, "before": FAR_FUTURE}, tenant="test", first=100
-        )
-        total += len(page)
-    return total
+    return len(await queued(storage, PipelineSettings()))
 
 
 async def away_from_the_hour() -> None:

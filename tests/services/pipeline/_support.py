@@ -12,11 +12,11 @@ from domain.enums import ProductStatus, ScanResult
 from domain.identifiers import new_id
 from domain.threats import ClaimFacts, ProductFacts
 from services.brands.items import brand_stats_item
-from services.pipeline import Pipeline, ScanEvent
+from services.pipeline import Pipeline, PipelineSettings, ScanEvent
 from services.pipeline.service import outbox_actions
 from services.scans.items import SCAN_SORT
 from storage import Item, Put, Storage
-from storage.access_patterns import BRAND_STATS, BRAND_THREATS, PRODUCT_SCANS
+from storage.access_patterns import BRAND_STATS, BRAND_THREATS, OUTBOX_DUE, PRODUCT_SCANS
 
 CURSOR_KEY = bytes(range(32))
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -111,3 +111,17 @@ async def eventually(check: Callable[[], Awaitable[bool]], *, timeout: float = 5
 
 def minutes(n: float) -> timedelta:
     return timedelta(minutes=n)
+
+
+FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+async def queued(storage: Storage, settings: PipelineSettings) -> list[Item]:
+    """Every outbox item still waiting or leased."""
+    items: list[Item] = []
+    for shard in settings.shards:
+        page = await storage.query(
+            OUTBOX_DUE, {"shard": shard, "before": FAR_FUTURE}, tenant="test", first=100
+        )
+        items.extend(page.items)
+    return items

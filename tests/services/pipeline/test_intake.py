@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,25 +15,12 @@ from domain.identifiers import new_id
 from services.pipeline import Pipeline, PipelineSettings, RecallEvent
 from services.pipeline import relay as relay_module
 from services.pipeline.intake import HINTS_PER_BATCH, Intake
-from storage import CursorCodec, Item, Storage
-from storage.access_patterns import OUTBOX_DUE
-from tests.services.pipeline._support import CURSOR_KEY, eventually, new_brand, utcnow
-
-FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
-
-
-async def outbox(storage: Storage, settings: PipelineSettings) -> list[Item]:
-    items: list[Item] = []
-    for shard in settings.shards:
-        page = await storage.query(
-            OUTBOX_DUE, {"shard": shard, "before": FAR_FUTURE}, tenant="test", first=100
-        )
-        items.extend(page.items)
-    return items
+from storage import CursorCodec, Storage
+from tests.services.pipeline._support import CURSOR_KEY, eventually, new_brand, queued, utcnow
 
 
 async def leased(storage: Storage, settings: PipelineSettings) -> int:
-    return sum(1 for item in await outbox(storage, settings) if item["status"] == "LEASED")
+    return sum(1 for item in await queued(storage, settings) if item["status"] == "LEASED")
 
 
 async def test_a_burst_of_commits_leases_no_more_than_one_batch(
@@ -74,7 +61,7 @@ async def test_a_burst_of_commits_leases_no_more_than_one_batch(
         gate.set()
 
         async def drained() -> bool:
-            return not await outbox(storage, small)
+            return not await queued(storage, small)
 
         await eventually(drained, timeout=10)
     finally:
@@ -107,7 +94,7 @@ async def test_an_item_whose_lease_ran_out_in_the_lane_is_not_worked_there(
     try:
 
         async def done() -> bool:
-            return not await outbox(storage, short) and len(worked) >= 2
+            return not await queued(storage, short) and len(worked) >= 2
 
         await eventually(done)
     finally:

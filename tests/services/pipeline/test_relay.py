@@ -24,7 +24,7 @@ from services.pipeline import (
 from services.pipeline import relay as relay_module
 from services.pipeline.service import outbox_actions
 from storage import CursorCodec, Item, Storage
-from storage.access_patterns import OUTBOX_DUE, OUTBOX_PARKED
+from storage.access_patterns import OUTBOX_PARKED
 from tests.services.pipeline._support import (
     CURSOR_KEY,
     Product,
@@ -32,23 +32,11 @@ from tests.services.pipeline._support import (
     eventually,
     minutes,
     new_brand,
+    queued,
     record_scan,
     stats,
     utcnow,
 )
-
-FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
-
-
-async def queued(storage: Storage, settings: PipelineSettings) -> list[Item]:
-    """Every outbox item still waiting or leased."""
-    items: list[Item] = []
-    for shard in settings.shards:
-        page = await storage.query(
-            OUTBOX_DUE, {"shard": shard, "before": FAR_FUTURE}, tenant="test", first=100
-        )
-        items.extend(page.items)
-    return items
 
 
 async def parked(storage: Storage) -> list[Item]:
