@@ -197,7 +197,7 @@ class Metrics:
         series(self.requests, operation, kind, outcome).inc()
         series(self.latency, kind).observe(seconds)
         for code in observation.error_codes:
-            self.errors.labels(code).inc()
+            series(self.errors, code).inc()
         for call in observation.storage.calls:
             pattern = call.access_pattern or "none"
             series(self.storage_calls, pattern, call.operation).inc()

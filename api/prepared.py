@@ -41,7 +41,7 @@ from storage.budget import ReadBudget, reading_within
 
 from .cost import cost_model
 from .errors import map_errors
-from .operations.settings import TrustedDocuments
+from .operations.trusted import runs_freely
 from .ratelimit import RateCheck, public_calls
 from .request_json import MalformedJSON, decode_request_json
 from .request_log import record_operation
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .graphql import GraphQLApp
     from .limits import Limits
     from .operations.registry import OperationRegistry
+    from .operations.settings import TrustedDocuments
     from .schema import ProofgateSchema
 
 __all__ = ["PreparedLane", "PreparedRequest"]
@@ -102,7 +103,9 @@ class PreparedLane:
         if query is None and self.registry is not None and name:
             registered = self.registry.by_name.get(name)
             query = registered.text if registered is not None else None
-        if not isinstance(query, str) or not self._trusted(query, principal):
+        if not isinstance(query, str):
+            return None
+        if not runs_freely(self.trusted_documents, self.registry, query, principal):
             return None
         document = self.documents.validated(query, self.limits.max_tokens)
         if document is None:
@@ -113,12 +116,6 @@ class PreparedLane:
         if name is None and operation.name is not None:
             name = operation.name.value  # as Strawberry names the only operation
         return PreparedRequest(document, operation, variables, name)
-
-    def _trusted(self, query: str, principal: Principal) -> bool:
-        """Whether the full path would run this text without a word (no refusal, no count)."""
-        if self.trusted_documents is TrustedDocuments.OFF or principal.is_admin:
-            return True
-        return self.registry is not None and self.registry.trusts(query)
 
     def within_cost(self, prepared: PreparedRequest) -> bool:
         try:

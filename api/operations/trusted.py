@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
@@ -25,7 +25,10 @@ from domain.errors import PersistedQueryNotAllowed
 from .registry import OperationRegistry
 from .settings import TrustedDocuments
 
-__all__ = ["NamedOperations", "TrustedDocumentCheck", "UntrustedCounter"]
+if TYPE_CHECKING:
+    from services.auth import Principal
+
+__all__ = ["NamedOperations", "TrustedDocumentCheck", "UntrustedCounter", "runs_freely"]
 
 _PLACEHOLDER = "{ __typename }"
 _SUBSCRIPTION_PLACEHOLDER = "subscription { __typename }"
@@ -47,6 +50,22 @@ class UntrustedCounter:
         self.count += 1
         if self._on_count is not None:
             self._on_count()
+
+
+def runs_freely(
+    mode: TrustedDocuments,
+    registry: OperationRegistry | None,
+    query: str | None,
+    principal: Principal | None,
+) -> bool:
+    """Whether ``query`` runs without being refused or counted: trusted
+    documents off, no text yet, the admin key, or a text the registry holds."""
+    return (
+        mode is TrustedDocuments.OFF
+        or query is None
+        or (principal is not None and principal.is_admin)
+        or (registry is not None and registry.trusts(query))
+    )
 
 
 class NamedOperations(SchemaExtension):
@@ -93,12 +112,7 @@ class TrustedDocumentCheck(SchemaExtension):
         execution_context = self.execution_context
         principal = getattr(execution_context.context, "principal", None)
         query = execution_context.query
-        trusted = (
-            self.mode is TrustedDocuments.OFF
-            or query is None
-            or (principal is not None and principal.is_admin)
-            or self.registry.trusts(query)
-        )
+        trusted = runs_freely(self.mode, self.registry, query, principal)
         if not trusted and self.mode is TrustedDocuments.LOG:
             self.counter.add()
             name = execution_context.operation_name
