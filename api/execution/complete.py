@@ -23,15 +23,21 @@ if TYPE_CHECKING:
     from .executor import CompiledExecutor
 
 __all__ = [
+    "SETTLED",
     "Completer",
     "complete_leaf",
     "complete_list",
     "complete_non_null",
     "complete_object",
     "complete_text",
+    "null_message",
 ]
 
 Completer = Callable[["CompiledExecutor", Path, Any], Any]
+
+SETTLED = frozenset({type(None), bool, int, float, str, list, dict})
+"""Types never awaitable, tested before ``is_awaitable``: a completed object
+is a dict, and testing its type costs no call."""
 """Completes a resolved value at ``path``; returns it, or an awaitable of it."""
 
 
@@ -81,10 +87,14 @@ def complete_text(general: Completer) -> Completer:
     return complete
 
 
+def null_message(parent_name: str, field_name: str) -> str:
+    return f"Cannot return null for non-nullable field {parent_name}.{field_name}."
+
+
 def complete_non_null(inner: Completer, parent_name: str, field_name: str) -> Completer:
     """An awaitable from ``inner`` (an object or a list) never settles to None,
     so, as in graphql-core, only a sync None is an error here."""
-    message = f"Cannot return null for non-nullable field {parent_name}.{field_name}."
+    message = null_message(parent_name, field_name)
 
     def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
         completed = inner(executor, path, value)
@@ -96,12 +106,17 @@ def complete_non_null(inner: Completer, parent_name: str, field_name: str) -> Co
 
 
 def complete_object(
-    selection: Callable[[CompiledExecutor, Any, Path], Any],
+    selection: Callable[[CompiledExecutor, Any, Path], Any], non_null: str | None = None
 ) -> Completer:
+    """``non_null``: the error for a None, for a non-null field (a selection
+    never answers None, so this is ``complete_non_null`` of the nullable form)."""
+
     def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
         if isinstance(value, Exception):
             raise value
         if value is None or value is Undefined:
+            if non_null is not None:
+                raise TypeError(non_null)
             return None
         return selection(executor, value, path)
 
@@ -174,7 +189,7 @@ def _complete_item(
     except Exception as raw_error:
         executor.handle_field_error(raw_error, item_type, details, item_path)
         completed = None
-    if item_async and is_awaitable(completed):
+    if item_async and type(completed) not in SETTLED and is_awaitable(completed):
         completed = _guard_item(executor, item_type, details, item_path, completed)
         pending.append(index)
     results.append(completed)

@@ -20,7 +20,7 @@ from graphql import (
     GraphQLString,
 )
 
-__all__ = ["leaf_passthrough"]
+__all__ = ["enum_names", "leaf_passthrough"]
 
 Passthrough = dict[type, Callable[[Any], Any]]
 
@@ -36,16 +36,19 @@ def leaf_passthrough(leaf: GraphQLLeafType) -> Passthrough:
     if leaf is GraphQLBoolean:
         return {bool: _same}
     if isinstance(leaf, GraphQLEnumType):
-        return _enum_members(leaf)
+        names = enum_names(leaf)
+        wrapped: type | None = getattr(leaf, "wrapped_cls", None)
+        return {} if names is None or wrapped is None else {wrapped: names.__getitem__}
     return {}
 
 
-def _enum_members(enum: GraphQLEnumType) -> Passthrough:
+def enum_names(enum: GraphQLEnumType) -> dict[Any, str] | None:
     """Strawberry's enum type answers the first name whose value equals the
-    member's value; the table holds that name for every member."""
+    member's value; the table holds that name for every member (None: not
+    every member has one, or the type wraps no Python enum)."""
     wrapped = getattr(enum, "wrapped_cls", None)
     if wrapped is None:
-        return {}
+        return None
     names: dict[Any, str] = {}
     for member in wrapped:
         for name, value in enum.values.items():
@@ -53,5 +56,5 @@ def _enum_members(enum: GraphQLEnumType) -> Passthrough:
                 names.setdefault(member, name)
                 break
     if len(names) != len(wrapped):
-        return {}
-    return {wrapped: names.__getitem__}
+        return None
+    return names

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from graphql import (
     FieldNode,
+    GraphQLBoolean,
+    GraphQLEnumType,
     GraphQLField,
     GraphQLID,
     GraphQLList,
@@ -24,6 +26,7 @@ from graphql import (
     GraphQLOutputType,
     GraphQLString,
     OperationType,
+    TypeNameMetaFieldDef,
     VariableNode,
     is_leaf_type,
     is_object_type,
@@ -32,18 +35,22 @@ from graphql import (
 from graphql.execution.collect_fields import collect_fields, collect_subfields
 from graphql.execution.values import get_argument_values
 from graphql.language import Visitor
-from graphql.pyutils import Path, gather_with_cancel
+from graphql.pyutils import Path
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 
 from .budget import key_bytes, leaf_bytes
 from .complete import (
+    SETTLED,
     Completer,
     complete_leaf,
     complete_list,
     complete_non_null,
     complete_object,
     complete_text,
+    null_message,
 )
+from .fused import FusedField, InlineLeaf, fused_selection, inlinable
+from .leaves import enum_names
 from .resolve import Direct, direct_resolver
 
 if TYPE_CHECKING:
@@ -89,7 +96,7 @@ def compile_operation(executor: CompiledExecutor) -> OperationPlan:
     ).grouped_field_set
     fields = compiler.fields(root_type, grouped)
     serial = operation.operation is OperationType.MUTATION
-    selection = _serial_runner(fields) if serial else _selection_runner(fields)
+    selection = _serial_runner(fields) if serial else fused_selection(fields)
     return OperationPlan(run=lambda ex, root: selection(ex, root, None), fields=compiler.count)
 
 
@@ -110,20 +117,13 @@ def condition_variables(definitions: list[Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-@dataclass(frozen=True, slots=True)
-class _FieldEntry:
-    name: str
-    run: FieldRunner
-    maybe_async: bool
-
-
 class _Compiler:
     def __init__(self, executor: CompiledExecutor) -> None:
         self.executor = executor
         self.schema = executor.schema
         self.count = 0
 
-    def fields(self, parent: GraphQLObjectType, grouped: GroupedFieldSet) -> list[_FieldEntry]:
+    def fields(self, parent: GraphQLObjectType, grouped: GroupedFieldSet) -> list[FusedField]:
         entries = []
         for response_name, details in grouped.items():
             entry = self.field(parent, response_name, details)
@@ -133,14 +133,16 @@ class _Compiler:
 
     def field(
         self, parent: GraphQLObjectType, response_name: str, details: FieldDetailsList
-    ) -> _FieldEntry | None:
+    ) -> FusedField | None:
         self.count += 1
         if any(d.fragment_variable_values is not None for d in details):
             raise Unsupported("fragment arguments")
         node = details[0].node
         name = node.name.value
         if name == "__typename":
-            return _FieldEntry(response_name, _typename_runner(response_name, parent.name), False)
+            return FusedField(
+                response_name, _typename_runner(response_name, parent, details), False
+            )
         if name.startswith("__"):
             raise Unsupported("introspection")
         field_def = self.schema.get_field(parent, name)
@@ -151,11 +153,13 @@ class _Compiler:
         args = self.static_args(field_def, node)
         spec = _FieldSpec(response_name, parent, field_def, details, args)
         if direct is not None and direct.attribute is not None and _is_leaf(field_def.type):
-            run = _attribute_runner(spec, complete, direct.attribute)
-        else:
-            run = _field_runner(spec, complete, complete_async, direct)
+            assert direct.of_source is not None
+            run = _attribute_runner(spec, complete, direct.of_source)
+            inline = _inline_leaf(spec, complete, direct.attribute)
+            return FusedField(response_name, run, False, inline)
+        run = _field_runner(spec, complete, complete_async, direct)
         sync = direct is not None and direct.sync and not complete_async
-        return _FieldEntry(response_name, run, not sync)
+        return FusedField(response_name, run, not sync)
 
     def static_args(self, field_def: GraphQLField, node: FieldNode) -> dict[str, Any] | None:
         """Arguments without variables coerce the same every time; one that
@@ -181,6 +185,8 @@ class _Compiler:
             if of_type is GraphQLString or of_type is GraphQLID:
                 inner = complete_non_null(complete_leaf(of_type), parent.name, name)
                 return complete_text(inner), False
+            if is_object_type(of_type):
+                return self.object_completer(of_type, details, null_message(parent.name, name))
             inner, inner_async = self.completer(of_type, parent, name, details)
             return complete_non_null(inner, parent.name, name), inner_async
         if isinstance(return_type, GraphQLList):
@@ -197,7 +203,10 @@ class _Compiler:
         raise Unsupported(f"abstract type {return_type}")
 
     def object_completer(
-        self, object_type: GraphQLObjectType, details: FieldDetailsList
+        self,
+        object_type: GraphQLObjectType,
+        details: FieldDetailsList,
+        non_null: str | None = None,
     ) -> tuple[Completer, bool]:
         if object_type.is_type_of is not None:
             raise Unsupported(f"is_type_of on {object_type}")
@@ -213,7 +222,7 @@ class _Compiler:
         ).grouped_field_set
         fields = self.fields(object_type, grouped)
         selection_async = any(entry.maybe_async for entry in fields)
-        return complete_object(_selection_runner(fields)), selection_async
+        return complete_object(fused_selection(fields), non_null), selection_async
 
 
 def _is_leaf(return_type: GraphQLOutputType) -> bool:
@@ -243,11 +252,77 @@ def _attribute_runner(
     return run
 
 
-def _typename_runner(response_name: str, type_name: str) -> FieldRunner:
+def _inline_leaf(spec: _FieldSpec, complete: Completer, attribute: str | None) -> InlineLeaf | None:
+    """The inline form of an attribute leaf, for the leaf types whose common
+    values are their own output (fused.py); None for the rest."""
+    leaf = spec.field_def.type
+    if isinstance(leaf, GraphQLNonNull):
+        leaf = leaf.of_type
+    if attribute is None or not inlinable(attribute):
+        return None
+    settle, failed = _settlers(spec, complete)
+    if leaf is GraphQLString or leaf is GraphQLID:
+        return InlineLeaf(attribute, "text", settle, failed)
+    if leaf is GraphQLBoolean:
+        return InlineLeaf(attribute, "bool", settle, failed)
+    names = enum_names(leaf) if isinstance(leaf, GraphQLEnumType) else None
+    if names is None:
+        return None
+    members = {id(member): (name, leaf_bytes(name)) for member, name in names.items()}
+    enum = getattr(leaf, "wrapped_cls", None)
+    return InlineLeaf(attribute, "enum", settle, failed, enum=enum, members=members)
+
+
+def _settlers(spec: _FieldSpec, complete: Completer) -> tuple[Any, Any]:
+    """What an inline leaf does with a value it does not take, and with an
+    error: exactly what ``_attribute_runner`` does."""
+    response_name, parent_name = spec.response_name, spec.parent.name
+    return_type, details = spec.field_def.type, spec.details
+    size = key_bytes(response_name)
+
+    def settle(executor: CompiledExecutor, parent_path: Path | None, value: Any) -> Any:
+        executor.response_bytes.used += size
+        try:
+            return complete(executor, None, value)  # type: ignore[arg-type]
+        except Exception as raw_error:
+            path = Path(parent_path, response_name, parent_name)
+            executor.handle_field_error(raw_error, return_type, details, path)
+            return None
+
+    def failed(
+        executor: CompiledExecutor, parent_path: Path | None, error: Exception | None
+    ) -> Any:
+        if error is None:
+            try:
+                executor.response_bytes.charge(0)
+            except Exception as over_budget:
+                error = over_budget
+        else:
+            executor.response_bytes.used += size
+        path = Path(parent_path, response_name, parent_name)
+        executor.handle_field_error(error, return_type, details, path)  # type: ignore[arg-type]
+        return None
+
+    return settle, failed
+
+
+def _typename_runner(
+    response_name: str, parent: GraphQLObjectType, details: FieldDetailsList
+) -> FieldRunner:
+    """As graphql-core, a budget running out here is this field's error."""
+    type_name = parent.name
     size = key_bytes(response_name) + leaf_bytes(type_name)
+    field_type = TypeNameMetaFieldDef.type
 
     def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
-        executor.response_bytes.charge(size)
+        budget = executor.response_bytes
+        budget.used += size
+        if budget.used > budget.limit:
+            path = Path(parent_path, response_name, type_name)
+            try:
+                budget.charge(0)
+            except Exception as over_budget:
+                executor.handle_field_error(over_budget, field_type, details, path)
         return type_name
 
     return run
@@ -279,8 +354,8 @@ def _field_runner(
     assert resolve is not None
     nodes = [d.node for d in details]
     node = nodes[0]
-    call = direct.call if direct is not None else None
-    needs_info = direct is None or direct.needs_info
+    of_source = direct.of_source if direct is not None else None
+    with_info = direct.with_info if direct is not None else None
     maybe_awaitable = direct is None or not direct.sync
     size = key_bytes(response_name)
 
@@ -288,22 +363,23 @@ def _field_runner(
         executor.response_bytes.used += size
         path = Path(parent_path, response_name, parent_name)
         try:
-            info = (
-                executor.build_resolve_info(field_def, nodes, parent, path) if needs_info else None
-            )
-            if call is not None:
-                result = call(source, info)
+            if of_source is not None:
+                result = of_source(source)
+            elif with_info is not None:
+                info = executor.build_resolve_info(field_def, nodes, parent, path)
+                result = with_info(source, info)
             else:
                 args = static_args
                 if args is None:
                     args = get_argument_values(
                         field_def, node, executor.variable_values, None, executor.hide_suggestions
                     )
+                info = executor.build_resolve_info(field_def, nodes, parent, path)
                 result = resolve(source, info, **args)
             if maybe_awaitable and is_awaitable(result):
                 return _complete_awaited(executor, spec, complete, path, result)
             completed = complete(executor, path, result)
-            if complete_async and is_awaitable(completed):
+            if complete_async and type(completed) not in SETTLED and is_awaitable(completed):
                 return _guard_field(executor, spec, path, completed)
         except Exception as raw_error:
             executor.handle_field_error(raw_error, return_type, details, path)
@@ -336,41 +412,7 @@ async def _guard_field(
         return None
 
 
-def _selection_runner(fields: list[_FieldEntry]) -> SelectionRunner:
-    """Sibling fields start together and their awaitables are gathered, as in
-    graphql-core, so DataLoader loads issued by siblings land in one batch."""
-    entries = [(entry.name, entry.run, entry.maybe_async) for entry in fields]
-
-    def run(executor: CompiledExecutor, source: Any, path: Path | None) -> Any:
-        results: dict[str, Any] = {}
-        pending: list[str] = []
-        try:
-            for name, field, maybe_async in entries:
-                value = field(executor, source, path)
-                results[name] = value
-                if maybe_async and is_awaitable(value):
-                    pending.append(name)
-        except Exception:
-            executor.settle_in_background([results[name] for name in pending])
-            raise
-        if not pending:
-            return results
-        return _gather_fields(results, pending)
-
-    return run
-
-
-async def _gather_fields(results: dict[str, Any], pending: list[str]) -> dict[str, Any]:
-    if len(pending) == 1:
-        name = pending[0]
-        results[name] = await results[name]
-        return results
-    settled = await gather_with_cancel(*(results[name] for name in pending))
-    results.update(zip(pending, settled, strict=True))
-    return results
-
-
-def _serial_runner(fields: list[_FieldEntry]) -> SelectionRunner:
+def _serial_runner(fields: list[FusedField]) -> SelectionRunner:
     """Mutation root fields run one after another."""
 
     async def run(executor: CompiledExecutor, source: Any, path: Path | None) -> dict[str, Any]:

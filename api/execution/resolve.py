@@ -3,8 +3,8 @@
 For a field with no GraphQL arguments, no field extensions and no exception
 handlers, Strawberry's wrapper does nothing a plan cannot decide once: it
 converts no arguments, and only chooses whether the resolver gets the source
-as ``self`` and a Strawberry ``Info``. An attribute read becomes an
-``attrgetter``. Anything else keeps Strawberry's wrapper, and so does a
+as ``self`` and a Strawberry ``Info``, and calls the function it wraps. An
+attribute read becomes an ``attrgetter``. Anything else keeps Strawberry's wrapper, and so does a
 subscription field, whose resolver for an event returns the event.
 """
 
@@ -25,13 +25,16 @@ _DEFINITION = "strawberry-definition"
 
 @dataclass(frozen=True, slots=True)
 class Direct:
-    call: Callable[[Any, GraphQLResolveInfo[Any] | None], Any]
-    needs_info: bool
-    """Whether ``call`` reads the resolve info; without it none is built."""
+    """Exactly one of ``of_source`` and ``with_info`` is set."""
+
+    of_source: Callable[[Any], Any] | None
+    """The call for a field that reads nothing but its source."""
+    with_info: Callable[[Any, GraphQLResolveInfo[Any]], Any] | None
+    """The call for a resolver that takes Strawberry's ``Info``."""
     sync: bool
     """An attribute read: never an awaitable."""
-    attribute: Callable[[Any], Any] | None = None
-    """The attribute read itself, for a caller that has no info to pass."""
+    attribute: str | None = None
+    """The attribute an attribute read reads."""
 
 
 def direct_resolver(schema: GraphQLSchema, field_def: GraphQLField) -> Direct | None:
@@ -50,16 +53,22 @@ def direct_resolver(schema: GraphQLSchema, field_def: GraphQLField) -> Direct | 
     if resolver is None:
         if field.default_resolver is not getattr:
             return None
-        read = attrgetter(field.python_name)
-        return Direct(lambda source, _: read(source), needs_info=False, sync=True, attribute=read)
-    if resolver.parent_parameter or resolver.root_parameter or not resolver.self_parameter:
+        return Direct(attrgetter(field.python_name), None, sync=True, attribute=field.python_name)
+    # What ``StrawberryResolver.__call__`` calls, once it has checked it can.
+    function = resolver.wrapped_func
+    if (
+        resolver.parent_parameter
+        or resolver.root_parameter
+        or not resolver.self_parameter
+        or not callable(function)
+    ):
         return None
     info = resolver.info_parameter
     if info is None:
-        return Direct(lambda source, _: resolver(source), needs_info=False, sync=False)
+        return Direct(function, None, sync=False)
     info_class, name = strawberry_schema.config.info_class, info.name
 
-    def call(source: Any, raw: GraphQLResolveInfo[Any] | None) -> Any:
-        return resolver(source, **{name: info_class(_raw_info=raw, _field=field)})
+    def with_info(source: Any, raw: GraphQLResolveInfo[Any]) -> Any:
+        return function(source, **{name: info_class(_raw_info=raw, _field=field)})
 
-    return Direct(call, needs_info=True, sync=False)
+    return Direct(None, with_info, sync=False)
