@@ -30,10 +30,16 @@ __all__ = [
     "complete_non_null",
     "complete_object",
     "complete_text",
+    "new_tuple",
     "null_message",
 ]
 
 Completer = Callable[["CompiledExecutor", Path, Any], Any]
+
+new_tuple = tuple.__new__
+"""``new_tuple(Path, (prev, key, typename))`` is ``Path(prev, key, typename)``
+in half the time of the named tuple's own ``__new__``: a plan makes one per
+object field and list item."""
 
 SETTLED = frozenset({type(None), bool, int, float, str, list, dict})
 """Types never awaitable, tested before ``is_awaitable``: a completed object
@@ -145,18 +151,22 @@ def complete_list(
         pending: list[int] = []
         try:
             for index, entry in enumerate(value):
-                _complete_item(
-                    executor,
-                    item,
-                    item_type,
-                    item_async,
-                    details,
-                    path,
-                    index,
-                    entry,
-                    results,
-                    pending,
-                )
+                item_path = new_tuple(Path, (path, index, None))
+                if is_awaitable(entry):
+                    results.append(
+                        _await_item(executor, item, item_type, details, item_path, entry)
+                    )
+                    pending.append(index)
+                    continue
+                try:
+                    completed = item(executor, item_path, entry)
+                except Exception as raw_error:
+                    executor.handle_field_error(raw_error, item_type, details, item_path)
+                    completed = None
+                if item_async and type(completed) not in SETTLED and is_awaitable(completed):
+                    completed = _guard_item(executor, item_type, details, item_path, completed)
+                    pending.append(index)
+                results.append(completed)
         except Exception:
             executor.settle_in_background([results[index] for index in pending])
             raise
@@ -165,34 +175,6 @@ def complete_list(
         return _gather_items(executor, results, pending)
 
     return complete
-
-
-def _complete_item(
-    executor: CompiledExecutor,
-    item: Completer,
-    item_type: GraphQLOutputType,
-    item_async: bool,
-    details: FieldDetailsList,
-    path: Path,
-    index: int,
-    entry: Any,
-    results: list[Any],
-    pending: list[int],
-) -> None:
-    item_path = Path(path, index, None)
-    if is_awaitable(entry):
-        results.append(_await_item(executor, item, item_type, details, item_path, entry))
-        pending.append(index)
-        return
-    try:
-        completed = item(executor, item_path, entry)
-    except Exception as raw_error:
-        executor.handle_field_error(raw_error, item_type, details, item_path)
-        completed = None
-    if item_async and type(completed) not in SETTLED and is_awaitable(completed):
-        completed = _guard_item(executor, item_type, details, item_path, completed)
-        pending.append(index)
-    results.append(completed)
 
 
 async def _await_item(

@@ -47,6 +47,7 @@ from .complete import (
     complete_non_null,
     complete_object,
     complete_text,
+    new_tuple,
     null_message,
 )
 from .fused import FusedField, InlineLeaf, fused_selection, inlinable
@@ -149,7 +150,7 @@ class _Compiler:
         if field_def is None:
             return None
         complete, complete_async = self.completer(field_def.type, parent, name, details)
-        direct = direct_resolver(self.schema, field_def)
+        direct = direct_resolver(self.schema, (field_def, [d.node for d in details], parent))
         args = self.static_args(field_def, node)
         spec = _FieldSpec(response_name, parent, field_def, details, args)
         if direct is not None and direct.attribute is not None and _is_leaf(field_def.type):
@@ -361,13 +362,12 @@ def _field_runner(
 
     def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
         executor.response_bytes.used += size
-        path = Path(parent_path, response_name, parent_name)
+        path = new_tuple(Path, (parent_path, response_name, parent_name))
         try:
             if of_source is not None:
                 result = of_source(source)
             elif with_info is not None:
-                info = executor.build_resolve_info(field_def, nodes, parent, path)
-                result = with_info(source, info)
+                result = with_info(executor, source, path)
             else:
                 args = static_args
                 if args is None:

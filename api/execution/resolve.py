@@ -3,20 +3,29 @@
 For a field with no GraphQL arguments, no field extensions and no exception
 handlers, Strawberry's wrapper does nothing a plan cannot decide once: it
 converts no arguments, and only chooses whether the resolver gets the source
-as ``self`` and a Strawberry ``Info``, and calls the function it wraps. An
-attribute read becomes an ``attrgetter``. Anything else keeps Strawberry's wrapper, and so does a
-subscription field, whose resolver for an event returns the event.
+as ``self`` and a Strawberry ``Info`` (here one that builds graphql-core's
+resolve info only if read: ``lazy_info.py``), and calls the function it
+wraps. An attribute read becomes an ``attrgetter``. Anything else keeps
+Strawberry's wrapper, and so does a subscription field, whose resolver for
+an event returns the event.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphql import GraphQLField, GraphQLResolveInfo, GraphQLSchema
+from graphql import GraphQLSchema
+from graphql.pyutils import Path
 from strawberry.types.field import StrawberryField
+
+from .lazy_info import Site, lazy_info_class
+
+if TYPE_CHECKING:
+    from .executor import CompiledExecutor
 
 __all__ = ["Direct", "direct_resolver"]
 
@@ -29,15 +38,16 @@ class Direct:
 
     of_source: Callable[[Any], Any] | None
     """The call for a field that reads nothing but its source."""
-    with_info: Callable[[Any, GraphQLResolveInfo[Any]], Any] | None
-    """The call for a resolver that takes Strawberry's ``Info``."""
+    with_info: Callable[[CompiledExecutor, Any, Path], Any] | None
+    """The call for a resolver that takes Strawberry's ``Info``, on a source at a path."""
     sync: bool
     """An attribute read: never an awaitable."""
     attribute: str | None = None
     """The attribute an attribute read reads."""
 
 
-def direct_resolver(schema: GraphQLSchema, field_def: GraphQLField) -> Direct | None:
+def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
+    field_def = site[0]
     field = (field_def.extensions or {}).get(_DEFINITION)
     strawberry_schema = getattr(schema, "_strawberry_schema", None)
     if (
@@ -66,9 +76,29 @@ def direct_resolver(schema: GraphQLSchema, field_def: GraphQLField) -> Direct | 
     info = resolver.info_parameter
     if info is None:
         return Direct(function, None, sync=False)
-    info_class, name = strawberry_schema.config.info_class, info.name
+    lazy_info = lazy_info_class(strawberry_schema.config.info_class)
+    if lazy_info is None:
+        return None
+    name = info.name
+    if _second_positional(function) == name:
 
-    def with_info(source: Any, raw: GraphQLResolveInfo[Any]) -> Any:
-        return function(source, **{name: info_class(_raw_info=raw, _field=field)})
+        def positional(executor: CompiledExecutor, source: Any, path: Path) -> Any:
+            return function(source, lazy_info(executor, site, path, field))
 
-    return Direct(None, with_info, sync=False)
+        return Direct(None, positional, sync=False)
+
+    def by_name(executor: CompiledExecutor, source: Any, path: Path) -> Any:
+        return function(source, **{name: lazy_info(executor, site, path, field)})
+
+    return Direct(None, by_name, sync=False)
+
+
+def _second_positional(function: Callable[..., Any]) -> str | None:
+    """The name of the parameter after ``self``, when it can be passed by position."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if len(parameters) < 2 or parameters[1].kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+        return None
+    return parameters[1].name
