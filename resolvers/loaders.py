@@ -90,6 +90,20 @@ class Loaders:
         held[ap.id, key] = item
         return True, item
 
+    def hold_page(
+        self, ap: AccessPattern, items: Sequence[Item], /, param: str, attribute: str
+    ) -> None:
+        """``prime(ap, item, param=item[attribute])`` for each item of a page
+        read through an index that projects whole items: later fields of the
+        same items in this request read nothing."""
+        loader = self._items.get(ap.id)
+        held, ap_id = self._held, ap.id
+        for item in items:
+            key = ((param, item[attribute]),)
+            held[ap_id, key] = item
+            if loader is not None and loader.cache_map.get(key) is not None:
+                loader.clear(key)
+
     def prime(self, ap: AccessPattern, item: Item, /, **params: Any) -> None:
         """Seed the cache with an item the request already holds (e.g. one it
         just wrote), so resolving its fields reads nothing again."""

@@ -119,10 +119,7 @@ class Brand:
         require_owner(info.context.principal, self.id, "products")
         loaders = info.context.loaders
         page = await loaders.page(BRAND_PRODUCTS, {"brand_id": self.id}, first=first, after=after)
-        for item in page.items:
-            # The index projects whole products; later fields of the same
-            # product in this request read nothing.
-            loaders.prime(PRODUCT_BY_ID, item, product_id=item["id"])
+        loaders.hold_page(PRODUCT_BY_ID, page.items, param="product_id", attribute="id")
         return connection(page, Product.from_item)
 
     @computed_field(description="The brand's credits; the operator and the brand's BRAND keys only")

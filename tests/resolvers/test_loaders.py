@@ -49,6 +49,18 @@ async def test_priming_replaces_an_item_already_read(storage: Storage) -> None:
     assert await loaders.item(PRODUCT_BY_ID, product_id="P1") is written
 
 
+async def test_a_held_page_answers_each_item_as_priming_it_would(storage: Storage) -> None:
+    loaders = Loaders(storage, TENANT)
+    assert (await loaders.item(PRODUCT_BY_ID, product_id="P1"))["name"] == "stored P1"  # type: ignore[index]
+    page = [_product("P1", "paged"), _product("P2", "paged")]
+    loaders.hold_page(PRODUCT_BY_ID, page, param="product_id", attribute="id")
+    with tracing() as trace:
+        assert await loaders.item(PRODUCT_BY_ID, product_id="P1") is page[0]
+        assert loaders.cached(PRODUCT_BY_ID, product_id="P2") == (True, page[1])
+        assert await loaders.item(PRODUCT_BY_ID, product_id="P3") is None
+    assert trace.storage_calls == 1  # P3 alone
+
+
 async def test_a_forgotten_item_is_read_again(storage: Storage) -> None:
     loaders = Loaders(storage, TENANT)
     loaders.prime(PRODUCT_BY_ID, _product("P1", "held"), product_id="P1")
