@@ -57,11 +57,16 @@ class ResponseBytes:
     def charge(self, size: int) -> None:
         self.used += size
         if self.used > self.limit:
-            raise ResponseTooLarge(
-                f"The response would take more than {self.limit} bytes",
-                hint=_HINT,
-                maxResponseBytes=self.limit,
-            )
+            raise self.exceeded()
+
+    def exceeded(self) -> ResponseTooLarge:
+        """The error for a response past the budget, for a caller that counted
+        inline and handles the error as the field's own."""
+        return ResponseTooLarge(
+            f"The response would take more than {self.limit} bytes",
+            hint=_HINT,
+            maxResponseBytes=self.limit,
+        )
 
 
 def ends_operation(error: BaseException) -> bool:

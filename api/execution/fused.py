@@ -27,10 +27,16 @@ from .complete import SETTLED
 if TYPE_CHECKING:
     from .executor import CompiledExecutor
 
-__all__ = ["FusedField", "InlineLeaf", "fused_selection", "inlinable"]
+__all__ = ["Failed", "FusedField", "InlineLeaf", "Settle", "fused_selection", "inlinable"]
 
 SelectionRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]
 FieldRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]
+
+
+Settle = Callable[["CompiledExecutor", "Path | None", Any], Any]
+"""Counts a leaf's key and completes a value the inline test did not take."""
+Failed = Callable[["CompiledExecutor", "Path | None", "Exception | None"], Any]
+"""Handles a leaf's error (None: the inline count ran past the budget)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +45,8 @@ class InlineLeaf:
 
     attribute: str
     kind: Literal["text", "bool", "enum"]
-    settle: Callable[[CompiledExecutor, Path | None, Any], Any]
-    """Counts the key and completes a value the inline test did not take."""
-    failed: Callable[[CompiledExecutor, Path | None, Exception | None], Any]
-    """Handles the attribute's error (None: the inline count ran past the budget)."""
+    settle: Settle
+    failed: Failed
     enum: type | None = None
     members: dict[int, tuple[str, int]] | None = None
     """An enum's members by ``id``: their GraphQL name and its JSON bytes."""

@@ -50,7 +50,7 @@ from .complete import (
     new_tuple,
     null_message,
 )
-from .fused import FusedField, InlineLeaf, fused_selection, inlinable
+from .fused import Failed, FusedField, InlineLeaf, Settle, fused_selection, inlinable
 from .leaves import enum_names
 from .resolve import Direct, direct_resolver
 
@@ -155,8 +155,9 @@ class _Compiler:
         spec = _FieldSpec(response_name, parent, field_def, details, args)
         if direct is not None and direct.attribute is not None and _is_leaf(field_def.type):
             assert direct.of_source is not None
-            run = _attribute_runner(spec, complete, direct.of_source)
-            inline = _inline_leaf(spec, complete, direct.attribute)
+            settle, failed = _settlers(spec, complete)
+            run = _attribute_runner(direct.of_source, settle, failed)
+            inline = _inline_leaf(spec.field_def, direct.attribute, settle, failed)
             return FusedField(response_name, run, False, inline)
         run = _field_runner(spec, complete, complete_async, direct)
         sync = direct is not None and direct.sync and not complete_async
@@ -232,36 +233,30 @@ def _is_leaf(return_type: GraphQLOutputType) -> bool:
     return is_leaf_type(return_type)
 
 
-def _attribute_runner(
-    spec: _FieldSpec, complete: Completer, read: Callable[[Any], Any]
-) -> FieldRunner:
-    """The commonest field: an attribute holding a scalar. Nothing below it
-    needs its path, so the path is built only for an error."""
-    response_name, parent_name = spec.response_name, spec.parent.name
-    return_type, details = spec.field_def.type, spec.details
-    size = key_bytes(response_name)
+def _attribute_runner(read: Callable[[Any], Any], settle: Settle, failed: Failed) -> FieldRunner:
+    """The commonest field: an attribute holding a scalar, where a selection
+    cannot write it inline (fused.py)."""
 
     def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
-        executor.response_bytes.used += size
         try:
-            return complete(executor, None, read(source))  # type: ignore[arg-type]
-        except Exception as raw_error:
-            path = Path(parent_path, response_name, parent_name)
-            executor.handle_field_error(raw_error, return_type, details, path)
-            return None
+            value = read(source)
+        except Exception as error:
+            return failed(executor, parent_path, error)
+        return settle(executor, parent_path, value)
 
     return run
 
 
-def _inline_leaf(spec: _FieldSpec, complete: Completer, attribute: str | None) -> InlineLeaf | None:
+def _inline_leaf(
+    field_def: GraphQLField, attribute: str | None, settle: Settle, failed: Failed
+) -> InlineLeaf | None:
     """The inline form of an attribute leaf, for the leaf types whose common
     values are their own output (fused.py); None for the rest."""
-    leaf = spec.field_def.type
+    leaf = field_def.type
     if isinstance(leaf, GraphQLNonNull):
         leaf = leaf.of_type
     if attribute is None or not inlinable(attribute):
         return None
-    settle, failed = _settlers(spec, complete)
     if leaf is GraphQLString or leaf is GraphQLID:
         return InlineLeaf(attribute, "text", settle, failed)
     if leaf is GraphQLBoolean:
@@ -274,9 +269,9 @@ def _inline_leaf(spec: _FieldSpec, complete: Completer, attribute: str | None) -
     return InlineLeaf(attribute, "enum", settle, failed, enum=enum, members=members)
 
 
-def _settlers(spec: _FieldSpec, complete: Completer) -> tuple[Any, Any]:
-    """What an inline leaf does with a value it does not take, and with an
-    error: exactly what ``_attribute_runner`` does."""
+def _settlers(spec: _FieldSpec, complete: Completer) -> tuple[Settle, Failed]:
+    """An attribute leaf's value completed, and its error handled, each with
+    the key counted first; a path is built only for an error."""
     response_name, parent_name = spec.response_name, spec.parent.name
     return_type, details = spec.field_def.type, spec.details
     size = key_bytes(response_name)
@@ -293,15 +288,13 @@ def _settlers(spec: _FieldSpec, complete: Completer) -> tuple[Any, Any]:
     def failed(
         executor: CompiledExecutor, parent_path: Path | None, error: Exception | None
     ) -> Any:
+        """``error`` None: an inline count ran past the budget, key included."""
         if error is None:
-            try:
-                executor.response_bytes.charge(0)
-            except Exception as over_budget:
-                error = over_budget
+            error = executor.response_bytes.exceeded()
         else:
             executor.response_bytes.used += size
         path = Path(parent_path, response_name, parent_name)
-        executor.handle_field_error(error, return_type, details, path)  # type: ignore[arg-type]
+        executor.handle_field_error(error, return_type, details, path)
         return None
 
     return settle, failed
@@ -320,10 +313,7 @@ def _typename_runner(
         budget.used += size
         if budget.used > budget.limit:
             path = Path(parent_path, response_name, type_name)
-            try:
-                budget.charge(0)
-            except Exception as over_budget:
-                executor.handle_field_error(over_budget, field_type, details, path)
+            executor.handle_field_error(budget.exceeded(), field_type, details, path)
         return type_name
 
     return run
