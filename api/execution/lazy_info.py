@@ -11,7 +11,7 @@ executor, field and path, the first time it is read.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from graphql import FieldNode, GraphQLField, GraphQLObjectType, GraphQLResolveInfo
@@ -32,9 +32,11 @@ Site = tuple[GraphQLField, list[FieldNode], GraphQLObjectType]
 InfoFactory = Callable[["CompiledExecutor", Site, Path, "StrawberryField"], Info]
 
 
+@lru_cache(maxsize=8)
 def lazy_info_class(info_class: type[Info]) -> InfoFactory | None:
     """A subclass of the schema's ``info_class`` built lazily; None when that
-    class answers ``context`` its own way."""
+    class answers ``context`` its own way. One per ``info_class``: a class is
+    a cycle the garbage collector alone frees, not something to make per field."""
     if info_class.context is not Info.context:
         return None
 

@@ -4,10 +4,9 @@ For a field with no GraphQL arguments, no field extensions and no exception
 handlers, Strawberry's wrapper does nothing a plan cannot decide once: it
 converts no arguments, and only chooses whether the resolver gets the source
 as ``self`` and a Strawberry ``Info`` (here one that builds graphql-core's
-resolve info only if read: ``lazy_info.py``), and calls the function it
-wraps. An attribute read becomes an ``attrgetter``. Anything else keeps
-Strawberry's wrapper, and so does a subscription field, whose resolver for
-an event returns the event.
+resolve info only if read: ``lazy_info.py``). An attribute read becomes an
+``attrgetter``. Anything else keeps Strawberry's wrapper, and so does a
+subscription field, whose resolver for an event returns the event.
 """
 
 from __future__ import annotations
@@ -64,36 +63,30 @@ def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
         if field.default_resolver is not getattr:
             return None
         return Direct(attrgetter(field.python_name), None, sync=True, attribute=field.python_name)
-    # What ``StrawberryResolver.__call__`` calls, once it has checked it can.
-    function = resolver.wrapped_func
-    if (
-        resolver.parent_parameter
-        or resolver.root_parameter
-        or not resolver.self_parameter
-        or not callable(function)
-    ):
+    if resolver.parent_parameter or resolver.root_parameter or not resolver.self_parameter:
         return None
     info = resolver.info_parameter
+    call: Callable[..., Any] = resolver
     if info is None:
-        return Direct(function, None, sync=False)
+        return Direct(call, None, sync=False)
     lazy_info = lazy_info_class(strawberry_schema.config.info_class)
     if lazy_info is None:
         return None
     name = info.name
-    if _second_positional(function) == name:
+    if _second_positional(resolver.wrapped_func) == name:
 
         def positional(executor: CompiledExecutor, source: Any, path: Path) -> Any:
-            return function(source, lazy_info(executor, site, path, field))
+            return call(source, lazy_info(executor, site, path, field))
 
         return Direct(None, positional, sync=False)
 
     def by_name(executor: CompiledExecutor, source: Any, path: Path) -> Any:
-        return function(source, **{name: lazy_info(executor, site, path, field)})
+        return call(source, **{name: lazy_info(executor, site, path, field)})
 
     return Direct(None, by_name, sync=False)
 
 
-def _second_positional(function: Callable[..., Any]) -> str | None:
+def _second_positional(function: Any) -> str | None:
     """The name of the parameter after ``self``, when it can be passed by position."""
     try:
         parameters = list(inspect.signature(function).parameters.values())

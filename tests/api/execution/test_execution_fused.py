@@ -6,8 +6,10 @@ running out on an inline leaf."""
 
 from __future__ import annotations
 
+import gc
 import json
 import tracemalloc
+import weakref
 from enum import Enum
 from typing import Any
 
@@ -201,3 +203,32 @@ async def test_a_plan_stays_within_the_caches_estimate_per_field(
     [(size, fields)] = sizes
     assert fields == 40 * 7
     assert size <= fields * PLAN_BYTES_PER_FIELD
+
+
+async def test_an_evicted_plan_is_freed_without_the_garbage_collector() -> None:
+    """A plan holds its document's nodes, and so its text: left in a cycle,
+    an evicted plan would hold it until a full collection, past the cache's
+    byte budget. With the collector off, dropping the cache's entry frees it."""
+    cache = PlanCache(max_items=1)
+    schema = strawberry.Schema(query=Query, execution_context_class=compiled_executor(cache))
+    gc.collect()
+    gc.disable()
+    try:
+        result = await schema.execute("{ thing { text flag colour __typename } }")
+        assert result.errors is None
+        [entry] = cache._entries.values()
+        [plan] = entry.plans.values()
+        assert plan is not None
+        [selection] = [
+            cell.cell_contents
+            for cell in plan.run.__closure__ or ()
+            if getattr(cell.cell_contents, "__code__", None) is not None
+            and cell.cell_contents.__code__.co_filename == "<compiled selection>"
+        ]
+        freed = weakref.ref(selection)
+        del entry, plan, selection
+        result = await schema.execute("{ thing { required } }")  # evicts the first
+        assert result.errors is None
+        assert freed() is None
+    finally:
+        gc.enable()
