@@ -17,7 +17,15 @@ from domain.errors import LimitExceeded
 
 from .limits import ITEM_MAX_BYTES, NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT, NUMBER_MIN_EXPONENT
 
-__all__ = ["Item", "Value", "item_size", "normalize_item", "normalize_number", "value_size"]
+__all__ = [
+    "Item",
+    "Value",
+    "item_size",
+    "normalize_item",
+    "normalize_number",
+    "sized_item",
+    "value_size",
+]
 
 Value: TypeAlias = Any
 Item: TypeAlias = dict[str, Any]
@@ -88,11 +96,17 @@ def _attribute_name(name: object) -> str:
 
 def normalize_item(item: Mapping[str, Value]) -> Item:
     """Return a copy in the canonical value model, refusing what DynamoDB refuses."""
+    return sized_item(item)[0]
+
+
+def sized_item(item: Mapping[str, Value]) -> tuple[Item, int]:
+    """``normalize_item`` and the copy's ``item_size``, which a ``Put`` keeps
+    so the store and the backend do not measure its item again."""
     normalized = {_attribute_name(k): normalize_value(v) for k, v in item.items()}
     size = item_size(normalized)
     if size > ITEM_MAX_BYTES:
         raise LimitExceeded(f"Item size {size} bytes exceeds {ITEM_MAX_BYTES} bytes")
-    return normalized
+    return normalized, size
 
 
 def _utf8_size(text: str) -> int:
