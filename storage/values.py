@@ -44,7 +44,14 @@ def _significant(number: Decimal) -> tuple[int, tuple[int, ...], int]:
     return sign, tuple(digits[:end]), exponent + len(digits) - end
 
 
+_DIGITS_CEILING = 10**NUMBER_MAX_DIGITS
+"""An int below this in magnitude has at most ``NUMBER_MAX_DIGITS`` digits
+and is far inside the exponent range: every check below passes."""
+
+
 def normalize_number(number: int | Decimal) -> int | Decimal:
+    if type(number) is int and -_DIGITS_CEILING < number < _DIGITS_CEILING:
+        return number
     if isinstance(number, bool) or not isinstance(number, (int, Decimal)):
         raise LimitExceeded(f"Numbers are int or Decimal, not {type(number).__name__}")
     if isinstance(number, int):
@@ -71,6 +78,16 @@ def normalize_number(number: int | Decimal) -> int | Decimal:
 
 
 def normalize_value(value: Value) -> Value:
+    # The exact built-in types first, as they are nearly every value; the
+    # checks below them decide the rest exactly as before.
+    kind = type(value)
+    if kind is str:
+        _utf8_size(value)
+        return value
+    if kind is int:
+        return normalize_number(value)
+    if kind is dict:
+        return {_attribute_name(k): normalize_value(v) for k, v in value.items()}
     if isinstance(value, str):
         _utf8_size(value)
         return value
