@@ -6,8 +6,8 @@ rule's window drafts the same alert (a burst stays a burst); without this,
 each of them costs the relay a transaction that the store refuses. Alerts
 are never deleted, so a key once seen stored stays stored: remembering it
 changes what is written by nothing, only what is attempted. Bounded (FIFO);
-a forgotten key only costs the refused write again (docs/design.md, "Verify
-path").
+a forgotten key only costs the refused write again
+(docs/design.md, "Verify path").
 """
 
 from __future__ import annotations
