@@ -61,34 +61,61 @@ instead of exhausting the interpreter's recursion limit."""
 _NUMBER_HINT = 'Use integers, or send fractional and very large numbers as strings ("1.50").'
 
 
-def _integer(value: int | float | Decimal, path: str) -> int:
+Path: TypeAlias = "str | tuple[Path, str] | tuple[Path, int]"
+"""Where a value sits, spelled only for an error: ``(parent, key)`` is
+``parent.key`` and ``(parent, index)`` is ``parent[index]``."""
+
+
+def _spell(path: Path) -> str:
+    if isinstance(path, str):
+        return path
+    parent, step = path
+    return f"{_spell(parent)}[{step}]" if isinstance(step, int) else f"{_spell(parent)}.{step}"
+
+
+def _integer(value: int | float | Decimal, path: Path) -> int:
     if isinstance(value, float):
         if not (math.isfinite(value) and value.is_integer()):
-            raise BadUserInput(f"{path}: {value!r} is not an integer", hint=_NUMBER_HINT)
+            raise BadUserInput(f"{_spell(path)}: {value!r} is not an integer", hint=_NUMBER_HINT)
         number = int(value)
     elif isinstance(value, Decimal):
         if not (value.is_finite() and value == value.to_integral_value()):
-            raise BadUserInput(f"{path}: {value} is not an integer", hint=_NUMBER_HINT)
+            raise BadUserInput(f"{_spell(path)}: {value} is not an integer", hint=_NUMBER_HINT)
         number = int(value)
     else:
         number = value
     if abs(number) > SAFE_INTEGER_MAX:
-        raise BadUserInput(f"{path}: {number} is outside -(2**53-1)..2**53-1", hint=_NUMBER_HINT)
+        raise BadUserInput(
+            f"{_spell(path)}: {number} is outside -(2**53-1)..2**53-1", hint=_NUMBER_HINT
+        )
     return number
 
 
-def _string(value: str, path: str) -> str:
+def _string(value: str, path: Path) -> str:
+    if value.isascii():  # no surrogate is ASCII
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise BadUserInput(
-            f"{path}: string is not valid Unicode (lone surrogate)",
+            f"{_spell(path)}: string is not valid Unicode (lone surrogate)",
             hint="Send well-formed UTF-8 text.",
         ) from None
     return value
 
 
-def _normalize(value: object, path: str, depth: int) -> JSON:
+def _normalize(value: object, path: Path, depth: int) -> JSON:
+    # The exact built-in types first, as they are nearly every value; the
+    # checks below them decide the rest exactly as before.
+    kind = type(value)
+    if kind is str:
+        return _string(value, path)  # type: ignore[arg-type]
+    if kind is dict or kind is list:
+        if depth >= MAX_NESTING:
+            raise BadUserInput(f"{_spell(path)}: nested more than {MAX_NESTING} levels")
+        if kind is dict:
+            return _object(value, path, depth)  # type: ignore[arg-type]
+        return _array(value, path, depth)  # type: ignore[arg-type]
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, (int, float, Decimal)):
@@ -97,19 +124,27 @@ def _normalize(value: object, path: str, depth: int) -> JSON:
         return _string(value, path)
     if isinstance(value, (Mapping, list, tuple)):
         if depth >= MAX_NESTING:
-            raise BadUserInput(f"{path}: nested more than {MAX_NESTING} levels")
+            raise BadUserInput(f"{_spell(path)}: nested more than {MAX_NESTING} levels")
         if isinstance(value, Mapping):
-            normalized: dict[str, JSON] = {}
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    raise BadUserInput(f"{path}: object keys must be strings")
-                normalized[_string(key, path)] = _normalize(item, f"{path}.{key}", depth + 1)
-            return normalized
-        return [_normalize(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
+            return _object(value, path, depth)
+        return _array(value, path, depth)
     raise BadUserInput(
-        f"{path}: {type(value).__name__} is not a JSON value",
+        f"{_spell(path)}: {type(value).__name__} is not a JSON value",
         hint="Use objects, arrays, strings, integers, booleans and null.",
     )
+
+
+def _array(value: list[object] | tuple[object, ...], path: Path, depth: int) -> list[JSON]:
+    return [_normalize(item, (path, index), depth + 1) for index, item in enumerate(value)]
+
+
+def _object(value: Mapping[object, object], path: Path, depth: int) -> dict[str, JSON]:
+    normalized: dict[str, JSON] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise BadUserInput(f"{_spell(path)}: object keys must be strings")
+        normalized[_string(key, path)] = _normalize(item, (path, key), depth + 1)
+    return normalized
 
 
 def normalize_json(value: object, *, field: str = "value") -> JSON:
@@ -141,14 +176,14 @@ def json_depth(value: JSON) -> int:
     return 0
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+"""What ``json.dumps`` with these options builds for every call."""
+
+
 def canonical_json(value: object, *, field: str = "value") -> bytes:
-    return json.dumps(
-        normalize_json(value, field=field),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    ).encode("utf-8")
+    return _CANONICAL.encode(normalize_json(value, field=field)).encode("utf-8")
 
 
 def sha256_hex(data: bytes) -> str:

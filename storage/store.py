@@ -164,7 +164,7 @@ class Store:
         keys = [action.key for action in actions]
         if len(set(keys)) != len(keys):
             raise LimitExceeded("A transaction cannot include two actions on one item")
-        size = sum(item_size(a.item) if isinstance(a, Put) else _update_size(a) for a in actions)
+        size = sum(a.size if isinstance(a, Put) else _update_size(a) for a in actions)
         if size > TRANSACT_MAX_BYTES:
             raise LimitExceeded(f"A transaction may write at most {TRANSACT_MAX_BYTES} bytes")
         if len(actions) == 1 and not isinstance(actions[0], ConditionCheck):

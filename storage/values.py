@@ -17,7 +17,15 @@ from domain.errors import LimitExceeded
 
 from .limits import ITEM_MAX_BYTES, NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT, NUMBER_MIN_EXPONENT
 
-__all__ = ["Item", "Value", "item_size", "normalize_item", "normalize_number", "value_size"]
+__all__ = [
+    "Item",
+    "Value",
+    "item_size",
+    "normalize_item",
+    "normalize_number",
+    "sized_item",
+    "value_size",
+]
 
 Value: TypeAlias = Any
 Item: TypeAlias = dict[str, Any]
@@ -36,7 +44,14 @@ def _significant(number: Decimal) -> tuple[int, tuple[int, ...], int]:
     return sign, tuple(digits[:end]), exponent + len(digits) - end
 
 
+_DIGITS_CEILING = 10**NUMBER_MAX_DIGITS
+"""An int below this in magnitude has at most ``NUMBER_MAX_DIGITS`` digits
+and is far inside the exponent range: every check below passes."""
+
+
 def normalize_number(number: int | Decimal) -> int | Decimal:
+    if type(number) is int and -_DIGITS_CEILING < number < _DIGITS_CEILING:
+        return number
     if isinstance(number, bool) or not isinstance(number, (int, Decimal)):
         raise LimitExceeded(f"Numbers are int or Decimal, not {type(number).__name__}")
     if isinstance(number, int):
@@ -63,6 +78,16 @@ def normalize_number(number: int | Decimal) -> int | Decimal:
 
 
 def normalize_value(value: Value) -> Value:
+    # The exact built-in types first, as they are nearly every value; the
+    # checks below them decide the rest exactly as before.
+    kind = type(value)
+    if kind is str:
+        _utf8_size(value)
+        return value
+    if kind is int:
+        return normalize_number(value)
+    if kind is dict:
+        return {_attribute_name(k): normalize_value(v) for k, v in value.items()}
     if isinstance(value, str):
         _utf8_size(value)
         return value
@@ -88,11 +113,17 @@ def _attribute_name(name: object) -> str:
 
 def normalize_item(item: Mapping[str, Value]) -> Item:
     """Return a copy in the canonical value model, refusing what DynamoDB refuses."""
+    return sized_item(item)[0]
+
+
+def sized_item(item: Mapping[str, Value]) -> tuple[Item, int]:
+    """``normalize_item`` and the copy's ``item_size``, which a ``Put`` keeps
+    so the store and the backend do not measure its item again."""
     normalized = {_attribute_name(k): normalize_value(v) for k, v in item.items()}
     size = item_size(normalized)
     if size > ITEM_MAX_BYTES:
         raise LimitExceeded(f"Item size {size} bytes exceeds {ITEM_MAX_BYTES} bytes")
-    return normalized
+    return normalized, size
 
 
 def _utf8_size(text: str) -> int:

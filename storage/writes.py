@@ -17,7 +17,7 @@ from .conditions import Condition
 from .keys import Key, check_key
 from .limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
 from .table import TABLE
-from .values import Item, normalize_item, normalize_number, normalize_value
+from .values import Item, normalize_number, normalize_value, sized_item
 
 __all__ = ["ConditionCheck", "Delete", "Put", "Update", "WriteAction", "action_key"]
 
@@ -42,16 +42,20 @@ def _check_key_attributes(values: Mapping[str, Any]) -> None:
 @dataclass(frozen=True)
 class Put:
     item: Item
+    """The normalized copy the Put made; never changed afterwards."""
     condition: Condition | None = None
+    size: int = field(init=False, repr=False, compare=False)
+    """``item_size(item)``, measured once when the Put is built."""
 
     def __post_init__(self) -> None:
-        item = normalize_item(self.item)
+        item, size = sized_item(self.item)
         for attribute in _PRIMARY:
             if not isinstance(item.get(attribute), str):
                 raise AccessPatternError(f"Put needs a string {attribute}")
         _check_key_attributes(item)
         check_key(Key(item[_PRIMARY[0]], item[_PRIMARY[1]]))
         object.__setattr__(self, "item", item)
+        object.__setattr__(self, "size", size)
 
     @property
     def key(self) -> Key:

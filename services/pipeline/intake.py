@@ -27,8 +27,11 @@ _SMOOTHING = 0.2
 """Weight of the newest item in the moving average of an alert item's time."""
 
 
+_WEBHOOK = EventKind.WEBHOOK.value
+
+
 def is_webhook(item: Item) -> bool:
-    return bool(item.get("kind") == EventKind.WEBHOOK.value)
+    return bool(item.get("kind") == _WEBHOOK)
 
 
 class Intake:
@@ -38,7 +41,9 @@ class Intake:
         self._half_lease = settings.lease.total_seconds() / 2
         self.item_seconds = 0.0
         """Moving average of the time one alert item takes in the lane."""
-        self._hints: deque[Item] = deque()
+        self._hints: deque[tuple[bool, Item]] = deque()
+        """(is a webhook, item), oldest first: the kind is read once, not at
+        every look for a hint that fits."""
         self._room = {False: settings.claim_batch, True: settings.webhook_concurrency}
         self._taken = {False: 0, True: 0}
         self.deferred = 0
@@ -51,7 +56,7 @@ class Intake:
             self.deferred += 1
             self.overflowed = True
             return
-        self._hints.append(item)
+        self._hints.append((is_webhook(item), item))
 
     def fits(self, item: Item) -> bool:
         webhook = is_webhook(item)
@@ -77,10 +82,13 @@ class Intake:
     def pop_ready(self) -> Item | None:
         """The oldest hint there is room for, with its room taken; the caller
         gives the room back (``done``) if its claim loses."""
-        for index, item in enumerate(self._hints):
-            if self.fits(item):
+        room = {kind: self._taken[kind] < self._room[kind] for kind in self._room}
+        if not any(room.values()):
+            return None
+        for index, (webhook, item) in enumerate(self._hints):
+            if room[webhook]:
                 del self._hints[index]
-                self.take(is_webhook(item))
+                self.take(webhook)
                 return item
         return None
 

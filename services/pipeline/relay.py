@@ -31,17 +31,18 @@ from typing import Any
 from domain.errors import ConditionFailed, ProofgateError
 from domain.threats import AlertDraft
 from domain.webhooks import delivery_id
-from storage import Item, Put, Storage, Update, WriteAction
+from storage import Item, Key, Put, Storage, Update, WriteAction
 from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
 
 from ..transact import transact
 from ..webhooks.items import DeliveryStatus, delivery_item, webhook_matches
-from .alerts import alert_item, alert_puts
+from .alerts import alert_item, alert_key, alert_puts
 from .broker import Broker
 from .delivery import deliver
 from .drafts import alert_drafts
 from .events import WebhookEvent
 from .intake import Intake, is_webhook
+from .known_alerts import KnownAlerts
 from .outbox import (
     ClaimedItem,
     Lease,
@@ -113,6 +114,8 @@ class Relay:
         released when the relay stops."""
         self._running = False
         self.stamper = Stamper(clock, settings.commit_budget)
+        self.known_alerts = KnownAlerts()
+        """Alerts known to be stored: their drafts are not written again."""
         self.alerts_created = 0
         self.lapsed = 0
         """Claimed items whose lease ended before the lane reached them: left
@@ -376,7 +379,11 @@ class Relay:
                 counted=self._on_delivery,
             )
             return
-        drafts = await alert_drafts(self._storage, event, self._settings.threats)
+        drafts = [
+            draft
+            for draft in await alert_drafts(self._storage, event, self._settings.threats)
+            if alert_key(draft.key) not in self.known_alerts
+        ]
         if not drafts:
             return
         webhooks = await self._webhooks(event.brand_id)
@@ -423,8 +430,10 @@ class Relay:
             await transact(self._storage, actions)
         except ConditionFailed as error:
             if error.index == 0:
+                self.known_alerts.add(Key(item["PK"], item["SK"]))
                 return False
             raise
+        self.known_alerts.add(Key(item["PK"], item["SK"]))
         self.alerts_created += 1
         item = await self.stamper.visible(self._storage, item)
         self._broker.publish(item)

@@ -62,8 +62,10 @@ def _check(action: WriteAction, index: int, data: str | None) -> Item | None:
     return current
 
 
-def _store(connection: sqlite3.Connection, item: Item) -> int:
-    size = item_size(item)
+def _store(connection: sqlite3.Connection, item: Item, size: int | None = None) -> int:
+    """``size``: the item's, when the caller has measured it (``Put.size``)."""
+    if size is None:
+        size = item_size(item)
     if size > ITEM_MAX_BYTES:
         raise LimitExceeded(f"Item size {size} bytes exceeds {ITEM_MAX_BYTES} bytes")
     connection.execute(UPSERT, (*row_keys(item), expiry(item), size, encode_item(item)))
@@ -76,8 +78,8 @@ def _apply(
     """Applies the action; returns the size it is billed for: the larger of
     the old and new images."""
     match action:
-        case Put(item=item):
-            return max(old_size, _store(connection, item))
+        case Put(item=item, size=size):
+            return max(old_size, _store(connection, item, size))
         case Update():
             return max(old_size, _store(connection, apply_update(current, action)))
         case Delete():

@@ -8,6 +8,7 @@ import pytest
 from domain.errors import AccessPatternError, LimitExceeded
 from storage.conditions import ItemAbsent, ItemExists
 from storage.keys import Key
+from storage.values import item_size
 from storage.writes import ConditionCheck, Delete, Put, Update, action_key
 
 KEY = Key("PRODUCT#p1", "META")
@@ -71,6 +72,13 @@ def test_put_refuses_floats(value: Any) -> None:
 def test_put_refuses_an_oversized_item() -> None:
     with pytest.raises(LimitExceeded):
         Put({"PK": "P", "SK": "S", "x": "y" * 400 * 1024})
+
+
+def test_put_measures_its_normalized_item_once() -> None:
+    put = Put({"PK": "P", "SK": "S", "n": Decimal("12.50"), "m": {"é": [True, None]}})
+    assert put.size == item_size(put.item)
+    assert put == Put({"PK": "P", "SK": "S", "n": Decimal("12.5"), "m": {"é": [True, None]}})
+    assert "size" not in repr(put)
 
 
 def test_put_is_frozen() -> None:

@@ -122,3 +122,23 @@ def test_the_lanes_room_follows_its_pace(settings: PipelineSettings) -> None:
         assert intake.fits({"kind": "SCAN"})
         intake.take(webhook=False)
     assert not intake.fits({"kind": "SCAN"})
+
+
+def test_hints_are_claimed_oldest_first_within_the_room_of_their_kind(
+    settings: PipelineSettings,
+) -> None:
+    paced = dataclasses.replace(settings, claim_batch=1, webhook_concurrency=1)
+    intake = Intake(paced)
+    scans = [{"kind": "SCAN", "id": f"s{i}"} for i in range(2)]
+    hook = {"kind": "WEBHOOK", "id": "w"}
+    for item in (scans[0], hook, scans[1]):
+        intake.offer(item)
+    assert intake.pop_ready() is scans[0]
+    assert intake.pop_ready() is hook, "the alert room is taken; the delivery still fits"
+    assert intake.pop_ready() is None, "both rooms taken"
+    assert intake.waiting == 1
+    intake.done(webhook=True)
+    assert intake.pop_ready() is None, "the room freed is a delivery's"
+    intake.done(webhook=False)
+    assert intake.pop_ready() is scans[1]
+    assert intake.waiting == 0

@@ -22,8 +22,9 @@ from services.pipeline import (
     SubscriptionLimits,
 )
 from services.pipeline import relay as relay_module
+from services.pipeline.known_alerts import KnownAlerts
 from services.pipeline.service import outbox_actions
-from storage import CursorCodec, Item, Storage
+from storage import CursorCodec, Item, Key, Put, Storage
 from storage.access_patterns import OUTBOX_PARKED
 from tests.services.pipeline._support import (
     CURSOR_KEY,
@@ -118,6 +119,76 @@ async def test_reprocessing_an_event_creates_and_counts_nothing_twice(
     await drained(storage, settings)
     assert await alerts(storage, brand) == before
     assert (await stats(storage, brand))["threatCount"] == 1
+
+
+def _counting_alert_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Alert ids the relay tried to create, whether or not the store took them."""
+    attempts: list[str] = []
+    real = relay_module.transact
+
+    async def counting(storage: Storage, actions: Any) -> Any:
+        first = actions[0]
+        if isinstance(first, Put) and first.item.get("entity") == "ThreatAlert":
+            attempts.append(first.item["id"])
+        return await real(storage, actions)
+
+    monkeypatch.setattr(relay_module, "transact", counting)
+    return attempts
+
+
+async def test_a_known_alert_is_not_written_again(
+    storage: Storage,
+    pipeline: Pipeline,
+    settings: PipelineSettings,
+    t0: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    attempts = _counting_alert_writes(monkeypatch)
+    brand = await new_brand(storage)
+    product = Product(brand, t0 - timedelta(days=30))
+    for i in range(13):
+        await record_scan(storage, product, t0 + minutes(i), pipeline)
+    await drained(storage, settings)
+    found = await alerts(storage, brand)
+    assert types_of(found) == ["BURST_SCAN"]
+    assert attempts == [found[0]["id"]], "the 12th and 13th scans draft it again, unwritten"
+    assert (await stats(storage, brand))["threatCount"] == 1
+
+
+async def test_an_alert_this_relay_does_not_know_is_refused_by_the_store(
+    storage: Storage,
+    pipeline: Pipeline,
+    settings: PipelineSettings,
+    t0: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Positive control for the test above, and the path another process's
+    alert takes: the conditional create fails, nothing is counted twice, and
+    the key is known from then on."""
+    brand = await new_brand(storage)
+    product = Product(brand, t0 - timedelta(days=30))
+    event = await record_scan(storage, product, t0, pipeline, result=ScanResult.COUNTERFEIT)
+    await drained(storage, settings)
+    before = await alerts(storage, brand)
+    pipeline.relay.known_alerts = KnownAlerts()
+    attempts = _counting_alert_writes(monkeypatch)
+    for _ in range(2):
+        await storage.transact_write(outbox_actions(event, settings))
+        pipeline.relay.wake()
+        await drained(storage, settings)
+    assert attempts == [before[0]["id"]]
+    assert await alerts(storage, brand) == before
+    assert (await stats(storage, brand))["threatCount"] == 1
+
+
+def test_known_alerts_are_bounded() -> None:
+    known = KnownAlerts(limit=2)
+    keys = [Key(f"THREAT#{i}", "ALERT") for i in range(3)]
+    for key in keys:
+        known.add(key)
+    known.add(keys[2])
+    assert len(known) == 2
+    assert keys[0] not in known and keys[1] in known and keys[2] in known
 
 
 async def test_command_events_raise_their_alerts_through_the_outbox(
