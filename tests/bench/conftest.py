@@ -25,7 +25,9 @@ KEEPALIVE_MS = 200
 @pytest.fixture(scope="session")
 def fanout_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if CC is None:
-        pytest.skip("no C compiler (cc, gcc or clang) to build bench/fanout.c")
+        pytest.skip(
+            "no C compiler (cc, gcc or clang) to build bench/fanout.c; .ci/run installs gcc"
+        )
     return build(tmp_path_factory.mktemp("fanout"))
 
 
