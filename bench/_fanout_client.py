@@ -11,6 +11,7 @@ measurement with a message saying so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import subprocess
@@ -129,8 +130,11 @@ async def fanout(
     )
     try:
         assert process.stdin is not None
-        process.stdin.write(f"{json.dumps(init)}\n{json.dumps(subscribe)}\n".encode())
-        await process.stdin.drain()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            # A client that already failed (a bad argument) says why on stderr,
+            # which the first read reports.
+            process.stdin.write(f"{json.dumps(init)}\n{json.dumps(subscribe)}\n".encode())
+            await process.stdin.drain()
         process.stdin.close()
         yield FanoutClient(process, sockets)
     finally:

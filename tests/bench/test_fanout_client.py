@@ -207,3 +207,11 @@ async def test_the_messages_reach_the_server_as_given(fanout_binary: Path) -> No
         await subscribers.finish()
         await asyncio.wait_for(outcome, 5)
     assert (seen[0].init, seen[0].subscribe) == (INIT, SUBSCRIBE)
+
+
+async def test_a_bad_argument_is_refused_with_the_range(fanout_binary: Path) -> None:
+    async with fanout(
+        fanout_binary, 1, sockets=0, alerts=1, init=INIT, subscribe=SUBSCRIBE, timeout=5
+    ) as subscribers:
+        with pytest.raises(FanoutError, match="SOCKETS must be a whole number from 1 to 100000"):
+            await subscribers.ready()
