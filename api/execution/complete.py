@@ -8,6 +8,7 @@ return an awaitable, so sync values skip the awaitable checks.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLError, GraphQLLeafType, GraphQLOutputType, Undefined
@@ -23,8 +24,10 @@ if TYPE_CHECKING:
     from .executor import CompiledExecutor
 
 __all__ = [
+    "PLAIN",
     "SETTLED",
     "Completer",
+    "awaitable",
     "complete_leaf",
     "complete_list",
     "complete_non_null",
@@ -44,6 +47,30 @@ object field and list item."""
 SETTLED = frozenset({type(None), bool, int, float, str, list, dict})
 """Types never awaitable, tested before ``is_awaitable``: a completed object
 is a dict, and testing its type costs no call."""
+
+PLAIN: set[type] = set(SETTLED)
+"""``SETTLED`` and the classes of values found not awaitable whose class has
+no ``__await__`` (a resolver's objects): ``is_awaitable`` asks such a value
+for an attribute it lacks, every time. Bounded by ``PLAIN_LIMIT``."""
+PLAIN_LIMIT = 512
+
+
+def awaitable(value: Any) -> bool:
+    """``is_awaitable``, remembering a plain class (test ``PLAIN`` first)."""
+    if is_awaitable(value):
+        return True
+    kind = type(value)
+    # A generator is awaitable or not by its code's flags, not by its class.
+    if (
+        len(PLAIN) < PLAIN_LIMIT
+        and kind is not GeneratorType
+        and not hasattr(kind, "__await__")
+        and not isinstance(value, type)
+    ):
+        PLAIN.add(kind)
+    return False
+
+
 """Completes a resolved value at ``path``; returns it, or an awaitable of it."""
 
 
@@ -152,7 +179,7 @@ def complete_list(
         try:
             for index, entry in enumerate(value):
                 item_path = new_tuple(Path, (path, index, None))
-                if is_awaitable(entry):
+                if type(entry) not in PLAIN and awaitable(entry):
                     results.append(
                         _await_item(executor, item, item_type, details, item_path, entry)
                     )

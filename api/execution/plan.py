@@ -40,8 +40,10 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable as is_await
 
 from .budget import key_bytes, leaf_bytes
 from .complete import (
+    PLAIN,
     SETTLED,
     Completer,
+    awaitable,
     complete_leaf,
     complete_list,
     complete_non_null,
@@ -366,7 +368,7 @@ def _field_runner(
                     )
                 info = executor.build_resolve_info(field_def, nodes, parent, path)
                 result = resolve(source, info, **args)
-            if maybe_awaitable and is_awaitable(result):
+            if maybe_awaitable and type(result) not in PLAIN and awaitable(result):
                 return _complete_awaited(executor, spec, complete, path, result)
             completed = complete(executor, path, result)
             if complete_async and type(completed) not in SETTLED and is_awaitable(completed):
