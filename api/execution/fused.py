@@ -149,6 +149,7 @@ def _inline_test(
         )
         return test, f"{size + 2} + len(value) + value.count('\\\\')", "value"
     if inline.kind == "bool":
+        # ``true`` is a byte shorter than ``false``, and True counts as 1.
         return "type(value) is bool", f"{size + 5} - value", "value"
     namespace[f"enum_{index}"] = inline.enum
     namespace[f"members_{index}"] = inline.members

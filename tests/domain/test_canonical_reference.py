@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from domain.canonical import MAX_NESTING, SAFE_INTEGER_MAX, canonical_json, normalize_json
 from domain.errors import BadUserInput
+from tests._support.identical import identical
 
 _HINT = 'Use integers, or send fractional and very large numbers as strings ("1.50").'
 
@@ -72,16 +73,6 @@ def _outcome(function: Any, value: object) -> tuple[str, Any]:
         return "refused", error.message
 
 
-def _same(left: Any, right: Any) -> bool:
-    if type(left) is not type(right):
-        return False
-    if isinstance(left, dict):
-        return list(left) == list(right) and all(_same(v, right[k]) for k, v in left.items())
-    if isinstance(left, list):
-        return len(left) == len(right) and all(map(_same, left, right))
-    return bool(left == right)
-
-
 _keys = st.text(max_size=4) | st.sampled_from(["a.b", "[0]", "\ud800", "é"])
 _leaves = st.one_of(
     st.none(),
@@ -112,7 +103,7 @@ def test_normalize_json_is_the_plain_walk(value: object) -> None:
     theirs = _outcome(lambda v: _reference(v, "data", 0), value)
     assert ours[0] == theirs[0]
     if ours[0] == "value":
-        assert _same(ours[1], theirs[1])
+        assert identical(ours[1], theirs[1])
         assert canonical_json(value, field="data") == json.dumps(
             theirs[1], sort_keys=True, separators=(",", ":"), ensure_ascii=False
         ).encode("utf-8")

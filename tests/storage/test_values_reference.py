@@ -17,6 +17,7 @@ from domain.errors import LimitExceeded
 from storage import values
 from storage.limits import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT, NUMBER_MIN_EXPONENT
 from storage.values import normalize_number, normalize_value
+from tests._support.identical import identical
 
 _CEILING = 10 ** (NUMBER_MAX_EXPONENT + 1)
 
@@ -71,16 +72,6 @@ def _outcome(function: Any, value: Any) -> tuple[str, Any]:
         return "refused", error.message
 
 
-def _same(left: Any, right: Any) -> bool:
-    if type(left) is not type(right):
-        return False
-    if isinstance(left, dict):
-        return list(left) == list(right) and all(_same(v, right[k]) for k, v in left.items())
-    if isinstance(left, list):
-        return len(left) == len(right) and all(map(_same, left, right))
-    return bool(left == right)
-
-
 class _Level(enum.IntEnum):
     HIGH = 3
 
@@ -126,11 +117,11 @@ _values = st.recursive(
 def test_normalize_value_is_the_plain_checks(value: Any) -> None:
     ours, theirs = _outcome(normalize_value, value), _outcome(_value, value)
     assert ours[0] == theirs[0]
-    assert _same(ours[1], theirs[1]) if ours[0] == "value" else ours[1] == theirs[1]
+    assert identical(ours[1], theirs[1]) if ours[0] == "value" else ours[1] == theirs[1]
 
 
 @given(_ints | st.decimals() | st.booleans() | st.sampled_from([_Level.HIGH, 1.0]))
 def test_normalize_number_is_the_plain_checks(number: Any) -> None:
     ours, theirs = _outcome(normalize_number, number), _outcome(_number, number)
     assert ours[0] == theirs[0]
-    assert _same(ours[1], theirs[1]) if ours[0] == "value" else ours[1] == theirs[1]
+    assert identical(ours[1], theirs[1]) if ours[0] == "value" else ours[1] == theirs[1]
