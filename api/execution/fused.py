@@ -27,7 +27,16 @@ from .complete import SETTLED
 if TYPE_CHECKING:
     from .executor import CompiledExecutor
 
-__all__ = ["Failed", "FusedField", "InlineLeaf", "Settle", "fused_selection", "inlinable"]
+__all__ = [
+    "Failed",
+    "FieldRunner",
+    "FusedField",
+    "InlineLeaf",
+    "SelectionRunner",
+    "Settle",
+    "fused_selection",
+    "inlinable",
+]
 
 SelectionRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]
 FieldRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]

@@ -52,7 +52,16 @@ from .complete import (
     new_tuple,
     null_message,
 )
-from .fused import Failed, FusedField, InlineLeaf, Settle, fused_selection, inlinable
+from .fused import (
+    Failed,
+    FieldRunner,
+    FusedField,
+    InlineLeaf,
+    SelectionRunner,
+    Settle,
+    fused_selection,
+    inlinable,
+)
 from .leaves import enum_names
 from .resolve import Direct, direct_resolver
 
@@ -62,9 +71,6 @@ if TYPE_CHECKING:
     from .executor import CompiledExecutor
 
 __all__ = ["OperationPlan", "Unsupported", "compile_operation"]
-
-FieldRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]
-SelectionRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]
 
 
 class Unsupported(Exception):
