@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 Completer = Callable[["CompiledExecutor", Path, Any], Any]
+"""Completes a resolved value at ``path``; returns it, or an awaitable of it."""
 
 new_tuple = tuple.__new__
 """``new_tuple(Path, (prev, key, typename))`` is ``Path(prev, key, typename)``
@@ -51,7 +52,9 @@ is a dict, and testing its type costs no call."""
 PLAIN: set[type] = set(SETTLED)
 """``SETTLED`` and the classes of values found not awaitable whose class has
 no ``__await__`` (a resolver's objects): ``is_awaitable`` asks such a value
-for an attribute it lacks, every time. Bounded by ``PLAIN_LIMIT``."""
+for an attribute it lacks, every time. An instance's own ``__await__``
+attribute is then not looked for again; ``await`` ignores one too, as it reads
+the class. Bounded by ``PLAIN_LIMIT``."""
 PLAIN_LIMIT = 512
 
 
@@ -69,9 +72,6 @@ def awaitable(value: Any) -> bool:
     ):
         PLAIN.add(kind)
     return False
-
-
-"""Completes a resolved value at ``path``; returns it, or an awaitable of it."""
 
 
 def complete_leaf(return_type: GraphQLLeafType) -> Completer:
