@@ -111,11 +111,7 @@ def _normalize(value: object, path: Path, depth: int) -> JSON:
     if kind is str:
         return _string(value, path)  # type: ignore[arg-type]
     if kind is dict or kind is list:
-        if depth >= MAX_NESTING:
-            raise BadUserInput(f"{_spell(path)}: nested more than {MAX_NESTING} levels")
-        if kind is dict:
-            return _object(value, path, depth)  # type: ignore[arg-type]
-        return _array(value, path, depth)  # type: ignore[arg-type]
+        return _nested(value, path, depth)  # type: ignore[arg-type]
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, (int, float, Decimal)):
@@ -123,15 +119,21 @@ def _normalize(value: object, path: Path, depth: int) -> JSON:
     if isinstance(value, str):
         return _string(value, path)
     if isinstance(value, (Mapping, list, tuple)):
-        if depth >= MAX_NESTING:
-            raise BadUserInput(f"{_spell(path)}: nested more than {MAX_NESTING} levels")
-        if isinstance(value, Mapping):
-            return _object(value, path, depth)
-        return _array(value, path, depth)
+        return _nested(value, path, depth)
     raise BadUserInput(
         f"{_spell(path)}: {type(value).__name__} is not a JSON value",
         hint="Use objects, arrays, strings, integers, booleans and null.",
     )
+
+
+def _nested(
+    value: Mapping[object, object] | list[object] | tuple[object, ...], path: Path, depth: int
+) -> JSON:
+    if depth >= MAX_NESTING:
+        raise BadUserInput(f"{_spell(path)}: nested more than {MAX_NESTING} levels")
+    if isinstance(value, Mapping):
+        return _object(value, path, depth)
+    return _array(value, path, depth)
 
 
 def _array(value: list[object] | tuple[object, ...], path: Path, depth: int) -> list[JSON]:

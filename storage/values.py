@@ -78,19 +78,16 @@ def normalize_number(number: int | Decimal) -> int | Decimal:
 
 
 def normalize_value(value: Value) -> Value:
-    # The exact built-in types first, as they are nearly every value; the
-    # checks below them decide the rest exactly as before.
-    kind = type(value)
-    if kind is str:
+    # Text, then the exact built-in int and dict, as they are nearly every
+    # value; the checks below them decide the rest exactly as before.
+    if isinstance(value, str):
         _utf8_size(value)
         return value
+    kind = type(value)
     if kind is int:
         return normalize_number(value)
     if kind is dict:
         return {_attribute_name(k): normalize_value(v) for k, v in value.items()}
-    if isinstance(value, str):
-        _utf8_size(value)
-        return value
     if value is None or isinstance(value, (bool, bytes)):
         return value
     if isinstance(value, (int, Decimal)):
