@@ -8,6 +8,10 @@ execution phase COUNT times between two callgrind client requests, made
 through a three-line C library compiled for the run (``cc``, valgrind's
 headers). Start-up and seeding run uninstrumented, so the section takes
 about a minute. Without valgrind or a C compiler the table says so.
+
+Callgrind switches collection on for the thread that asks, so what is counted
+is the event loop's thread: the store is a SQLite file (``seeded``), whose
+reads run there, as the served gateway's do.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """In-process: the page of 50 through compiled plans and through graphql-core.
 
-One gateway on an in-memory store, two schemas that differ only in
+One gateway on a SQLite file, as served, two schemas that differ only in
 ``PROOFGATE_EXECUTION``; each runs the page query with a fresh context (and
 so fresh DataLoaders) per execution, as a request would, without HTTP. Two
 measures: the whole ``schema.execute`` (parse and validation caches, every
@@ -15,10 +15,12 @@ from __future__ import annotations
 import gc
 import secrets
 import statistics
+import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -167,11 +169,34 @@ def _rows(results: dict[str, list[Result]]) -> list[tuple[str, ...]]:
 
 @asynccontextmanager
 async def seeded() -> AsyncIterator[tuple[dict[str, strawberry.Schema], tuple[Any, ...]]]:
-    """A gateway on an in-memory store with a brand of 60 products, the two
-    schemas, and the arguments every measure takes (services, principal, brand)."""
-    settings = Settings(cursor_key=bytes(range(32)), admin_key=ADMIN_KEY, sqlite_path=":memory:")
+    """A gateway with a brand of 60 products, the two schemas, and the
+    arguments every measure takes (services, principal, brand).
+
+    The store is a SQLite file, as the served gateway's is, not ``:memory:``:
+    a file is read on the event loop's thread, where ``:memory:`` hands every
+    read to the writer's thread and waits, a wait both executors would share
+    and the served gateway never has."""
+    with tempfile.TemporaryDirectory(prefix="proofgate-bench-") as directory:
+        path = str(Path(directory) / "bench.db")
+        settings = Settings(cursor_key=bytes(range(32)), admin_key=ADMIN_KEY, sqlite_path=path)
+        async with _gateway(settings) as (services, brand, principal):
+            limits = Limits(anonymous_rate=None, key_rate=None)
+            schemas: dict[str, strawberry.Schema] = {
+                "compiled": build_schema(limits),
+                "graphql-core": build_schema(replace(limits, execution=Execution.GRAPHQL_CORE)),
+            }
+            # As the served gateway and the bare baseline do after start-up
+            # (docs/design.md, Performance budgets): the seeded heap out of the
+            # collector's way, so a full collection lands on neither side's rounds.
+            gc.collect()
+            gc.freeze()
+            yield schemas, (services, principal, brand)
+
+
+@asynccontextmanager
+async def _gateway(settings: Settings) -> AsyncIterator[tuple[Services, str, Principal]]:
+    """The gateway started and seeded: its services, the brand, and the brand's principal."""
     app = create_app(settings)
-    limits = Limits(anonymous_rate=None, key_rate=None)
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
@@ -180,16 +205,7 @@ async def seeded() -> AsyncIterator[tuple[dict[str, strawberry.Schema], tuple[An
         brand, key = await _seed(http)
         services = app.state.graphql.services
         principal = await authenticate(services.storage, f"Bearer {key}", services.admin_key_hash)
-        schemas = {
-            "compiled": build_schema(limits),
-            "graphql-core": build_schema(replace(limits, execution=Execution.GRAPHQL_CORE)),
-        }
-        # As the served gateway and the bare baseline do after start-up
-        # (docs/design.md, Performance budgets): the seeded heap out of the
-        # collector's way, so a full collection lands on neither side's rounds.
-        gc.collect()
-        gc.freeze()
-        yield schemas, (services, principal, brand)
+        yield services, brand, principal
 
 
 async def run() -> None:
