@@ -11,31 +11,13 @@ in a served process: tests that run the lifespan in-process keep a normal GC.
 from __future__ import annotations
 
 import gc
-from collections.abc import Awaitable
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from .after_startup import AfterStartup
 
 __all__ = ["FreezeAfterStartup"]
 
 
-class FreezeAfterStartup:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        """Returns the inner app's awaitable for what it does not handle rather
-        than awaiting it: a WebSocket lives for hours, and a frame per
-        middleware per connection is memory an idle subscription keeps
-        (docs/design.md, Alert fan-out)."""
-        if scope["type"] != "lifespan":
-            return self.app(scope, receive, send)
-        return self._lifespan(scope, receive, send)
-
-    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def started(message: Message) -> None:
-            if message["type"] == "lifespan.startup.complete":
-                gc.collect()
-                gc.freeze()
-            await send(message)
-
-        await self.app(scope, receive, started)
+class FreezeAfterStartup(AfterStartup):
+    def started(self) -> None:
+        gc.collect()
+        gc.freeze()

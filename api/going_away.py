@@ -16,14 +16,13 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable
 from functools import partial
 from types import FrameType
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.types import Message, Receive, Scope, Send
 
+from .after_startup import AfterStartup
 from .websocket import CLOSE_GOING_AWAY
 
 __all__ = ["GoingAwayOnExit"]
@@ -34,27 +33,15 @@ _SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _CLOSE_ALL_SECONDS = 5.0
 
 
-class GoingAwayOnExit:
+class GoingAwayOnExit(AfterStartup):
+    app: Starlette
+
     def __init__(self, app: Starlette) -> None:
-        self.app = app
+        super().__init__(app)
         self._going: asyncio.Task[None] | None = None
 
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        """Returns the inner app's awaitable for what it does not handle rather
-        than awaiting it: a WebSocket lives for hours, and a frame per
-        middleware per connection is memory an idle subscription keeps
-        (docs/design.md, Alert fan-out)."""
-        if scope["type"] != "lifespan":
-            return self.app(scope, receive, send)
-        return self._lifespan(scope, receive, send)
-
-    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def started(message: Message) -> None:
-            if message["type"] == "lifespan.startup.complete":
-                self._install(asyncio.get_running_loop())
-            await send(message)
-
-        await self.app(scope, receive, started)
+    def started(self) -> None:
+        self._install(asyncio.get_running_loop())
 
     def _install(self, loop: asyncio.AbstractEventLoop) -> None:
         for number in _SIGNALS:
