@@ -32,6 +32,7 @@ from ..limits import MAX_RESPONSE_BYTES
 from .budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from .cache import PlanCache
 from .fanout import SharedEvents, Sharers
+from .helpers import weak_helpers
 from .plan import OperationPlan, Unsupported, compile_operation
 
 __all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
@@ -52,6 +53,10 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     _shared_by: Sharers | object | None = _UNKNOWN
     """Who a subscription's events are shared by, worked out when it starts
     from its plan, visibility and variables (None: run on graphql-core)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.async_helpers = weak_helpers(self)
 
     @classmethod
     def build(cls, *args: Any, **kwargs: Any) -> list[GraphQLError] | Executor[Any]:
