@@ -54,6 +54,8 @@ SMALL_SHAPE = "small query (viewer)"
 SHAPES = (PAGE_SHAPE, VERIFY_SHAPE, SMALL_SHAPE)
 BARS = {PAGE_SHAPE: 2.0, VERIFY_SHAPE: 1.5, SMALL_SHAPE: 1.0}
 """Throughput ours / bare each shape must reach (issue 9)."""
+TAIL = 2.0
+"""Ours p99 / p50 under the steady load of wrk's connections, each shape."""
 
 PAGE = """query Page($id: ID!) {
   brand(id: $id) {
@@ -267,6 +269,8 @@ class Summary:
     """Median over the rounds of ours / bare throughput."""
     ours_p99: float
     bare_p99: float
+    ours_tail: float
+    """Median over the rounds of ours p99 / p50 (docs/design.md, Performance budgets: <= 2)."""
 
 
 def _summaries(collected: dict[tuple[str, str], list[WrkResult]]) -> dict[str, Summary]:
@@ -278,6 +282,7 @@ def _summaries(collected: dict[tuple[str, str], list[WrkResult]]) -> dict[str, S
             statistics.median(ratios),
             statistics.median(r.p99_ms for r in ours),
             statistics.median(r.p99_ms for r in bare),
+            statistics.median(r.p99_ms / r.p50_ms for r in ours),
         )
     return summaries
 
@@ -370,6 +375,10 @@ def _verdicts(summaries: dict[str, Summary], traces: dict[str, dict[str, Any]]) 
             "page of 50: p99 <= bare's p99",
             page.ours_p99 <= page.bare_p99,
             f"{page.ours_p99:.1f} ms vs {page.bare_p99:.1f} ms",
+        ),
+        *(
+            (f"tail {name}: p99 / p50 <= {TAIL:.0f}", s.ours_tail <= TAIL, f"{s.ours_tail:.2f}")
+            for name, s in summaries.items()
         ),
         *(
             (
