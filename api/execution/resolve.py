@@ -66,7 +66,11 @@ def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
     if resolver.parent_parameter or resolver.root_parameter or not resolver.self_parameter:
         return None
     info = resolver.info_parameter
-    call: Callable[..., Any] = resolver
+    # The function itself: the resolver's ``__call__`` only checks that it is
+    # callable (raising otherwise, as calling the resolver still does) and
+    # passes every argument on, a frame per product and field of a page.
+    function = resolver.wrapped_func
+    call: Callable[..., Any] = function if callable(function) else resolver
     if info is None:
         return Direct(call, None, sync=False)
     lazy_info = lazy_info_class(strawberry_schema.config.info_class)
