@@ -5,9 +5,9 @@ its own bound methods: executor -> helpers -> method -> executor. That one
 cycle makes everything the executor holds, the request's context, its
 loaders and each item they read, garbage that only the cycle collector
 frees: about 290 objects a page of 50, and a collection every other request
-that stalls whichever requests are in flight (docs/design.md, Compiled
-execution). Here the helpers reach the executor through a weak reference,
-so a request's objects are freed when its response is built.
+that stalls whichever requests are in flight. Here the helpers reach the
+executor through a weak reference, so a request's objects are freed when its
+response is built (docs/design.md, Compiled execution).
 
 While the execution runs, its own frames hold the executor, and the helpers
 call its methods exactly. A resolver left running past the execution (a

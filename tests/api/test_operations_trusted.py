@@ -3,14 +3,16 @@ but the admin key; a resolver-call counter proves nothing else executes."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+import strawberry
 from _asgi import codes
 from _limits import ADMIN_KEY, Client, serve
 from graphql import StringValueNode
@@ -32,18 +34,35 @@ NOT_ALLOWED = "PERSISTED_QUERY_NOT_ALLOWED"
 
 
 class ResolverCalls:
-    """Counts calls of every Strawberry resolver (compiled plans call them
-    directly, graphql-core through the field's wrapper; both end here)."""
+    """Counts calls of every resolver of the served schema. Compiled plans
+    call a resolver's function itself, graphql-core calls it through
+    Strawberry's wrapper; both take it from ``wrapped_func``, which is wrapped
+    here before any request has compiled a plan."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, schema: strawberry.Schema) -> None:
         self.count = 0
-        original = StrawberryResolver.__call__
+        for resolver in _resolvers(schema):
+            monkeypatch.setattr(resolver, "wrapped_func", self._counted(resolver.wrapped_func))
 
-        def counted(resolver: StrawberryResolver[Any], *args: Any, **kwargs: Any) -> Any:
+    def _counted(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def counted(*args: Any, **kwargs: Any) -> Any:
             self.count += 1
-            return original(resolver, *args, **kwargs)
+            return function(*args, **kwargs)
 
-        monkeypatch.setattr(StrawberryResolver, "__call__", counted)
+        return counted
+
+
+def _resolvers(schema: strawberry.Schema) -> list[StrawberryResolver[Any]]:
+    found: dict[int, StrawberryResolver[Any]] = {}
+    for graphql_type in schema._schema.type_map.values():
+        for field in getattr(graphql_type, "fields", {}).values():
+            definition = (getattr(field, "extensions", None) or {}).get("strawberry-definition")
+            resolver = getattr(definition, "base_resolver", None)
+            if isinstance(resolver, StrawberryResolver):
+                found[id(resolver)] = resolver
+    assert len(found) > 20, "the walk of the schema found too few resolvers"
+    return list(found.values())
 
 
 def hashed(text: str) -> dict[str, Any]:
@@ -64,7 +83,7 @@ async def enforced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[Client, ResolverCalls]]:
     async with gateway(tmp_path, TrustedDocuments.ENFORCE) as client:
-        yield client, ResolverCalls(monkeypatch)
+        yield client, ResolverCalls(monkeypatch, client.app.state.graphql.schema)
 
 
 async def test_registered_operations_run_by_name_hash_and_text(
