@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import strawberry
-from conftest import Gateway
 from graphql import Executor, parse
 from starlette.requests import Request
 from strawberry.dataloader import DataLoader
@@ -207,7 +206,7 @@ VERIFY = """mutation($code: String!) { verifyProduct(code: $code, scan: {country
     result product { name brand { name } } } }"""
 
 
-async def test_the_gateways_requests_leave_no_cyclic_garbage(sqlite_gateway: Gateway) -> None:
+async def test_the_gateways_requests_leave_no_cyclic_garbage(sqlite_gateway: Any) -> None:
     """Through the whole app (prepared lane, loaders, middlewares): a page, a
     verification and a small query each free what they built by reference
     counting, so the collector has no request's objects to walk."""
