@@ -61,10 +61,15 @@ class Intake:
         self._hints.append((is_webhook(item), item))
         self._hinted.add(item["id"])
 
-    def hinted(self, event_id: str) -> bool:
-        """A hint for the item waits here: a poll leaves it to the hint loop,
-        whose claim of it would otherwise lose (docs/design.md, Verify path)."""
-        return event_id in self._hinted
+    def withdraw(self, event_id: str) -> None:
+        """Drops the hint for an item a poll is claiming: the hint loop's claim
+        of it could only lose (docs/design.md, Verify path)."""
+        if event_id in self._hinted:
+            self._hinted.discard(event_id)
+            for index, (_, item) in enumerate(self._hints):
+                if item["id"] == event_id:
+                    del self._hints[index]
+                    return
 
     def fits(self, item: Item) -> bool:
         webhook = is_webhook(item)

@@ -274,22 +274,19 @@ class Relay:
                 first=self._settings.claim_batch,
             )
             for item in page.items:
-                if not self._intake.fits(item) or self._leaves(item["id"]):
+                if not self._intake.fits(item) or self._holds(item["id"]):
                     continue
+                self._intake.withdraw(item["id"])
                 self._intake.take(is_webhook(item))
                 if await self._claim_reserved(item):
                     claimed += 1
         return claimed
 
     def _holds(self, event_id: str) -> bool:
-        """Claimed here, or being claimed, and not yet settled."""
-        return event_id in self._held.values()
-
-    def _leaves(self, event_id: str) -> bool:
-        """A poll leaves an item this relay holds or has a hint for: a claim of
-        it would be a write that can only lose, to this relay's own claim
+        """Claimed here, or being claimed, and not yet settled: another claim
+        of it from this relay would be a write that can only lose
         (docs/design.md, Verify path)."""
-        return self._intake.hinted(event_id) or self._holds(event_id)
+        return event_id in self._held.values()
 
     async def _claim(self, item: Item) -> ClaimedItem | None:
         now = self._clock()

@@ -144,12 +144,13 @@ def test_hints_are_claimed_oldest_first_within_the_room_of_their_kind(
     assert intake.waiting == 0
 
 
-async def test_a_poll_leaves_the_items_this_relay_has_hints_for(
+async def test_an_item_is_claimed_once_whether_a_poll_or_its_hint_finds_it(
     storage: Storage, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Items committed while polls run every few milliseconds are each claimed
-    once: a poll does not race the hint loop for an item it has a hint for
-    (or holds), a claim that could only lose (docs/design.md, Verify path)."""
+    once: a poll that claims an item drops its hint, and the hint loop skips
+    an item a poll holds, rather than make a claim that could only lose
+    (docs/design.md, Verify path)."""
     eager = dataclasses.replace(settings, poll_interval=timedelta(milliseconds=1))
     claims: list[str] = []
     worked: list[str] = []
