@@ -49,8 +49,11 @@ def format_datetime(value: datetime) -> str:
 def parse_datetime(text: str, *, field: str = "datetime") -> datetime:
     """Parse ISO 8601 with an offset (any precision), returning an aware UTC datetime."""
     if _CANONICAL.fullmatch(text):
-        # fromisoformat reads the canonical form exactly, ~10x faster than strptime.
-        return datetime.fromisoformat(text).replace(tzinfo=UTC)
+        # fromisoformat reads the canonical form exactly, ~10x faster than
+        # strptime, and reads its Z as UTC itself: ``replace`` (2.4 us, more
+        # than the rest together) only for a tzinfo that is not that object.
+        parsed = datetime.fromisoformat(text)
+        return parsed if parsed.tzinfo is UTC else parsed.replace(tzinfo=UTC)
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:

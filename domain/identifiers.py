@@ -52,6 +52,8 @@ ID_ENTROPY_BYTES = 10
 _ENTROPY_BITS = ID_ENTROPY_BYTES * 8
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ID = re.compile(f"[0-7][{CROCKFORD_ALPHABET}]{{{ID_LENGTH - 1}}}")
+_DIGIT_PAIRS = tuple(high + low for high in CROCKFORD_ALPHABET for low in CROCKFORD_ALPHABET)
+_PAIR_SHIFTS = tuple(range(ID_LENGTH * 5 - 10, -1, -10))
 
 
 def make_id(now: datetime, entropy: bytes) -> str:
@@ -67,11 +69,9 @@ def make_id(now: datetime, entropy: bytes) -> str:
     if millis < 0:
         raise ProofgateError(f"{now} is before 1970 and cannot be encoded in an id")
     value = millis << _ENTROPY_BITS | int.from_bytes(entropy, "big")
-    chars = []
-    for _ in range(ID_LENGTH):
-        value, digit = divmod(value, 32)
-        chars.append(CROCKFORD_ALPHABET[digit])
-    return "".join(reversed(chars))
+    # Two digits (ten bits) a step, most significant first: 13 lookups rather
+    # than 26 divmods, since an id is minted on every scan.
+    return "".join([_DIGIT_PAIRS[value >> shift & 0x3FF] for shift in _PAIR_SHIFTS])
 
 
 def new_id(now: datetime | None = None) -> str:

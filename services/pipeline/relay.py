@@ -228,6 +228,10 @@ class Relay:
 
     async def _claim_hints(self) -> None:
         while (item := self._intake.pop_ready()) is not None:
+            if self._holds(item["id"]):
+                # A poll claimed it first; this claim could only lose.
+                self._intake.done(is_webhook(item))
+                continue
             try:
                 await self._claim_reserved(item)
             except asyncio.CancelledError:
@@ -270,12 +274,19 @@ class Relay:
                 first=self._settings.claim_batch,
             )
             for item in page.items:
-                if not self._intake.fits(item):
+                if not self._intake.fits(item) or self._holds(item["id"]):
                     continue
+                self._intake.withdraw(item["id"])
                 self._intake.take(is_webhook(item))
                 if await self._claim_reserved(item):
                     claimed += 1
         return claimed
+
+    def _holds(self, event_id: str) -> bool:
+        """Claimed here, or being claimed, and not yet settled: another claim
+        of it from this relay would be a write that can only lose
+        (docs/design.md, Verify path)."""
+        return event_id in self._held.values()
 
     async def _claim(self, item: Item) -> ClaimedItem | None:
         now = self._clock()

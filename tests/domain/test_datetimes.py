@@ -60,6 +60,17 @@ def test_round_trip(value: datetime) -> None:
     assert parse_datetime(text) == value
 
 
+@given(st.datetimes(timezones=st.just(UTC)))
+def test_canonical_text_parses_as_strptime_reads_it(value: datetime) -> None:
+    """The canonical form's fast path against strptime as the oracle: the same
+    instant, and the same UTC object as its tzinfo (not merely an equal one)."""
+    text = format_datetime(value)
+    parsed = parse_datetime(text)
+    expected = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    assert (parsed, parsed.utcoffset()) == (expected, timedelta(0))
+    assert parsed.tzinfo is UTC and type(parsed) is datetime
+
+
 @given(st.datetimes(timezones=st.just(UTC)), st.datetimes(timezones=st.just(UTC)))
 def test_text_order_is_time_order(a: datetime, b: datetime) -> None:
     assert (format_datetime(a) < format_datetime(b)) == (a < b)

@@ -1,6 +1,7 @@
-"""``normalize_value`` and ``normalize_number`` agree with the plain checks
-they replaced (kept here as the oracle): the same values of the same types,
-and the same refusal with the same message, for values of every kind."""
+"""``normalize_value``, ``normalize_number`` and ``sized_item`` agree with the
+plain checks they replaced (kept here as the oracle): the same values of the
+same types, the same sizes, and the same refusal with the same message, for
+values of every kind."""
 
 from __future__ import annotations
 
@@ -10,13 +11,18 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from domain.errors import LimitExceeded
 from storage import values
-from storage.limits import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT, NUMBER_MIN_EXPONENT
-from storage.values import normalize_number, normalize_value
+from storage.limits import (
+    ITEM_MAX_BYTES,
+    NUMBER_MAX_DIGITS,
+    NUMBER_MAX_EXPONENT,
+    NUMBER_MIN_EXPONENT,
+)
+from storage.values import item_size, normalize_number, normalize_value, sized_item
 from tests._support.identical import identical
 
 _CEILING = 10 ** (NUMBER_MAX_EXPONENT + 1)
@@ -125,3 +131,47 @@ def test_normalize_number_is_the_plain_checks(number: Any) -> None:
     ours, theirs = _outcome(normalize_number, number), _outcome(_number, number)
     assert ours[0] == theirs[0]
     assert identical(ours[1], theirs[1]) if ours[0] == "value" else ours[1] == theirs[1]
+
+
+def _sized(item: Any) -> tuple[Any, int]:
+    """What ``sized_item`` did before it measured while it checked: normalise
+    the whole item, then measure the copy."""
+    normalized = {values._attribute_name(k): normalize_value(v) for k, v in item.items()}
+    size = item_size(normalized)
+    if size > ITEM_MAX_BYTES:
+        raise LimitExceeded(f"Item size {size} bytes exceeds {ITEM_MAX_BYTES} bytes")
+    return normalized, size
+
+
+_valid = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**40), 10**40) | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(min_size=1, max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+"""Values every check accepts, so the sizes of nested maps and lists are compared too."""
+_items = (
+    st.dictionaries(_keys, _values, max_size=6)
+    | st.dictionaries(_keys, _values, max_size=4).map(types.MappingProxyType)
+    | st.dictionaries(st.text(min_size=1, max_size=3), _valid, max_size=5)
+)
+_FILLER = ITEM_MAX_BYTES - len("PK") - len("SK") - 2 - len("x")
+
+
+@settings(max_examples=600)
+@given(_items)
+@example({"PK": "p", "SK": "s", "x": "a" * _FILLER})
+@example({"PK": "p", "SK": "s", "x": "a" * (_FILLER + 1)})
+@example({"PK": "p", "SK": "s", "x": "é" * (_FILLER // 2)})
+@example({"PK": "p", "SK": "s", "x": ["a" * (_FILLER - 5), 1]})
+@example({"é": {"ü": [b"\x00", None, True, Decimal("1.50"), 10**37]}, "n": _Level.HIGH})
+@example({"é": {"ü": [b"\x00", None, True, Decimal("1.50"), 10**40]}, "\ud800": 1})
+def test_sized_item_is_normalize_then_measure(item: Any) -> None:
+    ours, theirs = _outcome(sized_item, item), _outcome(_sized, item)
+    assert ours[0] == theirs[0]
+    if ours[0] == "value":
+        assert identical(ours[1][0], theirs[1][0]) and ours[1][1] == theirs[1][1]
+    else:
+        assert ours[1] == theirs[1]

@@ -142,3 +142,45 @@ def test_hints_are_claimed_oldest_first_within_the_room_of_their_kind(
     intake.done(webhook=False)
     assert intake.pop_ready() is scans[1]
     assert intake.waiting == 0
+
+
+async def test_an_item_is_claimed_once_whether_a_poll_or_its_hint_finds_it(
+    storage: Storage, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Items committed while polls run every few milliseconds are each claimed
+    once: a poll that claims an item drops its hint, and the hint loop skips
+    an item a poll holds, rather than make a claim that could only lose
+    (docs/design.md, Verify path)."""
+    eager = dataclasses.replace(settings, poll_interval=timedelta(milliseconds=1))
+    claims: list[str] = []
+    worked: list[str] = []
+    claim_update = relay_module.claim_update
+
+    def counted(item: Any, lease: Any) -> Any:
+        claims.append(item["id"])
+        return claim_update(item, lease)
+
+    async def slow(storage: Storage, event: Any, threats: Any) -> list[Any]:
+        await asyncio.sleep(0.002)
+        worked.append(event.event_id)
+        return []
+
+    monkeypatch.setattr(relay_module, "claim_update", counted)
+    monkeypatch.setattr(relay_module, "alert_drafts", slow)
+    pipeline = Pipeline(storage, eager, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    brand = await new_brand(storage)
+    events = [RecallEvent(new_id(), brand, t0, None) for _ in range(60)]
+    await pipeline.start()
+    try:
+        committing = pipeline.committing(storage)
+        for event in events:
+            await committing.transact_write(pipeline.enqueue(event))
+
+        async def drained() -> bool:
+            return not await queued(storage, eager)
+
+        await eventually(drained, timeout=10)
+    finally:
+        await pipeline.stop()
+    assert sorted(worked) == sorted(event.event_id for event in events)
+    assert len(claims) == len(events), "no claim that could only lose"
