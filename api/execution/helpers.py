@@ -12,9 +12,8 @@ response is built (docs/design.md, Compiled execution).
 While the execution runs, its own frames hold the executor, and the helpers
 call its methods exactly. A resolver left running past the execution (a
 sibling of a failed field, settled in the background) finds it gone; its
-``gather`` then does what graphql-core's does, and its ``track`` settles the
-awaitables as ``settle_in_background`` does, tracked by no execution, since
-none is left to wait for them.
+helpers then call graphql-core's same methods on a stand-in that no
+execution waits for.
 """
 
 from __future__ import annotations
@@ -27,44 +26,35 @@ from typing import Any
 
 from graphql import GraphQLResolveInfoHelpers
 from graphql.execution.executor import Executor
-from graphql.pyutils import gather_with_cancel
 
 __all__ = ["weak_helpers"]
 
-_UNTRACKED: set[asyncio.Future[Any]] = set()
-"""Background work of ended executions, each until it settles (no execution
-holds it any more, and the loop keeps only weak references to tasks)."""
+
+class _Ended:
+    """An ended execution, as far as its helpers go: graphql-core's own
+    ``gather_async_work``, ``track_async_work`` and ``settle_in_background``,
+    with a set of background work of its own, each entry until it settles."""
+
+    is_awaitable = staticmethod(inspect.isawaitable)
+    gather_async_work = Executor.gather_async_work
+    track_async_work = Executor.track_async_work
+    settle_in_background = Executor.settle_in_background
+
+    def __init__(self) -> None:
+        self.background_futures: set[asyncio.Future[Any]] = set()
+
+
+_ENDED: Any = _Ended()
 
 
 def weak_helpers(executor: Executor[Any]) -> GraphQLResolveInfoHelpers:
     reference = weakref.ref(executor)
 
     def gather(values: Sequence[Awaitable[Any]]) -> Awaitable[list[Any]]:
-        alive = reference()
-        if alive is None:
-            return gather_with_cancel(*values)
-        return alive.gather_async_work(values)
+        result: Awaitable[list[Any]] = (reference() or _ENDED).gather_async_work(values)
+        return result
 
     def track(values: Sequence[Any]) -> None:
-        alive = reference()
-        if alive is not None:
-            alive.track_async_work(values)
-            return
-        _settle_untracked([value for value in values if inspect.isawaitable(value)])
+        (reference() or _ENDED).track_async_work(values)
 
     return GraphQLResolveInfoHelpers(gather=gather, track=track)
-
-
-def _settle_untracked(awaitables: list[Awaitable[Any]]) -> None:
-    if not awaitables:
-        return
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop: they can never run (settle_in_background)
-        for awaitable in awaitables:
-            if inspect.iscoroutine(awaitable):
-                awaitable.close()
-        return
-    future = asyncio.gather(*awaitables, return_exceptions=True)
-    _UNTRACKED.add(future)
-    future.add_done_callback(_UNTRACKED.discard)
