@@ -256,14 +256,14 @@ def _attribute_runner(read: Callable[[Any], Any], settle: Settle, failed: Failed
 
 
 def _inline_leaf(
-    field_def: GraphQLField, attribute: str | None, settle: Settle, failed: Failed
+    field_def: GraphQLField, attribute: str, settle: Settle, failed: Failed
 ) -> InlineLeaf | None:
     """The inline form of an attribute leaf, for the leaf types whose common
     values are their own output (fused.py); None for the rest."""
     leaf = field_def.type
     if isinstance(leaf, GraphQLNonNull):
         leaf = leaf.of_type
-    if attribute is None or not inlinable(attribute):
+    if not inlinable(attribute):
         return None
     if leaf is GraphQLString or leaf is GraphQLID:
         return InlineLeaf(attribute, "text", settle, failed)
