@@ -120,25 +120,16 @@ def sized_item(item: Mapping[str, Value]) -> tuple[Item, int]:
     One walk that checks and measures each value together: normalising and
     then measuring looked at every text twice, and a scan's two Puts are most
     of what recording it costs (docs/design.md, Verify path)."""
-    normalized: Item = {}
-    size = 0
-    for name, value in item.items():
-        size += len(name) if type(name) is str and name.isascii() and name else _name_size(name)
-        if type(value) is str:
-            size += len(value) if value.isascii() else _utf8_size(value)
-        else:
-            value, value_bytes = _sized_value(value)
-            size += value_bytes
-        normalized[name] = value
+    normalized, size = _sized_map(item)
+    # An item's size is its members' alone: no braces, no separators.
+    size -= 3 + len(normalized)
     if size > ITEM_MAX_BYTES:
         raise LimitExceeded(f"Item size {size} bytes exceeds {ITEM_MAX_BYTES} bytes")
     return normalized, size
 
 
 def _name_size(name: object) -> int:
-    if not isinstance(name, str) or not name:
-        raise LimitExceeded("Attribute names must be non-empty strings")
-    return _utf8_size(name)
+    return _utf8_size(_attribute_name(name))
 
 
 def _sized_value(value: Value) -> tuple[Value, int]:
@@ -177,7 +168,10 @@ def _sized_map(value: Mapping[Any, Value]) -> tuple[Item, int]:
         name_bytes = (
             len(name) if type(name) is str and name.isascii() and name else _name_size(name)
         )
-        element, element_bytes = _sized_value(element)
+        if type(element) is str:
+            element_bytes = len(element) if element.isascii() else _utf8_size(element)
+        else:
+            element, element_bytes = _sized_value(element)
         normalized[name] = element
         size += name_bytes + element_bytes + 1
     return normalized, size
