@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
 import subprocess
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -21,10 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CC", "Arrival", "FanoutClient", "FanoutError", "build", "fanout"]
+from ._harness import CC
 
-CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-"""None without a C compiler (Debian: ``apt-get install gcc``)."""
+__all__ = ["CC", "Arrival", "FanoutClient", "FanoutError", "build", "fanout"]
 
 SOURCE = Path(__file__).with_name("fanout.c")
 _LINE_LIMIT = 1 << 22

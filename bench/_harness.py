@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import statistics
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-__all__ = ["Result", "measure_async", "measure_sync", "print_table"]
+__all__ = ["CC", "Result", "measure_async", "measure_sync", "print_table"]
+
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+"""The C compiler the fan-out client and the callgrind client are built with;
+None without one (Debian: ``apt-get install gcc``)."""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ._harness import print_table
+from ._harness import CC, print_table
 
 __all__ = ["print_instructions"]
 
@@ -46,13 +46,12 @@ def _client(directory: Path) -> Path | str:
     """The client-request library, or why there is none."""
     if shutil.which("valgrind") is None:
         return "valgrind is not installed"
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        return "no C compiler (cc)"
+    if CC is None:
+        return "no C compiler (cc, gcc or clang)"
     source, library = directory / "measure.c", directory / "measure.so"
     source.write_text(_CLIENT)
     built = subprocess.run(
-        [compiler, "-O2", "-shared", "-fPIC", "-o", str(library), str(source)],
+        [CC, "-O2", "-shared", "-fPIC", "-o", str(library), str(source)],
         capture_output=True,
         text=True,
         check=False,
