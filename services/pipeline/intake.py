@@ -44,8 +44,6 @@ class Intake:
         self._hints: deque[tuple[bool, Item]] = deque()
         """(is a webhook, item), oldest first: the kind is read once, not at
         every look for a hint that fits."""
-        self._hinted: set[str] = set()
-        """The ids of the items in ``_hints``."""
         self._room = {False: settings.claim_batch, True: settings.webhook_concurrency}
         self._taken = {False: 0, True: 0}
         self.deferred = 0
@@ -59,17 +57,14 @@ class Intake:
             self.overflowed = True
             return
         self._hints.append((is_webhook(item), item))
-        self._hinted.add(item["id"])
 
     def withdraw(self, event_id: str) -> None:
         """Drops the hint for an item a poll is claiming: the hint loop's claim
         of it could only lose (docs/design.md, Verify path)."""
-        if event_id in self._hinted:
-            self._hinted.discard(event_id)
-            for index, (_, item) in enumerate(self._hints):
-                if item["id"] == event_id:
-                    del self._hints[index]
-                    return
+        for index, (_, item) in enumerate(self._hints):
+            if item["id"] == event_id:
+                del self._hints[index]
+                return
 
     def fits(self, item: Item) -> bool:
         webhook = is_webhook(item)
@@ -101,7 +96,6 @@ class Intake:
         for index, (webhook, item) in enumerate(self._hints):
             if room[webhook]:
                 del self._hints[index]
-                self._hinted.discard(item["id"])
                 self.take(webhook)
                 return item
         return None
