@@ -20,36 +20,35 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
+from api import __version__
+from api.demo.loader import start_demo
+from api.graphql.errors import error_response
+from api.graphql.schema import ProofgateSchema, build_schema
+from api.graphql.schema import schema as default_schema
+from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets, authentication_refusal
+from api.http.explorer import explorer_asset
+from api.http.guard import HTTPGuard
+from api.http.ingest import ingest_endpoint
+from api.http.passport import passport_download
+from api.http.qr import qr_image
+from api.limits.auth_throttle import AuthThrottle
+from api.mcp.http import MCPEndpoint, MCPService
+from api.mcp.tools import tool_specs
+from api.observability.metrics import CONTENT_TYPE_LATEST, Metrics
+from api.observability.request_log import RequestObserver
+from api.observability.spans import RequestSpans, Spans
+from api.observability.traced_storage import TracedStorage
+from api.operations.defaults import default_documents
+from api.operations.registry import OperationRegistry, load_registry
+from api.operations.trusted import UntrustedCounter
+from api.runtime.backend import open_storage
+from api.runtime.pipeline import build_pipeline, running_pipeline, watching_connections
+from api.runtime.resolver_services import build_services
+from api.settings.gateway import Settings
+from api.settings.key_ring import record_signing_key
 from domain.errors import Forbidden, ProofgateError
 from services.pipeline import Pipeline
 from storage.access_patterns import HEALTH_PROBE
-
-from . import __version__
-from .auth_throttle import AuthThrottle
-from .backend import open_storage
-from .demo import start_demo
-from .errors import error_response
-from .explorer import explorer_asset
-from .graphql import GraphQLApp, GraphQLEndpoint, GraphQLSockets, authentication_refusal
-from .http_guard import HTTPGuard
-from .ingest import ingest_endpoint
-from .mcp.http import MCPEndpoint, MCPService
-from .mcp.tools import tool_specs
-from .metrics import CONTENT_TYPE_LATEST, Metrics
-from .operations.defaults import default_documents
-from .operations.registry import OperationRegistry, load_registry
-from .operations.trusted import UntrustedCounter
-from .passport import passport_download
-from .pipeline import build_pipeline, running_pipeline, watching_connections
-from .qr import qr_image
-from .request_log import RequestObserver
-from .schema import ProofgateSchema, build_schema
-from .schema import schema as default_schema
-from .services import build_services
-from .settings import Settings
-from .signing_keys import record_signing_key
-from .spans import RequestSpans, Spans
-from .traced_storage import TracedStorage
 
 __all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app", "from_environment"]
 
@@ -68,7 +67,7 @@ logger = logging.getLogger("proofgate.api")
 
 def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
     """``spans``: OpenTelemetry spans for requests, operations and storage
-    calls (``api/spans.py``); none by default."""
+    calls (``api/observability/spans.py``); none by default."""
     operations = settings.operations
     registry = load_registry(
         default_schema, settings.limits, operations.directory, default_documents()
@@ -194,7 +193,7 @@ async def health(request: Request) -> JSONResponse:
 
 
 async def metrics_endpoint(request: Request) -> Response:
-    """Prometheus text format, for the admin key only (see ``api/metrics.py``)."""
+    """Prometheus text format, for the admin key only (see ``api/observability/metrics.py``)."""
     graphql: GraphQLApp = request.app.state.graphql
     try:
         principal = await graphql.authenticate(

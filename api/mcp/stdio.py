@@ -21,7 +21,7 @@ from services.auth import Principal, authenticate
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from ..settings import Settings
+    from api.settings.gateway import Settings
 
 __all__ = ["add_mcp_command"]
 
@@ -38,8 +38,8 @@ def add_mcp_command(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..logs import logging_config
-    from ..settings import Environment, Settings
+    from api.observability.logs import logging_config
+    from api.settings.gateway import Environment, Settings
 
     settings = Settings.from_env()
     key = Environment.read(os.environ).mcp_key
@@ -51,16 +51,16 @@ def _run(args: argparse.Namespace) -> int:
 async def _serve(settings: Settings, key: str | None) -> None:
     from mcp.server.stdio import stdio_server
 
-    from ..backend import open_storage
-    from ..operations.defaults import default_documents
-    from ..operations.registry import load_registry
-    from ..pipeline import build_pipeline, running_pipeline
-    from ..schema import build_schema
-    from ..schema import schema as default_schema
-    from ..services import build_services
-    from .runner import ToolRunner
-    from .server import build_server
-    from .tools import tool_specs
+    from api.graphql.schema import build_schema
+    from api.graphql.schema import schema as default_schema
+    from api.mcp.runner import ToolRunner
+    from api.mcp.server import build_server
+    from api.mcp.tools import tool_specs
+    from api.operations.defaults import default_documents
+    from api.operations.registry import load_registry
+    from api.runtime.backend import open_storage
+    from api.runtime.pipeline import build_pipeline, running_pipeline
+    from api.runtime.resolver_services import build_services
 
     operations = settings.operations
     registry = load_registry(

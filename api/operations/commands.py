@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .registry import OperationRegistry, load_registry
+from api.operations.registry import OperationRegistry, load_registry
 
 __all__ = ["add_operation_commands"]
 
@@ -35,10 +35,10 @@ def add_operation_commands(commands: Any) -> None:
 
 
 def _load(directory: Path | None) -> OperationRegistry:
-    from ..mcp.tools import tool_specs
-    from ..schema import schema
-    from ..settings import Environment
-    from .defaults import default_documents
+    from api.graphql.schema import schema
+    from api.mcp.tools import tool_specs
+    from api.operations.defaults import default_documents
+    from api.settings.gateway import Environment
 
     env = Environment.read(os.environ)
     if directory is None:

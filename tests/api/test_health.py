@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from api import __version__
 from api import app as app_module
 from api.app import create_app
-from api.settings import Settings
+from api.settings.gateway import Settings
 from storage.access_patterns import HEALTH_PROBE
 from storage.protocol import Page
 from storage.registry import AccessPattern
