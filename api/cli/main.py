@@ -17,12 +17,12 @@ from api.cli.backup import add_backup_command
 from api.cli.explain import render_markdown, render_text
 from api.cli.flags import flag_environ
 from api.cli.ledger import add_ledger_commands
+from api.cli.mcp import add_mcp_command
 from api.cli.migrate import add_migrate_command
+from api.cli.operations import add_operation_commands
 from api.cli.outbox import add_outbox_commands
 from api.cli.secrets import add_secret_commands
 from api.cli.serve import add_serve_command
-from api.mcp.stdio import add_mcp_command
-from api.operations.commands import add_operation_commands
 from api.settings.gateway import TableLocation
 from domain.errors import ProofgateError
 from storage.access_patterns import REGISTRY
