@@ -144,9 +144,9 @@ def test_imports_along_the_layout_pass(module: Module) -> None:
 
 
 def test_relative_imports_resolve_against_the_importing_package() -> None:
-    nested = Module("services.ledger.planted", "from ..pipeline.outbox import describe\n")
+    nested = Module("services.ledger.planted", "from ..pipeline.outbox.items import describe\n")
     package = Module("services.ledger", "from .items import x\n", is_package=True)
-    assert list(_imports(nested)) == [(1, "services.pipeline.outbox.describe")]
+    assert list(_imports(nested)) == [(1, "services.pipeline.outbox.items.describe")]
     assert list(_imports(package)) == [(1, "services.ledger.items.x")]
 
 
@@ -207,8 +207,8 @@ CLI_JOBS = (
     "api.runtime.resolver_services",
     "services.ledger",
     "services.reconcile",
-    "services.pipeline.outbox",
-    "services.pipeline.parked",
+    "services.pipeline.outbox.items",
+    "services.pipeline.outbox.parked",
 )
 
 
