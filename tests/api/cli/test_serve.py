@@ -6,9 +6,11 @@ from __future__ import annotations
 import gc
 import importlib.util
 import json
+import logging
 import os
 import re
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +84,30 @@ def test_serve_demo_prints_its_keys_and_a_restart_duplicates_nothing(tmp_path: P
     assert f"Verification code to try: {code.group(1)}" in second.out
 
 
+@pytest.fixture
+def loggers_restored() -> Iterator[None]:
+    """``uvicorn.Config`` applies the serve command's logging config to this
+    process's loggers; later tests in the worker (those reading ``caplog``
+    above all) must find them as they were, or as new ones if they were not."""
+    saved = {name: _state(logger) for name, logger in _loggers().items()}
+    yield
+    for name, logger in _loggers().items():
+        level, handlers, propagate, disabled = saved.get(name, (logging.NOTSET, [], True, False))
+        logger.setLevel(level)
+        logger.handlers[:] = handlers
+        logger.propagate, logger.disabled = propagate, disabled
+
+
+def _loggers() -> dict[str, logging.Logger]:
+    loggers = logging.root.manager.loggerDict.items()
+    return {"": logging.root} | {n: lg for n, lg in loggers if isinstance(lg, logging.Logger)}
+
+
+def _state(logger: logging.Logger) -> tuple[int, list[logging.Handler], bool, bool]:
+    return logger.level, logger.handlers[:], logger.propagate, logger.disabled
+
+
+@pytest.mark.usefixtures("loggers_restored")
 def test_serve_runs_uvicorn_on_uvloop_and_httptools_and_freezes_after_start(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
