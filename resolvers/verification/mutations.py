@@ -18,8 +18,11 @@ __all__ = ["VerificationMutations", "client_ip"]
 
 
 def client_ip(request: Any) -> str | None:
-    """The peer address. Forwarding headers are not trusted: any client could
-    forge them, and the address is only ever stored as a salted hash."""
+    """The client address the server resolved: uvicorn replaces the peer with
+    the ``X-Forwarded-For`` client only when the peer is one of
+    ``PROOFGATE_FORWARDED_ALLOW_IPS`` (``proofgate serve --proxy-headers``, on by
+    default), so a client elsewhere cannot forge it. No header is read here,
+    and the address is only ever stored as a salted hash."""
     client = getattr(request, "client", None)
     host = getattr(client, "host", None)
     return host if isinstance(host, str) and host else None
