@@ -32,8 +32,6 @@ __all__ = [
     "hash_api_key",
     "hash_device_fingerprint",
     "hash_ip",
-    "id_time",
-    "is_api_key",
     "is_id",
     "make_id",
     "new_api_key",
@@ -83,16 +81,6 @@ def is_id(text: str) -> bool:
     return _ID.fullmatch(text) is not None
 
 
-def id_time(identifier: str) -> datetime:
-    """The creation time encoded in an id, to the millisecond."""
-    if not is_id(identifier):
-        raise ProofgateError(f"{identifier!r} is not an id")
-    millis = 0
-    for char in identifier[:10]:
-        millis = millis * 32 + CROCKFORD_ALPHABET.index(char)
-    return _EPOCH + timedelta(milliseconds=millis)
-
-
 # --- verification codes ------------------------------------------------------
 
 VERIFICATION_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -136,16 +124,11 @@ def parse_verification_code(text: str) -> str | None:
 API_KEY_PREFIX = "pg_"
 WEBHOOK_SECRET_PREFIX = "whsec_"
 _SECRET_BYTES = 32
-_API_KEY = re.compile(rf"{API_KEY_PREFIX}[A-Za-z0-9_-]{{43}}")
 
 
 def new_api_key() -> str:
     """The prefix makes leaked keys recognisable to secret scanners."""
     return API_KEY_PREFIX + secrets.token_urlsafe(_SECRET_BYTES)
-
-
-def is_api_key(text: str) -> bool:
-    return _API_KEY.fullmatch(text) is not None
 
 
 def hash_api_key(key: str) -> str:

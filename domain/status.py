@@ -17,9 +17,9 @@ from collections.abc import Mapping
 
 from domain.errors import BadUserInput, Conflict
 
-from .enums import ProductStatus, ProvenanceEventType
+from .enums import ProductStatus
 
-__all__ = ["ALLOWED_TRANSITIONS", "event_type_for", "transition"]
+__all__ = ["ALLOWED_TRANSITIONS", "transition"]
 
 _S = ProductStatus
 
@@ -28,11 +28,6 @@ ALLOWED_TRANSITIONS: Mapping[ProductStatus, frozenset[ProductStatus]] = {
     _S.TRANSFERRED: frozenset({_S.TRANSFERRED, _S.RECALLED, _S.FLAGGED}),
     _S.FLAGGED: frozenset({_S.ACTIVE, _S.TRANSFERRED, _S.RECALLED}),
     _S.RECALLED: frozenset(),
-}
-
-_EVENTS: Mapping[ProductStatus, ProvenanceEventType] = {
-    _S.TRANSFERRED: ProvenanceEventType.TRANSFERRED,
-    _S.RECALLED: ProvenanceEventType.RECALLED,
 }
 
 
@@ -56,8 +51,3 @@ def transition(current: ProductStatus, target: ProductStatus) -> ProductStatus:
         f"A {current.value.lower()} product cannot become {target.value.lower()}",
         status=current.value,
     )
-
-
-def event_type_for(target: ProductStatus) -> ProvenanceEventType | None:
-    """The provenance event a change to ``target`` appends, if any."""
-    return _EVENTS.get(target)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["StorageCall", "Trace", "accounting", "current_trace", "record", "tracing"]
+__all__ = ["StorageCall", "Trace", "accounting", "record", "tracing"]
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,6 @@ _current: ContextVar[Trace | None] = ContextVar("proofgate_storage_trace", defau
 _accounts: ContextVar[Trace | None] = ContextVar("proofgate_storage_accounts", default=None)
 """The request's own account, kept for metrics and the request log whether or
 not the client asked for a trace; ``_current`` is what the client sees."""
-
-
-def current_trace() -> Trace | None:
-    return _current.get()
 
 
 def record(operation: str, access_pattern: str | None, items: int, capacity: float) -> None:

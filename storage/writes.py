@@ -19,7 +19,7 @@ from .limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
 from .table import TABLE
 from .values import Item, normalize_number, normalize_value, sized_item
 
-__all__ = ["ConditionCheck", "Delete", "Put", "Update", "WriteAction", "action_key"]
+__all__ = ["ConditionCheck", "Delete", "Put", "Update", "WriteAction"]
 
 _KEY_ATTRIBUTES = frozenset(TABLE.key_attributes)
 _PRIMARY = (TABLE.primary.partition_key, TABLE.primary.sort_key)
@@ -122,7 +122,3 @@ class ConditionCheck:
 
 
 WriteAction: TypeAlias = Put | Update | Delete | ConditionCheck
-
-
-def action_key(action: WriteAction) -> Key:
-    return action.key

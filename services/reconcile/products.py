@@ -17,7 +17,7 @@ from ..ledger.directory import SYSTEM_TENANT
 from ..paging import query_pages
 from ..provenance.walk import check_chain, load_chain
 from ..reads import StorageReads
-from ..verification.checks import check_hash, check_signature
+from ..verification.checks import check_certificate
 from .report import Report
 
 __all__ = ["CHAIN_READS_IN_FLIGHT", "check_products"]
@@ -53,9 +53,10 @@ async def _work(
 
 async def _problems(storage: Storage, key_ring: KeyRing, product: Item) -> list[str]:
     problems = []
-    if not check_hash(product):
+    certificate = check_certificate(product, key_ring)
+    if not certificate.hash_valid:
         problems.append("certificate hash does not match the stored product record")
-    if not check_signature(product, key_ring):
+    if not certificate.signature_valid:
         problems.append("certificate signature does not verify with any known key")
     # A loader per product: a whole chain is read once and then dropped.
     events = await load_chain(StorageReads(storage, SYSTEM_TENANT), product["id"])

@@ -11,7 +11,12 @@ import asyncio
 import hmac
 from dataclasses import dataclass
 
-from domain.certificates import Certificate, CertificateRecord, verify_signature
+from domain.certificates import (
+    Certificate,
+    CertificateCheck,
+    CertificateRecord,
+    verify_certificate,
+)
 from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus
 from domain.errors import ProofgateError
@@ -25,7 +30,7 @@ from ..context import CommandContext
 from ..provenance.walk import check_chain, load_chain
 from .lookup import product_for_code
 
-__all__ = ["Checks", "check_hash", "check_signature", "run_checks"]
+__all__ = ["Checks", "check_certificate", "run_checks"]
 
 _MALFORMED = (KeyError, TypeError, ValueError, ProofgateError)
 
@@ -41,10 +46,15 @@ class Checks:
     is_claimant: bool = False
 
 
-def check_hash(product: Item) -> bool:
-    """The stored record still produces the certificate hash."""
+def check_certificate(product: Item, key_ring: KeyRing) -> CertificateCheck:
+    """The stored record still produces the certificate hash, and a key of
+    the ring signed that hash (``domain.certificates.verify_certificate``)."""
+    return verify_certificate(_record(product), _certificate(product), key_ring)
+
+
+def _record(product: Item) -> CertificateRecord | None:
     try:
-        record = CertificateRecord(
+        return CertificateRecord(
             product_id=product["id"],
             brand_id=product["brandId"],
             name=product["name"],
@@ -52,22 +62,20 @@ def check_hash(product: Item) -> bool:
             sku=product.get("sku"),
             metadata=product.get("metadata"),
         )
-        return bool(record.hash() == product["certificateHash"])
     except _MALFORMED:
-        return False
+        return None
 
 
-def check_signature(product: Item, key_ring: KeyRing) -> bool:
+def _certificate(product: Item) -> Certificate | None:
     try:
-        certificate = Certificate(
+        return Certificate(
             hash=product["certificateHash"],
             signature=product["signature"],
             key_id=product["keyId"],
             algorithm=product["algorithm"],
         )
-        return verify_signature(certificate, key_ring)
     except _MALFORMED:
-        return False
+        return None
 
 
 def _status(product: Item) -> ProductStatus | None:
@@ -94,7 +102,7 @@ async def run_checks(context: CommandContext, code: str, device_hash: str | None
     chain, claim = await asyncio.gather(
         load_chain(loaders, product["id"]), loaders.item(PRODUCT_CLAIM, product_id=product["id"])
     )
-    signature_valid = check_signature(product, context.services.key_ring)
+    certificate = check_certificate(product, context.services.key_ring)
     chain_intact = check_chain(product, chain).intact
     active = claim if claim_is_active(claim, context.now()) else None
     is_claimant = (
@@ -104,10 +112,10 @@ async def run_checks(context: CommandContext, code: str, device_hash: str | None
     )
     outcome = assess(
         found=True,
-        hash_valid=check_hash(product),
-        signature_valid=signature_valid,
+        hash_valid=certificate.hash_valid,
+        signature_valid=certificate.signature_valid,
         chain_intact=chain_intact,
         status=_status(product),
         claimed_by_other=active is not None and not is_claimant,
     )
-    return Checks(outcome, product, signature_valid, chain_intact, active, is_claimant)
+    return Checks(outcome, product, certificate.signature_valid, chain_intact, active, is_claimant)

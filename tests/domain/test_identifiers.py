@@ -17,8 +17,6 @@ from domain.identifiers import (
     hash_api_key,
     hash_device_fingerprint,
     hash_ip,
-    id_time,
-    is_api_key,
     is_id,
     make_id,
     new_api_key,
@@ -61,7 +59,6 @@ def test_id_is_time_then_entropy_in_crockford_base32(now: datetime, noise: bytes
     assert is_id(identifier)
     millis = (now - EPOCH) // timedelta(milliseconds=1)
     assert _decode(identifier) == millis << 80 | int.from_bytes(noise, "big")
-    assert id_time(identifier) == EPOCH + timedelta(milliseconds=millis)
 
 
 @given(times, times, entropy, entropy)
@@ -101,8 +98,6 @@ def test_id_refuses_bad_inputs() -> None:
         make_id(EPOCH, bytes(9))
     with pytest.raises(ProofgateError):
         make_id(EPOCH - timedelta(milliseconds=1), bytes(10))
-    with pytest.raises(ProofgateError):
-        id_time("not an id")
 
 
 def test_new_id_uses_the_clock_and_randomness() -> None:
@@ -110,7 +105,7 @@ def test_new_id_uses_the_clock_and_randomness() -> None:
     a, b = new_id(now), new_id(now)
     assert a != b
     assert a[:10] == b[:10]
-    assert id_time(a) == now
+    assert _decode(a) >> 80 == (now - EPOCH) // timedelta(milliseconds=1)
     assert is_id(new_id())
 
 
@@ -175,11 +170,9 @@ def test_api_keys() -> None:
     key = new_api_key()
     assert key.startswith("pg_")
     assert len(key) == 46
-    assert is_api_key(key)
     assert new_api_key() != key
     assert hash_api_key(key) == hashlib.sha256(key.encode()).hexdigest()
-    assert not is_api_key("pg_short")
-    assert not is_api_key("xx_" + key[3:])
+    assert re.fullmatch(r"pg_[A-Za-z0-9_-]{43}", key)
 
 
 def test_webhook_secret() -> None:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.enums import ProductStatus, ProvenanceEventType
+from domain.enums import ProductStatus
 from domain.errors import BadUserInput, Conflict, ProofgateError
-from domain.status import event_type_for, transition
+from domain.status import transition
 
 A, T, R, F = (
     ProductStatus.ACTIVE,
@@ -59,10 +59,3 @@ def test_recalled_product_cannot_be_transferred_message() -> None:
 def test_second_recall_is_conflict() -> None:
     with pytest.raises(Conflict, match="already recalled"):
         transition(transition(A, R), R)
-
-
-def test_event_types() -> None:
-    assert event_type_for(T) is ProvenanceEventType.TRANSFERRED
-    assert event_type_for(R) is ProvenanceEventType.RECALLED
-    assert event_type_for(F) is None
-    assert event_type_for(A) is None

@@ -9,7 +9,7 @@ from domain.errors import AccessPatternError, LimitExceeded
 from storage.conditions import ItemAbsent, ItemExists
 from storage.keys import Key
 from storage.values import item_size
-from storage.writes import ConditionCheck, Delete, Put, Update, action_key
+from storage.writes import ConditionCheck, Delete, Put, Update
 
 KEY = Key("PRODUCT#p1", "META")
 
@@ -21,7 +21,7 @@ def test_put_normalises_its_item_and_exposes_the_key() -> None:
     put = Put({"PK": "PRODUCT#p1", "SK": "META", "n": Decimal("3.0"), "l": ("a",)}, ItemAbsent())
     assert put.item == {"PK": "PRODUCT#p1", "SK": "META", "n": 3, "l": ["a"]}
     assert put.key == KEY
-    assert action_key(put) == KEY
+    assert put.key == KEY
     assert put.condition == ItemAbsent()
 
 
@@ -102,7 +102,7 @@ def test_update_normalises_its_clauses() -> None:
     assert update.set == {"status": "ACTIVE", "price": Decimal("1.5")}
     assert update.add == {"scanCount": 1}
     assert update.remove == ("claim",)
-    assert action_key(update) == KEY
+    assert update.key == KEY
 
 
 def test_update_allows_index_keys_to_change() -> None:
@@ -185,5 +185,5 @@ def test_every_action_checks_its_key(key: Key) -> None:
 
 
 def test_delete_and_condition_check_keys() -> None:
-    assert action_key(Delete(KEY, ItemExists())) == KEY
-    assert action_key(ConditionCheck(KEY, ItemExists())) == KEY
+    assert Delete(KEY, ItemExists()).key == KEY
+    assert ConditionCheck(KEY, ItemExists()).key == KEY

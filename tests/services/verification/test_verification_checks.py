@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from domain.certificates import CertificateRecord, issue_certificate
+from domain.certificates import CertificateCheck, CertificateRecord, issue_certificate
 from domain.datetimes import format_datetime
 from domain.signing import KeyRing, SigningKey
 from resolvers.verification.inputs import ScanInput
-from services.verification.checks import check_hash, check_signature
+from services.verification.checks import check_certificate
 from services.verification.drafts import ScanDraft
 
 SIGNER = SigningKey.generate()
@@ -38,11 +38,12 @@ def product() -> dict[str, Any]:
 
 
 def test_an_untouched_product_passes_both_checks() -> None:
-    assert check_hash(product()) and check_signature(product(), RING)
+    assert check_certificate(product(), RING).valid
 
 
 def test_a_key_the_ring_does_not_hold_fails_the_signature() -> None:
-    assert not check_signature(product(), KeyRing.of(SigningKey.generate()))
+    check = check_certificate(product(), KeyRing.of(SigningKey.generate()))
+    assert check.hash_valid and not check.signature_valid
 
 
 @pytest.mark.parametrize(
@@ -64,12 +65,19 @@ def test_any_altered_attribute_fails_a_check(
     attribute: str, value: Any, hash_ok: bool, signature_ok: bool
 ) -> None:
     altered = {**product(), attribute: value}
-    assert check_hash(altered) is hash_ok
-    assert check_signature(altered, RING) is signature_ok
+    check = check_certificate(altered, RING)
+    assert (check.hash_valid, check.signature_valid) == (hash_ok, signature_ok)
 
 
 def test_missing_attributes_fail_both_checks() -> None:
-    assert not check_hash({}) and not check_signature({}, RING)
+    check = check_certificate({}, RING)
+    assert not check.hash_valid and not check.signature_valid
+
+
+def test_a_record_that_parses_without_its_certificate_fails_both() -> None:
+    """No certificate to compare the record's hash with: the hash fails too."""
+    unsigned = {k: v for k, v in product().items() if k != "signature"}
+    assert check_certificate(unsigned, RING) == CertificateCheck(False, False)
 
 
 def test_scan_input_is_optional_and_normalised() -> None:
