@@ -13,10 +13,11 @@ from domain.encoding import is_sha256_hex
 from domain.errors import ConditionFailed, NotFound
 from domain.identifiers import hash_api_key, new_api_key
 from domain.validation import API_KEY_NAME, validate_id
-from storage import All, AttributeAbsent, ConditionCheck, Item, ItemAbsent, ItemExists, Put, Update
+from storage import AttributeAbsent, ConditionCheck, Item, ItemAbsent, ItemExists, Put
 from storage.access_patterns import API_KEY_BY_HASH, BRAND_BY_ID
 
 from ..audit.items import audit_entry
+from ..audit.marks import mark_once
 from ..context import CommandContext
 from ..transact import transact
 from .items import api_key_item
@@ -82,24 +83,15 @@ async def revoke_api_key(context: CommandContext, key_hash: str) -> Item:
         return key
     now = context.now()
     revoked_at = format_datetime(now)
-    try:
-        await transact(
-            context.storage,
-            [
-                Update(
-                    API_KEY_BY_HASH.key(key_hash=key["id"]),
-                    set={"revokedAt": revoked_at},
-                    condition=All(ItemExists(), AttributeAbsent("revokedAt")),
-                ),
-                audit_entry(
-                    context.principal,
-                    "revokeApiKey",
-                    now,
-                    brand_id=key["brandId"],
-                    target_ids=[key["id"]],
-                ),
-            ],
-        )
-    except ConditionFailed:
-        return await _owned_key(context, key_hash)
-    return {**key, "revokedAt": revoked_at}
+    if await mark_once(
+        context,
+        API_KEY_BY_HASH.key(key_hash=key["id"]),
+        mark={"revokedAt": revoked_at},
+        unmarked=AttributeAbsent("revokedAt"),
+        action="revokeApiKey",
+        brand_id=key["brandId"],
+        target_id=key["id"],
+        now=now,
+    ):
+        return {**key, "revokedAt": revoked_at}
+    return await _owned_key(context, key_hash)

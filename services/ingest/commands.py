@@ -15,10 +15,11 @@ from domain.errors import ConditionFailed, NotFound
 from domain.identifiers import hash_api_key, new_id
 from domain.ingest import ingest_key
 from domain.validation import INTEGRATION_NAME, validate_id
-from storage import All, AttributeAbsent, ConditionCheck, Item, ItemExists, Update
+from storage import AttributeAbsent, ConditionCheck, Item, ItemExists, Update
 from storage.access_patterns import API_KEY_BY_HASH, BRAND_BY_ID, INTEGRATION_BY_ID
 
 from ..audit.items import audit_entry
+from ..audit.marks import mark_once
 from ..context import CommandContext
 from ..transact import transact
 from .items import IntegrationRef, ingest_key_item, integration_item, parse_integration_id
@@ -86,32 +87,22 @@ async def revoke_integration(context: CommandContext, integration_id: str) -> It
         return item
     now = context.now()
     revoked_at = format_datetime(now)
-    try:
-        await transact(
-            context.storage,
-            [
-                Update(
-                    INTEGRATION_BY_ID.key(**ref.params),
-                    set={"revokedAt": revoked_at},
-                    condition=All(ItemExists(), AttributeAbsent("revokedAt")),
-                ),
-                Update(
-                    API_KEY_BY_HASH.key(key_hash=item["keyHash"]),
-                    set={"revokedAt": revoked_at},
-                    condition=ItemExists(),
-                ),
-                audit_entry(
-                    context.principal,
-                    "revokeIntegration",
-                    now,
-                    brand_id=ref.brand_id,
-                    target_ids=[ref.id],
-                ),
-            ],
-        )
-    except ConditionFailed as error:
-        if error.index != 0:
-            raise
+    revoke_key = Update(
+        API_KEY_BY_HASH.key(key_hash=item["keyHash"]),
+        set={"revokedAt": revoked_at},
+        condition=ItemExists(),
+    )
+    if not await mark_once(
+        context,
+        INTEGRATION_BY_ID.key(**ref.params),
+        mark={"revokedAt": revoked_at},
+        unmarked=AttributeAbsent("revokedAt"),
+        action="revokeIntegration",
+        brand_id=ref.brand_id,
+        target_id=ref.id,
+        now=now,
+        along=[revoke_key],
+    ):
         return await _owned(context, ref)
     context.loaders.forget(INTEGRATION_BY_ID, **ref.params)
     return {**item, "revokedAt": revoked_at}
