@@ -47,5 +47,11 @@ class RequestContext:
     def now(self) -> datetime:
         return self.services.clock()
 
+    def for_operation(self) -> RequestContext:
+        """An HTTP request runs one operation, on this context; a WebSocket's
+        runs each on a copy (``SocketContext``). The compiled executor calls
+        it (``api.graphql.execution.protocols.OperationContext``)."""
+        return self
+
 
 Info = StrawberryInfo[RequestContext, None]

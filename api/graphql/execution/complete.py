@@ -17,11 +17,11 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable as is_await
 
 from api.graphql.execution.budget import leaf_bytes
 from api.graphql.execution.leaf_coercion import leaf_passthrough
+from api.graphql.execution.protocols import PlanExecutor
 
 if TYPE_CHECKING:
     from graphql.execution.collect_fields import FieldDetailsList
 
-    from api.graphql.execution.executor import CompiledExecutor
 
 __all__ = [
     "PLAIN",
@@ -37,7 +37,7 @@ __all__ = [
     "null_message",
 ]
 
-Completer = Callable[["CompiledExecutor", Path, Any], Any]
+Completer = Callable[[PlanExecutor, Path, Any], Any]
 """Completes a resolved value at ``path``; returns it, or an awaitable of it."""
 
 new_tuple = tuple.__new__
@@ -78,7 +78,7 @@ def complete_leaf(return_type: GraphQLLeafType) -> Completer:
     coerce = return_type.coerce_output_value
     passes = leaf_passthrough(return_type)
 
-    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+    def complete(executor: PlanExecutor, path: Path, value: Any) -> Any:
         kind = type(value)
         if kind in passes:
             passed = passes[kind](value)
@@ -108,7 +108,7 @@ def complete_text(general: Completer) -> Completer:
     any other value goes to ``general``. Most leaves of most responses are such
     strings, and this saves three calls on each."""
 
-    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+    def complete(executor: PlanExecutor, path: Path, value: Any) -> Any:
         if type(value) is str and value.isascii() and value.isprintable() and '"' not in value:
             budget = executor.response_bytes
             budget.used += len(value) + 2 + value.count("\\")
@@ -129,7 +129,7 @@ def complete_non_null(inner: Completer, parent_name: str, field_name: str) -> Co
     so, as in graphql-core, only a sync None is an error here."""
     message = null_message(parent_name, field_name)
 
-    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+    def complete(executor: PlanExecutor, path: Path, value: Any) -> Any:
         completed = inner(executor, path, value)
         if completed is None:
             raise TypeError(message)
@@ -139,12 +139,12 @@ def complete_non_null(inner: Completer, parent_name: str, field_name: str) -> Co
 
 
 def complete_object(
-    selection: Callable[[CompiledExecutor, Any, Path], Any], non_null: str | None = None
+    selection: Callable[[PlanExecutor, Any, Path], Any], non_null: str | None = None
 ) -> Completer:
     """``non_null``: the error for a None, for a non-null field (a selection
     never answers None, so this is ``complete_non_null`` of the nullable form)."""
 
-    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+    def complete(executor: PlanExecutor, path: Path, value: Any) -> Any:
         if isinstance(value, Exception):
             raise value
         if value is None or value is Undefined:
@@ -167,7 +167,7 @@ def complete_list(
     item's error nulls the item (or, for a non-null item, the list), and the
     awaitable items are gathered together so their DataLoader loads batch."""
 
-    def complete(executor: CompiledExecutor, path: Path, value: Any) -> Any:
+    def complete(executor: PlanExecutor, path: Path, value: Any) -> Any:
         if isinstance(value, Exception):
             raise value
         if value is None or value is Undefined:
@@ -205,7 +205,7 @@ def complete_list(
 
 
 async def _await_item(
-    executor: CompiledExecutor,
+    executor: PlanExecutor,
     item: Completer,
     item_type: GraphQLOutputType,
     details: FieldDetailsList,
@@ -223,7 +223,7 @@ async def _await_item(
 
 
 async def _guard_item(
-    executor: CompiledExecutor,
+    executor: PlanExecutor,
     item_type: GraphQLOutputType,
     details: FieldDetailsList,
     path: Path,
@@ -237,7 +237,7 @@ async def _guard_item(
 
 
 async def _gather_items(
-    executor: CompiledExecutor, results: list[Any], pending: list[int]
+    executor: PlanExecutor, results: list[Any], pending: list[int]
 ) -> list[Any]:
     if len(pending) == 1:
         index = pending[0]

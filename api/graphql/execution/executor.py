@@ -9,6 +9,7 @@ cannot cover it.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any, ClassVar, cast
 
 from graphql import (
@@ -31,6 +32,7 @@ from api.graphql.execution.budget import ResponseBytes, ends_operation, key_byte
 from api.graphql.execution.cache import PlanCache
 from api.graphql.execution.fanout import SharedEvents, Sharers
 from api.graphql.execution.plan import OperationPlan, Unsupported, compile_operation
+from api.graphql.execution.protocols import OperationContext
 from api.settings.limits import MAX_RESPONSE_BYTES
 from domain.errors import BudgetExceeded
 
@@ -106,12 +108,12 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
 
     def _begin(self, mode: str) -> None:
         self.response_bytes = ResponseBytes(self.max_response_bytes)
-        own_context = getattr(self.context_value, "for_operation", None)
-        if own_context is not None:
+        context: OperationContext | None = self.context_value
+        if context is not None:
             # A WebSocket context serves many operations: each, and each of a
             # subscription's events that runs, runs on its own copy (SocketContext).
-            self.context_value = own_context()
-        _report(self.context_value, mode)
+            context = self.context_value = context.for_operation()
+            context.execution = mode
 
     def _sharers(self) -> Sharers | None:
         shared_by = self._shared_by
@@ -234,12 +236,10 @@ class _Answered:
         return self._answer
 
 
-def _visibility(context: Any) -> tuple[Any, ...]:
-    """What decides which data a subscriber may see: its role and brand."""
-    principal = getattr(context, "principal", None)
-    return (getattr(principal, "role", None), getattr(principal, "brand_id", None))
-
-
-def _report(context: Any, mode: str) -> None:
-    if hasattr(context, "execution"):
-        context.execution = mode
+def _visibility(context: OperationContext | None) -> tuple[Hashable, str | None]:
+    """What decides which data a subscriber may see: its role and brand
+    (without a context, as graphql-core allows, nobody's)."""
+    if context is None:
+        return (None, None)
+    principal = context.principal
+    return (principal.role, principal.brand_id)

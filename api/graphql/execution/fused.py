@@ -16,16 +16,14 @@ from __future__ import annotations
 import keyword
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from graphql.pyutils import Path, gather_with_cancel
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 
 from api.graphql.execution.budget import key_bytes
 from api.graphql.execution.complete import SETTLED
-
-if TYPE_CHECKING:
-    from api.graphql.execution.executor import CompiledExecutor
+from api.graphql.execution.protocols import PlanExecutor
 
 __all__ = [
     "Failed",
@@ -38,13 +36,13 @@ __all__ = [
     "inlinable",
 ]
 
-SelectionRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]
-FieldRunner = Callable[["CompiledExecutor", Any, "Path | None"], Any]
+SelectionRunner = Callable[[PlanExecutor, Any, "Path | None"], Any]
+FieldRunner = Callable[[PlanExecutor, Any, "Path | None"], Any]
 
 
-Settle = Callable[["CompiledExecutor", "Path | None", Any], Any]
+Settle = Callable[[PlanExecutor, "Path | None", Any], Any]
 """Counts a leaf's key and completes a value the inline test did not take."""
-Failed = Callable[["CompiledExecutor", "Path | None", "Exception | None"], Any]
+Failed = Callable[[PlanExecutor, "Path | None", "Exception | None"], Any]
 """Handles a leaf's error (None: the inline count ran past the budget)."""
 
 

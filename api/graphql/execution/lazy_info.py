@@ -18,10 +18,11 @@ from graphql import FieldNode, GraphQLField, GraphQLObjectType, GraphQLResolveIn
 from graphql.pyutils import Path
 from strawberry.types.info import Info
 
+from api.graphql.execution.protocols import PlanExecutor
+
 if TYPE_CHECKING:
     from strawberry.types.field import StrawberryField
 
-    from api.graphql.execution.executor import CompiledExecutor
 
 __all__ = ["lazy_info_class"]
 
@@ -29,7 +30,7 @@ Site = tuple[GraphQLField, list[FieldNode], GraphQLObjectType]
 """What a plan knows of a field at compile time: its definition, nodes and parent."""
 
 
-InfoFactory = Callable[["CompiledExecutor", Site, Path, "StrawberryField"], Info]
+InfoFactory = Callable[[PlanExecutor, Site, Path, "StrawberryField"], Info]
 
 
 @lru_cache(maxsize=8)
@@ -42,7 +43,7 @@ def lazy_info_class(info_class: type[Info]) -> InfoFactory | None:
 
     class LazyInfo(info_class):  # type: ignore[valid-type,misc]
         def __init__(
-            self, executor: CompiledExecutor, site: Site, path: Path, field: StrawberryField
+            self, executor: PlanExecutor, site: Site, path: Path, field: StrawberryField
         ) -> None:
             self._executor = executor
             self._site = site

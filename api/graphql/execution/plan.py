@@ -63,12 +63,12 @@ from api.graphql.execution.fused import (
     inlinable,
 )
 from api.graphql.execution.leaf_coercion import enum_names
+from api.graphql.execution.protocols import PlanExecutor
 from api.graphql.execution.resolve import Direct, direct_resolver
 
 if TYPE_CHECKING:
     from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
 
-    from api.graphql.execution.executor import CompiledExecutor
 
 __all__ = ["OperationPlan", "Unsupported", "compile_operation"]
 
@@ -79,13 +79,13 @@ class Unsupported(Exception):
 
 @dataclass(frozen=True, slots=True)
 class OperationPlan:
-    run: Callable[[CompiledExecutor, Any], Any]
+    run: Callable[[PlanExecutor, Any], Any]
     """Runs the root selection set on a root value: a dict, or an awaitable of one."""
     fields: int
     """How many field plans it holds, the measure of its size."""
 
 
-def compile_operation(executor: CompiledExecutor) -> OperationPlan:
+def compile_operation(executor: PlanExecutor) -> OperationPlan:
     """A subscription's plan runs its selection set on one event: Strawberry
     resolves the root field to the event itself."""
     compiler = _Compiler(executor)
@@ -127,7 +127,7 @@ def condition_variables(definitions: list[Any]) -> tuple[str, ...]:
 
 
 class _Compiler:
-    def __init__(self, executor: CompiledExecutor) -> None:
+    def __init__(self, executor: PlanExecutor) -> None:
         self.executor = executor
         self.schema = executor.schema
         self.count = 0
@@ -245,7 +245,7 @@ def _attribute_runner(read: Callable[[Any], Any], settle: Settle, failed: Failed
     """The commonest field: an attribute holding a scalar, where a selection
     cannot write it inline (fused.py)."""
 
-    def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
+    def run(executor: PlanExecutor, source: Any, parent_path: Path | None) -> Any:
         try:
             value = read(source)
         except Exception as error:
@@ -284,7 +284,7 @@ def _settlers(spec: _FieldSpec, complete: Completer) -> tuple[Settle, Failed]:
     return_type, details = spec.field_def.type, spec.details
     size = key_bytes(response_name)
 
-    def settle(executor: CompiledExecutor, parent_path: Path | None, value: Any) -> Any:
+    def settle(executor: PlanExecutor, parent_path: Path | None, value: Any) -> Any:
         executor.response_bytes.used += size
         try:
             return complete(executor, None, value)  # type: ignore[arg-type]
@@ -293,9 +293,7 @@ def _settlers(spec: _FieldSpec, complete: Completer) -> tuple[Settle, Failed]:
             executor.handle_field_error(raw_error, return_type, details, path)
             return None
 
-    def failed(
-        executor: CompiledExecutor, parent_path: Path | None, error: Exception | None
-    ) -> Any:
+    def failed(executor: PlanExecutor, parent_path: Path | None, error: Exception | None) -> Any:
         """``error`` None: an inline count ran past the budget, key included."""
         if error is None:
             error = executor.response_bytes.exceeded()
@@ -316,7 +314,7 @@ def _typename_runner(
     size = key_bytes(response_name) + leaf_bytes(type_name)
     field_type = TypeNameMetaFieldDef.type
 
-    def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
+    def run(executor: PlanExecutor, source: Any, parent_path: Path | None) -> Any:
         budget = executor.response_bytes
         budget.used += size
         if budget.used > budget.limit:
@@ -358,7 +356,7 @@ def _field_runner(
     maybe_awaitable = direct is None or not direct.sync
     size = key_bytes(response_name)
 
-    def run(executor: CompiledExecutor, source: Any, parent_path: Path | None) -> Any:
+    def run(executor: PlanExecutor, source: Any, parent_path: Path | None) -> Any:
         executor.response_bytes.used += size
         path = new_tuple(Path, (parent_path, response_name, parent_name))
         try:
@@ -388,7 +386,7 @@ def _field_runner(
 
 
 async def _complete_awaited(
-    executor: CompiledExecutor, spec: _FieldSpec, complete: Completer, path: Path, result: Any
+    executor: PlanExecutor, spec: _FieldSpec, complete: Completer, path: Path, result: Any
 ) -> Any:
     try:
         completed = complete(executor, path, await result)
@@ -400,9 +398,7 @@ async def _complete_awaited(
     return completed
 
 
-async def _guard_field(
-    executor: CompiledExecutor, spec: _FieldSpec, path: Path, completed: Any
-) -> Any:
+async def _guard_field(executor: PlanExecutor, spec: _FieldSpec, path: Path, completed: Any) -> Any:
     try:
         return await completed
     except Exception as raw_error:
@@ -413,7 +409,7 @@ async def _guard_field(
 def _serial_runner(fields: list[FusedField]) -> SelectionRunner:
     """Mutation root fields run one after another."""
 
-    async def run(executor: CompiledExecutor, source: Any, path: Path | None) -> dict[str, Any]:
+    async def run(executor: PlanExecutor, source: Any, path: Path | None) -> dict[str, Any]:
         results: dict[str, Any] = {}
         for entry in fields:
             value = entry.run(executor, source, path)

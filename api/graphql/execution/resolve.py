@@ -15,16 +15,14 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphql import GraphQLSchema
 from graphql.pyutils import Path
 from strawberry.types.field import StrawberryField
 
 from api.graphql.execution.lazy_info import Site, lazy_info_class
-
-if TYPE_CHECKING:
-    from api.graphql.execution.executor import CompiledExecutor
+from api.graphql.execution.protocols import PlanExecutor
 
 __all__ = ["Direct", "direct_resolver"]
 
@@ -37,7 +35,7 @@ class Direct:
 
     of_source: Callable[[Any], Any] | None
     """The call for a field that reads nothing but its source."""
-    with_info: Callable[[CompiledExecutor, Any, Path], Any] | None
+    with_info: Callable[[PlanExecutor, Any, Path], Any] | None
     """The call for a resolver that takes Strawberry's ``Info``, on a source at a path."""
     sync: bool
     """An attribute read: never an awaitable."""
@@ -79,12 +77,12 @@ def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
     name = info.name
     if _second_positional(resolver.wrapped_func) == name:
 
-        def positional(executor: CompiledExecutor, source: Any, path: Path) -> Any:
+        def positional(executor: PlanExecutor, source: Any, path: Path) -> Any:
             return call(source, lazy_info(executor, site, path, field))
 
         return Direct(None, positional, sync=False)
 
-    def by_name(executor: CompiledExecutor, source: Any, path: Path) -> Any:
+    def by_name(executor: PlanExecutor, source: Any, path: Path) -> Any:
         return call(source, **{name: lazy_info(executor, site, path, field)})
 
     return Direct(None, by_name, sync=False)

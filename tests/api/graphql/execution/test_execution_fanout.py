@@ -50,6 +50,9 @@ class Context:
     principal: Principal
     execution: str | None = None
 
+    def for_operation(self) -> Context:
+        return self
+
 
 def _schema(subscription: type = Subscription) -> tuple[strawberry.Schema, Any]:
     executor = compiled_executor(PlanCache())

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import strawberry
+from _operation_context import Context
 
 from api.graphql.execution import PlanCache, compiled_executor
 from api.graphql.execution import executor as executor_module
@@ -92,10 +93,6 @@ class Query:
     @strawberry.field
     def thing(self) -> Thing:
         return _sources()[0]  # type: ignore[return-value]
-
-
-class Context:
-    execution: str | None = None
 
 
 async def _answer(

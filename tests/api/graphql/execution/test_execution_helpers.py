@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import strawberry
+from _operation_context import Context as OperationContext
 from graphql import Executor, parse
 from starlette.requests import Request
 from strawberry.dataloader import DataLoader
@@ -24,10 +25,11 @@ from resolvers.loaders import Loaders
 QUERY = "{ items { name brand { name } pair settled } }"
 
 
-class Context:
+class Context(OperationContext):
     """What a request's context holds: a loader, a cache of what it read."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.brands: DataLoader[str, Brand] = DataLoader(_load_brands)
         self.settled: list[str] = []
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import strawberry
+from _operation_context import Context
 from strawberry.types.info import Info
 
 from api.graphql.execution import PlanCache, compiled_executor
@@ -54,10 +55,6 @@ class Query:
     @strawberry.field
     def leaves(self) -> list[Leaf]:
         return [Leaf(name="a"), Leaf(name="b")]
-
-
-class Context:
-    execution: str | None = None
 
 
 async def _snapshots(compiled: bool, query: str, variables: dict[str, Any]) -> list[Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _operation_context import Context
 from graphql import parse
 
 from api.graphql.execution import PlanCache
@@ -83,9 +84,6 @@ async def test_graphql_core_mode_reports_itself() -> None:
     from api.graphql.schema import build_schema
 
     schema = build_schema(Limits(execution=Execution.GRAPHQL_CORE))
-
-    class Context:
-        execution: str | None = None
 
     context = Context()
     result = await schema.execute("{ __typename }", context_value=context)
