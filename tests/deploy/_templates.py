@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import yaml  # type: ignore[import-untyped]
 from cfn_guard_rs.api import run_checks
 from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
 
+from api.settings import Settings
 from tests._support.source import ROOT
 
 DEPLOY = ROOT / "deploy"
@@ -62,3 +64,10 @@ def guard(template: dict[str, Any]) -> list[str]:
     """The names of the rules of deploy/rules.guard that ``template`` breaks."""
     report = run_checks(template, RULES.read_text())
     return sorted({clause.Rule.name for clause in report.not_compliant if clause.Rule})
+
+
+def setting_default(name: str) -> int:
+    """What the gateway uses when its variable is unset."""
+    value = next(field.default for field in fields(Settings) if field.name == name)
+    assert isinstance(value, int)
+    return value
