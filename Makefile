@@ -22,7 +22,7 @@ ESBUILD_VERSION := 0.25.12
 PACKAGES := api resolvers services storage domain
 EXPLORER_STATIC := api/static
 
-.PHONY: run test bench lint lock wheel schema docs explorer-assets clean
+.PHONY: run venv test bench lint lock wheel schema docs explorer-assets clean
 
 $(VENV)/bin/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,9 @@ lock: $(STAMP)
 # The wheel the systemd unit installs (deploy/README.md), into dist/.
 wheel: $(STAMP)
 	$(BIN)/pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
+
+# The venv alone, for the recipes in docs/operations.md (.venv/bin/proofgate).
+venv: $(RUN_STAMP)
 
 run: $(RUN_STAMP)
 	PROOFGATE_CORS_ORIGINS="$(PROOFGATE_CORS_ORIGINS)" \
