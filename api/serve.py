@@ -63,6 +63,8 @@ def add_serve_command(commands: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from .draining import DrainingServer
+
     if args.workers < 1 or (args.workers > 1 and args.demo):
         raise ConfigurationError(
             f"--workers must be at least 1, and 1 with --demo; got {args.workers}",
@@ -81,7 +83,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.workers == 1:
         app = _app(settings)
         print(_banner(settings, args.workers), flush=True)
-        uvicorn.Server(_config(app, settings, args)).run(sockets=[listener])
+        DrainingServer(_config(app, settings, args)).run(sockets=[listener])
         return 0
     _check_operations(settings)
     _check_spans()
