@@ -20,7 +20,7 @@ GRAPHIQL_VERSION := 3.8.3
 REACT_VERSION := 18.3.1
 ESBUILD_VERSION := 0.25.12
 PACKAGES := api resolvers services storage domain
-EXPLORER_STATIC := api/static
+EXPLORER_STATIC := api/http/static
 
 .PHONY: run venv test bench lint lock wheel schema docs explorer-assets clean
 
