@@ -62,7 +62,7 @@ def add_serve_command(commands: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from .draining import DrainingServer
+    from ..runtime.draining import DrainingServer
 
     if args.workers < 1 or (args.workers > 1 and args.demo):
         raise ConfigurationError(

@@ -13,7 +13,7 @@ import yaml  # type: ignore[import-untyped]
 from cfn_guard_rs.api import run_checks
 from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
 
-from api.settings import Settings
+from api.settings.gateway import Settings
 from tests._support.source import ROOT
 
 DEPLOY = ROOT / "deploy"

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped]
 
-from api.keyfile import SHARED_SECRETS
-from api.pipeline_settings import PipelineVariables
-from api.settings import Environment
+from api.settings.gateway import Environment
+from api.settings.keyfile import SHARED_SECRETS
+from api.settings.pipeline import PipelineVariables
 from storage.table import TABLE
 from tests._support.source import ROOT
 from tests.deploy._dynamodb_calls import DRIVER, called, iam_actions, serving_files
