@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
 import shutil
 import socket
@@ -26,6 +27,7 @@ from api import __version__
 from api.cli.flags import DATA_DIR_HELP, flag_environ
 from api.observability.metrics import MULTIPROCESS_DIR
 from api.runtime.backend import check_storage
+from api.runtime.redis_check import check_redis
 from api.settings.gateway import Backend, Settings
 from domain.errors import ConfigurationError
 
@@ -78,6 +80,9 @@ def _serve(args: argparse.Namespace) -> int:
     )
     settings = replace(Settings.from_env(environ), demo=args.demo)
     asyncio.run(check_storage(settings))
+    asyncio.run(
+        check_redis(settings.pipeline.redis_url, degraded_allowed=settings.redis_start_degraded)
+    )
     listener = _bind(settings.host, settings.port)
     if args.workers == 1:
         app = _app(settings)
@@ -186,8 +191,18 @@ def _bind(host: str, port: int) -> socket.socket:
     except OSError as error:
         raise ConfigurationError(
             f"Cannot listen on {host}:{port}: {error.strerror or error}",
-            hint="Stop what holds the port, or choose another with --port (PROOFGATE_PORT).",
+            hint=_BIND_HINTS.get(error.errno or 0, _HOST_HINT),
         ) from None
+
+
+_HOST_HINT = (
+    "--host (PROOFGATE_HOST) must be an address of this machine: 127.0.0.1, "
+    "0.0.0.0 for every interface (behind a load balancer), or one interface's address."
+)
+_BIND_HINTS = {
+    errno.EADDRINUSE: "Stop what holds the port, or choose another with --port (PROOFGATE_PORT).",
+    errno.EACCES: "Ports below 1024 need privileges: choose --port (PROOFGATE_PORT) 1024 or above.",
+}
 
 
 def _banner(settings: Settings, workers: int = 1) -> str:
