@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped]
 
+from api.cli.secrets import secrets_document
 from api.settings.gateway import Environment
 from api.settings.keyfile import SHARED_SECRETS
 from api.settings.pipeline import PipelineVariables
@@ -119,12 +120,15 @@ def test_the_role_names_exactly_the_table_and_its_indexes(template: dict[str, An
 # --- settings, secrets, timeouts -------------------------------------------------
 
 
-def test_the_secrets_come_from_secrets_manager(template: dict[str, Any]) -> None:
-    """Exactly the secrets a DynamoDB fleet must share, none in plain text."""
+def test_the_secrets_come_from_secrets_manager(template: dict[str, Any], tmp_path: Path) -> None:
+    """Exactly the secrets a DynamoDB fleet must share, none in plain text, each
+    a key of the secret `proofgate init-secrets --json` writes."""
     secrets = {entry["Name"] for entry in gateway(template)["Secrets"]}
-    expected = {secret.variable for secret in SHARED_SECRETS}
-    assert secrets == expected
+    assert secrets == {secret.variable for secret in SHARED_SECRETS}
+    assert secrets == set(secrets_document(tmp_path / "fleet"))
     assert not secrets & set(environment(template))
+    for entry in gateway(template)["Secrets"]:
+        assert entry["ValueFrom"] == {"Fn::Sub": f"${{SecretArn}}:{entry['Name']}::"}
 
 
 def test_every_variable_set_is_one_the_gateway_reads(template: dict[str, Any]) -> None:
