@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import logging
 import os
 import shutil
 import socket
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from api import __version__
 from api.cli.flags import DATA_DIR_HELP, flag_environ
+from api.observability.logs import LogFormat
 from api.observability.metrics import MULTIPROCESS_DIR
 from api.runtime.backend import check_storage
 from api.runtime.redis_check import check_redis
@@ -85,9 +87,9 @@ def _serve(args: argparse.Namespace) -> int:
     )
     listener = _bind(settings.host, settings.port)
     if args.workers == 1:
-        app = _app(settings)
-        print(_banner(settings, args.workers), flush=True)
-        DrainingServer(_config(app, settings, args)).run(sockets=[listener])
+        config = _config(_app(settings), settings, args)
+        _announce(settings, args.workers)
+        DrainingServer(config).run(sockets=[listener])
         return 0
     _check_operations(settings)
     _check_spans()
@@ -95,7 +97,7 @@ def _serve(args: argparse.Namespace) -> int:
     with _metrics_directory():
         config = _config("api.cli.serve:worker_app", settings, args, factory=True)
         config.workers = args.workers
-        print(_banner(settings, args.workers), flush=True)
+        _announce(settings, args.workers)
         uvicorn.supervisors.Multiprocess(config, sockets=[listener]).run()
     return 0
 
@@ -203,6 +205,26 @@ _BIND_HINTS = {
     errno.EADDRINUSE: "Stop what holds the port, or choose another with --port (PROOFGATE_PORT).",
     errno.EACCES: "Ports below 1024 need privileges: choose --port (PROOFGATE_PORT) 1024 or above.",
 }
+
+
+def _announce(settings: Settings, workers: int) -> None:
+    """The banner on stdout, or in JSON log mode one log line like every other
+    (uvicorn's ``Config`` has set up logging by now), never with a key in it."""
+    if settings.log_format is not LogFormat.JSON:
+        print(_banner(settings, workers), flush=True)
+        return
+    store = settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
+    fields = {
+        "version": __version__,
+        "backend": settings.backend.value,
+        "store": store,
+        "workers": workers,
+        "url": settings.url,
+        "adminKey": f"kept in {settings.admin_key_file}"
+        if settings.admin_key_file is not None
+        else "set by PROOFGATE_ADMIN_KEY",
+    }
+    logging.getLogger("proofgate.api").info("proofgate serving", extra={"fields": fields})
 
 
 def _banner(settings: Settings, workers: int = 1) -> str:
