@@ -6,7 +6,7 @@ across 10 runs.
 keep-alive connections and half on a new connection per request, so the
 listen backlog holds completed connections when the signal arrives; closing
 the listening socket over them reset ~20 requests a run before
-``api.draining.DrainingServer``.
+``api.runtime.draining.DrainingServer``.
 """
 
 from __future__ import annotations
