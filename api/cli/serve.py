@@ -66,7 +66,7 @@ def add_serve_command(commands: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ..runtime.draining import DrainingServer
+    from api.runtime.draining import DrainingServer
 
     if args.workers < 1 or (args.workers > 1 and args.demo):
         raise ConfigurationError(
@@ -213,11 +213,10 @@ def _announce(settings: Settings, workers: int) -> None:
     if settings.log_format is not LogFormat.JSON:
         print(_banner(settings, workers), flush=True)
         return
-    store = settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
     fields = {
         "version": __version__,
         "backend": settings.backend.value,
-        "store": store,
+        "store": _store(settings),
         "workers": workers,
         "url": settings.url,
         "adminKey": f"kept in {settings.admin_key_file}"
@@ -227,11 +226,14 @@ def _announce(settings: Settings, workers: int) -> None:
     logging.getLogger("proofgate.api").info("proofgate serving", extra={"fields": fields})
 
 
+def _store(settings: Settings) -> str:
+    return settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
+
+
 def _banner(settings: Settings, workers: int = 1) -> str:
-    store = settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
     processes = f", {workers} workers" if workers > 1 else ""
     lines = [
-        f"proofgate {__version__}: {settings.backend.value} store {store}{processes}",
+        f"proofgate {__version__}: {settings.backend.value} store {_store(settings)}{processes}",
         f"  URL:       {settings.url}",
         f"  GraphQL:   {settings.url}/graphql",
     ]

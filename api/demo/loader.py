@@ -112,7 +112,7 @@ class Demo:
     """The variables of an ``ingestEvent`` the demo made with the first
     brand's ingest key: sent again (the explorer's Ingest tab), it is a replay."""
     reused: bool = field(default=False, compare=False)
-    """Every brand was already in the store (a restart): nothing was loaded."""
+    """Nothing was written: the demo was complete in the store already (a restart)."""
 
     @property
     def brand(self) -> DemoBrand:
