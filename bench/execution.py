@@ -19,7 +19,6 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -180,10 +179,12 @@ async def seeded() -> AsyncIterator[tuple[dict[str, strawberry.Schema], tuple[An
         path = str(Path(directory) / "bench.db")
         settings = Settings(cursor_key=bytes(range(32)), admin_key=ADMIN_KEY, sqlite_path=path)
         async with _gateway(settings) as (services, brand, principal):
-            limits = Limits(anonymous_rate=None, key_rate=None)
+            limits = Limits(rate_limit=None, key_rate_limit=None)
             schemas: dict[str, strawberry.Schema] = {
                 "compiled": build_schema(limits),
-                "graphql-core": build_schema(replace(limits, execution=Execution.GRAPHQL_CORE)),
+                "graphql-core": build_schema(
+                    limits.model_copy(update={"execution": Execution.GRAPHQL_CORE})
+                ),
             }
             # As the served gateway and the bare baseline do after start-up
             # (docs/design.md, Performance budgets): the seeded heap out of the

@@ -39,11 +39,12 @@ def _load(directory: Path | None) -> OperationRegistry:
     from api.mcp.tools import tool_specs
     from api.operations.defaults import default_documents
     from api.settings.gateway import Environment
+    from api.settings.limits import Limits
 
     env = Environment.read(os.environ)
     if directory is None:
         directory = env.operations().directory
-    registry = load_registry(schema, env.limits(), directory, default_documents())
+    registry = load_registry(schema, Limits.of(env), directory, default_documents())
     tool_specs(schema._schema, registry)  # a bad @tool mark stops start-up too
     return registry
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Self
+from typing import Any, ClassVar, Self
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError, model_validator
+from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from domain.errors import ConfigurationError
 
-__all__ = ["PREFIX", "EnvironmentReader", "Malformed", "variable_name"]
+__all__ = ["PREFIX", "EnvironmentReader", "Malformed", "Section", "variable_name"]
 
 PREFIX = "PROOFGATE_"
 
@@ -51,6 +52,33 @@ class _MappingSource(EnvSettingsSource):
             for name, value in self._environ.items()
             if name.startswith(PREFIX) and value.strip()
         }
+
+
+class Section(BaseModel):
+    """A part of the settings declared once: each field is a variable
+    (``max_depth`` is ``PROOFGATE_MAX_DEPTH``), and the model, frozen, is the
+    value the code reads (``settings.limits``). Built directly (tests,
+    embedding) it checks typed values by the same rules, and a bad one fails
+    with the one-line error the variable would."""
+
+    model_config: ClassVar[SettingsConfigDict] = SettingsConfigDict(
+        frozen=True, validate_default=False
+    )
+    """The reader's own settings, so sections and ``EnvironmentReader`` combine."""
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _one_line(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as error:
+            raise _configuration_error(error) from None
+
+    @classmethod
+    def of(cls, read: BaseModel) -> Self:
+        """This section of an environment that read it among others: its
+        values are checked already."""
+        return cls.model_validate({name: getattr(read, name) for name in cls.model_fields})
 
 
 class EnvironmentReader(BaseSettings):

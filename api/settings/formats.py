@@ -3,7 +3,9 @@
 Each parser takes the stripped text of a set variable (the reader never
 calls one for an unset or blank variable, which keeps its default) and
 raises ``Malformed`` with the problem, quoting the value, so the message an
-operator sees names both the variable and what was wrong with it.
+operator sees names both the variable and what was wrong with it. A section
+built directly (``Limits(max_depth=7)``) hands the parsers typed values,
+which the same rules check.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pydantic_settings import NoDecode
 
 from api.settings.environment import Malformed
 from domain.errors import ProofgateError
-from domain.ledger import CREDIT, parse_amount
+from domain.ledger import CREDIT, check_amount, parse_amount
 
 __all__ = [
     "Addresses",
@@ -46,10 +48,18 @@ _ON = ("on", "true", "1", "yes")
 _E = TypeVar("_E", bound=StrEnum)
 
 
-def _positive(value: str) -> int:
-    if not _DIGITS.fullmatch(value) or int(value) < 1:
+def _whole(value: object) -> int | None:
+    """The number a variable's digits, or a typed int (not a bool), spell."""
+    if isinstance(value, str):
+        return int(value) if _DIGITS.fullmatch(value) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _positive(value: object) -> int:
+    number = _whole(value)
+    if number is None or number < 1:
         raise Malformed(f"must be a positive integer, got {value!r}")
-    return int(value)
+    return number
 
 
 def _port(value: str) -> int:
@@ -58,7 +68,9 @@ def _port(value: str) -> int:
     return int(value)
 
 
-def _switch(value: str) -> bool:
+def _switch(value: str | bool) -> bool:
+    if isinstance(value, bool):
+        return value
     if value.lower() in _ON:
         return True
     if value.lower() in _OFF:
@@ -66,20 +78,22 @@ def _switch(value: str) -> bool:
     raise Malformed(f"must be on or off, got {value!r}")
 
 
-def _entries_or_off(value: str) -> int:
-    if value.lower() in _OFF:
+def _entries_or_off(value: object) -> int:
+    if isinstance(value, str) and value.lower() in _OFF:
         return 0
-    if not _DIGITS.fullmatch(value):
+    number = _whole(value)
+    if number is None or number < 0:
         raise Malformed(f"must be a number of entries or off, got {value!r}")
-    return int(value)
+    return number
 
 
-def _per_minute_or_off(value: str) -> int | None:
-    if value.lower() in _OFF:
+def _per_minute_or_off(value: object) -> int | None:
+    if value is None or (isinstance(value, str) and value.lower() in _OFF):
         return None
-    if not _DIGITS.fullmatch(value) or int(value) < 1:
+    number = _whole(value)
+    if number is None or number < 1:
         raise Malformed(f"must be calls per minute or off, got {value!r}")
-    return int(value)
+    return number
 
 
 def _plain_decimal(value: str) -> Decimal:
@@ -89,10 +103,12 @@ def _plain_decimal(value: str) -> Decimal:
     return Decimal(value)
 
 
-def _credit_amount(value: str) -> Decimal:
+def _credit_amount(value: str | Decimal) -> Decimal:
     """Checked by the ledger's own rules, so a setting can hold no amount a
     posting could not."""
     try:
+        if isinstance(value, Decimal):
+            return check_amount(value, CREDIT)
         return parse_amount(value, CREDIT)
     except ProofgateError as error:
         raise Malformed(f"{error.message}, got {value!r}") from None
@@ -130,6 +146,8 @@ def choice(choices: type[_E]) -> BeforeValidator:
     """One of an enum's values, in any letter case."""
 
     def parse(value: str) -> _E:
+        if isinstance(value, choices):
+            return value
         try:
             return choices(value.lower())
         except ValueError:

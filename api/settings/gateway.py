@@ -2,12 +2,14 @@
 
 Every setting is a ``PROOFGATE_*`` variable, read by one pydantic-settings
 reader (``api.settings.environment``): ``Environment`` is every variable the gateway
-reads, declared in sections next to the settings they make (``LimitVariables``
-in ``api.settings.limits``, ...). An empty value counts as unset; a malformed one stops
-start-up with an error naming the variable, rather than surfacing later as a
-confusing request failure. To add a setting, add a field to a section (its
-variable is ``PROOFGATE_`` + the field name in capitals), to the dataclass
-the rest of the code reads, and a row to README.md's Settings tables.
+reads, declared in sections (``Limits`` in ``api.settings.limits``, ...). A
+``Section`` is itself the value the code reads (``settings.limits``); the
+pipeline's and threat rules' variables make the dataclasses of the layers
+that must not import the gateway. An empty value counts as unset; a
+malformed one stops start-up with an error naming the variable, rather than
+surfacing later as a confusing request failure. To add a setting, add a
+field to a section (its variable is ``PROOFGATE_`` + the field name in
+capitals) and a row to README.md's Settings tables.
 """
 
 from __future__ import annotations
@@ -51,9 +53,9 @@ from api.settings.keyfile import (
     new_cursor_key,
     read_or_create,
 )
-from api.settings.limits import Limits, LimitVariables, Rate
+from api.settings.limits import Limits, Rate
 from api.settings.pipeline import PipelineVariables
-from api.settings.policy import Policy, PolicyVariables
+from api.settings.policy import Policy
 from api.settings.threats import ThreatVariables
 from domain.errors import ConfigurationError
 from services.pipeline.settings import PipelineSettings
@@ -150,7 +152,7 @@ class Settings:
         env = Environment.read(environ)
         signing_key = _signing_key(env)
         verifying_keys = _verifying_keys(env)
-        limits, policy, pipeline = env.limits(), env.policy(), env.pipeline(env.threats())
+        limits, policy, pipeline = Limits.of(env), Policy.of(env), env.pipeline(env.threats())
         data_dir = env.data_dir
         if env.backend is Backend.DYNAMODB:
             _require_shared_secrets(environ, data_dir)
@@ -352,11 +354,11 @@ class ProcessVariables(TableVariables):
 
 class Environment(
     ProcessVariables,
-    LimitVariables,
+    Limits,
     AuthVariables,
     OperationVariables,
     MCPVariables,
-    PolicyVariables,
+    Policy,
     ThreatVariables,
     PipelineVariables,
     EnvironmentReader,

@@ -107,7 +107,7 @@ def _settings(backend: str, request: pytest.FixtureRequest) -> Settings:
         "hash_salt": bytes(range(32)),
         # Many verifications from one client; tests/api/limits/test_limits_rate.py covers
         # the limits.
-        "limits": Limits(anonymous_rate=None, key_rate=None),
+        "limits": Limits(rate_limit=None, key_rate_limit=None),
     }
     if backend == "sqlite":
         return Settings(sqlite_path=":memory:", **common)

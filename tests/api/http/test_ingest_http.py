@@ -187,7 +187,7 @@ async def test_signed_posts_and_ingest_event_share_the_keys_rate_limit() -> None
     # One token a minute: however slow a loaded machine runs the calls, the
     # bucket does not refill between them.
     rate = Rate(per_minute=1, burst=3)
-    async with serve(Limits(key_rate=rate)) as client:
+    async with serve(Limits(key_rate_limit=rate.per_minute, key_rate_burst=rate.burst)) as client:
         brand_id, brand_key = await client.brand()
         product = await client.product(brand_key, brand_id)
 

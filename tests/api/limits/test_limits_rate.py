@@ -46,7 +46,13 @@ class Setup:
 
 @pytest.fixture
 async def setup() -> AsyncIterator[Setup]:
-    async with serve(Limits(anonymous_rate=ANONYMOUS_RATE, key_rate=KEY_RATE)) as client:
+    limits = Limits(
+        rate_limit=ANONYMOUS_RATE.per_minute,
+        rate_burst=ANONYMOUS_RATE.burst,
+        key_rate_limit=KEY_RATE.per_minute,
+        key_rate_burst=KEY_RATE.burst,
+    )
+    async with serve(limits) as client:
         brand_id, brand_key = await client.brand()
         product = await client.product(brand_key, brand_id)
         yield Setup(client, product["verificationCode"], product["id"], brand_key)
@@ -124,7 +130,7 @@ async def test_keys_have_their_own_higher_limit_and_admin_none(setup: Setup) -> 
 
 
 async def test_off_means_unlimited() -> None:
-    async with serve(Limits(anonymous_rate=None)) as client:
+    async with serve(Limits(rate_limit=None)) as client:
         brand_id, brand_key = await client.brand()
         product = await client.product(brand_key, brand_id)
         for _ in range(25):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from api.settings.gateway import Environment, Settings
 from api.settings.limits import ANONYMOUS_RATE, KEY_RATE, Limits, Rate
@@ -12,7 +13,7 @@ from domain.errors import ConfigurationError
 
 
 def read_limits(environ: dict[str, str]) -> Limits:
-    return Environment.read(environ).limits()
+    return Limits.of(Environment.read(environ))
 
 
 def test_defaults() -> None:
@@ -49,8 +50,9 @@ def test_every_variable() -> None:
         max_body_bytes=65536,
         introspection=False,
         suggestions=False,
-        anonymous_rate=Rate(per_minute=30, burst=5),
-        key_rate=None,
+        rate_limit=30,
+        rate_burst=5,
+        key_rate_limit=None,
         persisted_queries=0,
     )
 
@@ -86,3 +88,32 @@ def test_a_bad_limit_stops_settings_before_any_key_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="PROOFGATE_MAX_DEPTH"):
         Settings.from_env({"PROOFGATE_DATA_DIR": str(tmp_path), "PROOFGATE_MAX_DEPTH": "x"})
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"max_depth": 0}, "Invalid PROOFGATE_MAX_DEPTH: must be a positive integer, got 0"),
+        ({"max_cost": True}, "Invalid PROOFGATE_MAX_COST: must be a positive integer, got True"),
+        ({"rate_limit": 0}, "Invalid PROOFGATE_RATE_LIMIT: must be calls per minute or off"),
+        ({"persisted_queries": -1}, "Invalid PROOFGATE_PERSISTED_QUERIES: must be a number"),
+        ({"execution": "fast"}, "Invalid PROOFGATE_EXECUTION: must be one of compiled"),
+    ],
+)
+def test_direct_construction_is_checked_by_the_variables_rules(
+    change: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        Limits(**change)  # type: ignore[arg-type]
+
+
+def test_rates_are_made_from_their_variables() -> None:
+    limits = Limits(rate_limit=None, key_rate_limit=30, key_rate_burst=5)
+    assert (limits.anonymous_rate, limits.key_rate) == (None, Rate(per_minute=30, burst=5))
+
+
+def test_limits_are_frozen_and_hashable() -> None:
+    limits = Limits()
+    with pytest.raises(ValidationError):
+        limits.max_depth = 3  # type: ignore[misc]
+    assert hash(limits) == hash(Limits())

@@ -19,7 +19,7 @@ from domain.errors import ConfigurationError
 
 
 def test_defaults() -> None:
-    policy = Environment.read({}).policy()
+    policy = Policy.of(Environment.read({}))
     assert policy == Policy()
     assert policy.registration_fee == Decimal("1.00")
     assert policy.free_plan_credits == Decimal("10.00")
@@ -38,7 +38,7 @@ def test_settings_carry_the_policy(tmp_path: Path) -> None:
     assert settings.policy == Policy(
         registration_fee=Decimal("0.25"),
         free_plan_credits=Decimal(0),
-        claim_ttl=timedelta(hours=1),
+        claim_ttl_seconds=3600,
     )
 
 
@@ -78,12 +78,18 @@ def test_invalid_values_name_the_variable_and_write_nothing(
         {"registration_fee": Decimal(0)},
         {"registration_fee": Decimal("0.001")},
         {"free_plan_credits": Decimal(-1)},
-        {"claim_ttl": timedelta(0)},
+        {"claim_ttl_seconds": 0},
     ],
 )
 def test_direct_construction_is_checked_too(change: dict[str, Any]) -> None:
-    with pytest.raises(ConfigurationError, match=next(iter(change))):
+    """By the variable's own rule, with the variable's own message."""
+    name = next(iter(change))
+    with pytest.raises(ConfigurationError, match=f"Invalid PROOFGATE_{name.upper()}: "):
         Policy(**change)
+
+
+def test_the_claim_lifetime_is_read_in_seconds() -> None:
+    assert Policy(claim_ttl_seconds=90).claim_ttl == timedelta(seconds=90)
 
 
 REGISTER_BRAND = """mutation($input: RegisterBrandInput!) {

@@ -269,7 +269,7 @@ async def test_a_slow_consumer_is_disconnected_with_a_clear_reason(tmp_path: Pat
         sqlite_path=str(tmp_path / "slow.db"),
         port=free_port(),
         pipeline=PipelineSettings(queue_max=4),
-        limits=Limits(anonymous_rate=None, key_rate=None),
+        limits=Limits(rate_limit=None, key_rate_limit=None),
     )
     app = create_app(settings)
     server = uvicorn.Server(

@@ -7,7 +7,7 @@ import ast
 import base64
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parents[4]
-_LIMITS = Limits(anonymous_rate=None, key_rate=None)
+_LIMITS = Limits(rate_limit=None, key_rate_limit=None)
 CURSOR_KEY = bytes(range(32))
 """The cursor key of the API tests' gateways (``tests/api/conftest.py``)."""
 _CURSOR_FIELDS = ("cursor", "endCursor")
@@ -95,7 +95,7 @@ class Differential:
     def __init__(self, services: Services) -> None:
         self.services = services
         self.compiled = build_schema(_LIMITS)
-        self.core = build_schema(replace(_LIMITS, execution=Execution.GRAPHQL_CORE))
+        self.core = build_schema(_LIMITS.model_copy(update={"execution": Execution.GRAPHQL_CORE}))
 
     async def both(
         self, query: str, variables: Mapping[str, Any] | None, principal: Principal
