@@ -18,7 +18,6 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from api.demo.loader import start_demo
 from api.graphql.schema import ProofgateSchema, build_schema
-from api.graphql.schema import schema as default_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.http.explorer import explorer_asset
 from api.http.guard import HTTPGuard
@@ -58,14 +57,10 @@ CORS_HEADERS = (
 def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
     """``spans``: OpenTelemetry spans for requests, operations and storage
     calls (``api/observability/spans.py``); none by default."""
-    operations = settings.operations
-    registry = load_registry(
-        default_schema, settings.limits, operations.directory, default_documents()
-    )
-    tools = tool_specs(default_schema._schema, registry)
     metrics = Metrics()
     untrusted = UntrustedCounter(metrics.untrusted_documents.inc)
-    schema = _schema(settings, registry, untrusted, metrics)
+    schema, registry = _schema(settings, untrusted, metrics)
+    tools = tool_specs(schema.graphql_schema, registry)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -112,17 +107,25 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
 
 
 def _schema(
-    settings: Settings, registry: OperationRegistry, untrusted: UntrustedCounter, metrics: Metrics
-) -> ProofgateSchema:
-    return build_schema(
-        settings.limits,
-        registry,
-        settings.operations.trusted_documents,
+    settings: Settings, untrusted: UntrustedCounter, metrics: Metrics
+) -> tuple[ProofgateSchema, OperationRegistry]:
+    """The one schema of the app, and the operation registry checked against it."""
+    limits, operations = settings.limits, settings.operations
+
+    def load(schema: ProofgateSchema) -> OperationRegistry:
+        return load_registry(schema, limits, operations.directory, default_documents())
+
+    schema = build_schema(
+        limits,
+        load,
+        operations.trusted_documents,
         untrusted,
         redis_url=settings.pipeline.redis_url,
         on_redis_outage=metrics.redis_outage("limits"),
         redis_prefix=settings.pipeline.redis_prefix,
     )
+    assert schema.operations is not None
+    return schema, schema.operations
 
 
 def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline) -> None:

@@ -45,7 +45,7 @@ def _load(directory: Path | None) -> OperationRegistry:
     if directory is None:
         directory = env.operations().directory
     registry = load_registry(schema, Limits.of(env), directory, default_documents())
-    tool_specs(schema._schema, registry)  # a bad @tool mark stops start-up too
+    tool_specs(schema.graphql_schema, registry)  # a bad @tool mark stops start-up too
     return registry
 
 

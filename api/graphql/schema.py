@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import strawberry
-from graphql import GraphQLError
+from graphql import GraphQLError, GraphQLSchema
 from strawberry.extensions import AddValidationRules, SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
@@ -35,7 +35,14 @@ from api.settings.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, L
 from resolvers.root import Mutation, Query, Subscription
 from resolvers.types.scalars import SCALAR_MAP
 
-__all__ = ["MAX_ALIASES", "MAX_DEPTH", "MAX_TOKENS", "ProofgateSchema", "build_schema", "schema"]
+__all__ = [
+    "MAX_ALIASES",
+    "MAX_DEPTH",
+    "MAX_TOKENS",
+    "ProofgateSchema",
+    "build_schema",
+    "default_schema",
+]
 
 _ALL_OPERATIONS = frozenset(OperationType)
 
@@ -45,6 +52,14 @@ class ProofgateSchema(strawberry.Schema):
     rate_check: RateCheck | None = None
     """The buckets of this schema's rate limits, for ``POST /ingest``."""
     prepared_lane: PreparedLane | None = None
+    operations: OperationRegistry | None = None
+    """The registered operations this schema answers by name or hash."""
+
+    @property
+    def graphql_schema(self) -> GraphQLSchema:
+        """The graphql-core schema Strawberry built, for the code that
+        validates, costs or walks documents against it."""
+        return self._schema
 
     async def execute(
         self,
@@ -161,7 +176,7 @@ def _extensions(
 
 def build_schema(
     limits: Limits | None = None,
-    operations: OperationRegistry | None = None,
+    operations: OperationRegistry | Callable[[ProofgateSchema], OperationRegistry] | None = None,
     trusted_documents: TrustedDocuments = TrustedDocuments.OFF,
     untrusted: UntrustedCounter | None = None,
     *,
@@ -180,7 +195,9 @@ def build_schema(
     answer a name or a hash the registry holds; the trusted-documents check
     follows the validated documents, whose result it replaces when it refuses.
     With ``redis_url`` the rate limits and the persisted queries are shared by
-    every process using that Redis.
+    every process using that Redis. ``operations`` may be a loader, given the
+    schema before its extensions are set: the registry is then checked
+    against the very schema that serves it, and no other is built for it.
     """
     limits = limits or Limits()
     documents = DocumentCache(limits.document_cache_bytes)
@@ -188,7 +205,6 @@ def build_schema(
         limits, redis_url, on_redis_outage, redis_prefix
     )
     shared = (persisted_queries, rate_limit)
-    extensions = _extensions(limits, documents, shared, operations, trusted_documents, untrusted)
     compiled = limits.execution is Execution.COMPILED
     built = ProofgateSchema(
         execution_context_class=compiled_executor(
@@ -197,11 +213,17 @@ def build_schema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
-        extensions=extensions,
         config=StrawberryConfig(
             scalar_map=SCALAR_MAP, disable_field_suggestions=not limits.suggestions
         ),
     )
+    if operations is not None and not isinstance(operations, OperationRegistry):
+        operations = operations(built)
+    # Read per request (``get_extensions``), so set once the registry is known.
+    built.extensions = tuple(
+        _extensions(limits, documents, shared, operations, trusted_documents, untrusted)
+    )
+    built.operations = operations
     built.document_cache = documents
     built.rate_check = rate_check
     if compiled:
@@ -211,4 +233,15 @@ def build_schema(
     return built
 
 
-schema = build_schema()
+@cache
+def default_schema() -> ProofgateSchema:
+    """A schema with the default limits, for the commands that only read the
+    types (``export-schema``, ``explain``); built on first use, not at import."""
+    return build_schema()
+
+
+def __getattr__(name: str) -> ProofgateSchema:
+    """``from api.graphql.schema import schema``: the default schema, lazily."""
+    if name == "schema":
+        return default_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

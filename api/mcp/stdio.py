@@ -30,7 +30,6 @@ async def serve_stdio(settings: Settings, key: str | None) -> None:
     from mcp.server.stdio import stdio_server
 
     from api.graphql.schema import build_schema
-    from api.graphql.schema import schema as default_schema
     from api.mcp.runner import ToolRunner
     from api.mcp.server import build_server
     from api.mcp.tools import tool_specs
@@ -41,16 +40,16 @@ async def serve_stdio(settings: Settings, key: str | None) -> None:
     from api.runtime.resolver_services import build_services
 
     operations = settings.operations
-    registry = load_registry(
-        default_schema, settings.limits, operations.directory, default_documents()
-    )
-    tools = tool_specs(default_schema._schema, registry)
     schema = build_schema(
         settings.limits,
-        registry,
+        lambda built: load_registry(
+            built, settings.limits, operations.directory, default_documents()
+        ),
         operations.trusted_documents,
         redis_url=settings.pipeline.redis_url,
     )
+    assert schema.operations is not None
+    tools = tool_specs(schema.graphql_schema, schema.operations)
     storage = await open_storage(settings)
     try:
         pipeline = build_pipeline(settings, storage)
