@@ -12,6 +12,7 @@ graphql-core's answer stays the one behaviour
 """
 
 from __future__ import annotations
+import __future__
 
 import keyword
 from collections.abc import Callable
@@ -34,7 +35,11 @@ __all__ = [
     "Settle",
     "fused_selection",
     "inlinable",
+    "selection_source",
 ]
+
+_LAZY_ANNOTATIONS = __future__.annotations.compiler_flag
+"""The generated signature's annotations stay strings: nothing to look up."""
 
 SelectionRunner = Callable[[PlanExecutor, Any, "Path | None"], Any]
 FieldRunner = Callable[[PlanExecutor, Any, "Path | None"], Any]
@@ -76,6 +81,20 @@ def fused_selection(fields: list[FusedField]) -> SelectionRunner:
     """One function for the selection set: sibling fields start in document
     order and their awaitables are gathered, as in graphql-core, so DataLoader
     loads issued by siblings land in one batch."""
+    source, namespace = selection_source(fields)
+    exec(compile(source, "<compiled selection>", "exec", _LAZY_ANNOTATIONS, True), namespace)
+    # Taken out of its own globals: a function in the dict it reads its names
+    # from is a cycle, which would keep the plan, and the document its nodes
+    # point at, alive until a full collection, past the plan cache's budget.
+    run: SelectionRunner = namespace.pop("run")
+    return run
+
+
+def selection_source(fields: list[FusedField]) -> tuple[str, dict[str, Any]]:
+    """The generated function's source, annotated so mypy can check it (the
+    annotations are never evaluated), and the names it reads: what
+    ``fused_selection`` compiles, and what a test type-checks for every
+    selection the suite's operations produce."""
     namespace: dict[str, Any] = {
         "is_awaitable": is_awaitable,
         "gather": _gather_fields,
@@ -86,10 +105,10 @@ def fused_selection(fields: list[FusedField]) -> SelectionRunner:
         body += _field_lines(index, field, namespace)
     source = "\n".join(
         [
-            "def run(executor, source, path):",
+            "def run(executor: PlanExecutor, source: Any, path: Path | None) -> Any:",
             "    budget = executor.response_bytes",
-            "    results = {}",
-            "    pending = None",
+            "    results: dict[str, Any] = {}",
+            "    pending: list[str] | None = None",
             "    try:",
             *("        " + line for line in body or ["pass"]),
             "    except Exception:",
@@ -101,12 +120,7 @@ def fused_selection(fields: list[FusedField]) -> SelectionRunner:
             "    return gather(results, pending)",
         ]
     )
-    exec(compile(source, "<compiled selection>", "exec"), namespace)
-    # Taken out of its own globals: a function in the dict it reads its names
-    # from is a cycle, which would keep the plan, and the document its nodes
-    # point at, alive until a full collection, past the plan cache's budget.
-    run: SelectionRunner = namespace.pop("run")
-    return run
+    return source, namespace
 
 
 def _field_lines(index: int, field: FusedField, namespace: dict[str, Any]) -> list[str]:

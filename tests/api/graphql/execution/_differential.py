@@ -102,8 +102,8 @@ class Differential:
     ) -> tuple[str, str, str | None]:
         """Both responses as JSON text (key order included), and the executor
         the compiled side reported."""
-        compiled, mode = await self._run(self.compiled, query, variables, principal)
-        core, _ = await self._run(self.core, query, variables, principal)
+        compiled, mode = await self.run(self.compiled, query, variables, principal)
+        core, _ = await self.run(self.core, query, variables, principal)
         return compiled, core, mode
 
     async def agree(
@@ -128,7 +128,7 @@ class Differential:
                 return True, mode
         return False, mode
 
-    async def _run(
+    async def run(
         self,
         schema: strawberry.Schema,
         query: str,
