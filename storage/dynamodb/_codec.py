@@ -4,10 +4,16 @@ boto3's TypeDeserializer returns every number as a Decimal and binary as a
 ``Binary`` wrapper; the value model wants int for integral numbers, a normalised
 Decimal otherwise, and plain bytes, so both directions are written out here
 (and skip boto3's per-value type probing on the hot path).
+
+Two readings of a response: ``deserialize*`` take what botocore's parser made
+of it (binary already bytes), ``decode*`` take the JSON itself as the data
+plane reads it (binary still base64; docs/design.md, DynamoDB data plane).
+A differential test holds the second to the first.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Mapping
 from decimal import Context, Decimal
 from typing import Any
@@ -21,6 +27,9 @@ from ..values import Item, Value
 
 __all__ = [
     "AttributeValue",
+    "decode",
+    "decode_item",
+    "decode_key",
     "deserialize",
     "deserialize_item",
     "deserialize_key",
@@ -137,4 +146,46 @@ def deserialize_item(item: Mapping[str, AttributeValue]) -> Item:
 
 
 def deserialize_key(key: Mapping[str, AttributeValue]) -> Key:
+    return Key(key[_PK]["S"], key[_SK]["S"])
+
+
+def _base64(text: str) -> bytes:
+    """As botocore reads a blob: the UTF-8 of the text, base64-decoded."""
+    return base64.b64decode(bytes(text, "utf-8"))
+
+
+def _wire_binary_set(values: list[str]) -> list[bytes]:
+    return sorted(_base64(v) for v in values)
+
+
+def _wire_list(values: list[AttributeValue]) -> list[Value]:
+    return [decode(v) for v in values]
+
+
+def _wire_map(values: dict[str, AttributeValue]) -> dict[str, Value]:
+    return {name: decode(v) for name, v in values.items()}
+
+
+_WIRE_DECODERS: dict[str, Callable[[Any], Value]] = {
+    **_DECODERS,
+    "B": _base64,
+    "BS": _wire_binary_set,
+    "M": _wire_map,
+    "L": _wire_list,
+}
+
+
+def decode(value: AttributeValue) -> Value:
+    for tag, raw in value.items():
+        if tag == "S":
+            return raw
+        return _WIRE_DECODERS[tag](raw)
+    raise ValueError("Empty AttributeValue")
+
+
+def decode_item(item: Mapping[str, AttributeValue]) -> Item:
+    return {name: decode(value) for name, value in item.items()}
+
+
+def decode_key(key: Mapping[str, AttributeValue]) -> Key:
     return Key(key[_PK]["S"], key[_SK]["S"])
