@@ -5,10 +5,10 @@ boto3's TypeDeserializer returns every number as a Decimal and binary as a
 Decimal otherwise, and plain bytes, so both directions are written out here
 (and skip boto3's per-value type probing on the hot path).
 
-Two readings of a response: ``deserialize*`` take what botocore's parser made
-of it (binary already bytes), ``decode*`` take the JSON itself as the data
-plane reads it (binary still base64; docs/design.md, DynamoDB data plane).
-A differential test holds the second to the first.
+Responses are read from their JSON as the data plane decodes it (binary in
+base64; docs/design.md, DynamoDB data plane); a differential test holds this
+reading to botocore's parser followed by the codec as it read botocore's
+output before (``tests/_support/botocore_codec.py``).
 """
 
 from __future__ import annotations
@@ -30,9 +30,6 @@ __all__ = [
     "decode",
     "decode_item",
     "decode_key",
-    "deserialize",
-    "deserialize_item",
-    "deserialize_key",
     "serialize",
     "serialize_item",
     "serialize_key",
@@ -100,33 +97,33 @@ def _number_set(values: list[str]) -> list[int | Decimal]:
     return sorted(_number(v) for v in values)
 
 
-def _binary_set(values: list[bytes]) -> list[bytes]:
-    return sorted(values)
+def _binary(text: str) -> bytes:
+    """As botocore reads a blob: the UTF-8 of the text, base64-decoded."""
+    return base64.b64decode(bytes(text, "utf-8"))
+
+
+def _binary_set(values: list[str]) -> list[bytes]:
+    return sorted(_binary(v) for v in values)
 
 
 def _list(values: list[AttributeValue]) -> list[Value]:
-    return [deserialize(v) for v in values]
+    return [decode(v) for v in values]
 
 
 def _map(values: dict[str, AttributeValue]) -> dict[str, Value]:
-    return {name: deserialize(v) for name, v in values.items()}
+    return {name: decode(v) for name, v in values.items()}
 
 
 def _null(_: bool) -> None:
     return None
 
 
-def _identity(value: Value) -> Value:
-    return value
-
-
 # Sets are outside the value model; another writer's set reads back as a sorted list.
 _DECODERS: dict[str, Callable[[Any], Value]] = {
-    "S": _identity,
     "N": _number,
     "BOOL": bool,
     "NULL": _null,
-    "B": bytes,
+    "B": _binary,
     "M": _map,
     "L": _list,
     "SS": _string_set,
@@ -135,51 +132,12 @@ _DECODERS: dict[str, Callable[[Any], Value]] = {
 }
 
 
-def deserialize(value: AttributeValue) -> Value:
-    for tag, raw in value.items():
-        return _DECODERS[tag](raw)
-    raise ValueError("Empty AttributeValue")
-
-
-def deserialize_item(item: Mapping[str, AttributeValue]) -> Item:
-    return {name: deserialize(value) for name, value in item.items()}
-
-
-def deserialize_key(key: Mapping[str, AttributeValue]) -> Key:
-    return Key(key[_PK]["S"], key[_SK]["S"])
-
-
-def _base64(text: str) -> bytes:
-    """As botocore reads a blob: the UTF-8 of the text, base64-decoded."""
-    return base64.b64decode(bytes(text, "utf-8"))
-
-
-def _wire_binary_set(values: list[str]) -> list[bytes]:
-    return sorted(_base64(v) for v in values)
-
-
-def _wire_list(values: list[AttributeValue]) -> list[Value]:
-    return [decode(v) for v in values]
-
-
-def _wire_map(values: dict[str, AttributeValue]) -> dict[str, Value]:
-    return {name: decode(v) for name, v in values.items()}
-
-
-_WIRE_DECODERS: dict[str, Callable[[Any], Value]] = {
-    **_DECODERS,
-    "B": _base64,
-    "BS": _wire_binary_set,
-    "M": _wire_map,
-    "L": _wire_list,
-}
-
-
 def decode(value: AttributeValue) -> Value:
+    """One AttributeValue as the response's JSON holds it (binary in base64)."""
     for tag, raw in value.items():
         if tag == "S":
             return raw
-        return _WIRE_DECODERS[tag](raw)
+        return _DECODERS[tag](raw)
     raise ValueError("Empty AttributeValue")
 
 

@@ -27,11 +27,13 @@ from typing import Any, Final
 
 import aiohttp
 import orjson
+from aiohttp.helpers import get_env_proxy_for_url
 from botocore.auth import SigV4Auth  # type: ignore[import-untyped, unused-ignore]
 from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped, unused-ignore]
 from botocore.exceptions import NoCredentialsError  # type: ignore[import-untyped, unused-ignore]
 from botocore.httpsession import get_cert_path  # type: ignore[import-untyped, unused-ignore]
 from botocore.parsers import create_parser  # type: ignore[import-untyped, unused-ignore]
+from yarl import URL
 
 __all__ = [
     "HOT_OPERATIONS",
@@ -114,6 +116,16 @@ def parse_error(
     return error
 
 
+def _environment_proxy(url: str) -> str | None:
+    """HTTPS_PROXY/NO_PROXY as botocore honours them, read once: aiohttp's
+    ``trust_env`` reads the environment on a thread for every request."""
+    try:
+        proxy, _ = get_env_proxy_for_url(URL(url))
+    except LookupError:
+        return None
+    return str(proxy)
+
+
 class Wire:
     """One pooled HTTP session to the client's endpoint, for the hot calls."""
 
@@ -123,6 +135,7 @@ class Wire:
         self._session = session
         self._url: str = client.meta.endpoint_url
         self._region: str = client.meta.region_name
+        self._proxy = _environment_proxy(self._url)
         self.calls = 0
         """Calls sent on this path: the canary test's proof the fast path runs."""
 
@@ -148,7 +161,7 @@ class Wire:
             ),
             auto_decompress=False,
             skip_auto_headers=("Content-Type", "User-Agent"),
-            trust_env=True,
+            cookie_jar=aiohttp.DummyCookieJar(),
         )
         return cls(client, credentials, session)
 
@@ -159,7 +172,9 @@ class Wire:
         body = encode_body(parameters)
         headers = await self._signed(operation, body)
         try:
-            async with self._session.post(self._url, data=body, headers=headers) as response:
+            async with self._session.post(
+                self._url, data=body, headers=headers, proxy=self._proxy
+            ) as response:
                 payload = await response.read()
                 status = response.status
                 received = _headers(response.raw_headers)
