@@ -161,9 +161,16 @@ def redis_server() -> Iterator[RedisServer]:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The schema fuzz's counts (``tests/api/test_schema_fuzz.py``), in the CI log."""
+    """The schema fuzz's counts (``tests/api/test_schema_fuzz.py``) and the decode
+    differential's (``tests/storage/dynamodb/test_dynamodb_wire_differential.py``),
+    in the CI log."""
     for report in terminalreporter.getreports("passed"):
         for name, value in report.user_properties:
+            if name == "decode_differential_items":
+                terminalreporter.write_line(
+                    f"decode differential: {value} generated items read by the data plane "
+                    "and by botocore + the codec, alike"
+                )
             if name.startswith("fuzz_"):
                 what = "generated operations" if name == "fuzz_operations" else "malformed bodies"
                 terminalreporter.write_line(

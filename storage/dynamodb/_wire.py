@@ -2,14 +2,14 @@
 
 botocore validates, serialises, emits a dozen events and walks the output
 shape for every AttributeValue of a response; on a page of fifty products that
-parser alone was most of the gateway's CPU (docs/design.md, DynamoDB data
-plane). Here a request body is one ``orjson.dumps``, it is signed with
-botocore's ``SigV4Auth`` and credentials from the session's provider chain
-(refreshed by it), sent on a pooled aiohttp session, and a 2xx body is one
-``orjson.loads``. Everything else stays botocore's: endpoint resolution (the
-client's), and every error response, parsed by botocore's own parser into the
-exception class the client would have raised, so retry decisions and error
-mapping see exactly what they saw before.
+parser alone was most of the gateway's CPU
+(docs/design.md, DynamoDB data plane). Here a request body is one
+``orjson.dumps``, signed with botocore's ``SigV4Auth`` and credentials from the
+session's provider chain (refreshed by it), sent on a pooled aiohttp session,
+and a 2xx body is one ``orjson.loads``. Everything else stays botocore's:
+endpoint resolution (the client's), and every error response, parsed by
+botocore's own parser into the exception class the client would have raised,
+so retry decisions and error mapping see exactly what they saw before.
 
 Two transport faults are told apart here, because only the caller knows
 whether a call may be sent twice: ``RequestNotSent`` (the connection was never
@@ -112,6 +112,9 @@ def parse_error(
         shape = operation_model.service_model.shape_for_error_code(code)
         if shape is not None:
             parsed.update(parser.parse(response, shape))
+    # The client's retry handler, allowed one attempt (``client_config``), marks
+    # every response so, and ClientError's message says it.
+    parsed.setdefault("ResponseMetadata", {}).update(RetryAttempts=0, MaxAttemptsReached=True)
     error: Exception = client.exceptions.from_code(code)(parsed, operation)
     return error
 

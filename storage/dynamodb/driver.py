@@ -9,7 +9,7 @@ client is kept for what it is good at and closed with the driver.
 from __future__ import annotations
 
 from asyncio import sleep
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 from uuid import uuid4
@@ -29,10 +29,11 @@ from ..store import backoff_delay
 from ..values import Item
 from ..writes import ConditionCheck, Put, Update, WriteAction
 from ._client import client_config, connect
-from ._codec import decode, decode_item, decode_key, serialize_key, serialize_strings
+from ._codec import serialize_key, serialize_strings
 from ._errors import error_code, is_server_error, is_throttled, transaction_error, translate
 from ._expressions import Expression
 from ._requests import transact_item, write_parameters
+from ._responses import batch_get_result, capacity, get_result, query_result
 from ._wire import RequestNotSent, ResponseLost, Wire
 
 __all__ = ["REQUEST_MAX_ATTEMPTS", "DynamoDriver"]
@@ -49,15 +50,6 @@ _UNKNOWN_OUTCOME_HINT = (
 )
 # DynamoDB answers a retry that arrives while the first attempt still runs with this.
 _IN_PROGRESS = "TransactionInProgressException"
-
-
-def _capacity(response: Mapping[str, Any]) -> float:
-    consumed = response.get("ConsumedCapacity")
-    if not consumed:
-        return 0.0
-    if isinstance(consumed, list):
-        return float(sum(entry.get("CapacityUnits", 0) for entry in consumed))
-    return float(consumed.get("CapacityUnits", 0))
 
 
 class DynamoDriver:
@@ -124,8 +116,7 @@ class DynamoDriver:
                 "ReturnConsumedCapacity": "TOTAL",
             },
         )
-        item = response.get("Item")
-        return (decode_item(item) if item else None), _capacity(response)
+        return get_result(response)
 
     async def batch_get_items(self, keys: Sequence[Key], consistent: bool) -> BatchGetResult:
         response = await self._call(
@@ -140,13 +131,7 @@ class DynamoDriver:
                 "ReturnConsumedCapacity": "TOTAL",
             },
         )
-        items = response.get("Responses", {}).get(self.table_name, [])
-        unprocessed = response.get("UnprocessedKeys", {}).get(self.table_name, {}).get("Keys", [])
-        return BatchGetResult(
-            items=[decode_item(item) for item in items],
-            unprocessed=[decode_key(key) for key in unprocessed],
-            capacity=_capacity(response),
-        )
+        return batch_get_result(response, self.table_name)
 
     async def query(self, request: QueryRequest) -> QueryResult:
         sort = request.sort
@@ -173,13 +158,7 @@ class DynamoDriver:
             parameters["ConsistentRead"] = request.consistent
         if request.start_key is not None:
             parameters["ExclusiveStartKey"] = serialize_strings(request.start_key)
-        response = await self._call("Query", parameters)
-        last = response.get("LastEvaluatedKey")
-        return QueryResult(
-            items=[decode_item(item) for item in response.get("Items", [])],
-            last_evaluated_key={name: decode(v) for name, v in last.items()} if last else None,
-            capacity=_capacity(response),
-        )
+        return query_result(await self._call("Query", parameters))
 
     async def write(self, action: WriteAction) -> float:
         if isinstance(action, ConditionCheck):
@@ -199,7 +178,7 @@ class DynamoDriver:
             idempotent=False,
             failed=lambda error: translate(error, operation, key=action.key),
         )
-        return _capacity(response)
+        return capacity(response)
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> float:
         """One token for every attempt: DynamoDB applies a transaction once per
@@ -215,7 +194,7 @@ class DynamoDriver:
             },
             failed=lambda error: transaction_error(error, actions),
         )
-        return _capacity(response)
+        return capacity(response)
 
     async def close(self) -> None:
         if self._stack is not None:

@@ -3,7 +3,8 @@ the reference the data plane's ``decode*`` is held to
 (``tests/storage/dynamodb/test_dynamodb_wire_differential.py``).
 
 Frozen on purpose: a copy of ``storage/dynamodb/_codec.py``'s reading as of
-the commit before the data plane, so a change to the production codec shows
+the commit before the data plane (and the driver's reading of a response
+with it), so a change to the production codec shows
 up as a difference instead of moving both sides at once.
 """
 
@@ -13,12 +14,20 @@ from collections.abc import Callable, Mapping
 from decimal import Context, Decimal
 from typing import Any
 
+from storage.driver import BatchGetResult, QueryResult
 from storage.keys import Key
 from storage.limits import NUMBER_MAX_DIGITS
 from storage.table import TABLE
 from storage.values import Item, Value
 
-__all__ = ["deserialize", "deserialize_item", "deserialize_key"]
+__all__ = [
+    "batch_get_result",
+    "deserialize",
+    "deserialize_item",
+    "deserialize_key",
+    "get_result",
+    "query_result",
+]
 
 AttributeValue = dict[str, Any]
 
@@ -90,3 +99,37 @@ def deserialize_item(item: Mapping[str, AttributeValue]) -> Item:
 
 def deserialize_key(key: Mapping[str, AttributeValue]) -> Key:
     return Key(key[_PK]["S"], key[_SK]["S"])
+
+
+def _capacity(response: Mapping[str, Any]) -> float:
+    consumed = response.get("ConsumedCapacity")
+    if not consumed:
+        return 0.0
+    if isinstance(consumed, list):
+        return float(sum(entry.get("CapacityUnits", 0) for entry in consumed))
+    return float(consumed.get("CapacityUnits", 0))
+
+
+def get_result(response: Mapping[str, Any]) -> tuple[Item | None, float]:
+    """The driver's GetItem result from botocore's parsed response, as it was."""
+    item = response.get("Item")
+    return (deserialize_item(item) if item else None), _capacity(response)
+
+
+def batch_get_result(response: Mapping[str, Any], table_name: str) -> BatchGetResult:
+    items = response.get("Responses", {}).get(table_name, [])
+    unprocessed = response.get("UnprocessedKeys", {}).get(table_name, {}).get("Keys", [])
+    return BatchGetResult(
+        items=[deserialize_item(item) for item in items],
+        unprocessed=[deserialize_key(key) for key in unprocessed],
+        capacity=_capacity(response),
+    )
+
+
+def query_result(response: Mapping[str, Any]) -> QueryResult:
+    last = response.get("LastEvaluatedKey")
+    return QueryResult(
+        items=[deserialize_item(item) for item in response.get("Items", [])],
+        last_evaluated_key={name: deserialize(v) for name, v in last.items()} if last else None,
+        capacity=_capacity(response),
+    )
