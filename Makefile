@@ -13,7 +13,7 @@ GRAPHIQL_VERSION := 3.8.3
 REACT_VERSION := 18.3.1
 ESBUILD_VERSION := 0.25.12
 PACKAGES := api resolvers services storage domain
-EXPLORER_STATIC := api/static
+EXPLORER_STATIC := api/http/static
 
 .PHONY: run test bench lint schema docs explorer-assets clean
 

@@ -1,4 +1,4 @@
-"""The ASGI application: storage lifecycle, health endpoints, CORS.
+"""The ASGI application: storage lifecycle, routes, middleware, CORS.
 
 ``create_app`` is the one place the application is assembled; the GraphQL
 layer adds its routes here. Storage is opened once in the lifespan and kept on
@@ -8,52 +8,43 @@ connection) are expensive to create and meant to be shared.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from domain.errors import Forbidden, ProofgateError
+from api.demo.loader import start_demo
+from api.graphql.schema import ProofgateSchema, build_schema
+from api.graphql.schema import schema as default_schema
+from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
+from api.http.explorer import explorer_asset
+from api.http.guard import HTTPGuard
+from api.http.health import health, metrics_endpoint, ready
+from api.http.ingest import ingest_endpoint
+from api.http.passport import passport_download
+from api.http.qr import qr_image
+from api.limits.auth_throttle import AuthThrottle
+from api.mcp.http import MCPEndpoint, MCPService
+from api.mcp.tools import tool_specs
+from api.observability.metrics import Metrics
+from api.observability.request_log import RequestObserver
+from api.observability.spans import RequestSpans, Spans
+from api.observability.traced_storage import TracedStorage
+from api.operations.defaults import default_documents
+from api.operations.registry import OperationRegistry, load_registry
+from api.operations.trusted import UntrustedCounter
+from api.runtime.backend import open_storage
+from api.runtime.pipeline import build_pipeline, running_pipeline, watching_connections
+from api.runtime.resolver_services import build_services
+from api.settings.gateway import Settings
+from api.settings.key_ring import record_signing_key
 from services.pipeline import Pipeline
-from storage.access_patterns import HEALTH_PROBE
 
-from . import __version__
-from .auth_throttle import AuthThrottle
-from .backend import open_storage
-from .demo import start_demo
-from .errors import error_response
-from .explorer import explorer_asset
-from .graphql import GraphQLApp, GraphQLEndpoint, GraphQLSockets, authentication_refusal
-from .http_guard import HTTPGuard
-from .ingest import ingest_endpoint
-from .mcp.http import MCPEndpoint, MCPService
-from .mcp.tools import tool_specs
-from .metrics import CONTENT_TYPE_LATEST, Metrics
-from .operations.defaults import default_documents
-from .operations.registry import OperationRegistry, load_registry
-from .operations.trusted import UntrustedCounter
-from .passport import passport_download
-from .pipeline import build_pipeline, running_pipeline, watching_connections
-from .qr import qr_image
-from .request_log import RequestObserver
-from .schema import ProofgateSchema, build_schema
-from .schema import schema as default_schema
-from .services import build_services
-from .settings import Settings
-from .signing_keys import record_signing_key
-from .spans import RequestSpans, Spans
-from .traced_storage import TracedStorage
+__all__ = ["CORS_HEADERS", "create_app", "from_environment"]
 
-__all__ = ["CORS_HEADERS", "READY_TIMEOUT_SECONDS", "create_app", "from_environment"]
-
-READY_TIMEOUT_SECONDS = 2.0
 CORS_HEADERS = (
     "Authorization",
     "Content-Type",
@@ -63,12 +54,10 @@ CORS_HEADERS = (
     "X-Request-Id",
 )
 
-logger = logging.getLogger("proofgate.api")
-
 
 def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
     """``spans``: OpenTelemetry spans for requests, operations and storage
-    calls (``api/spans.py``); none by default."""
+    calls (``api/observability/spans.py``); none by default."""
     operations = settings.operations
     registry = load_registry(
         default_schema, settings.limits, operations.directory, default_documents()
@@ -186,45 +175,3 @@ def _middleware(settings: Settings, metrics: Metrics, spans: Spans | None) -> li
         )
     ]
     return [Middleware(GraphQLSockets), *(cors if settings.cors_origins else ()), *guard]
-
-
-async def health(request: Request) -> JSONResponse:
-    """Liveness: answers while the process runs, whatever storage is doing."""
-    return JSONResponse({"status": "ok", "version": __version__})
-
-
-async def metrics_endpoint(request: Request) -> Response:
-    """Prometheus text format, for the admin key only (see ``api/metrics.py``)."""
-    graphql: GraphQLApp = request.app.state.graphql
-    try:
-        principal = await graphql.authenticate(
-            request.headers.get("authorization"), request.client and request.client.host
-        )
-    except ProofgateError as error:
-        return authentication_refusal(error)
-    if not principal.is_admin:
-        refusal = Forbidden(
-            "Metrics are for the operator", hint="Scrape with the admin key as a Bearer token."
-        )
-        return error_response(refusal, 403)
-    metrics: Metrics = request.app.state.metrics
-    try:
-        async with asyncio.timeout(READY_TIMEOUT_SECONDS):
-            metrics.observe_backlog(await request.app.state.pipeline.backlog())
-    except Exception:
-        # The request and error series still tell the operator what is wrong.
-        logger.warning("Measuring the outbox backlog failed", exc_info=True)
-    return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
-
-
-async def ready(request: Request) -> JSONResponse:
-    """Readiness: one GetItem of the health probe (AP21), bounded in time,
-    because a hung store must fail the probe rather than hang it."""
-    storage = request.app.state.storage
-    try:
-        async with asyncio.timeout(READY_TIMEOUT_SECONDS):
-            await storage.get(HEALTH_PROBE)
-    except Exception:
-        logger.warning("Readiness probe failed", exc_info=True)
-        return JSONResponse({"status": "unavailable", "storage": storage.backend}, status_code=503)
-    return JSONResponse({"status": "ready", "storage": storage.backend})

@@ -246,7 +246,7 @@ def _two_gateways(root: Path, name: str, env: dict[str, str]) -> Iterator[tuple[
     data_dir = str(root / "data")
     ports = free_port(), free_port()
     commands = [
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--data-dir", data_dir]
+        [sys.executable, "-m", "api.cli.main", "serve", "--port", str(port), "--data-dir", data_dir]
         for port in ports
     ]
     remote_env = {**env, "PROOFGATE_RELAY_POLL_MS": "600000"}

@@ -235,7 +235,7 @@ async def run() -> None:
         data_dir = Path(directory)
         ours_port, bare_port = free_port(), free_port()
         ours_command = [
-            sys.executable, "-m", "api.cli", "serve",
+            sys.executable, "-m", "api.cli.main", "serve",
             "--host", "127.0.0.1", "--port", str(ours_port), "--data-dir", str(data_dir / "data"),
         ]  # fmt: skip
         bare_command = [sys.executable, "-m", "bench._bare", "--port", str(bare_port)]

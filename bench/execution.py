@@ -29,9 +29,9 @@ from graphql import DocumentNode, execute, parse
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 
 from api.app import create_app
-from api.limits import Execution, Limits
-from api.schema import build_schema
-from api.settings import Settings
+from api.graphql.schema import build_schema
+from api.settings.gateway import Settings
+from api.settings.limits import Execution, Limits
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
 from services.auth import Principal, authenticate

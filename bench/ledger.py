@@ -19,7 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from api.schema import schema
+from api.graphql.schema import schema
 from domain.identifiers import hash_api_key
 from domain.signing import KeyRing, SigningKey
 from resolvers.context import RequestContext

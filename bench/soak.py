@@ -268,7 +268,7 @@ async def run() -> None:
         root = Path(directory)
         port = free_port()
         command = [
-            sys.executable, "-m", "api.cli", "serve",
+            sys.executable, "-m", "api.cli.main", "serve",
             "--port", str(port), "--data-dir", str(root / "data"),
         ]  # fmt: skip
         with serving("soak", command, port=port, probe="/health", log_dir=root, env=ENV) as server:

@@ -110,12 +110,14 @@ PLANTED = [
     ),
     Module("services.pipeline.planted", "import strawberry\n"),
     Module("services.ledger.planted", "def f():\n    from graphql import GraphQLError\n"),
-    Module("resolvers.products.planted", "from api.settings import Settings\n"),
+    Module("resolvers.products.planted", "from api.settings.gateway import Settings\n"),
     Module("storage.planted", "from domain.ledger import CREDIT\n"),
     Module("storage.sqlite.planted", "from services import context\n"),
     Module("domain.planted", "import storage.keys\n"),
     Module("storage.dynamodb.planted", "import domain\n"),
-    Module("services.reconcile.planted", "from api.services import load_key_ring\n"),
+    Module(
+        "services.reconcile.planted", "from api.runtime.resolver_services import load_key_ring\n"
+    ),
 ]
 
 
@@ -199,10 +201,10 @@ def _loaded_packages(*modules: str) -> set[str]:
 
 
 CLI_JOBS = (
-    "api.ledger_commands",
-    "api.outbox_commands",
+    "api.cli.ledger",
+    "api.cli.outbox",
     # what the jobs import when they run
-    "api.services",
+    "api.runtime.resolver_services",
     "services.ledger",
     "services.reconcile",
     "services.pipeline.outbox",
@@ -212,4 +214,6 @@ CLI_JOBS = (
 
 def test_cli_jobs_run_without_the_graphql_layer() -> None:
     assert _loaded_packages(*CLI_JOBS).isdisjoint({"resolvers", "strawberry", "graphql"})
-    assert {"resolvers", "strawberry"} <= _loaded_packages("api.schema"), "the check sees them"
+    assert {"resolvers", "strawberry"} <= _loaded_packages("api.graphql.schema"), (
+        "the check sees them"
+    )

@@ -20,12 +20,11 @@ import strawberry
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from api.graphql.errors import error_response
+from api.mcp.tools import ToolSpec
 from domain.errors import ProofgateError
 from services.auth import ANONYMOUS, Principal, authenticate
 from services.context import Services
-
-from ..errors import error_response
-from .tools import ToolSpec
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -71,8 +70,8 @@ class MCPService:
         in a fresh context, not in the first request's."""
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-        from .runner import ToolRunner
-        from .server import build_server
+        from api.mcp.runner import ToolRunner
+        from api.mcp.server import build_server
 
         server = build_server(ToolRunner(self.schema, self.services, self.tools), _principal)
         manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True)

@@ -14,15 +14,14 @@ from typing import Any
 import mcp_types as types
 import strawberry
 
+from api.graphql.errors import error_extensions
+from api.http.json_response import encode_json
+from api.mcp.tools import ToolSpec
 from domain.errors import NotFound, ProofgateError, Unauthenticated
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
 from services.auth import Principal, Role
 from services.context import Services
-
-from ..errors import error_extensions
-from ..json_response import encode_json
-from .tools import ToolSpec
 
 __all__ = ["ToolRunner", "refusal"]
 

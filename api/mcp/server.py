@@ -11,12 +11,11 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from api import __version__
+from api.mcp.runner import ToolRunner, refusal
+from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from domain.errors import ProofgateError
 from services.auth import Principal
-
-from .. import __version__
-from ..request_log import REQUEST_ID_SCOPE_KEY
-from .runner import ToolRunner, refusal
 
 __all__ = ["INSTRUCTIONS", "Identify", "build_server"]
 

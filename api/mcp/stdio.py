@@ -1,4 +1,4 @@
-"""``proofgate mcp``: the MCP tools over stdio, for desktop agents.
+"""The MCP tools over stdio, for desktop agents (``proofgate mcp``).
 
 The process is a gateway without HTTP: it opens the same store with the same
 settings (and runs a relay, as every gateway process does), and acts with the
@@ -9,10 +9,7 @@ stderr (docs/design.md, "MCP tools").
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import logging.config
-import os
+import logging
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import ConfigurationError, ProofgateError
@@ -21,46 +18,27 @@ from services.auth import Principal, authenticate
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from ..settings import Settings
+    from api.settings.gateway import Settings
 
-__all__ = ["add_mcp_command"]
+__all__ = ["serve_stdio"]
 
 logger = logging.getLogger("proofgate.mcp")
 
 
-def add_mcp_command(commands: Any) -> None:
-    """Adds ``mcp`` to ``proofgate``'s parser."""
-    mcp = commands.add_parser(
-        "mcp",
-        help="serve the registered tools over stdio (MCP), acting with PROOFGATE_MCP_KEY",
-    )
-    mcp.set_defaults(command=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    from ..logs import logging_config
-    from ..settings import Environment, Settings
-
-    settings = Settings.from_env()
-    key = Environment.read(os.environ).mcp_key
-    logging.config.dictConfig(logging_config(settings.log_format, settings.log_level))
-    asyncio.run(_serve(settings, key))
-    return 0
-
-
-async def _serve(settings: Settings, key: str | None) -> None:
+async def serve_stdio(settings: Settings, key: str | None) -> None:
+    """The tools over this process's stdin and stdout until the agent closes them."""
     from mcp.server.stdio import stdio_server
 
-    from ..backend import open_storage
-    from ..operations.defaults import default_documents
-    from ..operations.registry import load_registry
-    from ..pipeline import build_pipeline, running_pipeline
-    from ..schema import build_schema
-    from ..schema import schema as default_schema
-    from ..services import build_services
-    from .runner import ToolRunner
-    from .server import build_server
-    from .tools import tool_specs
+    from api.graphql.schema import build_schema
+    from api.graphql.schema import schema as default_schema
+    from api.mcp.runner import ToolRunner
+    from api.mcp.server import build_server
+    from api.mcp.tools import tool_specs
+    from api.operations.defaults import default_documents
+    from api.operations.registry import load_registry
+    from api.runtime.backend import open_storage
+    from api.runtime.pipeline import build_pipeline, running_pipeline
+    from api.runtime.resolver_services import build_services
 
     operations = settings.operations
     registry = load_registry(

@@ -17,10 +17,9 @@ from typing import Any
 
 from graphql import GraphQLSchema, OperationDefinitionNode, parse
 
+from api.mcp.inputs import input_schema
+from api.operations.registry import OperationRegistry, RegisteredOperation
 from domain.errors import ConfigurationError
-
-from ..operations.registry import OperationRegistry, RegisteredOperation
-from .inputs import input_schema
 
 __all__ = ["TOOL_MARK", "ToolSpec", "tool_specs"]
 

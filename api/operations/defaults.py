@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from .._explorer_examples import default_operations
+from api.http.explorer_examples import default_operations
 
 __all__ = ["default_documents", "tool_documents"]
 

@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING
 
 from graphql import DocumentNode, OperationDefinitionNode
 
+from api.graphql.execution import CompiledExecutor, PlanCache
+from api.operations.largest_variables import largest_variables
+from api.operations.registry import OperationRegistry
 from domain.errors import ConfigurationError
 
-from ..execution import CompiledExecutor, PlanCache
-from .largest import largest_variables
-from .registry import OperationRegistry
-
 if TYPE_CHECKING:
-    from ..schema import ProofgateSchema
+    from api.graphql.schema import ProofgateSchema
 
 __all__ = ["prepare_operations"]
 

@@ -31,13 +31,12 @@ from graphql import (
     visit,
 )
 
+from api.limits.cost import cost_model
+from api.limits.validation import document_rules
+from api.operations.largest_variables import largest_variables
+from api.settings.limits import Limits
 from domain.errors import ConfigurationError, ProofgateError
 from resolvers.fields import field_access_patterns
-
-from ..cost import cost_model
-from ..limits import Limits
-from ..validation import document_rules
-from .largest import largest_variables
 
 logger = logging.getLogger("proofgate.operations")
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import BaseModel
 
-from .._formats import UserPath, choice
+from api.settings.formats import UserPath, choice
 
 __all__ = ["OperationSettings", "OperationVariables", "TrustedDocuments"]
 

@@ -20,10 +20,9 @@ from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
+from api.operations.registry import OperationRegistry
+from api.operations.settings import TrustedDocuments
 from domain.errors import PersistedQueryNotAllowed
-
-from .registry import OperationRegistry
-from .settings import TrustedDocuments
 
 if TYPE_CHECKING:
     from services.auth import Principal

@@ -4,7 +4,7 @@ The shard count is versioned: items remember the layout version they were
 written under, and relays poll the union of every layout still listed, so
 changing the count never strands an item in a shard nobody reads. Add a new
 ``(version, count)`` at the end; drop an old one only once its shards are empty.
-The gateway reads the few an operator tunes (``api.pipeline_settings``).
+The gateway reads the few an operator tunes (``api.settings.pipeline``).
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ class GraphQLClient:
 async def serving(data_dir: Path, **values: str) -> AsyncIterator[GraphQLClient]:
     """The gateway exactly as ``proofgate serve`` assembles it from these variables."""
     from api.app import create_app
-    from api.settings import Settings
+    from api.settings.gateway import Settings
 
     app = create_app(Settings.from_env(environment(data_dir, **values)))
     async with running(app) as http:

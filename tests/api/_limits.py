@@ -16,8 +16,8 @@ from typing import Any
 from _asgi import GraphQLClient, connect, running
 
 from api.app import create_app
-from api.limits import Limits
-from api.settings import Settings
+from api.settings.gateway import Settings
+from api.settings.limits import Limits
 from domain.chain import ChainHead, ProvenanceEvent, event_hash
 from domain.enums import ProvenanceEventType
 from services.provenance.items import chain_head, event_item, head_update

@@ -89,7 +89,7 @@ class Gateway:
 
     async def start(self) -> Gateway:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "api.cli", "serve"],
+            [sys.executable, "-m", "api.cli.main", "serve"],
             env=self.env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

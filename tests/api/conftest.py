@@ -19,8 +19,8 @@ from _asgi import GraphQLClient, running
 from starlette.applications import Starlette
 
 from api.app import create_app
-from api.limits import Limits
-from api.settings import Backend, Settings
+from api.settings.gateway import Backend, Settings
+from api.settings.limits import Limits
 from domain.signing import SigningKey
 
 ADMIN_KEY = "graphql-test-admin-key"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from _asgi import ADMIN_KEY, codes, connect, serving
 
-from api.auth_throttle import AuthThrottle
-from api.limits import Rate
+from api.limits.auth_throttle import AuthThrottle
+from api.settings.limits import Rate
 from domain.errors import RateLimited
 
 HEALTH = "{ health { status } }"

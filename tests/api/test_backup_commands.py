@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from _asgi import ADMIN_KEY, serving
 
-from api.cli import main
-from api.secret_commands import init_secrets
+from api.cli.main import main
+from api.cli.secrets import init_secrets
 
 REGISTER = """mutation($domain: String!) {
     registerBrand(input: {name: "Acme", domain: $domain, plan: FREE}) { brand { id } }

@@ -15,14 +15,14 @@ import boto3  # type: ignore[import-untyped]
 import httpx
 import pytest
 
-from api.cli import main
-from api.explain import COLUMNS, render_markdown
-from api.fieldmap import field_map
-from api.schema import schema
+from api.cli.explain import COLUMNS, render_markdown
+from api.cli.main import main
+from api.graphql.fieldmap import field_map
+from api.graphql.schema import schema
 from storage.access_patterns import REGISTRY
 from storage.table import TABLE
 
-SCHEMA_MODULE = "api.schema"
+SCHEMA_MODULE = "api.graphql.schema"
 
 
 def test_explain_lists_every_access_pattern(capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,7 +176,7 @@ def test_serve_on_a_taken_port_says_so_in_one_line_and_prints_no_banner(
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "api.cli.main", "serve", "--port", str(port)],
             env={**os.environ, "PROOFGATE_DATA_DIR": str(tmp_path)},
             capture_output=True,
             text=True,

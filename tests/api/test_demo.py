@@ -20,13 +20,13 @@ from _asgi import GraphQLClient, running
 from graphql import OperationDefinitionNode, OperationType, parse, validate
 from starlette.applications import Starlette
 
-from api._demo_catalog import AURORA, CATALOG, HISTORY_DAYS, VERDANT
-from api._explorer_examples import ANALYTICS as ANALYTICS_QUERY
-from api._explorer_examples import examples
 from api.app import create_app
-from api.demo import DEMO_KEYS_FILE, Demo, load_demo, render_demo, start_demo
-from api.schema import schema
-from api.settings import Settings
+from api.demo.catalog import AURORA, CATALOG, HISTORY_DAYS, VERDANT
+from api.demo.loader import DEMO_KEYS_FILE, Demo, load_demo, render_demo, start_demo
+from api.graphql.schema import schema
+from api.http.explorer_examples import ANALYTICS as ANALYTICS_QUERY
+from api.http.explorer_examples import examples
+from api.settings.gateway import Settings
 from domain.errors import ProofgateError
 from domain.signing import SigningKey
 

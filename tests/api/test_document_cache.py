@@ -10,9 +10,9 @@ import tracemalloc
 import pytest
 from graphql import parse
 
-from api.document_cache import DocumentCache, document_weight
-from api.limits import Limits
-from api.schema import build_schema
+from api.graphql.document_cache import DocumentCache, document_weight
+from api.graphql.schema import build_schema
+from api.settings.limits import Limits
 
 MIB = 1024 * 1024
 SHAPES = {

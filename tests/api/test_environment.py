@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from api._environment import EnvironmentReader
-from api.settings import Environment, Settings
+from api.settings.environment import EnvironmentReader
+from api.settings.gateway import Environment, Settings
 from domain.errors import ConfigurationError
 
 # Exactly what an operator reads, message and hint: these are the messages

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from api.demo import Demo, DemoBrand
-from api.explorer import ASSETS, CONTENT_SECURITY_POLICY, STATIC_DIR
+from api.demo.loader import Demo, DemoBrand
+from api.http.explorer import ASSETS, CONTENT_SECURITY_POLICY, STATIC_DIR
 
 HTML = {"Accept": "text/html"}
 ASSET_URL = re.compile(r'(?:src|href)="(/graphql/static/([^"?]+)\?v=([0-9a-f]+))"')

@@ -18,7 +18,7 @@ import pytest
 from _chromium import Page, chromium_or_skip, chromium_page
 from _serve import Served, serve
 
-from api.demo import DEMO_KEYS_FILE
+from api.demo.loader import DEMO_KEYS_FILE
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ import pytest
 from strawberry.extensions import SchemaExtension
 from strawberry.extensions.runner import SchemaExtensionsRunner
 
-from api.extension_hooks import ClassifiedExtensionsRunner
+from api.graphql.extension_hooks import ClassifiedExtensionsRunner
 
 KINDS = ("none", "generator", "async-generator", "function", "coroutine")
 BEHAVIOURS = ("plain", "raise-before", "raise-after", "swallow")
@@ -209,7 +209,7 @@ async def test_extension_results_add_up_as_strawberry_adds_them(kinds: tuple[str
 
 
 async def test_a_schema_runs_its_operations_through_the_classified_runner() -> None:
-    from api.schema import build_schema
+    from api.graphql.schema import build_schema
 
     schema = build_schema()
     runner = schema.create_extensions_runner(None, [])  # type: ignore[arg-type]

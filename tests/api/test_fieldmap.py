@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from api.cli import main
-from api.explain import render_markdown
-from api.fieldmap import FIELD_COLUMNS, ROOT_TYPES, field_map
-from api.schema import schema
+from api.cli.explain import render_markdown
+from api.cli.main import main
+from api.graphql.fieldmap import FIELD_COLUMNS, ROOT_TYPES, field_map
+from api.graphql.schema import schema
 from resolvers.fields import field_access_patterns
 from storage.access_patterns import REGISTRY
 

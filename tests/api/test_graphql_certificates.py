@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from api.app import create_app
-from api.settings import Settings
+from api.settings.gateway import Settings
 from domain.signing import SigningKey
 
 SIGNING_KEYS = "{ signingKeys { keyId algorithm publicKeyPem active } }"

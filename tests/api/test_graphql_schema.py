@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from api.schema import schema
+from api.graphql.schema import schema
 
 SCHEMA_FILE = Path(__file__).parents[2] / "schema.graphql"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from _live import ADMIN_KEY, Gateway
 
-from api.secret_commands import init_secrets
+from api.cli.secrets import init_secrets
 from storage.dynamodb import create_table
 from tests._support.faulty_dynamo import faulty_dynamo
 

@@ -12,7 +12,8 @@ from starlette.applications import Starlette
 from api import __version__
 from api import app as app_module
 from api.app import create_app
-from api.settings import Settings
+from api.http import health as health_module
+from api.settings.gateway import Settings
 from storage.access_patterns import HEALTH_PROBE
 from storage.protocol import Page
 from storage.registry import AccessPattern
@@ -107,7 +108,7 @@ async def test_ready_fails_with_503_when_storage_fails(
 async def test_ready_fails_when_storage_hangs(
     fake: FakeStorage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(app_module, "READY_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(health_module, "READY_TIMEOUT_SECONDS", 0.05)
     app = create_app(settings())
     async with running(app) as http:
         fake.behaviour = "hang"

@@ -12,8 +12,8 @@ import pytest
 from _ingest import CHAIN, INGEST, INTEGRATIONS, REVOKE, create_integration, post_signed
 from _limits import serve
 
-from api.ingest import INGEST_BODY_MAX_BYTES, REPLAYED_HEADER
-from api.limits import Limits, Rate
+from api.http.ingest import INGEST_BODY_MAX_BYTES, REPLAYED_HEADER
+from api.settings.limits import Limits, Rate
 from domain.ingest import REPLAY_WINDOW_SECONDS, signature_header
 
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from api.backend import open_storage
-from api.cli import main
-from api.schema import schema
-from api.services import build_services
-from api.settings import Settings
+from api.cli.main import main
+from api.graphql.schema import schema
+from api.runtime.backend import open_storage
+from api.runtime.resolver_services import build_services
+from api.settings.gateway import Settings
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
 from services.auth import Principal, Role

@@ -13,9 +13,9 @@ from _asgi import codes
 from _limits import ADMIN_KEY, Client, serve
 from graphql import parse
 
-from api.cost import cost_model
-from api.limits import MAX_COST, Limits
-from api.schema import build_schema, schema
+from api.graphql.schema import build_schema, schema
+from api.limits.cost import cost_model
+from api.settings.limits import MAX_COST, Limits
 from resolvers.threats.paging import SCAN_MAX_ITEMS
 from services.provenance.walk import CHAIN_READ_ITEMS
 

@@ -9,8 +9,8 @@ import pytest
 from _asgi import codes
 from _limits import Client, serve
 
-from api import document_cache
-from api.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
+from api.graphql import document_cache
+from api.settings.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
 
 # A path that can nest as deep as a test wants and reads nothing: explore(first: 0)
 # is an empty page, so below it no resolver runs.

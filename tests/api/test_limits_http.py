@@ -9,7 +9,7 @@ import pytest
 from _asgi import codes
 from _limits import Client, serve
 
-from api.limits import MAX_BODY_BYTES, Limits
+from api.settings.limits import MAX_BODY_BYTES, Limits
 
 QUERY = "{ __typename }"
 

@@ -12,8 +12,8 @@ import pytest
 from _asgi import codes
 from _limits import Client, serve
 
-from api.limits import Limits
-from api.persisted import NOT_FOUND, NOT_SUPPORTED, PersistedQueryStore
+from api.graphql.persisted import NOT_FOUND, NOT_SUPPORTED, PersistedQueryStore
+from api.settings.limits import Limits
 from domain.errors import BadUserInput
 
 QUERY = "query($n: Int) { explore(first: $n) { edges { node { id } } } }"

@@ -10,9 +10,9 @@ import pytest
 from _asgi import codes
 from _limits import ADMIN_KEY, Client, serve
 
-from api.limits import Limits, Rate
-from api.ratelimit import PUBLIC_MUTATIONS, RateLimiter
-from api.schema import schema
+from api.graphql.schema import schema
+from api.limits.ratelimit import PUBLIC_MUTATIONS, RateLimiter
+from api.settings.limits import Limits, Rate
 from domain.errors import RateLimited
 from services.auth import ANONYMOUS, Principal, Role
 

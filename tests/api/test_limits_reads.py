@@ -13,7 +13,7 @@ import pytest
 from _asgi import codes
 from _limits import ADMIN_KEY, Client, grow_chain, serve
 
-from api.limits import Execution, Limits
+from api.settings.limits import Execution, Limits
 from domain.chain import CHAIN_MAX_EVENTS
 from services.provenance.walk import CHAIN_READ_ITEMS
 

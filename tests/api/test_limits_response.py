@@ -13,7 +13,7 @@ import pytest
 from _asgi import codes
 from _limits import ADMIN_KEY, Client, grow_chain, serve
 
-from api.limits import MAX_RESPONSE_BYTES, Execution, Limits
+from api.settings.limits import MAX_RESPONSE_BYTES, Execution, Limits
 
 EXECUTIONS = [pytest.param(e, id=e.value) for e in Execution]
 FULL_DATA = {"text": "x" * 15_000}

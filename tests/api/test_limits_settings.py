@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from api.limits import ANONYMOUS_RATE, KEY_RATE, Limits, Rate
-from api.settings import Environment, Settings
+from api.settings.gateway import Environment, Settings
+from api.settings.limits import ANONYMOUS_RATE, KEY_RATE, Limits, Rate
 from domain.errors import ConfigurationError
 
 

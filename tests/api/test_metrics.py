@@ -10,7 +10,7 @@ import pytest
 from _asgi import ADMIN_KEY, GraphQLClient, serving
 from prometheus_client.parser import text_string_to_metric_families
 
-from api.metrics import Metrics
+from api.observability.metrics import Metrics
 from domain.identifiers import new_id
 from services.pipeline import RecallEvent, outbox_actions
 from services.pipeline.outbox import due_sort, park_update

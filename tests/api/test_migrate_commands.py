@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from api.backend import check_storage, open_storage
-from api.cli import main
-from api.secret_commands import init_secrets
-from api.settings import Settings
+from api.cli.main import main
+from api.cli.secrets import init_secrets
+from api.runtime.backend import check_storage, open_storage
+from api.settings.gateway import Settings
 from services.migrations import StoreState, read_state
 from services.migrations import steps as migration_steps
 from services.migrations.state import version_item

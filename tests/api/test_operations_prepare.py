@@ -8,8 +8,8 @@ import hashlib
 
 from _limits import ADMIN_KEY, serve
 
-from api.limits import Limits
 from api.operations.defaults import default_documents
+from api.settings.limits import Limits
 
 UNREGISTERED = "query Other{n} {{ explore(first: 1) {{ edges {{ node {{ id }} }} }} }}"
 

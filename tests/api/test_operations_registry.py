@@ -11,13 +11,13 @@ import pytest
 from _asgi import environment
 from graphql import parse
 
-from api._explorer_examples import default_operations
-from api.cli import main
-from api.cost import cost_model
-from api.limits import Limits
+from api.cli.main import main
+from api.graphql.schema import schema
+from api.http.explorer_examples import default_operations
+from api.limits.cost import cost_model
 from api.operations.defaults import default_documents
 from api.operations.registry import load_registry
-from api.schema import schema
+from api.settings.limits import Limits
 from domain.errors import ConfigurationError
 from storage.limits import PAGE_SIZE_MAX
 from tests._support.ports import free_port
@@ -144,7 +144,7 @@ def test_start_up_with_a_bad_file_fails_with_one_line(tmp_path: Path, workers: s
     )
     env = {**os.environ, **variables}
     done = subprocess.run(
-        [sys.executable, "-m", "api.cli", "serve", "--workers", workers],
+        [sys.executable, "-m", "api.cli.main", "serve", "--workers", workers],
         env=env,
         capture_output=True,
         text=True,

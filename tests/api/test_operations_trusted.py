@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from hypothesis_graphql import mutations, queries
 from strawberry.types.fields.resolver import StrawberryResolver
 
-from api.limits import Limits
+from api.graphql.schema import schema as default_schema
 from api.operations import OperationSettings, TrustedDocuments
-from api.schema import schema as default_schema
+from api.settings.limits import Limits
 
 PRODUCT = """query ProductByCode($code: String!) {
   productByCode(code: $code) { id }

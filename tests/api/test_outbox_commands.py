@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from api.cli import main
-from api.settings import Settings
+from api.cli.main import main
+from api.settings.gateway import Settings
 from services.pipeline import PipelineSettings, RecallEvent
 from services.pipeline.outbox import outbox_put, park_update
 from storage.access_patterns import OUTBOX_DUE

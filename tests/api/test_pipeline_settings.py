@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from api.settings import Environment
+from api.settings.gateway import Environment
 from domain.errors import ConfigurationError
 from domain.threats import ThreatSettings
 from services.pipeline.settings import PipelineSettings, ShardLayout

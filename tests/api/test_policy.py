@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from _asgi import ADMIN_KEY, GraphQLClient, environment, serving
 
-from api.policy import Policy
-from api.settings import Environment, Settings
+from api.settings.gateway import Environment, Settings
+from api.settings.policy import Policy
 from domain.datetimes import parse_datetime
 from domain.errors import ConfigurationError
 

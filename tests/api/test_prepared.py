@@ -31,10 +31,10 @@ from execution._differential import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-import api.prepared
-from api.limits import Execution, Limits
-from api.prepared import PreparedLane
-from api.schema import build_schema
+import api.graphql.prepared
+from api.graphql.prepared import PreparedLane
+from api.graphql.schema import build_schema
+from api.settings.limits import Execution, Limits
 
 GENERATED_QUERIES = 300
 QUERIES_PER_EXAMPLE = 10
@@ -236,9 +236,9 @@ async def test_a_broken_lane_is_caught(
     seeded: Any, monkeypatch: pytest.MonkeyPatch, plant: str
 ) -> None:
     if plant == "errors unmapped":
-        monkeypatch.setattr(api.prepared, "map_errors", lambda errors, request_id: errors)
+        monkeypatch.setattr(api.graphql.prepared, "map_errors", lambda errors, request_id: errors)
     else:
-        monkeypatch.setattr(api.prepared, "record_operation", lambda *arguments: None)
+        monkeypatch.setattr(api.graphql.prepared, "record_operation", lambda *arguments: None)
     comparison = await _corpus(*seeded, until_mismatch=True)
     assert comparison.mismatches
 

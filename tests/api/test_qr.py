@@ -9,7 +9,7 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from api.qr import IMMUTABLE, PNG_TARGET_PIXELS
+from api.http.qr import IMMUTABLE, PNG_TARGET_PIXELS
 from domain.labels import verify_url
 
 PUBLIC_URL = "http://127.0.0.1:8000"  # Settings.url of the test gateway, no PUBLIC_URL set

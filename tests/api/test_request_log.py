@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from api.observation import request_id_from
-from api.serve import _banner
-from api.settings import Settings
+from api.cli.serve import _banner
+from api.observability.observation import request_id_from
+from api.settings.gateway import Settings
 from tests._support.ports import free_port
 
 ADMIN_KEY = "request-log-admin-key-0123456789"
@@ -46,7 +46,7 @@ def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Served]:
     }
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "api.cli", "serve"], env=env, stdout=sink, stderr=sink
+            [sys.executable, "-m", "api.cli.main", "serve"], env=env, stdout=sink, stderr=sink
         )
     url = f"http://127.0.0.1:{port}"
     try:

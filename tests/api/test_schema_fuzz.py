@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis_graphql import Mode, mutations, queries
 
-from api.schema import schema as default_schema
+from api.graphql.schema import schema as default_schema
 
 GENERATED_OPERATIONS = 3000
 OPERATIONS_PER_EXAMPLE = 15

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from _live import VERIFY, Gateway
 
-from api.cli import main
-from api.keyfile import SHARED_SECRETS
-from api.secret_commands import init_secrets
-from api.settings import Backend, Settings
+from api.cli.main import main
+from api.cli.secrets import init_secrets
+from api.settings.gateway import Backend, Settings
+from api.settings.keyfile import SHARED_SECRETS
 from domain.errors import ConfigurationError
 from storage.dynamodb import create_table
 

@@ -17,10 +17,10 @@ import pytest
 import uvicorn
 from _serve import Served, serve
 
-from api import cli
-from api.demo import DEMO_KEYS_FILE
-from api.gc_freeze import FreezeAfterStartup
-from api.going_away import GoingAwayOnExit
+from api.cli import main as cli
+from api.demo.loader import DEMO_KEYS_FILE
+from api.runtime.gc_freeze import FreezeAfterStartup
+from api.ws.close_on_shutdown import GoingAwayOnExit
 from tests._support.ports import free_port
 
 MAKEFILE = Path(__file__).parents[2] / "Makefile"

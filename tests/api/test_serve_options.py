@@ -48,7 +48,15 @@ def test_forwarded_addresses_are_believed_only_with_proxy_headers(
     when the proxy's X-Forwarded-For is believed, and they share one when not."""
     port = free_port()
     flag = "--proxy-headers" if proxy_headers else "--no-proxy-headers"
-    command = [sys.executable, "-m", "api.cli", "serve", flag, "--forwarded-allow-ips", "127.0.0.1"]
+    command = [
+        sys.executable,
+        "-m",
+        "api.cli.main",
+        "serve",
+        flag,
+        "--forwarded-allow-ips",
+        "127.0.0.1",
+    ]
     with running(command, tmp_path, port) as url:
         assert verify_from(url, "203.0.113.1") == 200
         second = verify_from(url, "203.0.113.2")
@@ -57,7 +65,7 @@ def test_forwarded_addresses_are_believed_only_with_proxy_headers(
 
 def test_a_bad_forwarded_allow_ips_is_one_line(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "api.cli", "serve", "--forwarded-allow-ips", "10.0.0.300"],
+        [sys.executable, "-m", "api.cli.main", "serve", "--forwarded-allow-ips", "10.0.0.300"],
         env={**os.environ, "PROOFGATE_DATA_DIR": str(tmp_path)},
         capture_output=True,
         text=True,

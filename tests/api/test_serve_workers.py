@@ -30,7 +30,7 @@ async def workers(tmp_path: Path) -> AsyncIterator[tuple[Gateway, Path]]:
     gateway = Gateway(tmp_path / "data", port=port)
     env = {**gateway.env, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--workers", "2"],
+        [sys.executable, "-m", "api.cli.main", "serve", "--workers", "2"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -108,7 +108,7 @@ async def test_every_subscriber_gets_each_alert_once(workers: tuple[Gateway, Pat
 
 def test_workers_and_demo_do_not_mix(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "api.cli", "serve", "--workers", "2", "--demo"],
+        [sys.executable, "-m", "api.cli.main", "serve", "--workers", "2", "--demo"],
         env={**os.environ, "PROOFGATE_DATA_DIR": str(tmp_path)},
         capture_output=True,
         text=True,

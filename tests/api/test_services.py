@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from api.pipeline import build_pipeline
-from api.services import build_services, load_hash_salt, load_key_ring
-from api.settings import HASH_SALT_FILE, SIGNING_KEY_FILE, Settings
+from api.runtime.pipeline import build_pipeline
+from api.runtime.resolver_services import build_services, load_hash_salt, load_key_ring
+from api.settings.gateway import HASH_SALT_FILE, SIGNING_KEY_FILE, Settings
 from domain.errors import ConfigurationError
 from domain.signing import SigningKey
 from services.pipeline.events import RecallEvent

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from api.keyfile import read_or_create
-from api.secret_commands import init_secrets
-from api.settings import ADMIN_KEY_FILE, CURSOR_KEY_FILE, Backend, Settings, TableLocation
+from api.cli.secrets import init_secrets
+from api.settings.gateway import ADMIN_KEY_FILE, CURSOR_KEY_FILE, Backend, Settings, TableLocation
+from api.settings.keyfile import read_or_create
 from domain.errors import ConfigurationError
 
 KEY_32 = base64.urlsafe_b64encode(bytes(range(32))).decode()

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from _live import VERIFY, Gateway
 
-from api.limits import Rate
-from api.ratelimit import RateLimiter
-from api.shared_ratelimit import SharedRateLimiter
+from api.limits.ratelimit import RateLimiter
+from api.limits.shared_ratelimit import SharedRateLimiter
+from api.settings.limits import Rate
 from domain.errors import RateLimited
 from services.auth import ANONYMOUS, Principal, Role
 from tests._support.ports import free_port

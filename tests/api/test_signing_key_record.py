@@ -15,7 +15,7 @@ import pytest
 from _asgi import GraphQLClient, running
 
 from api.app import create_app
-from api.settings import Backend, Settings
+from api.settings.gateway import Backend, Settings
 from domain.signing import SigningKey
 from storage.dynamodb import create_table
 

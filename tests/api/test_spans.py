@@ -15,8 +15,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from api.app import create_app
-from api.settings import Settings
-from api.spans import Spans
+from api.observability.spans import Spans
+from api.settings.gateway import Settings
 from domain.errors import ConfigurationError
 
 REGISTER = """mutation Register($domain: String!) {

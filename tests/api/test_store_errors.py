@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from api.cli import main
-from api.secret_commands import init_secrets
+from api.cli.main import main
+from api.cli.secrets import init_secrets
 from storage.dynamodb import check_table, create_table
 
 REGION = "us-east-1"

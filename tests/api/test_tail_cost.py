@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from api.cli import main
-from api.tail_cost import queries_per_second
+from api.cli.main import main
+from api.limits.tail_cost import queries_per_second
 
 
 def test_the_issues_fleet_costs_two_hundred_thousand_queries_a_second() -> None:

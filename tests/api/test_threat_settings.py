@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from _asgi import ADMIN_KEY, GraphQLClient, environment, serving
 
-from api.settings import Environment, Settings
+from api.settings.gateway import Environment, Settings
 from domain.errors import ConfigurationError
 from domain.threats import ThreatSettings
 

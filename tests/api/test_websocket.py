@@ -16,8 +16,8 @@ import uvicorn
 from _live import ADMIN_KEY, LEGACY_WS, RECALL, VERIFY, Closed, Gateway, Inbox, Socket, free_port
 
 from api.app import create_app
-from api.limits import Limits
-from api.settings import Settings
+from api.settings.gateway import Settings
+from api.settings.limits import Limits
 from domain.signing import SigningKey
 from domain.threats import product_recall
 from services.pipeline import PipelineSettings

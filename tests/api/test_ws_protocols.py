@@ -20,8 +20,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from api.app import create_app
-from api.limits import Limits
-from api.settings import Settings
+from api.settings.gateway import Settings
+from api.settings.limits import Limits
 
 pytestmark = pytest.mark.slow
 

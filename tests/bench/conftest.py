@@ -39,7 +39,7 @@ def gateway_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PROOFGATE_")}
     env.update(ENV, PROOFGATE_WS_KEEPALIVE_MS=str(KEEPALIVE_MS))
     data_dir = tmp_path_factory.mktemp("fanout-gateway")
-    command = [sys.executable, "-m", "api.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "api.cli.main", "serve", "--port", str(port)]
     command += ["--data-dir", str(data_dir)]
     with serving(command, port, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
         yield port

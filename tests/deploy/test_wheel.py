@@ -65,7 +65,7 @@ def test_the_packages_are_imported_from_the_wheel(installed: Path) -> None:
 
 
 def test_the_wheel_prints_the_committed_schema(installed: Path) -> None:
-    printed = run_python(installed, "-m", "api.cli", "export-schema")
+    printed = run_python(installed, "-m", "api.cli.main", "export-schema")
     assert printed == (ROOT / "schema.graphql").read_text()
 
 
@@ -73,7 +73,7 @@ def test_the_wheel_prints_the_committed_schema(installed: Path) -> None:
 def served(installed: Path, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     env = environment(installed, PROOFGATE_DATA_DIR=str(tmp_path), PROOFGATE_PORT=str(port))
-    command = [sys.executable, "-m", "api.cli", "serve"]
+    command = [sys.executable, "-m", "api.cli.main", "serve"]
     devnull = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     with serving(command, port, env=env, cwd=tmp_path, **devnull) as url:
         yield url

@@ -3,9 +3,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from api.explain import render_markdown
-from api.fieldmap import field_map
-from api.schema import schema
+from api.cli.explain import render_markdown
+from api.graphql.fieldmap import field_map
+from api.graphql.schema import schema
 from storage.access_patterns import REGISTRY
 
 ACCESS_PATTERNS_DOC = Path(__file__).parents[2] / "docs" / "access-patterns.md"

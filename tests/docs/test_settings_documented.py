@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from api.settings import Environment
+from api.settings.gateway import Environment
 from tests._support.source import ROOT, source_files
 
 README = ROOT / "README.md"
@@ -49,7 +49,7 @@ def test_every_variable_in_the_readme_is_read() -> None:
 
 def test_the_source_names_no_variable_the_reader_does_not_declare() -> None:
     unread = source_mentions() - set(Environment.variables())
-    assert not unread, f"read these through api.settings.Environment: {sorted(unread)}"
+    assert not unread, f"read these through api.settings.gateway.Environment: {sorted(unread)}"
 
 
 def test_each_variable_has_one_row() -> None:

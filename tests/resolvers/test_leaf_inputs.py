@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from strawberry.types.arguments import InputContext, convert_arguments
 from strawberry.types.base import get_object_definition
 
-from api.schema import schema
+from api.graphql.schema import schema
 from resolvers.leaf_inputs import leaf_input
 from resolvers.verification.inputs import ScanInput
 from resolvers.verification.mutations import VerificationMutations

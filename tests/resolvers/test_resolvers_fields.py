@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import strawberry
 
-from api.schema import schema
+from api.graphql.schema import schema
 from resolvers.fields import (
     FieldAccess,
     ap_field,

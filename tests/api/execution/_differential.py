@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis_graphql import queries
 
-from api.limits import Execution, Limits
-from api.schema import build_schema
+from api.graphql.schema import build_schema
+from api.settings.limits import Execution, Limits
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
 from services.auth import Principal
@@ -174,10 +174,13 @@ def _opened(value: Any, key: str = "") -> Any:
 
 def suite_operations(schema: GraphQLSchema) -> Iterator[str]:
     """Every query the test suite and the explorer send: the string literals of
-    ``tests/`` and ``api/_explorer_examples.py`` that parse, validate against
+    ``tests/`` and ``api/http/explorer_examples.py`` that parse, validate against
     the schema, and hold no mutation or subscription (those change the store,
     or stream)."""
-    files = [*sorted((ROOT / "tests").rglob("*.py")), ROOT / "api" / "_explorer_examples.py"]
+    files = [
+        *sorted((ROOT / "tests").rglob("*.py")),
+        ROOT / "api" / "http" / "explorer_examples.py",
+    ]
     seen: set[str] = set()
     for path in files:
         for text in _string_literals(path):

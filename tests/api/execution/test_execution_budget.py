@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.execution.budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
+from api.graphql.execution.budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from domain.errors import QueryTooComplex, ReadBudgetExceeded, ResponseTooLarge
 
 

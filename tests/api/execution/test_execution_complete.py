@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 
-from api.execution import complete
-from api.execution.complete import PLAIN_LIMIT, SETTLED, awaitable
+from api.graphql.execution import complete
+from api.graphql.execution.complete import PLAIN_LIMIT, SETTLED, awaitable
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 import strawberry
 from strawberry.extensions import ParserCache
 
-from api.execution import PlanCache, compiled_executor
+from api.graphql.execution import PlanCache, compiled_executor
 
 resolved: list[str] = []
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import strawberry
 
-from api.execution import PlanCache, compiled_executor
-from api.execution import executor as executor_module
-from api.execution.cache import PLAN_BYTES_PER_FIELD
-from api.execution.plan import OperationPlan, compile_operation
+from api.graphql.execution import PlanCache, compiled_executor
+from api.graphql.execution import executor as executor_module
+from api.graphql.execution.cache import PLAN_BYTES_PER_FIELD
+from api.graphql.execution.plan import OperationPlan, compile_operation
 
 TEXTS: list[Any] = [
     "plain",

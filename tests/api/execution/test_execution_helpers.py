@@ -16,8 +16,8 @@ from starlette.requests import Request
 from strawberry.dataloader import DataLoader
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from api.execution import PlanCache, compiled_executor
-from api.execution.helpers import weak_helpers
+from api.graphql.execution import PlanCache, compiled_executor
+from api.graphql.execution.async_helpers import weak_helpers
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
 

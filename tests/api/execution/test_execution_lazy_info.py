@@ -9,8 +9,8 @@ import pytest
 import strawberry
 from strawberry.types.info import Info
 
-from api.execution import PlanCache, compiled_executor
-from api.execution.lazy_info import lazy_info_class
+from api.graphql.execution import PlanCache, compiled_executor
+from api.graphql.execution.lazy_info import lazy_info_class
 
 seen: list[dict[str, Any]] = []
 

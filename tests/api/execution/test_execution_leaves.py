@@ -7,8 +7,8 @@ from enum import Enum
 import pytest
 from graphql import GraphQLBoolean, GraphQLEnumType, GraphQLID, GraphQLInt, GraphQLString
 
-from api.execution.leaves import leaf_passthrough
-from api.schema import build_schema
+from api.graphql.execution.leaf_coercion import leaf_passthrough
+from api.graphql.schema import build_schema
 
 SCHEMA = build_schema()
 ENUMS = [

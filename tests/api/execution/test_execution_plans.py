@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from graphql import parse
 
-from api.execution import PlanCache
-from api.execution.cache import PLAN_BYTES_BASE, PLAN_BYTES_PER_FIELD, PLAN_VARIANTS
-from api.execution.plan import OperationPlan
-from api.limits import Execution, Limits
-from api.settings import Settings
+from api.graphql.execution import PlanCache
+from api.graphql.execution.cache import PLAN_BYTES_BASE, PLAN_BYTES_PER_FIELD, PLAN_VARIANTS
+from api.graphql.execution.plan import OperationPlan
+from api.settings.gateway import Settings
+from api.settings.limits import Execution, Limits
 from domain.errors import ConfigurationError
 
 TRACED = "{ health { status } }"
@@ -80,7 +80,7 @@ def test_the_setting_chooses_the_executor(tmp_path: Path) -> None:
 
 
 async def test_graphql_core_mode_reports_itself() -> None:
-    from api.schema import build_schema
+    from api.graphql.schema import build_schema
 
     schema = build_schema(Limits(execution=Execution.GRAPHQL_CORE))
 

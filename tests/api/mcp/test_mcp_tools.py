@@ -10,13 +10,13 @@ import pytest
 from graphql import GraphQLEnumType, GraphQLNonNull, OperationDefinitionNode, parse, type_from_ast
 from jsonschema import Draft202012Validator
 
-from api.cli import main
-from api.limits import Limits
+from api.cli.main import main
+from api.graphql.schema import schema
 from api.mcp.tools import ToolSpec, tool_specs
 from api.operations.defaults import default_documents
-from api.operations.largest import largest_variables
+from api.operations.largest_variables import largest_variables
 from api.operations.registry import load_registry
-from api.schema import schema
+from api.settings.limits import Limits
 from domain.errors import ConfigurationError
 
 GRANT = """# @tool idempotent

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from moto.dynamodb.models import DynamoDBBackend
 
-from api.schema import schema
+from api.graphql.schema import schema
 from domain.identifiers import hash_api_key
 from domain.signing import KeyRing, SigningKey
 from resolvers.context import RequestContext

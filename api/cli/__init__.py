@@ -1,0 +1,1 @@
+"""The proofgate command, one module per subcommand."""

@@ -1,0 +1,206 @@
+"""``proofgate serve``: uvicorn on uvloop and httptools, one process or
+``--workers N`` on one listening socket.
+
+The store is checked and the socket bound before anything says the gateway
+is up, so an unreachable table or a taken port is one line and a non-zero
+exit. With several workers each process builds its
+own app from the same environment (flags are written into it first) and runs
+its own relay and tailer, exactly like separate ``serve`` processes on one
+store: alerts reach every subscriber once whichever worker holds its socket.
+Their metrics are aggregated through ``PROMETHEUS_MULTIPROC_DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from api import __version__
+from api.cli.flags import DATA_DIR_HELP, flag_environ
+from api.observability.metrics import MULTIPROCESS_DIR
+from api.runtime.backend import check_storage
+from api.settings.gateway import Backend, Settings
+from domain.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+__all__ = ["add_serve_command", "worker_app"]
+
+
+def add_serve_command(commands: Any) -> None:
+    serve = commands.add_parser("serve", help="run the gateway (uvicorn)")
+    serve.add_argument("--host", help="interface to bind (PROOFGATE_HOST, default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to bind (PROOFGATE_PORT, default 8000)")
+    serve.add_argument("--data-dir", help=DATA_DIR_HELP)
+    serve.add_argument("--endpoint", help="DynamoDB endpoint URL (PROOFGATE_DYNAMODB_ENDPOINT)")
+    serve.add_argument(
+        "--workers", type=int, default=1, help="processes serving one port (default 1)"
+    )
+    serve.add_argument(
+        "--proxy-headers",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="believe X-Forwarded-For/-Proto from --forwarded-allow-ips (default: on)",
+    )
+    serve.add_argument(
+        "--forwarded-allow-ips",
+        help="comma-separated proxy addresses or networks, or * "
+        "(PROOFGATE_FORWARDED_ALLOW_IPS, default 127.0.0.1)",
+    )
+    serve.add_argument("--demo", action="store_true", help="load demo data on start")
+    serve.set_defaults(command=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    if args.workers < 1 or (args.workers > 1 and args.demo):
+        raise ConfigurationError(
+            f"--workers must be at least 1, and 1 with --demo; got {args.workers}",
+            hint="Load the demo with one worker, then restart with more.",
+        )
+    environ = flag_environ(
+        host=args.host,
+        port=args.port,
+        data_dir=args.data_dir,
+        dynamodb_endpoint=args.endpoint,
+        forwarded_allow_ips=args.forwarded_allow_ips,
+    )
+    settings = replace(Settings.from_env(environ), demo=args.demo)
+    asyncio.run(check_storage(settings))
+    listener = _bind(settings.host, settings.port)
+    if args.workers == 1:
+        app = _app(settings)
+        print(_banner(settings, args.workers), flush=True)
+        uvicorn.Server(_config(app, settings, args)).run(sockets=[listener])
+        return 0
+    _check_operations(settings)
+    _check_spans()
+    os.environ.update(environ)
+    with _metrics_directory():
+        config = _config("api.cli.serve:worker_app", settings, args, factory=True)
+        config.workers = args.workers
+        print(_banner(settings, args.workers), flush=True)
+        uvicorn.supervisors.Multiprocess(config, sockets=[listener]).run()
+    return 0
+
+
+def _check_operations(settings: Settings) -> None:
+    """Workers load the operation registry themselves; checking it here too
+    makes a bad file stop ``serve`` with one line, not every worker."""
+    from api.graphql.schema import schema
+    from api.operations.defaults import default_documents
+    from api.operations.registry import load_registry
+
+    load_registry(schema, settings.limits, settings.operations.directory, default_documents())
+
+
+def worker_app() -> ASGIApp:
+    """One worker's app, from the environment ``serve`` prepared."""
+    return _app(Settings.from_env())
+
+
+def _app(settings: Settings) -> ASGIApp:
+    from api.app import create_app
+    from api.observability.spans import Spans
+    from api.runtime.gc_freeze import FreezeAfterStartup
+    from api.ws.close_on_shutdown import GoingAwayOnExit
+
+    app = create_app(settings, spans=Spans.from_environment())
+    return FreezeAfterStartup(GoingAwayOnExit(app))
+
+
+def _check_spans() -> None:
+    """Workers set up their own exporters; a missing ``otel`` extra stops
+    ``serve`` here with one line, not every worker."""
+    from api.observability.spans import Spans
+
+    spans = Spans.from_environment()
+    if spans is not None:
+        spans.shutdown()
+
+
+def _config(
+    app: ASGIApp | str, settings: Settings, args: argparse.Namespace, *, factory: bool = False
+) -> Any:
+    import uvicorn
+
+    from api.observability.logs import logging_config
+
+    return uvicorn.Config(
+        app,
+        factory=factory,
+        loop="uvloop" if sys.platform != "win32" else "asyncio",
+        http="httptools",
+        # Stated rather than detected: the outermost app returns the inner
+        # app's awaitable instead of being a coroutine function itself.
+        interface="asgi3",
+        lifespan="on",
+        # A permessage-deflate context holds ~300 KB per connection, six times
+        # what an idle subscription otherwise costs; alerts are small JSON.
+        ws_per_message_deflate=False,
+        # WebSocket messages obey the body limit; uvicorn refuses a larger
+        # frame from its header (1009) instead of buffering up to 16 MiB.
+        ws_max_size=settings.limits.max_body_bytes,
+        server_header=False,
+        proxy_headers=args.proxy_headers,
+        forwarded_allow_ips=list(settings.forwarded_allow_ips),
+        limit_concurrency=settings.max_connections,
+        timeout_graceful_shutdown=settings.shutdown_seconds,
+        log_config=logging_config(settings.log_format, settings.log_level),
+        # ``proofgate.request`` writes one richer line per request instead.
+        access_log=False,
+    )
+
+
+class _metrics_directory:
+    """A fresh ``PROMETHEUS_MULTIPROC_DIR`` for the workers unless the operator
+    chose one; removed when serving ends, since its files describe processes
+    that no longer exist."""
+
+    def __enter__(self) -> None:
+        self.created: str | None = None
+        if not os.environ.get(MULTIPROCESS_DIR):
+            self.created = tempfile.mkdtemp(prefix="proofgate-metrics-")
+            os.environ[MULTIPROCESS_DIR] = self.created
+
+    def __exit__(self, *exc: object) -> None:
+        if self.created is not None:
+            shutil.rmtree(self.created, ignore_errors=True)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as error:
+        raise ConfigurationError(
+            f"Cannot listen on {host}:{port}: {error.strerror or error}",
+            hint="Stop what holds the port, or choose another with --port (PROOFGATE_PORT).",
+        ) from None
+
+
+def _banner(settings: Settings, workers: int = 1) -> str:
+    store = settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
+    processes = f", {workers} workers" if workers > 1 else ""
+    lines = [
+        f"proofgate {__version__}: {settings.backend.value} store {store}{processes}",
+        f"  URL:       {settings.url}",
+        f"  GraphQL:   {settings.url}/graphql",
+    ]
+    if settings.admin_key_file is not None and settings.demo:
+        lines.append(f"  Admin key: {settings.admin_key}  (kept in {settings.admin_key_file})")
+    elif settings.admin_key_file is not None:
+        # Stdout ends up in log stores; the key stays in its file.
+        lines.append(f"  Admin key: kept in {settings.admin_key_file}")
+    else:
+        lines.append("  Admin key: set by PROOFGATE_ADMIN_KEY")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The demo data proofgate serve --demo loads through the real GraphQL operations."""

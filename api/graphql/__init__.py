@@ -1,0 +1,1 @@
+"""The GraphQL endpoint: view, schema, extensions, prepared lane, caches, errors, execution."""

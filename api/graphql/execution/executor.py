@@ -1,0 +1,245 @@
+"""The graphql-core executor Strawberry runs, with compiled plans.
+
+Strawberry hands its ``execution_context_class`` to graphql-core's
+``execute``; by the time ``execute_operation`` runs, parsing, validation,
+every schema extension's limit and variable coercion are done. Here the
+operation runs its cached plan, or graphql-core's own code when the plan
+cannot cover it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, cast
+
+from graphql import (
+    ExecutionResult,
+    GraphQLError,
+    GraphQLLeafType,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    OperationType,
+    located_error,
+)
+from graphql.execution.collect_fields import FieldDetailsList
+from graphql.execution.executor import CollectedErrors, Executor
+from graphql.pyutils import Path
+from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from api.graphql.execution.async_helpers import weak_helpers
+from api.graphql.execution.budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
+from api.graphql.execution.cache import PlanCache
+from api.graphql.execution.fanout import SharedEvents, Sharers
+from api.graphql.execution.plan import OperationPlan, Unsupported, compile_operation
+from api.settings.limits import MAX_RESPONSE_BYTES
+from domain.errors import BudgetExceeded
+
+__all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
+
+COMPILED = "compiled"
+GRAPHQL_CORE = "graphql-core"
+_UNKNOWN = object()
+
+
+class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
+    plans: ClassVar[PlanCache | None]
+    """None: every operation runs on graphql-core (``PROOFGATE_EXECUTION``)."""
+    events: ClassVar[SharedEvents]
+    max_response_bytes: ClassVar[int]
+    response_bytes: ResponseBytes
+    """What this execution's data will take as JSON (docs/design.md, Response budget)."""
+
+    _shared_by: Sharers | object | None = _UNKNOWN
+    """Who a subscription's events are shared by, worked out when it starts
+    from its plan, visibility and variables (None: run on graphql-core)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.async_helpers = weak_helpers(self)
+
+    @classmethod
+    def build(cls, *args: Any, **kwargs: Any) -> list[GraphQLError] | Executor[Any]:
+        """A subscription works out who shares its events when it starts,
+        not on its first alert, which a thousand subscribers may share."""
+        executor = super().build(*args, **kwargs)
+        if (
+            isinstance(executor, CompiledExecutor)
+            and executor.operation.operation is OperationType.SUBSCRIPTION
+        ):
+            executor._sharers()
+        return executor
+
+    def build_per_event_executor(self, payload: Any) -> Executor[Any]:
+        """graphql-core's copy of the subscription's executor for one event.
+        An alert fanned out to a thousand subscribers asks for a thousand:
+        an event another subscriber's execution already answered gets a
+        stand-in holding that answer, and the others a copy made without
+        ``copy.copy``'s generic protocol (docs/design.md, Alert fan-out)."""
+        shared_by = self._sharers()
+        if shared_by is not None:
+            answer = self.events.answered((shared_by, id(payload)), payload)
+            if answer is not None:
+                return cast("Executor[Any]", _Answered(answer))
+        executor = object.__new__(type(self))
+        executor.__dict__.update(self.__dict__)
+        executor.root_value = payload
+        executor.collected_errors = CollectedErrors()
+        return executor
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        """``serially`` is False only for a subscription's events (each one
+        runs the subscription's selection set on the event), None otherwise.
+        An event another subscriber already ran is answered from that run
+        (``SharedEvents``), before this one copies its context."""
+        if serially is False:
+            shared_by = self._sharers()
+            if shared_by is not None:
+                key = (shared_by, id(self.root_value))
+                return self.events.result(key, self.root_value, self._run_event)
+            self._begin(GRAPHQL_CORE)
+            return super().execute_operation(serially)
+        plan = self._plan() if serially is None else None
+        self._begin(COMPILED if plan else GRAPHQL_CORE)
+        if plan is None:
+            return super().execute_operation(serially)
+        return self._run(plan)
+
+    def _begin(self, mode: str) -> None:
+        self.response_bytes = ResponseBytes(self.max_response_bytes)
+        own_context = getattr(self.context_value, "for_operation", None)
+        if own_context is not None:
+            # A WebSocket context serves many operations: each, and each of a
+            # subscription's events that runs, runs on its own copy (SocketContext).
+            self.context_value = own_context()
+        _report(self.context_value, mode)
+
+    def _sharers(self) -> Sharers | None:
+        shared_by = self._shared_by
+        if shared_by is _UNKNOWN:
+            plan = self._plan()
+            shared_by = (
+                None
+                if plan is None
+                else self.events.sharers(plan, _visibility(self.context_value), self._variables())
+            )
+            self._shared_by = shared_by
+        return shared_by  # type: ignore[return-value]
+
+    def _run_event(self) -> Any:
+        """The one run of an event that everyone sharing it is answered from."""
+        sharers = cast("Sharers", self._shared_by)
+        self._begin(COMPILED)
+        return self._run(sharers.plan)
+
+    def _run(self, plan: OperationPlan) -> Any:
+        try:
+            data = plan.run(self, self.root_value)
+        except (GraphQLError, BudgetExceeded) as error:
+            self.collected_errors.add(located_error(error), None)
+            return self.build_response(None)
+        if is_awaitable(data):
+            return self._await_data(data)
+        return self.build_response(data)
+
+    async def _await_data(self, data: Any) -> ExecutionResult:
+        try:
+            settled = await data
+        except (GraphQLError, BudgetExceeded) as error:
+            self.collected_errors.add(located_error(error), None)
+            return self.build_response(None)  # type: ignore[return-value]
+        return self.build_response(settled)  # type: ignore[return-value]
+
+    def handle_field_error(
+        self,
+        raw_error: Exception,
+        return_type: GraphQLOutputType,
+        field_details_list: FieldDetailsList,
+        path: Path,
+    ) -> None:
+        """A budget of the whole operation that ran out is raised on, up to
+        the operation, which then answers that one error and no data."""
+        if ends_operation(raw_error):
+            raise located_error(raw_error, [d.node for d in field_details_list], path.as_list())
+        super().handle_field_error(raw_error, return_type, field_details_list, path)
+
+    def execute_field(
+        self,
+        parent_type: GraphQLObjectType,
+        source: Any,
+        field_details_list: FieldDetailsList,
+        path: Path,
+        position_context: Any,
+    ) -> Any:
+        """graphql-core's path: each field's response key is counted."""
+        self.response_bytes.used += key_bytes(path.key)  # type: ignore[arg-type]
+        return super().execute_field(
+            parent_type, source, field_details_list, path, position_context
+        )
+
+    def complete_leaf_value(self, return_type: GraphQLLeafType, result: Any) -> Any:  # type: ignore[override]
+        completed = super().complete_leaf_value(return_type, result)
+        self.response_bytes.charge(leaf_bytes(completed))
+        return completed
+
+    def _variables(self) -> str:
+        return repr(sorted(self.variable_values.coerced.items()))
+
+    def _plan(self) -> OperationPlan | None:
+        if self.plans is None:
+            return None
+        if self.middleware_manager is not None and self.middleware_manager.middlewares:
+            return None
+        if self.abort_signal is not None or self.hooks is not None:
+            return None
+        plans = self.plans
+        entry = plans.entry(self.operation, self.fragment_definitions.values())
+        coerced = self.variable_values.coerced
+        values = tuple(coerced.get(variable) for variable in entry.conditions)
+        if values in entry.plans:
+            return entry.plans[values]
+        plans.stats.compilations += 1
+        try:
+            plan: OperationPlan | None = compile_operation(self)
+        except Unsupported:
+            plans.stats.fallbacks += 1
+            plan = None
+        plans.store(entry, values, plan)
+        return plan
+
+
+def compiled_executor(
+    plans: PlanCache | None, max_response_bytes: int = MAX_RESPONSE_BYTES
+) -> type[CompiledExecutor]:
+    """An executor class bound to one schema's plan cache; with None it runs
+    graphql-core's executor and only reports that it did. Both count the
+    response against ``max_response_bytes``."""
+    attributes = {
+        "plans": plans,
+        "events": SharedEvents(),
+        "max_response_bytes": max_response_bytes,
+    }
+    return type("CompiledExecutor", (CompiledExecutor,), attributes)
+
+
+class _Answered:
+    """Stands in for an event's executor when the event is already answered:
+    graphql-core's ``execute_subscription_event`` only asks it to execute."""
+
+    __slots__ = ("_answer",)
+
+    def __init__(self, answer: Any) -> None:
+        self._answer = answer
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        return self._answer
+
+
+def _visibility(context: Any) -> tuple[Any, ...]:
+    """What decides which data a subscriber may see: its role and brand."""
+    principal = getattr(context, "principal", None)
+    return (getattr(principal, "role", None), getattr(principal, "brand_id", None))
+
+
+def _report(context: Any, mode: str) -> None:
+    if hasattr(context, "execution"):
+        context.execution = mode

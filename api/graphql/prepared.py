@@ -1,0 +1,186 @@
+"""The prepared lane: POST /graphql for a document this process already knows.
+
+Strawberry's view and schema pipeline cost a small query more than its
+execution: fourteen extensions enter up to four lifecycle hooks each, per
+request. What those hooks decide from the document alone (parse, token limit,
+validation, operation type) was decided the first time the text ran, and the
+document cache keeps the answer. So a request whose text the cache holds as
+valid runs here: the checks that depend on the request (trusted documents for
+this caller, the cost with these variables, the caller's rate bucket, the read
+budget) and the work after execution (error mapping, the request log's
+fields, the response) call the same functions the extensions call, and the
+operation runs on the schema's own executor (docs/design.md, Prepared lane).
+
+Everything else declines to Strawberry's full path, with the body untouched: a
+body with ``extensions`` (APQ), a batch, a trace header, OpenTelemetry spans, a
+subscription, a document not yet validated or not valid, a document outside
+the registry when only registered ones run freely, and any refusal (over the
+cost budget, out of rate tokens), which the full path then answers in its own
+words. The lane decides before anything runs or any token is taken, so a
+declined request is answered exactly once. ``tests/api/test_prepared.py``
+sends the suite's operations both ways and compares the responses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from graphql import DocumentNode, GraphQLError, OperationDefinitionNode, execute, get_operation_ast
+from graphql import OperationType as CoreOperationType
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope
+from strawberry.execution.is_awaitable import optimized_is_awaitable
+from strawberry.schema._graphql_core import execution_context_class_kwargs
+from strawberry.types import ExecutionResult
+from strawberry.utils.await_maybe import await_maybe
+
+from api.graphql.errors import map_errors
+from api.http.request_json import MalformedJSON, decode_request_json
+from api.limits.cost import cost_model
+from api.limits.ratelimit import RateCheck, public_calls
+from api.observability.request_log import record_operation
+from api.observability.spans import spans_on
+from api.operations.trusted import runs_freely
+from domain.errors import ProofgateError, RateLimited
+from storage.budget import ReadBudget, reading_within
+
+if TYPE_CHECKING:
+    from api.graphql.document_cache import DocumentCache
+    from api.graphql.schema import ProofgateSchema
+    from api.graphql.view import GraphQLApp
+    from api.operations.registry import OperationRegistry
+    from api.operations.settings import TrustedDocuments
+    from api.settings.limits import Limits
+    from services.auth import Principal
+
+__all__ = ["PreparedLane", "PreparedRequest"]
+
+_FIELDS = frozenset({"query", "variables", "operationName"})
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRequest:
+    document: DocumentNode
+    operation: OperationDefinitionNode
+    variables: dict[str, Any] | None
+    operation_name: str | None
+
+
+class PreparedLane:
+    def __init__(
+        self,
+        schema: ProofgateSchema,
+        documents: DocumentCache,
+        limits: Limits,
+        registry: OperationRegistry | None,
+        trusted_documents: TrustedDocuments,
+    ) -> None:
+        self.schema = schema
+        self.documents = documents
+        self.limits = limits
+        self.registry = registry
+        self.trusted_documents = trusted_documents
+        self.answered = 0
+        self.declined = 0
+
+    def prepare(self, body: bytes, principal: Principal) -> PreparedRequest | None:
+        """The request, if it may take the lane as far as its text tells."""
+        try:
+            data = decode_request_json(body)
+        except MalformedJSON:
+            return None
+        if not isinstance(data, dict) or not _FIELDS.issuperset(data):
+            return None
+        query, variables, name = data.get("query"), data.get("variables"), data.get("operationName")
+        if not (name is None or isinstance(name, str)):
+            return None
+        if not (variables is None or isinstance(variables, dict)):
+            return None
+        if query is None and self.registry is not None and name:
+            registered = self.registry.by_name.get(name)
+            query = registered.text if registered is not None else None
+        if not isinstance(query, str):
+            return None
+        if not runs_freely(self.trusted_documents, self.registry, query, principal):
+            return None
+        document = self.documents.validated(query, self.limits.max_tokens)
+        if document is None:
+            return None
+        operation = get_operation_ast(document, name)
+        if operation is None or operation.operation is CoreOperationType.SUBSCRIPTION:
+            return None
+        if name is None and operation.name is not None:
+            name = operation.name.value  # as Strawberry names the only operation
+        return PreparedRequest(document, operation, variables, name)
+
+    def within_cost(self, prepared: PreparedRequest) -> bool:
+        try:
+            cost = cost_model(self.schema).measure(
+                prepared.document, prepared.operation_name, prepared.variables
+            )
+        except ProofgateError:
+            return False
+        return cost is None or cost <= self.limits.max_cost
+
+    async def answer(
+        self, view: GraphQLApp, scope: Scope, receive: Receive, prepared: PreparedRequest
+    ) -> Response | None:
+        """The response, or None (nothing done) for the full path to answer."""
+        schema = self.schema
+        if spans_on() or not self.within_cost(prepared):
+            return None
+        request = Request(scope, receive)
+        sub_response = await view.get_sub_response(request)
+        context = await view.get_context(request, sub_response)
+        if context.trace is not None or not await _took_tokens(schema, prepared, context):
+            return None
+        self.answered += 1
+        result = await self._execute(prepared, context)
+        if result.errors:
+            result.errors = map_errors(result.errors, context.request_id)
+        record_operation(
+            prepared.operation_name, prepared.operation.operation.value, context.principal
+        )
+        response_data = await view.process_result(request, result)
+        return view.create_response(response_data, sub_response)
+
+    async def _execute(self, prepared: PreparedRequest, context: Any) -> ExecutionResult:
+        schema, limits = self.schema, self.limits
+        try:
+            with reading_within(ReadBudget(limits.max_read_items, limits.max_read_units)):
+                result = await await_maybe(
+                    execute(
+                        schema._schema,
+                        prepared.document,
+                        variable_values=prepared.variables,
+                        operation_name=prepared.operation_name,
+                        context_value=context,
+                        is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
+                        **execution_context_class_kwargs(schema.execution_context_class),
+                    )
+                )
+        except Exception as error:  # as Strawberry does: a result error, masked later
+            unexpected = error if isinstance(error, GraphQLError) else None
+            return ExecutionResult(
+                data=None, errors=[unexpected or GraphQLError(str(error), original_error=error)]
+            )
+        return ExecutionResult(data=result.data, errors=result.errors)
+
+
+async def _took_tokens(schema: ProofgateSchema, prepared: PreparedRequest, context: Any) -> bool:
+    """The caller's rate tokens for the public mutations it calls (``RateLimit``);
+    False, with nothing taken, when the bucket is short."""
+    if prepared.operation.operation is not CoreOperationType.MUTATION:
+        return True
+    client = getattr(context.request, "client", None)
+    calls = public_calls(prepared.document, prepared.operation_name)
+    check: RateCheck | None = schema.rate_check
+    if client is None or not calls or check is None:
+        return True
+    try:
+        await check(context.principal, client.host, calls)
+    except RateLimited:
+        return False
+    return True

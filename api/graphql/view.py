@@ -1,0 +1,261 @@
+"""The GraphQL endpoint: HTTP (GET/POST, GraphiQL) and WebSocket on /graphql."""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Awaitable, Coroutine
+from typing import Any
+
+import strawberry
+from cross_web import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
+from strawberry.http.base import BaseRequestProtocol
+from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.types.graphql import OperationType
+from strawberry.types.unset import UNSET, UnsetType
+
+from api.graphql.errors import error_extensions, error_response
+from api.graphql.prepared import PreparedLane
+from api.http.explorer import explorer_page
+from api.http.guard import BODY_SCOPE_KEY
+from api.http.request_json import MalformedJSON, decode_request_json
+from api.limits.auth_throttle import AuthThrottle
+from api.observability.request_log import REQUEST_ID_SCOPE_KEY
+from api.settings.limits import MAX_BODY_BYTES
+from api.ws.connections import Connections, SocketContext
+from api.ws.frames import SharedPayloads, encode_message
+from api.ws.protocols import TransportWSHandler, WSHandler, bounded_receive
+from domain.errors import BadUserInput, ProofgateError, RateLimited, Unauthenticated
+from resolvers.context import RequestContext
+from resolvers.loaders import Loaders
+from services.auth import ANONYMOUS, Principal, Role, authenticate
+from services.context import Services
+from storage.trace import Trace
+
+__all__ = ["GraphQLApp", "GraphQLEndpoint", "GraphQLSockets", "authentication_refusal"]
+
+TRACE_HEADER = "x-proofgate-trace"
+_PRINCIPAL = "proofgate.principal"
+
+
+class GraphQLApp(GraphQL[RequestContext, None]):
+    graphql_transport_ws_handler_class = TransportWSHandler
+    graphql_ws_handler_class = WSHandler
+
+    def __init__(
+        self,
+        schema: strawberry.Schema,
+        services: Services,
+        *,
+        max_message_bytes: int = MAX_BODY_BYTES,
+        auth_throttle: AuthThrottle | None = None,
+        **options: Any,
+    ) -> None:
+        """``max_message_bytes``: the body limit, which WebSocket messages obey
+        too; ``auth_throttle``: failed authentications per client address."""
+        pipeline = services.pipeline
+        if pipeline is not None:
+            limit = pipeline.settings.subscriptions_per_connection
+            options.setdefault("max_subscriptions_per_connection", limit)
+            timeout = pipeline.settings.connection_init_timeout
+            options.setdefault("connection_init_wait_timeout", timeout)
+        # Keep-alives are sent by ``Connections.keep_alive``, one task for all.
+        options["keep_alive"] = False
+        super().__init__(schema, **options)
+        self.services = services
+        self.connections = Connections()
+        self.payloads = SharedPayloads()
+        self.max_message_bytes = max_message_bytes
+        self.auth_throttle = auth_throttle or AuthThrottle()
+        self.prepared_lane: PreparedLane | None = getattr(schema, "prepared_lane", None)
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
+        """Strawberry's coroutine for a WebSocket, returned rather than
+        awaited here: a frame per connection is memory an idle subscription
+        keeps (docs/design.md, Alert fan-out)."""
+        if scope["type"] == "http":
+            return self._http(scope, receive, send)
+        if scope["type"] == "websocket":
+            receive = bounded_receive(receive, send, self.max_message_bytes)
+        return super().__call__(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Authenticate before Strawberry sees the request, so a bad key is a
+        # clean 401 with a GraphQL-shaped error rather than a failed context.
+        request = Request(scope, receive)
+        client = request.client.host if request.client else None
+        try:
+            authorization = request.headers.get("authorization")
+            scope[_PRINCIPAL] = await self.authenticate(authorization, client)
+        except ProofgateError as error:
+            await authentication_refusal(error)(scope, receive, send)
+            return
+        if scope["method"] == "POST" and self.prepared_lane is not None:
+            await self._post(scope, receive, send, self.prepared_lane)
+            return
+        await super().__call__(scope, receive, send)
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send, lane: PreparedLane) -> None:
+        """The prepared lane when it takes the request, else the full path
+        (``api/graphql/prepared.py``). The body is the one ``HTTPGuard`` read."""
+        body = scope.get(BODY_SCOPE_KEY)
+        prepared = None if body is None else lane.prepare(body, scope[_PRINCIPAL])
+        response = None
+        if prepared is not None:
+            response = await lane.answer(self, scope, receive, prepared)
+        if response is None:
+            lane.declined += 1
+            await super().__call__(scope, receive, send)
+        else:
+            await response(scope, receive, send)
+
+    async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
+        """Counts a wrong key against its client address, and refuses keys
+        from an address out of failures before reading them (``AuthThrottle``)."""
+        if authorization:
+            self.auth_throttle.check(client)
+        try:
+            return await authenticate(
+                self.services.storage, authorization, self.services.admin_key_hash
+            )
+        except Unauthenticated:
+            self.auth_throttle.failed(client)
+            raise
+
+    async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
+        """Strawberry answers a request it cannot take (a mutation over GET, a
+        body that is not JSON) in plain text; answer in GraphQL's shape."""
+        try:
+            return await super().run(request, context, root_value)
+        except HTTPException as refusal:
+            return error_response(_refusal(refusal), refusal.status_code)
+        except BadUserInput as error:
+            return error_response(error, 400)
+
+    def decode_json(self, data: str | bytes) -> object:
+        return decode_request_json(data)
+
+    def parse_json(self, data: str | bytes) -> Any:
+        try:
+            return decode_request_json(data)
+        except MalformedJSON as malformed:
+            raise malformed.error from None
+
+    def encode_json(self, data: object) -> str:
+        """Responses, and WebSocket messages, whose shared payloads are
+        encoded once for every socket (``api/ws/frames.py``)."""
+        return encode_message(data, self.payloads)
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return explorer_page(request)
+
+    def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
+        """Not for a GET that names a persisted query (APQ): it has no
+        ``query`` either, and a browser's fetch accepts ``*/*``."""
+        if "extensions" in request.query_params:
+            return False
+        return super().should_render_graphql_ide(request)
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> RequestContext:
+        principal: Principal = request.scope.get(_PRINCIPAL, ANONYMOUS)
+        if isinstance(request, WebSocket):
+            return SocketContext(
+                services=self.services,
+                principal=principal,
+                loaders=Loaders(self.services.storage, principal.tenant),
+                request_id=secrets.token_hex(8),
+                request=request,
+                response=response,
+            )
+        return RequestContext(
+            services=self.services,
+            principal=principal,
+            loaders=Loaders(self.services.storage, principal.tenant),
+            request_id=request.scope.get(REQUEST_ID_SCOPE_KEY) or secrets.token_hex(8),
+            trace=_trace(principal, request),
+            request=request,
+            response=response,
+        )
+
+    async def on_ws_connect(self, context: RequestContext) -> UnsetType | dict[str, object] | None:
+        """Authenticates ``connection_init``'s ``authorization``; no key is anonymous."""
+        params = getattr(context, "connection_params", None) or {}
+        authorization = params.get("authorization") or params.get("Authorization")
+        if authorization is not None and not isinstance(authorization, str):
+            raise ConnectionRejectionError({"message": "authorization must be a string"})
+        address = getattr(getattr(context, "request", None), "client", None)
+        try:
+            principal = await self.authenticate(authorization, address and address.host)
+        except ProofgateError as error:
+            payload = {"message": error.message, **error_extensions(error)}
+            raise ConnectionRejectionError(payload) from None
+        context.principal = principal
+        context.loaders = Loaders(self.services.storage, principal.tenant)
+        acknowledged: UnsetType = UNSET
+        return acknowledged
+
+
+def authentication_refusal(error: ProofgateError) -> Response:
+    """401, or 429 with ``Retry-After`` for an address out of failures."""
+    if not isinstance(error, RateLimited):
+        return error_response(error, 401)
+    refusal = error_response(error, 429)
+    refusal.headers["Retry-After"] = str(math.ceil(error.extensions["retryAfter"]))
+    return refusal
+
+
+def _trace(principal: Principal, request: Request) -> Trace | None:
+    """Only for a caller with a key: a trace names the access patterns and
+    items a request touched, which is no business of an anonymous caller."""
+    if principal.role is Role.ANONYMOUS or request.headers.get(TRACE_HEADER) != "1":
+        return None
+    return Trace()
+
+
+def _refusal(refusal: HTTPException) -> BadUserInput:
+    cause = refusal.__cause__
+    if isinstance(cause, InvalidOperationTypeError) and (
+        cause.operation_type is OperationType.SUBSCRIPTION
+    ):
+        return BadUserInput(
+            "Subscriptions are not served over HTTP",
+            hint="Subscribe over a WebSocket to /graphql (graphql-transport-ws or graphql-ws).",
+        )
+    return BadUserInput(refusal.reason)
+
+
+class GraphQLEndpoint:
+    """Routes to the ``GraphQLApp`` the lifespan keeps on ``app.state.graphql``:
+    its services need the open store, which exists only once the app starts."""
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        graphql: GraphQLApp = scope["app"].state.graphql
+        return graphql(scope, receive, send)
+
+
+class GraphQLSockets:
+    """A WebSocket to ``/graphql`` goes to the GraphQL endpoint from here,
+    past Starlette's exception middleware and router. For it they come to
+    the same: the router would route it to ``WebSocketRoute("/graphql")``
+    (a path it matches there, whatever the root path), and the exception
+    middleware re-raise what the endpoint raises (it answers its own
+    refusals). Their frames would be kept for the connection's whole life,
+    memory an idle subscription keeps (docs/design.md, Alert fan-out)."""
+
+    def __init__(self, app: ASGIApp, *, path: str = "/graphql") -> None:
+        self.app = app
+        self.path = path
+        self.endpoint = GraphQLEndpoint()
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        if scope["type"] == "websocket" and scope["path"] == self.path:
+            return self.endpoint(scope, receive, send)
+        return self.app(scope, receive, send)

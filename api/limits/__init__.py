@@ -1,0 +1,1 @@
+"""What an operation may cost: document checks, cost, reads, rate limits, throttles."""

@@ -1,0 +1,1 @@
+"""What requests did, for operators: logs, request lines, metrics, spans, traces."""

@@ -1,0 +1,247 @@
+"""Prometheus metrics of one gateway process, served on ``/metrics``.
+
+Every label set is bounded: operation names are the client's to choose, so
+only the first ``max_operation_names`` distinct ones get a series of their own
+and the rest count as ``other``; access patterns and error codes come from
+closed sets. Scraping needs the admin key (Prometheus' ``authorization``
+setting), because operation names are another tenant's business.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from api.observability.observation import Observation
+from services.pipeline import BACKLOG_COUNT_MAX, Backlog
+
+__all__ = ["CONTENT_TYPE_LATEST", "MULTIPROCESS_DIR", "OTHER_OPERATION", "Metrics"]
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+"""Set (by ``serve --workers``) when several processes serve one port: every
+process writes its counts there and any of them answers for all."""
+
+OTHER_OPERATION = "other"
+ANONYMOUS_OPERATION = "anonymous"
+MAX_OPERATION_NAME = 64
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+# A ``_created`` gauge per series doubles the scrape for a fact Prometheus
+# derives from the counter's resets.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+
+class Metrics:
+    def __init__(self, *, max_operation_names: int = 100) -> None:
+        self.registry = CollectorRegistry()
+        self._shared = bool(os.environ.get(MULTIPROCESS_DIR))
+        self._count_websockets: Callable[[], int] | None = None
+        self._max_names = max_operation_names
+        self._names: set[str] = set()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+        self.requests = Counter(
+            "proofgate_requests",
+            "GraphQL requests by operation name, operation type and outcome "
+            "(ok, error: answered with errors, refused: 4xx/5xx)",
+            ["operation", "type", "outcome"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "proofgate_request_duration_seconds",
+            "Time to answer a GraphQL request, by operation type",
+            ["type"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "proofgate_errors", "Errors answered, by code", ["code"], registry=self.registry
+        )
+        self.storage_calls = Counter(
+            "proofgate_storage_calls",
+            "Storage calls made while answering requests, by access pattern and operation",
+            ["access_pattern", "operation"],
+            registry=self.registry,
+        )
+        self.capacity = Counter(
+            "proofgate_storage_capacity_units",
+            "Capacity units consumed while answering requests, by access pattern",
+            ["access_pattern"],
+            registry=self.registry,
+        )
+        self.websockets = Gauge(
+            "proofgate_websocket_connections",
+            "Open GraphQL WebSocket connections",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self._pipeline_series()
+        self._gateway_series()
+        self._count_subscriptions: Callable[[], int] | None = None
+        self._count_relay: Callable[[], Mapping[str, int]] | None = None
+
+    def _gateway_series(self) -> None:
+        self.redis_outages = Counter(
+            "proofgate_redis_outages",
+            "Times Redis became unreachable, by what fell back: alerts (to the table "
+            "tail) or limits (rate limits and persisted queries, to per-process state)",
+            ["part"],
+            registry=self.registry,
+        )
+        self.untrusted_documents = Counter(
+            "proofgate_untrusted_documents",
+            "Documents outside the operation registry that ran "
+            "(PROOFGATE_TRUSTED_DOCUMENTS=log: what enforce would refuse)",
+            registry=self.registry,
+        )
+
+    def _pipeline_series(self) -> None:
+        self.subscriptions = Gauge(
+            "proofgate_subscriptions",
+            "Live threatAlerts subscriptions",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.deliveries = Counter(
+            "proofgate_webhook_deliveries",
+            "Webhook delivery attempts by result (DELIVERED, RETRYING, FAILED)",
+            ["result"],
+            registry=self.registry,
+        )
+        # The outbox is the store's, not a process's: every process measures
+        # the same queue, so the latest measurement is the value.
+        self.outbox_queued = Gauge(
+            "proofgate_outbox_queued",
+            f"Outbox items waiting or leased (counted up to {BACKLOG_COUNT_MAX})",
+            registry=self.registry,
+            multiprocess_mode="mostrecent",
+        )
+        self.outbox_parked = Gauge(
+            "proofgate_outbox_parked",
+            f"Outbox items parked after their last attempt (up to {BACKLOG_COUNT_MAX})",
+            registry=self.registry,
+            multiprocess_mode="mostrecent",
+        )
+        self.relay_items = Gauge(
+            "proofgate_relay_items",
+            "Since start, by event: deferred (committed items left to the poll because "
+            "the relay was full), lapsed (claimed items whose lease ended before they "
+            "were worked: should stay 0), late (alerts moved forward after a slow "
+            "commit), stranded (late alerts that could not be moved)",
+            ["event"],
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.relay_lag = Gauge(
+            "proofgate_relay_lag_seconds",
+            "How long the oldest claimable outbox item has been due",
+            registry=self.registry,
+            multiprocess_mode="mostrecent",
+        )
+
+    def redis_outage(self, part: str) -> Callable[[], None]:
+        """What a Redis user calls when it falls back; ``part`` is a fixed name."""
+        counter = self.redis_outages.labels(part)
+        return counter.inc
+
+    def count_websockets(self, count: Callable[[], int]) -> None:
+        """Read at scrape time in one process; with several, each process
+        refreshes its own count on every request it answers."""
+        if self._shared:
+            self._count_websockets = count
+        else:
+            self.websockets.set_function(count)
+
+    def count_subscriptions(self, count: Callable[[], int]) -> None:
+        """Like ``count_websockets``."""
+        if self._shared:
+            self._count_subscriptions = count
+        else:
+            self.subscriptions.set_function(count)
+
+    def count_relay(self, counts: Callable[[], Mapping[str, int]]) -> None:
+        """The relay's own counts, read when scraped or, with several
+        processes, on every request (docs/design.md, "Relay backpressure")."""
+        self._count_relay = counts
+
+    def delivered(self, result: str) -> None:
+        self.deliveries.labels(result).inc()
+
+    def observe_backlog(self, backlog: Backlog) -> None:
+        self.outbox_queued.set(backlog.queued)
+        self.outbox_parked.set(backlog.parked)
+        self.relay_lag.set(backlog.lag_seconds)
+
+    def observe(self, observation: Observation, status: int, seconds: float) -> None:
+        kind = observation.operation_type or "none"
+        if status >= 400:
+            outcome = "refused"
+        elif observation.error_codes:
+            outcome = "error"
+        else:
+            outcome = "ok"
+        series = self._series
+        operation = self._operation(observation.operation_name)
+        series(self.requests, operation, kind, outcome).inc()
+        series(self.latency, kind).observe(seconds)
+        for code in observation.error_codes:
+            series(self.errors, code).inc()
+        for call in observation.storage.calls:
+            pattern = call.access_pattern or "none"
+            series(self.storage_calls, pattern, call.operation).inc()
+            series(self.capacity, pattern).inc(call.capacity)
+        if self._shared:
+            self._refresh_counts()
+
+    def _series(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, remembered: the label values here come
+        from bounded sets (operation names, kinds, access patterns), and
+        ``labels`` costs more than the increment it is for."""
+        key = (id(metric), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
+    def render(self) -> bytes:
+        self._refresh_relay()
+        if not self._shared:
+            return generate_latest(self.registry)
+        self._refresh_counts()
+        every_process = CollectorRegistry()
+        multiprocess.MultiProcessCollector(every_process)  # type: ignore[no-untyped-call]
+        return generate_latest(every_process)
+
+    def _refresh_relay(self) -> None:
+        if self._count_relay is not None:
+            for event, count in self._count_relay().items():
+                self.relay_items.labels(event).set(count)
+
+    def _refresh_counts(self) -> None:
+        self._refresh_relay()
+        if self._count_websockets is not None:
+            self.websockets.set(self._count_websockets())
+        if self._count_subscriptions is not None:
+            self.subscriptions.set(self._count_subscriptions())
+
+    def _operation(self, name: str | None) -> str:
+        if not name:
+            return ANONYMOUS_OPERATION
+        name = name[:MAX_OPERATION_NAME]
+        if name in self._names:
+            return name
+        if len(self._names) < self._max_names:
+            self._names.add(name)
+            return name
+        return OTHER_OPERATION

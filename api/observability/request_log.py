@@ -1,0 +1,125 @@
+"""One log line and one set of metrics per HTTP request.
+
+The middleware gives every request its id (the client's ``X-Request-Id`` when
+it sends a plain one, else a new one), answers it in ``X-Request-Id``, and when
+the response is done writes the request's line: the same id the client finds
+in ``extensions.requestId`` of an error, so one grep finds both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Iterator
+from typing import Any
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from strawberry.extensions import SchemaExtension
+
+from api.observability.metrics import Metrics
+from api.observability.observation import (
+    REQUEST_ID_HEADER,
+    Observation,
+    current_observation,
+    observing,
+    request_id_from,
+)
+from services.auth import Principal
+from storage.trace import accounting
+
+__all__ = ["REQUEST_ID_SCOPE_KEY", "OperationObserver", "RequestObserver", "record_operation"]
+
+REQUEST_ID_SCOPE_KEY = "proofgate.request_id"
+GRAPHQL_PATH = "/graphql"
+
+logger = logging.getLogger("proofgate.request")
+
+
+class RequestObserver:
+    def __init__(self, app: ASGIApp, *, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """Returns the inner app's awaitable for what it does not handle rather
+        than awaiting it: a WebSocket lives for hours, and a frame per
+        middleware per connection is memory an idle subscription keeps
+        (docs/design.md, Alert fan-out)."""
+        if scope["type"] != "http":
+            return self.app(scope, receive, send)
+        return self._observe(scope, receive, send)
+
+    async def _observe(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        observation = Observation(request_id_from(headers.get(REQUEST_ID_HEADER)))
+        scope[REQUEST_ID_SCOPE_KEY] = observation.request_id
+        header = (REQUEST_ID_HEADER.encode(), observation.request_id.encode())
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", ()), header]
+            await send(message)
+
+        started = time.perf_counter()
+        try:
+            with observing(observation), accounting(observation.storage):
+                await self.app(scope, receive, send_with_id)
+        finally:
+            seconds = time.perf_counter() - started
+            graphql = scope["path"] == GRAPHQL_PATH
+            if graphql:
+                self.metrics.observe(observation, status, seconds)
+            level = logging.INFO if graphql else logging.DEBUG
+            if logger.isEnabledFor(level):
+                logger.log(
+                    level, "request", extra={"fields": _fields(scope, status, seconds, observation)}
+                )
+
+
+def _fields(scope: Scope, status: int, seconds: float, observation: Observation) -> dict[str, Any]:
+    storage = observation.storage
+    return {
+        "requestId": observation.request_id,
+        "method": scope["method"],
+        "path": scope["path"],
+        "status": status,
+        "durationMs": round(seconds * 1000, 2),
+        "operationName": observation.operation_name,
+        "operationType": observation.operation_type,
+        "principal": observation.principal,
+        "errorCodes": observation.error_codes,
+        "storageCalls": storage.storage_calls,
+        "capacityUnits": round(storage.capacity, 2),
+    }
+
+
+class OperationObserver(SchemaExtension):
+    """Tells the request's observation which operation ran, and for whom."""
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        context = self.execution_context
+        operation_type = None
+        if context.graphql_document is not None:
+            with contextlib.suppress(RuntimeError):  # no operation of that name
+                operation_type = context.operation_type.value
+        principal = getattr(context.context, "principal", None)
+        record_operation(context.operation_name, operation_type, principal)
+
+
+def record_operation(name: object, operation_type: str | None, principal: Principal | None) -> None:
+    """Tells the request's observation which operation ran, and for whom."""
+    observation = current_observation()
+    if observation is None:
+        return
+    # A body may carry any JSON as operationName; only a string names an operation.
+    observation.operation_name = name if isinstance(name, str) else None
+    if operation_type is not None:
+        observation.operation_type = operation_type
+    if principal is not None:
+        observation.principal = principal.role.value

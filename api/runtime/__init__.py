@@ -1,0 +1,1 @@
+"""What a served process builds and runs: storage backend, services, pipeline, hooks."""

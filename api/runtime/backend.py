@@ -1,0 +1,96 @@
+"""Opens the storage backend the settings name.
+
+Backends are imported on demand: the embedded store should not pay for
+importing the AWS SDK, and a DynamoDB deployment never touches SQLite.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from api.settings.gateway import MEMORY, Backend, Settings
+from services.migrations import require_current, stamp_new_store
+from services.migrations import steps as migration_steps
+
+if TYPE_CHECKING:
+    from services.migrations import Step
+    from storage import Storage
+
+__all__ = ["check_storage", "migration_steps_of_this_build", "open_storage", "stamp_new_table"]
+
+
+def migration_steps_of_this_build() -> tuple[Step, ...]:
+    return migration_steps.STEPS
+
+
+async def open_storage(settings: Settings, *, current: bool = True) -> Storage:
+    """The store, refused unless it is at this build's version (``current``),
+    which only ``proofgate migrate`` does without.
+
+    See docs/design.md, "Store versions"."""
+    storage, created = await _open(settings)
+    try:
+        if created:
+            await stamp_new_store(storage, migration_steps_of_this_build())
+        if current:
+            await require_current(storage, migration_steps_of_this_build())
+    except BaseException:
+        await storage.close()
+        raise
+    return storage
+
+
+async def _open(settings: Settings) -> tuple[Storage, bool]:
+    if settings.backend is Backend.DYNAMODB:
+        from storage.dynamodb import open_dynamodb
+
+        storage = await open_dynamodb(
+            table_name=settings.table,
+            region=settings.aws_region,
+            endpoint_url=settings.dynamodb_endpoint,
+            cursor_key=settings.cursor_key,
+        )
+        # ``create-table`` stamps a new table; see ``stamp_new_table``.
+        return storage, False
+    from storage.sqlite import open_sqlite
+
+    created = settings.sqlite_path == MEMORY or not Path(settings.sqlite_path).exists()
+    if settings.sqlite_path != MEMORY:
+        Path(settings.sqlite_path).parent.mkdir(parents=True, exist_ok=True)
+    storage = await open_sqlite(
+        settings.sqlite_path, cursor_key=settings.cursor_key, cache_mib=settings.sqlite_cache_mb
+    )
+    return storage, created
+
+
+async def stamp_new_table(*, table: str, region: str, endpoint: str | None) -> None:
+    """Records this build's version in a table ``create-table`` just created."""
+    from storage.dynamodb import open_dynamodb
+
+    # No cursor is minted here: any key does.
+    storage = await open_dynamodb(
+        table_name=table, region=region, endpoint_url=endpoint, cursor_key=os.urandom(32)
+    )
+    try:
+        await stamp_new_store(storage, migration_steps_of_this_build())
+    finally:
+        await storage.close()
+
+
+async def check_storage(settings: Settings) -> None:
+    """Before anything says the gateway is up: missing credentials, an
+    unreachable endpoint, a missing table or a store of another version is one
+    line with a hint, not a traceback from the app's start-up. The embedded
+    store creates itself."""
+    if settings.backend is Backend.DYNAMODB:
+        from storage.dynamodb import check_table
+
+        await check_table(
+            table_name=settings.table,
+            region=settings.aws_region,
+            endpoint_url=settings.dynamodb_endpoint,
+        )
+    storage = await open_storage(settings)
+    await storage.close()

@@ -1,0 +1,67 @@
+"""Starting and stopping this process's threat pipeline with the app.
+
+Every gateway process runs a relay (so outbox items are processed wherever
+gateways run, and a dead process's leases are taken over) and a tailer (so
+its subscribers see alerts other processes write).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+from api.graphql.view import GraphQLApp
+from api.settings.gateway import Settings
+from services.context import utcnow
+from services.pipeline import Pipeline
+from storage import CursorCodec, Storage
+
+__all__ = ["build_pipeline", "running_pipeline", "watching_connections"]
+
+
+def build_pipeline(
+    settings: Settings,
+    storage: Storage,
+    *,
+    on_delivery: Callable[[str], None] | None = None,
+    on_redis_outage: Callable[[], None] | None = None,
+) -> Pipeline:
+    """This process's pipeline, built before the services so that they are
+    built with its committing storage (``build_services``)."""
+    return Pipeline(
+        storage,
+        settings.pipeline,
+        cursors=CursorCodec(settings.cursor_key),
+        clock=utcnow,
+        on_delivery=on_delivery,
+        on_redis_outage=on_redis_outage,
+    )
+
+
+@contextlib.asynccontextmanager
+async def running_pipeline(pipeline: Pipeline) -> AsyncIterator[Pipeline]:
+    await pipeline.start()
+    try:
+        yield pipeline
+    finally:
+        await pipeline.stop()
+
+
+@contextlib.asynccontextmanager
+async def watching_connections(graphql: GraphQLApp, settings: Settings) -> AsyncIterator[None]:
+    """Keeps WebSockets alive, and closes those whose API key gets revoked, on
+    whichever process revoked it."""
+    connections, storage = graphql.connections, graphql.services.storage
+    tasks = [
+        asyncio.create_task(connections.watch(storage, settings.pipeline.key_check_interval)),
+        asyncio.create_task(connections.keep_alive(settings.pipeline.keepalive_interval)),
+    ]
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

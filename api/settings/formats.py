@@ -1,0 +1,178 @@
+"""How a ``PROOFGATE_*`` value is written: the types sections declare.
+
+Each parser takes the stripped text of a set variable (the reader never
+calls one for an unset or blank variable, which keeps its default) and
+raises ``Malformed`` with the problem, quoting the value, so the message an
+operator sees names both the variable and what was wrong with it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from decimal import Decimal
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import BeforeValidator
+from pydantic_settings import NoDecode
+
+from api.settings.environment import Malformed
+from domain.errors import ProofgateError
+from domain.ledger import CREDIT, parse_amount
+
+__all__ = [
+    "Addresses",
+    "CreditAmount",
+    "EntriesOrOff",
+    "HttpUrl",
+    "Origins",
+    "PerMinuteOrOff",
+    "PlainDecimal",
+    "Port",
+    "Positive",
+    "Switch",
+    "UserPath",
+    "choice",
+    "matching",
+]
+
+_DIGITS = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?")
+_OFF = ("off", "false", "0", "no")
+_ON = ("on", "true", "1", "yes")
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def _positive(value: str) -> int:
+    if not _DIGITS.fullmatch(value) or int(value) < 1:
+        raise Malformed(f"must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _port(value: str) -> int:
+    if not _DIGITS.fullmatch(value) or len(value) > 5 or not 0 < int(value) < 65536:
+        raise Malformed(f"must be a port number 1-65535, got {value!r}")
+    return int(value)
+
+
+def _switch(value: str) -> bool:
+    if value.lower() in _ON:
+        return True
+    if value.lower() in _OFF:
+        return False
+    raise Malformed(f"must be on or off, got {value!r}")
+
+
+def _entries_or_off(value: str) -> int:
+    if value.lower() in _OFF:
+        return 0
+    if not _DIGITS.fullmatch(value):
+        raise Malformed(f"must be a number of entries or off, got {value!r}")
+    return int(value)
+
+
+def _per_minute_or_off(value: str) -> int | None:
+    if value.lower() in _OFF:
+        return None
+    if not _DIGITS.fullmatch(value) or int(value) < 1:
+        raise Malformed(f"must be calls per minute or off, got {value!r}")
+    return int(value)
+
+
+def _plain_decimal(value: str) -> Decimal:
+    """No exponent, sign or thousands separator to misread: ``5``, ``2.5``."""
+    if not _DECIMAL.fullmatch(value):
+        raise Malformed(f"must be a non-negative decimal such as 2.5, got {value!r}")
+    return Decimal(value)
+
+
+def _credit_amount(value: str) -> Decimal:
+    """Checked by the ledger's own rules, so a setting can hold no amount a
+    posting could not."""
+    try:
+        return parse_amount(value, CREDIT)
+    except ProofgateError as error:
+        raise Malformed(f"{error.message}, got {value!r}") from None
+
+
+def _is_origin_like(value: str, *, allow_path: bool) -> bool:
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    return allow_path or not (parts.path or parts.query or parts.fragment or parts.username)
+
+
+def _http_url(value: str) -> str:
+    if not _is_origin_like(value, allow_path=True):
+        raise Malformed(f"must be an http(s) URL, got {value!r}")
+    return value
+
+
+def _origins(value: str) -> tuple[str, ...]:
+    origins = tuple(o.strip() for o in value.split(",") if o.strip())
+    for origin in origins:
+        if origin != "*" and not _is_origin_like(origin, allow_path=False):
+            raise Malformed(
+                f"{origin!r} is not an origin: browsers send scheme://host[:port], "
+                "with no path or trailing slash"
+            )
+    return origins
+
+
+def choice(choices: type[_E]) -> BeforeValidator:
+    """One of an enum's values, in any letter case."""
+
+    def parse(value: str) -> _E:
+        try:
+            return choices(value.lower())
+        except ValueError:
+            allowed = ", ".join(c.value for c in choices)
+            raise Malformed(f"must be one of {allowed}, got {value!r}") from None
+
+    return BeforeValidator(parse)
+
+
+def matching(pattern: re.Pattern[str], expected: str) -> BeforeValidator:
+    def parse(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise Malformed(f"must be {expected}, got {value!r}")
+        return value
+
+    return BeforeValidator(parse)
+
+
+def _addresses(value: str) -> tuple[str, ...]:
+    """``*``, or comma-separated IP addresses and networks (uvicorn's
+    ``forwarded_allow_ips``)."""
+    entries = tuple(entry.strip() for entry in value.split(",") if entry.strip())
+    for entry in entries:
+        if entry == "*":
+            continue
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise Malformed(f"must be IP addresses or networks or *, got {entry!r}") from None
+    return entries
+
+
+Positive = Annotated[int, BeforeValidator(_positive)]
+Addresses = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_addresses)]
+Port = Annotated[int, BeforeValidator(_port)]
+Switch = Annotated[bool, BeforeValidator(_switch)]
+EntriesOrOff = Annotated[int, BeforeValidator(_entries_or_off)]
+"""A count where ``off`` is 0."""
+PerMinuteOrOff = Annotated[int | None, BeforeValidator(_per_minute_or_off)]
+"""A rate where ``off`` is None: unlimited."""
+PlainDecimal = Annotated[Decimal, BeforeValidator(_plain_decimal)]
+CreditAmount = Annotated[Decimal, BeforeValidator(_credit_amount)]
+HttpUrl = Annotated[str | None, BeforeValidator(_http_url)]
+Origins = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_origins)]
+"""Comma-separated; NoDecode because pydantic-settings would read a tuple as JSON."""
+UserPath = Annotated[Path, BeforeValidator(lambda value: Path(value).expanduser())]

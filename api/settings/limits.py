@@ -1,0 +1,169 @@
+"""The limits every operation is checked against before it runs.
+
+``Limits`` is part of ``Settings`` (``settings.limits``); ``LimitVariables``
+declares the ``PROOFGATE_*`` variables it is read from. The defaults are the
+ones a public deployment needs; constructing ``Limits()`` directly gets the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel
+
+from api.settings.formats import EntriesOrOff, PerMinuteOrOff, Positive, Switch, choice
+from domain.errors import ConfigurationError
+
+__all__ = [
+    "ANONYMOUS_RATE",
+    "DOCUMENT_CACHE_BYTES",
+    "KEY_RATE",
+    "MAX_ALIASES",
+    "MAX_BODY_BYTES",
+    "MAX_COST",
+    "MAX_DEPTH",
+    "MAX_READ_ITEMS",
+    "MAX_READ_UNITS",
+    "MAX_RESPONSE_BYTES",
+    "MAX_TOKENS",
+    "PERSISTED_QUERIES",
+    "Execution",
+    "LimitVariables",
+    "Limits",
+    "Rate",
+]
+
+MAX_DEPTH = 10
+MAX_ALIASES = 30
+MAX_TOKENS = 2000
+MAX_COST = 5000
+MAX_BODY_BYTES = 1024 * 1024
+MAX_READ_ITEMS = 2 * MAX_COST
+"""Twice the cost budget: a query reads one item past its page (to know
+``hasNextPage``), which the plan does not count (docs/design.md, Limits and cost)."""
+MAX_READ_UNITS = 10_000
+"""Read capacity units: a full budget of items averaging 4 KB, strongly consistent."""
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+PERSISTED_QUERIES = 1000
+DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024
+
+
+class Execution(StrEnum):
+    """``PROOFGATE_EXECUTION``: ``graphql-core`` is the operator's way back
+    from compiled plans, should one ever answer differently."""
+
+    COMPILED = "compiled"
+    GRAPHQL_CORE = "graphql-core"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rate:
+    """A token bucket: ``burst`` calls at once, refilled at ``per_minute``."""
+
+    per_minute: int
+    burst: int
+
+    def __post_init__(self) -> None:
+        if self.per_minute < 1 or self.burst < 1:
+            raise ConfigurationError("A rate needs per_minute and burst of at least 1")
+
+    @property
+    def per_second(self) -> float:
+        return self.per_minute / 60
+
+
+ANONYMOUS_RATE = Rate(per_minute=60, burst=20)
+KEY_RATE = Rate(per_minute=600, burst=100)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    max_depth: int = MAX_DEPTH
+    max_aliases: int = MAX_ALIASES
+    max_tokens: int = MAX_TOKENS
+    max_cost: int = MAX_COST
+    """Budget of the reads an operation may plan, counted by ``api.limits.cost``."""
+    max_body_bytes: int = MAX_BODY_BYTES
+    introspection: bool = True
+    suggestions: bool = True
+    """"Did you mean ...?" in error messages, which spell out the schema."""
+    anonymous_rate: Rate | None = ANONYMOUS_RATE
+    """Public mutations by callers without a key, per client IP; None: unlimited."""
+    key_rate: Rate | None = KEY_RATE
+    """Public mutations by BRAND and PARTNER keys, per key; None: unlimited.
+    The operator (ADMIN) key is never limited."""
+    persisted_queries: int = PERSISTED_QUERIES
+    """Entries of the automatic persisted query cache; 0 turns APQ off."""
+    execution: Execution = Execution.COMPILED
+    """Run operations as compiled plans, or on graphql-core's executor."""
+    document_cache_bytes: int = DOCUMENT_CACHE_BYTES
+    """Memory the parsed and validated documents may hold; 0 caches none."""
+    max_read_items: int = MAX_READ_ITEMS
+    """Items one query or mutation may read at run time (``storage.budget``)."""
+    max_read_units: int = MAX_READ_UNITS
+    """Read capacity units one query or mutation may consume at run time."""
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    """The encoded JSON bytes of one result's data (``api.graphql.execution.budget``)."""
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_depth",
+            "max_aliases",
+            "max_tokens",
+            "max_cost",
+            "max_body_bytes",
+            "max_read_items",
+            "max_read_units",
+            "max_response_bytes",
+        ):
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"Limit {name} must be at least 1")
+        for name in ("persisted_queries", "document_cache_bytes"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"Limit {name} must not be negative")
+
+
+class LimitVariables(BaseModel):
+    max_depth: Positive = MAX_DEPTH
+    max_aliases: Positive = MAX_ALIASES
+    max_tokens: Positive = MAX_TOKENS
+    max_cost: Positive = MAX_COST
+    max_body_bytes: Positive = MAX_BODY_BYTES
+    introspection: Switch = True
+    suggestions: Switch = True
+    rate_limit: PerMinuteOrOff = ANONYMOUS_RATE.per_minute
+    rate_burst: Positive = ANONYMOUS_RATE.burst
+    key_rate_limit: PerMinuteOrOff = KEY_RATE.per_minute
+    key_rate_burst: Positive = KEY_RATE.burst
+    """A burst set alone keeps the default rate."""
+    persisted_queries: EntriesOrOff = PERSISTED_QUERIES
+    execution: Annotated[Execution, choice(Execution)] = Execution.COMPILED
+    document_cache_bytes: EntriesOrOff = DOCUMENT_CACHE_BYTES
+    max_read_items: Positive = MAX_READ_ITEMS
+    max_read_units: Positive = MAX_READ_UNITS
+    max_response_bytes: Positive = MAX_RESPONSE_BYTES
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_depth=self.max_depth,
+            max_aliases=self.max_aliases,
+            max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+            max_body_bytes=self.max_body_bytes,
+            introspection=self.introspection,
+            suggestions=self.suggestions,
+            anonymous_rate=_rate(self.rate_limit, self.rate_burst),
+            key_rate=_rate(self.key_rate_limit, self.key_rate_burst),
+            persisted_queries=self.persisted_queries,
+            execution=self.execution,
+            document_cache_bytes=self.document_cache_bytes,
+            max_read_items=self.max_read_items,
+            max_read_units=self.max_read_units,
+            max_response_bytes=self.max_response_bytes,
+        )
+
+
+def _rate(per_minute: int | None, burst: int) -> Rate | None:
+    return None if per_minute is None else Rate(per_minute=per_minute, burst=burst)

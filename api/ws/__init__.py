@@ -1,0 +1,1 @@
+"""GraphQL over WebSocket: open connections, the two protocols, frames, and closing on shutdown."""

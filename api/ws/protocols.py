@@ -1,0 +1,139 @@
+"""The two GraphQL-over-WebSocket protocols, as this gateway speaks them.
+
+Strawberry's handlers, plus what a hostile client must not get past
+(docs/design.md, WebSocket connections): a connection is registered while it
+is open (so the key watcher and shutdown can close it), must initialise within
+the init timeout on either protocol, and initialises once: a second
+``connection_init`` on legacy graphql-ws would otherwise re-authenticate the
+connection as someone else (anonymous, out of the revocation watcher's sight)
+while its subscriptions run on, so it is closed as graphql-transport-ws does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.types import Message, Receive, Send
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+)
+from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
+from strawberry.subscriptions.protocols.graphql_ws.types import ConnectionInitMessage
+
+from api.ws.connections import Connections, LiveConnection, SocketContext
+from resolvers.context import RequestContext
+
+__all__ = [
+    "CLOSE_INIT_TIMEOUT",
+    "CLOSE_MESSAGE_TOO_BIG",
+    "CLOSE_TOO_MANY_INITS",
+    "TransportWSHandler",
+    "WSHandler",
+    "bounded_receive",
+]
+
+CLOSE_TOO_MANY_INITS = (4429, "Too many initialisation requests")
+CLOSE_INIT_TIMEOUT = (4408, "Connection initialisation timeout")
+"""graphql-transport-ws's codes, used on legacy graphql-ws too, which has none."""
+CLOSE_MESSAGE_TOO_BIG = (1009, "Message too big")
+
+
+def bounded_receive(receive: Receive, send: Send, limit: int) -> Receive:
+    """``receive`` for a WebSocket whose messages obey the body limit, as a
+    POST does: a larger one closes the connection (1009) before anything
+    parses it. ``serve`` also gives uvicorn the limit, which refuses such a
+    frame from its header, before reading it; this holds under any server."""
+
+    async def bounded() -> Message:
+        message = await receive()
+        if message["type"] == "websocket.receive" and _size(message) > limit:
+            code, reason = CLOSE_MESSAGE_TOO_BIG
+            await send({"type": "websocket.close", "code": code, "reason": reason})
+            return {"type": "websocket.disconnect", "code": code}
+        return message
+
+    return bounded
+
+
+def _size(message: Message) -> int:
+    data = message.get("bytes")
+    if data is not None:
+        return len(data)
+    text: str = message.get("text") or ""
+    return len(text) if text.isascii() else len(text.encode())
+
+
+class _Registered:
+    """Shared by both protocol handlers: register the connection while it is open."""
+
+    view: Any
+    context: Any
+    websocket: Any
+
+    @property
+    def connections(self) -> Connections:
+        connections: Connections = self.view.connections
+        return connections
+
+    def _register(self, keepalive: Callable[[], Awaitable[None]]) -> LiveConnection:
+        connection = LiveConnection(self.websocket, self.context, keepalive)
+        if isinstance(self.context, SocketContext):
+            self.context.connection = connection
+        self.connections.add(connection)
+        return connection
+
+
+class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestContext, None]):
+    """graphql-transport-ws, with server pings so idle connections stay open
+    through proxies and dead ones are noticed. Strawberry already closes a
+    second ``connection_init`` (4429) and a late one (4408)."""
+
+    async def handle(self) -> None:
+        connection = self._register(self._ping)
+        try:
+            await super().handle()
+        finally:
+            self.connections.discard(connection)
+
+    async def _ping(self) -> None:
+        if self.connection_acknowledged:
+            await self.send_message({"type": "ping"})
+
+
+class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
+    """Legacy graphql-ws; its keep-alive is the protocol's own ``ka`` message."""
+
+    _init_received = False
+
+    async def handle(self) -> None:
+        connection = self._register(self._keep_alive)
+        timeout = asyncio.create_task(self._init_timeout())
+        try:
+            await super().handle()
+        finally:
+            timeout.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await timeout
+            self.connections.discard(connection)
+
+    async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
+        if self._init_received:
+            code, reason = CLOSE_TOO_MANY_INITS
+            await self.websocket.close(code=code, reason=reason)
+            return
+        self._init_received = True
+        await super().handle_connection_init(message)
+
+    async def _init_timeout(self) -> None:
+        await asyncio.sleep(self.view.connection_init_wait_timeout.total_seconds())
+        if not self._init_received:
+            code, reason = CLOSE_INIT_TIMEOUT
+            with contextlib.suppress(Exception):
+                await self.websocket.close(code=code, reason=reason)
+
+    async def _keep_alive(self) -> None:
+        if self.connection_acknowledged:
+            await self.send_message({"type": "ka"})
