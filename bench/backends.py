@@ -110,7 +110,7 @@ def _replay(endpoint: str) -> None:
 def _serve(name: str, data_dir: Path, log_dir: Path, env: dict[str, str]) -> Any:
     port = free_port()
     command = [
-        sys.executable, "-m", "api.cli", "serve",
+        sys.executable, "-m", "api.cli.main", "serve",
         "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir),
     ]  # fmt: skip
     return serving(
@@ -254,7 +254,7 @@ async def run() -> None:
         await create_table(table_name=TABLE, region=REGION, endpoint_url=endpoint)
         shared = root / "dynamodb-secrets"
         subprocess.run(
-            [sys.executable, "-m", "api.cli", "init-secrets", str(shared)],
+            [sys.executable, "-m", "api.cli.main", "init-secrets", str(shared)],
             check=True,
             capture_output=True,
             cwd=Path(__file__).resolve().parents[1],
