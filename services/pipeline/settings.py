@@ -32,6 +32,11 @@ class PipelineSettings:
     # Relay: how often it looks for due items when nothing woke it, how many it
     # claims at once, how long a claim is exclusive, and when it gives up.
     poll_interval: timedelta = timedelta(milliseconds=250)
+    idle_poll_interval: timedelta = timedelta(seconds=2)
+    """While polls find nothing, the interval doubles up to this: an idle
+    process queried the outbox sixteen times a second (four shards), which
+    on DynamoDB was over 1% of a core; this process's own items never wait
+    for a poll (``Relay.expect``), others' and retries wait at most this."""
     claim_batch: int = 25
     lease: timedelta = timedelta(seconds=30)
     max_attempts: int = 8
