@@ -70,6 +70,10 @@ class PipelineSettings:
     """How long a WebSocket may stay open without a ``connection_init``."""
     keepalive_interval: timedelta = timedelta(seconds=15)
     key_check_interval: timedelta = timedelta(seconds=5)
+    key_cache: timedelta = timedelta(milliseconds=100)
+    """How long a process trusts an API key it read (``services.auth.KeyCache``):
+    one consistent read per key per this, not per request; a revocation in
+    another process is seen within it."""
     # Webhooks.
     webhooks_per_brand: int = 10
     webhook_timeout: timedelta = timedelta(seconds=5)
