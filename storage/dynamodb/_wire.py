@@ -37,6 +37,7 @@ from yarl import URL
 
 __all__ = [
     "HOT_OPERATIONS",
+    "KEEPALIVE_SECONDS",
     "RequestNotSent",
     "ResponseLost",
     "Wire",
@@ -56,6 +57,9 @@ HOT_OPERATIONS: Final = frozenset(
         "TransactWriteItems",
     }
 )
+KEEPALIVE_SECONDS = 12.0
+"""aiobotocore's own: an idle connection is dropped before the service drops
+it, since a write sent on one the service already closed has an unknown outcome."""
 _TARGET_PREFIX = "DynamoDB_20120810."
 _CONTENT_TYPE = "application/x-amz-json-1.0"
 _SIGNING_NAME = "dynamodb"
@@ -155,7 +159,9 @@ class Wire:
         """``credentials`` is the session's (botocore's provider chain, refreshable);
         TLS verifies against botocore's CA bundle, as the client would."""
         connector = aiohttp.TCPConnector(
-            limit=pool, ssl=ssl.create_default_context(cafile=get_cert_path(True))
+            limit=pool,
+            ssl=ssl.create_default_context(cafile=get_cert_path(True)),
+            keepalive_timeout=KEEPALIVE_SECONDS,
         )
         session = aiohttp.ClientSession(
             connector=connector,
@@ -189,7 +195,10 @@ class Wire:
         if not checksum_matches(received, payload):
             raise ResponseLost("x-amz-crc32 mismatch")
         if status < 300:
-            decoded: dict[str, Any] = orjson.loads(payload)
+            try:
+                decoded: dict[str, Any] = orjson.loads(payload)
+            except orjson.JSONDecodeError:
+                raise ResponseLost("a 2xx body that is not JSON") from None
             return decoded
         raise parse_error(self.client, operation, status, received, payload)
 
