@@ -17,6 +17,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from api.demo.loader import start_demo
+from api.graphql.prepared import prepared_lane
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.schema import schema as default_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
@@ -88,6 +89,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
                     graphql_ide="graphiql",
                     max_message_bytes=settings.limits.max_body_bytes,
                     auth_throttle=AuthThrottle(settings.auth_failure_rate),
+                    prepared_lane=prepared_lane(
+                        schema, settings.limits, registry, operations.trusted_documents
+                    ),
                 )
                 _count(metrics, app.state.graphql, pipeline)
                 mcp = MCPService(schema, services, tools)
