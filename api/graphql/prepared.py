@@ -45,10 +45,9 @@ from api.limits.ratelimit import RateCheck, public_calls
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
 from api.operations.trusted import runs_freely
+from api.settings.limits import Execution
 from domain.errors import ProofgateError, RateLimited
 from storage.budget import ReadBudget, reading_within
-
-from api.settings.limits import Execution
 
 if TYPE_CHECKING:
     from api.graphql.document_cache import DocumentCache
