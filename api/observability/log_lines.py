@@ -11,11 +11,12 @@ formatter writes (``TextFormatter`` or ``JsonFormatter`` of
 loop are written and flushed together at its end.
 
 Only when the ``proofgate.request`` logger is configured as ``logging_config``
-configures it (its own stream handlers with those formatters, no filters, no
-propagation); otherwise (tests capturing records, an operator's own config)
-each line is a ``logging`` record as before, minus the caller lookup, which
-no formatter of ours prints. ``tests/api/observability/test_log_lines.py``
-holds both formats to the formatters, line for line.
+configures it (its records reach one stream handler with one of those
+formatters, on it or on a parent, and no filter); otherwise (tests capturing
+records, an operator's own config) each line is a ``logging`` record as
+before, minus the caller lookup, which no formatter of ours prints.
+``tests/api/observability/test_log_lines.py`` holds both formats to the
+formatters, line for line.
 """
 
 from __future__ import annotations
@@ -62,12 +63,12 @@ class RequestLines:
 
     def _fast_targets(self) -> list[tuple[logging.StreamHandler[Any], bool]] | None:
         logger = self.logger
-        handlers = tuple(logger.handlers)
+        if logger.filters or logger.disabled:
+            return None
+        handlers = _handlers(logger)
         if handlers != self._seen:
             self._seen = handlers
-            self._targets = _targets(logger)
-        if logger.propagate or logger.filters or logger.disabled:
-            return None
+            self._targets = _targets(handlers)
         return self._targets
 
     def _text(self, created: float, level: str) -> str:
@@ -115,12 +116,28 @@ class RequestLines:
                 handler.handleError(logging.makeLogRecord({"msg": text.rstrip()}))
 
 
-def _targets(logger: logging.Logger) -> list[tuple[logging.StreamHandler[Any], bool]] | None:
+def _handlers(logger: logging.Logger) -> tuple[logging.Handler, ...]:
+    """The handlers a record of ``logger`` reaches, as ``Logger.callHandlers``
+    finds them: its own, then its parents' until one does not propagate.
+    ``logging_config`` puts the handler on ``proofgate``."""
+    handlers: list[logging.Handler] = []
+    current: logging.Logger | None = logger
+    while current is not None:
+        handlers.extend(current.handlers)
+        if not current.propagate:
+            break
+        current = current.parent
+    return tuple(handlers)
+
+
+def _targets(
+    handlers: tuple[logging.Handler, ...],
+) -> list[tuple[logging.StreamHandler[Any], bool]] | None:
     """The handlers to write to directly, or None when one is not ours to imitate."""
-    if len(logger.handlers) != 1:
+    if len(handlers) != 1:
         return None  # one batch per handler would need one queue per handler
     targets = []
-    for handler in logger.handlers:
+    for handler in handlers:
         if type(handler) is not logging.StreamHandler or handler.filters:
             return None
         formatter = type(handler.formatter)

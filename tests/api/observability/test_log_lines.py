@@ -45,14 +45,16 @@ FIELDS: list[dict[str, Any]] = [
 
 
 def _logger(formatter: logging.Formatter) -> tuple[logging.Logger, io.StringIO]:
-    logger = logging.getLogger(f"proofgate.test_lines.{uuid.uuid4().hex}")
+    """A ``.request`` logger whose parent holds the handler, as ``logging_config`` sets
+    up ``proofgate`` and ``proofgate.request``."""
+    parent = logging.getLogger(f"proofgate.test_lines.{uuid.uuid4().hex}")
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter)
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    return logger, stream
+    parent.addHandler(handler)
+    parent.setLevel(logging.INFO)
+    parent.propagate = False
+    return logging.getLogger(f"{parent.name}.request"), stream
 
 
 def _cases() -> Iterator[tuple[float, dict[str, Any], int]]:
@@ -107,7 +109,8 @@ async def test_lines_of_one_turn_are_written_together_at_its_end() -> None:
     logger, stream = _logger(TextFormatter())
     lines = RequestLines(logger)
     writes = []
-    handler = logger.handlers[0]
+    assert logger.parent is not None
+    handler = logger.parent.handlers[0]
     original = handler.flush
 
     def counted() -> None:
