@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -86,6 +87,7 @@ class RequestLines:
             "time": datetime.fromtimestamp(created, UTC).isoformat(),
             "level": level,
             "logger": self.logger.name,
+            "pid": os.getpid(),
             "message": "request",
         }
         return json.dumps({**head, **fields}, default=str, ensure_ascii=False)
