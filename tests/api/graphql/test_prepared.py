@@ -18,7 +18,6 @@ import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,11 +37,11 @@ from api.graphql.prepared import PreparedLane, prepared_lane
 from api.graphql.schema import build_schema
 from api.operations.settings import TrustedDocuments
 from api.settings.limits import Execution, Limits
+from tests._support.source import ROOT, source_files
 
 GENERATED_QUERIES = 300
 QUERIES_PER_EXAMPLE = 10
 _HEADERS = ("content-type", "retry-after", "x-request-id")
-ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = ROOT / "pyproject.toml"
 
 VERIFY = """mutation($c: String!) {
@@ -274,12 +273,8 @@ def test_nothing_imports_strawberrys_private_modules() -> None:
     Strawberry pin spans more than one minor release (pyproject.toml)."""
     private = re.compile(r"^\s*(from|import)\s+strawberry(\.\w+)*\._", re.MULTILINE)
     assert private.search("from strawberry.schema._graphql_core import x"), "positive control"
-    offenders = [
-        str(path.relative_to(ROOT))
-        for package in ("api", "resolvers", "services", "storage", "domain", "bench")
-        for path in (ROOT / package).rglob("*.py")
-        if private.search(path.read_text())
-    ]
+    sources = [*source_files(), *(ROOT / "bench").rglob("*.py")]
+    offenders = [str(p.relative_to(ROOT)) for p in sources if private.search(p.read_text())]
     assert offenders == []
     pin = re.search(r'"strawberry-graphql>=0\.(\d+)[^,]*,<0\.(\d+)"', PYPROJECT.read_text())
     assert pin is not None
