@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 from conftest import Gateway, _serve, _settings
-from execution._differential import Seed, seed_variables, suite_operations
 
 import api.http.graphql_entry
 from api.app import ProofgateApp
 from api.http.graphql_entry import GraphQLEntry
+from tests.api.graphql.execution._differential import Seed, seed_variables, suite_operations
 
 ORIGIN = "https://app.example"
 MUTATIONS = [
