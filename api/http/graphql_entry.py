@@ -53,8 +53,8 @@ class GraphQLEntry:
         path: str = "/graphql",
     ) -> None:
         """``app``: the Starlette app whose scope keys the route sets;
-        ``endpoint``: the route's endpoint; ``cors``: the app's CORS
-        middleware, for its response headers, or None without origins."""
+        ``endpoint``: the route's endpoint; ``cors``: a CORS middleware with
+        the stack's settings, for its response headers, or None without origins."""
         self.app = app
         self.endpoint = endpoint
         self.observer = observer
