@@ -87,6 +87,15 @@ def _entries_or_off(value: object) -> int:
     return number
 
 
+def _milliseconds_or_off(value: object) -> int:
+    if isinstance(value, str) and value.lower() in _OFF:
+        return 0
+    number = _whole(value)
+    if number is None or number < 0:
+        raise Malformed(f"must be milliseconds or off, got {value!r}")
+    return number
+
+
 def _per_minute_or_off(value: object) -> int | None:
     if value is None or (isinstance(value, str) and value.lower() in _OFF):
         return None
@@ -185,6 +194,8 @@ Addresses = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_addresses)]
 Port = Annotated[int, BeforeValidator(_port)]
 Switch = Annotated[bool, BeforeValidator(_switch)]
 EntriesOrOff = Annotated[int, BeforeValidator(_entries_or_off)]
+
+MillisecondsOrOff = Annotated[int, BeforeValidator(_milliseconds_or_off)]
 """A count where ``off`` is 0."""
 PerMinuteOrOff = Annotated[int | None, BeforeValidator(_per_minute_or_off)]
 """A rate where ``off`` is None: unlimited."""

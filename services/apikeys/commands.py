@@ -83,15 +83,19 @@ async def revoke_api_key(context: CommandContext, key_hash: str) -> Item:
         return key
     now = context.now()
     revoked_at = format_datetime(now)
-    if await mark_once(
-        context,
-        API_KEY_BY_HASH.key(key_hash=key["id"]),
-        mark={"revokedAt": revoked_at},
-        unmarked=AttributeAbsent("revokedAt"),
-        action="revokeApiKey",
-        brand_id=key["brandId"],
-        target_id=key["id"],
-        now=now,
-    ):
+    try:
+        made = await mark_once(
+            context,
+            API_KEY_BY_HASH.key(key_hash=key["id"]),
+            mark={"revokedAt": revoked_at},
+            unmarked=AttributeAbsent("revokedAt"),
+            action="revokeApiKey",
+            brand_id=key["brandId"],
+            target_id=key["id"],
+            now=now,
+        )
+    finally:
+        context.services.keys.forget(key["id"])
+    if made:
         return {**key, "revokedAt": revoked_at}
     return await _owned_key(context, key_hash)

@@ -92,17 +92,21 @@ async def revoke_integration(context: CommandContext, integration_id: str) -> It
         set={"revokedAt": revoked_at},
         condition=ItemExists(),
     )
-    if not await mark_once(
-        context,
-        INTEGRATION_BY_ID.key(**ref.params),
-        mark={"revokedAt": revoked_at},
-        unmarked=AttributeAbsent("revokedAt"),
-        action="revokeIntegration",
-        brand_id=ref.brand_id,
-        target_id=ref.id,
-        now=now,
-        along=[revoke_key],
-    ):
+    try:
+        made = await mark_once(
+            context,
+            INTEGRATION_BY_ID.key(**ref.params),
+            mark={"revokedAt": revoked_at},
+            unmarked=AttributeAbsent("revokedAt"),
+            action="revokeIntegration",
+            brand_id=ref.brand_id,
+            target_id=ref.id,
+            now=now,
+            along=[revoke_key],
+        )
+    finally:
+        context.services.keys.forget(item["keyHash"])
+    if not made:
         return await _owned(context, ref)
     context.loaders.forget(INTEGRATION_BY_ID, **ref.params)
     return {**item, "revokedAt": revoked_at}
