@@ -19,7 +19,8 @@ from ..driver import BatchGetResult, QueryRequest, QueryResult
 from ..keys import Key
 from ..values import Item
 from ..writes import WriteAction
-from . import _reads, _writes
+from . import _reads
+from ._group import GroupCommitter
 from ._inline import InlineReader
 from ._query import query
 from ._schema import DEFAULT_CACHE_MIB, MEMORY, connect_reader, connect_writer
@@ -59,6 +60,7 @@ class SqliteDriver:
             if self.path == MEMORY
             else InlineReader(partial(connect_reader, self.path, timeout, ready, cache_mib))
         )
+        self._committer = GroupCommitter(self._writer)
         self.ttl_sweeper = (
             None
             if ttl_sweep_seconds is None
@@ -82,10 +84,10 @@ class SqliteDriver:
         return await self._reader.call(query, request)
 
     async def write(self, action: WriteAction) -> float:
-        return await self._writer.call(_writes.write, action)
+        return await self._committer.write(action)
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> float:
-        return await self._writer.call(_writes.transact_write, list(actions))
+        return await self._committer.transact_write(actions)
 
     async def close(self) -> None:
         if self.ttl_sweeper is not None:
