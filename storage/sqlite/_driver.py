@@ -9,6 +9,7 @@ connection serve both.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import threading
@@ -20,10 +21,17 @@ from ..keys import Key
 from ..values import Item
 from ..writes import WriteAction
 from . import _reads
+from ._checkpoint import Checkpointer
 from ._group import GroupCommitter
 from ._inline import InlineReader
 from ._query import query
-from ._schema import DEFAULT_CACHE_MIB, MEMORY, connect_reader, connect_writer
+from ._schema import (
+    DEFAULT_CACHE_MIB,
+    MEMORY,
+    connect_checkpointer,
+    connect_reader,
+    connect_writer,
+)
 from ._ttl import SWEEP_INTERVAL_SECONDS, TtlSweeper
 from ._worker import Worker
 
@@ -60,7 +68,14 @@ class SqliteDriver:
             if self.path == MEMORY
             else InlineReader(partial(connect_reader, self.path, timeout, ready, cache_mib))
         )
-        self._committer = GroupCommitter(self._writer)
+        self.checkpointer = (
+            None
+            if self.path == MEMORY
+            else Checkpointer(partial(connect_checkpointer, self.path, timeout, ready))
+        )
+        self._committer = GroupCommitter(
+            self._writer, self.checkpointer.nudge if self.checkpointer else None
+        )
         self.ttl_sweeper = (
             None
             if ttl_sweep_seconds is None
@@ -94,3 +109,5 @@ class SqliteDriver:
             await self.ttl_sweeper.stop()
         await self._reader.stop()
         await self._writer.stop()
+        if self.checkpointer is not None:
+            await asyncio.to_thread(self.checkpointer.stop)

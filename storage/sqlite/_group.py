@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..writes import WriteAction
 from ._worker import Worker, translate
@@ -31,8 +31,10 @@ _Waiting = tuple[Request, "asyncio.Future[float]"]
 
 
 class GroupCommitter:
-    def __init__(self, writer: Worker) -> None:
+    def __init__(self, writer: Worker, committed: Callable[[], None] | None = None) -> None:
+        """``committed`` is called after each group's COMMIT."""
         self._writer = writer
+        self._committed = committed
         self._waiting: deque[_Waiting] = deque()
         self._running = False
         """A group is on the writer thread; new writes wait for the next."""
@@ -67,6 +69,8 @@ class GroupCommitter:
         self._running = False
         error = asyncio.CancelledError() if done.cancelled() else done.exception()
         outcomes: list[Outcome] = [(False, error)] * len(group) if error else done.result()
+        if self._committed is not None and any(succeeded for succeeded, _ in outcomes):
+            self._committed()
         for (_, future), (succeeded, value) in zip(group, outcomes, strict=True):
             if future.cancelled():
                 continue

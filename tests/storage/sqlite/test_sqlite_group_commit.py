@@ -1,11 +1,13 @@
 """Group commit (storage/sqlite/_group.py): writes that wait while the writer
 is busy commit in one SQLite transaction, each in its own savepoint, and each
-caller learns its own outcome only once the group has committed."""
+caller learns its own outcome only once the group has committed. WAL
+checkpoints run on their own thread after commits (storage/sqlite/_checkpoint.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from domain.errors import ConditionFailed, LimitExceeded, ServiceUnavailable
 from storage import ItemAbsent, Key, Put, Update
 from storage.limits import ITEM_MAX_BYTES
 from storage.sqlite import SqliteDriver, _group
+from storage.sqlite._checkpoint import FALLBACK_PAGES
 from storage.sqlite._writes import Outcome, Request, commit_group
 
 
@@ -101,5 +104,28 @@ async def test_a_group_that_cannot_take_the_lock_fails_every_write_and_stores_no
         assert all(isinstance(o, ServiceUnavailable) for o in outcomes), outcomes
         for i in range(4):
             assert (await driver.get_item(Key(f"P#{i}", "META"), True))[0] is None
+    finally:
+        await driver.close()
+
+
+def _autocheckpoint(connection: sqlite3.Connection) -> int:
+    pages: int = connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    return pages
+
+
+async def test_checkpoints_run_on_their_own_thread_once_writes_commit(tmp_path: Path) -> None:
+    driver = SqliteDriver(tmp_path / "proofgate.sqlite")
+    await driver.wait_ready()
+    try:
+        assert driver.checkpointer is not None
+        assert await driver._writer.call(_autocheckpoint) == FALLBACK_PAGES
+        assert driver.checkpointer.checkpoints == 0, "an idle store checkpoints nothing"
+
+        await driver.write(Put({"PK": "P#1", "SK": "META"}))
+        deadline = time.monotonic() + 10
+        while driver.checkpointer.checkpoints == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+
+        assert driver.checkpointer.checkpoints >= 1
     finally:
         await driver.close()
