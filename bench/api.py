@@ -139,16 +139,17 @@ EVENTS = 1
 """Provenance events per product, in both stores."""
 
 
-def _seed(server: Server) -> Fixture:
-    """One brand, its products with ``EVENTS`` provenance events each, through the API."""
+def _seed(server: Server, count: int = PRODUCTS, batch: int = 100) -> Fixture:
+    """One brand, its products with ``EVENTS`` provenance events each, through
+    the API, ``batch`` products per registerProducts."""
     data = _gql(server, REGISTER_BRAND, {"domain": f"{uuid.uuid4().hex[:12]}.example"}, ADMIN_KEY)
     brand_id, key = data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
     _gql(server, GRANT, {"brand": brand_id, "key": uuid.uuid4().hex}, ADMIN_KEY)
     codes: list[str] = []
-    for start in range(0, PRODUCTS, 100):
+    for start in range(0, count, batch):
         inputs = [
             {"brandId": brand_id, "name": f"Product {i}", "sku": f"SKU-{i:05d}"}
-            for i in range(start, min(PRODUCTS, start + 100))
+            for i in range(start, min(count, start + batch))
         ]
         products = _gql(server, REGISTER_PRODUCTS, {"inputs": inputs}, key)["registerProducts"]
         for product in products:
