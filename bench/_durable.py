@@ -157,10 +157,34 @@ class Store:
         self.connection = connect(path)
         self.connection.row_factory = sqlite3.Row
 
-    def verify(self, code: str, scan: ScanInput | None, client_ip: str | None) -> Verification:
+    def _read(self, code: str) -> tuple[sqlite3.Row, ...] | None:
+        """The product, its brand, its certificate and its active claim (None
+        when there is none); None for an unknown code."""
         db = self.connection
         product = db.execute("SELECT * FROM products WHERE code = ?", (code,)).fetchone()
         if product is None:
+            return None
+        product_id = product["id"]
+        brand = db.execute(
+            "SELECT name, public_key FROM brands WHERE id = ?", (product["brand_id"],)
+        ).fetchone()
+        certificate = db.execute(
+            "SELECT * FROM certificates WHERE product_id = ?", (product_id,)
+        ).fetchone()
+        claim = db.execute(
+            "SELECT device_hash FROM claims WHERE product_id = ? AND expires_at > ?",
+            (product_id, time.time()),
+        ).fetchone()
+        return product, brand, certificate, claim
+
+    def _chain(self, product_id: str) -> list[sqlite3.Row]:
+        return self.connection.execute(
+            "SELECT * FROM events WHERE product_id = ? ORDER BY sequence", (product_id,)
+        ).fetchall()
+
+    def verify(self, code: str, scan: ScanInput | None, client_ip: str | None) -> Verification:
+        read = self._read(code)
+        if read is None:
             return Verification(
                 authentic=False,
                 result=ScanResult.UNKNOWN,
@@ -172,20 +196,8 @@ class Store:
                 warnings=[],
                 scan_count=0,
             )
-        product_id = product["id"]
-        brand = db.execute(
-            "SELECT name, public_key FROM brands WHERE id = ?", (product["brand_id"],)
-        ).fetchone()
-        certificate = db.execute(
-            "SELECT * FROM certificates WHERE product_id = ?", (product_id,)
-        ).fetchone()
-        events = db.execute(
-            "SELECT * FROM events WHERE product_id = ? ORDER BY sequence", (product_id,)
-        ).fetchall()
-        claim = db.execute(
-            "SELECT device_hash FROM claims WHERE product_id = ? AND expires_at > ?",
-            (product_id, time.time()),
-        ).fetchone()
+        product, brand, certificate, claim = read
+        events = self._chain(product["id"])
         device = scan.device_fingerprint if scan else None
         device_hash = salted("device", device) if device else None
         is_claimant = claim is not None and hmac.compare_digest(
@@ -208,7 +220,7 @@ class Store:
             authentic=outcome.authentic,
             result=result,
             product=Product(
-                id=strawberry.ID(product_id),
+                id=strawberry.ID(product["id"]),
                 name=product["name"],
                 status=ProductStatus(product["status"]),
                 certificate=Certificate(hash=certificate["hash"]),
