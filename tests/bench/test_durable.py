@@ -1,7 +1,7 @@
 """The durable baseline does the work it is compared for: it reads and checks
 what the gateway checks, reaches the gateway's verdicts, and records each scan
-with its counters, outbox row and burst alert (docs/design.md, Performance
-budgets). A baseline that skipped any of it would flatter the gateway."""
+with its counters, outbox row and burst alert. A baseline that skipped any of
+it would flatter the gateway (docs/design.md, Performance budgets)."""
 
 from __future__ import annotations
 
