@@ -1,0 +1,281 @@
+"""The prepared lane answers exactly what Strawberry's full path answers.
+
+Every query the suite and the explorer send, deterministic mutations and
+refusals, and queries generated from the schema by hypothesis-graphql are
+each sent three times under one request id: lane off (which also validates
+the text into the document cache), lane on, lane off. When the two full-path
+answers agree (the operation is deterministic), the lane's must equal them:
+status, the headers a client reads, the body text (key and error order
+included) and the request's log line (operation, principal, error codes,
+and for an answer without errors its storage calls and capacity). A lane
+broken on purpose must be caught.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from conftest import Brand, Gateway
+from execution._differential import (
+    Seed,
+    generated_queries,
+    generated_settings,
+    seed_variables,
+    suite_operations,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+import api.graphql.prepared
+from api.graphql.prepared import PreparedLane, prepared_lane
+from api.graphql.schema import build_schema
+from api.operations.settings import TrustedDocuments
+from api.settings.limits import Execution, Limits
+from tests._support.source import ROOT, source_files
+
+GENERATED_QUERIES = 300
+QUERIES_PER_EXAMPLE = 10
+_HEADERS = ("content-type", "retry-after", "x-request-id")
+PYPROJECT = ROOT / "pyproject.toml"
+
+VERIFY = """mutation($c: String!) {
+  verifyProduct(code: $c, scan: {country: "FR"}) {
+    result authentic signatureValid chainIntact product { id name brand { name } }
+  }
+}"""
+MUTATIONS = [
+    (VERIFY, "code"),
+    (VERIFY, "missing"),
+    (VERIFY, "int"),
+    ('mutation($p: ID!) { recallProduct(productId: $p, reason: "again") { id } }', "recalled"),
+    ('mutation { registerBrand(input: {name: "X", domain: "x.example"}) { apiKey } }', None),
+]
+REFUSALS = [
+    "query($b: ID!) { brand(id: $b) { products(first: 100000) { edges { node { id } } } } }",
+    "query A { health { status } } query B { viewer { role } }",
+    "{ viewer { role } }",
+]
+
+
+@dataclass(frozen=True)
+class Exchange:
+    status: int
+    headers: tuple[tuple[str, str | None], ...]
+    body: str
+    log: tuple[tuple[str, Any], ...]
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.fields: list[dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.fields.append(dict(getattr(record, "fields", {})))
+
+
+@contextmanager
+def _request_lines() -> Iterator[_Lines]:
+    logger = logging.getLogger("proofgate.request")
+    lines, level = _Lines(), logger.level
+    logger.addHandler(lines)
+    logger.setLevel(logging.INFO)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(lines)
+        logger.setLevel(level)
+
+
+class Comparison:
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self.graphql = gateway.app.state.graphql
+        self.lane: PreparedLane = self.graphql.prepared_lane
+        self.compared = 0
+        self.laned = 0
+        self.mismatches: list[tuple[str, str | None]] = []
+
+    async def send(
+        self, body: dict[str, Any], key: str | None, *, lane: bool, **headers: str
+    ) -> Exchange:
+        headers.setdefault("X-Request-Id", f"prepared-{self.compared}")
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self.graphql.prepared_lane = self.lane if lane else None
+        try:
+            with _request_lines() as lines:
+                response = await self.gateway.http.post("/graphql", json=body, headers=headers)
+        finally:
+            self.graphql.prepared_lane = self.lane
+        (fields,) = lines.fields
+        fields.pop("durationMs")
+        if fields["errorCodes"]:
+            # Loads a field queued before a sibling's error ended the operation
+            # run whenever the loop next turns, before or after the line is
+            # written, on either path: their count is timing, not behaviour.
+            del fields["storageCalls"], fields["capacityUnits"]
+        return Exchange(
+            response.status_code,
+            tuple((name, response.headers.get(name)) for name in _HEADERS),
+            response.text,
+            tuple(sorted(fields.items())),
+        )
+
+    async def agree(self, body: dict[str, Any], key: str | None = None) -> bool:
+        """False (and noted) when the lane answered otherwise than the full path."""
+        before = await self.send(body, key, lane=False)
+        answered = self.lane.answered
+        laned = await self.send(body, key, lane=True)
+        after = await self.send(body, key, lane=False)
+        self.laned += self.lane.answered - answered
+        if before != after:
+            return True  # not deterministic: nothing to compare against
+        self.compared += 1
+        if laned != after:
+            self.mismatches.append((str(body.get("query")), key))
+            return False
+        return True
+
+
+@pytest.fixture(scope="module")
+async def seeded(sqlite_gateway: Gateway) -> AsyncIterator[tuple[Gateway, Seed, Brand]]:
+    gateway = sqlite_gateway
+    seed = Seed()
+    brand = await gateway.register_brand("Prepared", plan="PRO", credits=50)
+    seed.brand_ids.append(brand.id)
+    for index in range(4):
+        product = await gateway.register_product(brand, sku=f"SKU-{index}")
+        seed.product_ids.append(product["id"])
+        seed.codes.append(product["verificationCode"])
+        seed.hashes.append(product["certificate"]["hash"])
+    await gateway.data(
+        'mutation($p: ID!) { recallProduct(productId: $p, reason: "test") { id } }',
+        {"p": seed.product_ids[-1]},
+        key=brand.key,
+    )
+    yield gateway, seed, brand
+
+
+def _mutation_variables(value: str | None, seed: Seed) -> dict[str, Any]:
+    chosen = {
+        None: {},
+        "code": {"c": seed.codes[0]},
+        "missing": {"c": "no-such-code"},
+        "int": {"c": 5},
+        "recalled": {"p": seed.product_ids[-1]},
+    }
+    return chosen[value]
+
+
+async def _corpus(
+    gateway: Gateway, seed: Seed, brand: Brand, *, until_mismatch: bool = False
+) -> Comparison:
+    """Every suite, mutation and refusal case, as admin, brand and anonymous."""
+    comparison = Comparison(gateway)
+    cases = [(text, seed_variables(text, seed)) for text in suite_operations(_schema(gateway))]
+    cases += [(text, _mutation_variables(value, seed)) for text, value in MUTATIONS]
+    cases += [(text, {"b": seed.brand_ids[0]}) for text in REFUSALS]
+    for text, variables in cases:
+        for key in (gateway.admin_key, brand.key, None):
+            agreed = await comparison.agree({"query": text, "variables": variables}, key)
+            if until_mismatch and not agreed:
+                return comparison
+    return comparison
+
+
+def _schema(gateway: Gateway) -> Any:
+    return gateway.app.state.graphql.schema._schema
+
+
+async def test_every_suite_operation_mutation_and_refusal_answers_alike(seeded: Any) -> None:
+    comparison = await _corpus(*seeded)
+    assert comparison.mismatches == []
+    assert comparison.compared >= 100
+    assert comparison.laned > comparison.compared // 2, "most requests should take the lane"
+
+
+async def test_a_registered_operation_by_name_answers_alike(seeded: Any) -> None:
+    gateway, seed, brand = seeded
+    comparison = Comparison(gateway)
+    body = {"operationName": "verify_code", "variables": {"code": seed.codes[0]}}
+    for key in (brand.key, None):
+        assert await comparison.agree(body, key)
+    assert comparison.compared == 2
+    assert comparison.laned == 2
+
+
+async def test_what_the_lane_declines_is_answered_once_by_the_full_path(seeded: Any) -> None:
+    gateway, seed, _ = seeded
+    comparison = Comparison(gateway)
+    viewer = {"query": "{ viewer { role } }", "variables": {}}
+    await comparison.send(viewer, None, lane=False)
+    over_cost = {"query": REFUSALS[0], "variables": {"b": seed.brand_ids[0]}}
+    unknown_name = {"query": REFUSALS[1], "operationName": "C", "variables": {}}
+    apq = {**viewer, "extensions": {"persistedQuery": {"version": 1, "sha256Hash": "0" * 64}}}
+    declined = comparison.lane.declined
+    answered = comparison.lane.answered
+    for body in (over_cost, unknown_name, apq):
+        exchange = await comparison.send(body, None, lane=True)
+        assert exchange.status in (200, 400)
+        assert '"errors"' in exchange.body
+    traced = await comparison.send(
+        viewer, gateway.admin_key, lane=True, **{"X-Proofgate-Trace": "1"}
+    )
+    assert '"trace"' in traced.body
+    assert comparison.lane.answered == answered
+    assert comparison.lane.declined == declined + 4
+    await comparison.send(viewer, None, lane=True)
+    assert comparison.lane.answered == answered + 1, "the positive control: this one takes it"
+
+
+@pytest.mark.parametrize("plant", ["errors unmapped", "operation unrecorded"])
+async def test_a_broken_lane_is_caught(
+    seeded: Any, monkeypatch: pytest.MonkeyPatch, plant: str
+) -> None:
+    if plant == "errors unmapped":
+        monkeypatch.setattr(api.graphql.prepared, "map_errors", lambda errors, request_id: errors)
+    else:
+        monkeypatch.setattr(api.graphql.prepared, "record_operation", lambda *arguments: None)
+    comparison = await _corpus(*seeded, until_mismatch=True)
+    assert comparison.mismatches
+
+
+@generated_settings(GENERATED_QUERIES // QUERIES_PER_EXAMPLE)
+@given(data=st.data())
+async def test_generated_queries_answer_alike(seeded: Any, data: st.DataObject) -> None:
+    gateway, seed, brand = seeded
+    comparison = Comparison(gateway)
+    generated = generated_queries(seed, _schema(gateway))
+    batch = st.lists(generated, min_size=QUERIES_PER_EXAMPLE, max_size=QUERIES_PER_EXAMPLE)
+    key = data.draw(st.sampled_from([gateway.admin_key, brand.key, None]), label="who")
+    for query in data.draw(batch, label="queries"):
+        assert await comparison.agree({"query": query, "variables": {}}, key), query
+
+
+def test_graphql_core_execution_turns_the_lane_off() -> None:
+    """``PROOFGATE_EXECUTION=graphql-core`` is the operator's way back to
+    Strawberry's stock path, lane included."""
+    for execution, built in ((Execution.COMPILED, True), (Execution.GRAPHQL_CORE, False)):
+        limits = Limits(execution=execution)
+        lane = prepared_lane(build_schema(limits), limits, None, TrustedDocuments.OFF)
+        assert (lane is not None) is built
+
+
+def test_nothing_imports_strawberrys_private_modules() -> None:
+    """A private module may change in any release; with none imported, the
+    Strawberry pin spans more than one minor release (pyproject.toml)."""
+    private = re.compile(r"^\s*(from|import)\s+strawberry(\.\w+)*\._", re.MULTILINE)
+    assert private.search("from strawberry.schema._graphql_core import x"), "positive control"
+    sources = [*source_files(), *(ROOT / "bench").rglob("*.py")]
+    offenders = [str(p.relative_to(ROOT)) for p in sources if private.search(p.read_text())]
+    assert offenders == []
+    pin = re.search(r'"strawberry-graphql>=0\.(\d+)[^,]*,<0\.(\d+)"', PYPROJECT.read_text())
+    assert pin is not None
+    assert int(pin[2]) - int(pin[1]) > 1, "the pin spans more than one minor release"
