@@ -16,7 +16,15 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http.base import BaseRequestProtocol
+from strawberry.http import GraphQLRequestProtocol
 from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.subscriptions import (
+    GRAPHQL_SSE_PROTOCOL,
+    GRAPHQL_TRANSPORT_WS_PROTOCOL,
+    GRAPHQL_WS_PROTOCOL,
+    MULTIPART_SUBSCRIPTION_PROTOCOL,
+)
+from strawberry.types import SubscriptionExecutionResult
 from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
@@ -25,6 +33,7 @@ from api.graphql.prepared import PreparedLane
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY
 from api.http.request_json import MalformedJSON, decode_request_json
+from api.http.streams import StreamContext, open_stream, stream_response
 from api.limits.auth_throttle import AuthThrottle
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.settings.limits import MAX_BODY_BYTES
@@ -42,6 +51,13 @@ __all__ = ["GraphQLApp", "GraphQLEndpoint", "GraphQLSockets", "authentication_re
 
 TRACE_HEADER = "x-proofgate-trace"
 _PRINCIPAL = "proofgate.principal"
+PROTOCOLS = (
+    GRAPHQL_TRANSPORT_WS_PROTOCOL,
+    GRAPHQL_WS_PROTOCOL,
+    MULTIPART_SUBSCRIPTION_PROTOCOL,
+    GRAPHQL_SSE_PROTOCOL,
+)
+"""WebSocket subprotocols, and the two HTTP streams (``api/http/streams.py``)."""
 
 
 class GraphQLApp(GraphQL[RequestContext, None]):
@@ -67,6 +83,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             options.setdefault("connection_init_wait_timeout", timeout)
         # Keep-alives are sent by ``Connections.keep_alive``, one task for all.
         options["keep_alive"] = False
+        options.setdefault("subscription_protocols", PROTOCOLS)
         super().__init__(schema, **options)
         self.services = services
         self.connections = Connections()
@@ -175,7 +192,8 @@ class GraphQLApp(GraphQL[RequestContext, None]):
                 request=request,
                 response=response,
             )
-        return RequestContext(
+        transport = self._get_stream_transport_from_headers(request.headers)
+        context = (RequestContext if transport is None else StreamContext)(
             services=self.services,
             principal=principal,
             loaders=Loaders(self.services.storage, principal.tenant),
@@ -183,6 +201,27 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             trace=_trace(principal, request),
             request=request,
             response=response,
+        )
+        if isinstance(context, StreamContext) and transport is not None:
+            open_stream(transport, self.encode_json_string, context, request)
+        return context
+
+    async def _create_streaming_response(
+        self,
+        request: Request,
+        result: SubscriptionExecutionResult,
+        protocol: GraphQLRequestProtocol,
+        sub_response: Response,
+    ) -> Response:
+        """A subscription (or any operation) asked for as a stream: registered
+        as a connection while it is open (``api/http/streams.py``)."""
+        return await stream_response(
+            self.connections,
+            request,
+            result,
+            lambda value: self.process_result(request, value),
+            self.create_streaming_response,
+            sub_response,
         )
 
     async def on_ws_connect(self, context: RequestContext) -> UnsetType | dict[str, object] | None:
@@ -226,8 +265,10 @@ def _refusal(refusal: HTTPException) -> BadUserInput:
         cause.operation_type is OperationType.SUBSCRIPTION
     ):
         return BadUserInput(
-            "Subscriptions are not served over HTTP",
-            hint="Subscribe over a WebSocket to /graphql (graphql-transport-ws or graphql-ws).",
+            "A subscription over HTTP needs a streaming Accept header",
+            hint="Send Accept: text/event-stream (graphql-sse) or "
+            'multipart/mixed;subscriptionSpec="1.0" (Apollo), or subscribe over a WebSocket '
+            "to /graphql (graphql-transport-ws or graphql-ws).",
         )
     return BadUserInput(refusal.reason)
 
