@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Awaitable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import strawberry
@@ -15,8 +15,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
-from strawberry.http.base import BaseRequestProtocol
 from strawberry.http import GraphQLRequestProtocol
+from strawberry.http.base import BaseRequestProtocol
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.subscriptions import (
     GRAPHQL_SSE_PROTOCOL,
@@ -33,7 +33,14 @@ from api.graphql.prepared import PreparedLane
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY
 from api.http.request_json import MalformedJSON, decode_request_json
-from api.http.streams import StreamContext, open_stream, stream_response
+from api.http.streams import (
+    DEFER_SPEC,
+    IncrementalTransport,
+    StreamContext,
+    accepts_parts,
+    open_stream,
+    stream_response,
+)
 from api.limits.auth_throttle import AuthThrottle
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.settings.limits import MAX_BODY_BYTES
@@ -63,6 +70,7 @@ PROTOCOLS = (
 class GraphQLApp(GraphQL[RequestContext, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = WSHandler
+    multipart_transport_class = IncrementalTransport
 
     def __init__(
         self,
@@ -215,14 +223,39 @@ class GraphQLApp(GraphQL[RequestContext, None]):
     ) -> Response:
         """A subscription (or any operation) asked for as a stream: registered
         as a connection while it is open (``api/http/streams.py``)."""
+        pending: list[Any] = []
+
+        async def encode(value: Any) -> Any:
+            nonlocal pending
+            response, pending = await self._process_stream_result(request, value, pending)
+            return response
+
         return await stream_response(
             self.connections,
             request,
             result,
-            lambda value: self.process_result(request, value),
-            self.create_streaming_response,
+            encode,
+            super().create_streaming_response,
             sub_response,
         )
+
+    async def create_streaming_response(
+        self,
+        request: Request | WebSocket,
+        stream: Callable[[], AsyncIterator[str]],
+        sub_response: Response,
+        headers: Mapping[str, str],
+    ) -> Response:
+        """Strawberry streams a query's increments (@defer, @stream) in parts
+        whatever the client accepts; one that did not ask for parts is told
+        how to, rather than sent what it cannot read."""
+        if DEFER_SPEC in headers.get("Content-Type", "") and not accepts_parts(request):
+            refusal = BadUserInput(
+                "@defer and @stream answer in parts, which this request did not accept",
+                hint="Send Accept: multipart/mixed;deferSpec=20220824,application/json.",
+            )
+            return error_response(refusal, 406)
+        return await super().create_streaming_response(request, stream, sub_response, headers)
 
     async def on_ws_connect(self, context: RequestContext) -> UnsetType | dict[str, object] | None:
         """Authenticates ``connection_init``'s ``authorization``; no key is anonymous."""

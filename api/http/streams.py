@@ -17,22 +17,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from strawberry.http.streaming import HTTPStreamTransport, SSETransport
+from strawberry.http.streaming import HTTPStreamTransport, MultipartTransport, SSETransport
 
 from api.ws.connections import CLOSE_GOING_AWAY, CLOSE_REVOKED, CLOSE_SLOW_CONSUMER, LiveConnection
 from resolvers.context import RequestContext
 
 if TYPE_CHECKING:
-    from starlette.requests import Request
+    from starlette.requests import HTTPConnection, Request
     from starlette.responses import Response
 
     from api.ws.connections import Connections
 
-__all__ = ["STREAM_SCOPE_KEY", "HTTPStream", "StreamContext", "open_stream", "stream_response"]
+__all__ = [
+    "STREAM_SCOPE_KEY",
+    "HTTPStream",
+    "IncrementalTransport",
+    "StreamContext",
+    "accepts_parts",
+    "open_stream",
+    "stream_response",
+]
 
 logger = logging.getLogger("proofgate.streams")
 
@@ -46,6 +54,22 @@ _CLOSE_CODES = {
     CLOSE_GOING_AWAY[0]: "SERVICE_UNAVAILABLE",
 }
 _LAST_EVENT_ID_BYTES = 1024
+DEFER_SPEC = "deferSpec=20220824"
+
+
+class IncrementalTransport(MultipartTransport):
+    """A query's ``@defer``/``@stream`` increments, one part each, under the
+    content type Apollo Router answers them with."""
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return {"Content-Type": f'multipart/mixed; boundary="{self.separator}"; {DEFER_SPEC}'}
+
+
+def accepts_parts(request: HTTPConnection) -> bool:
+    """Whether the client reads a multipart answer (Apollo Client sends
+    ``multipart/mixed;deferSpec=20220824`` with every deferred query)."""
+    return "multipart/mixed" in request.headers.get("accept", "")
 
 
 @dataclass
@@ -72,8 +96,8 @@ class HTTPStream:
         self.transport = transport
         self.encode = encode
         self.last_event_id = last_event_id
-        """The ``Last-Event-ID`` a reconnecting SSE client sent (``threatAlerts`` resumes after it)."""
-        self.sent = 0
+        """The ``Last-Event-ID`` a reconnecting SSE client sent: ``threatAlerts``
+        resumes after it."""
         self._next_id: str | None = None
         self._parts: asyncio.Queue[str | None] = asyncio.Queue(maxsize=_WAITING)
         self._pump: asyncio.Task[None] | None = None
@@ -127,9 +151,7 @@ class HTTPStream:
                 with contextlib.suppress(Exception):
                     await aclose()
 
-    async def _run(
-        self, results: AsyncIterator[Any], encode_result: Callable[[Any], Any]
-    ) -> None:
+    async def _run(self, results: AsyncIterator[Any], encode_result: Callable[[Any], Any]) -> None:
         try:
             async for result in results:
                 response = await encode_result(result)
@@ -143,7 +165,6 @@ class HTTPStream:
         await self._parts.put(None)
 
     def _next_part(self, response: Any) -> str:
-        self.sent += 1
         part = self.transport.encode_next(response, self.encode)
         event_id, self._next_id = self._next_id, None
         if event_id is not None and isinstance(self.transport, SSETransport):
@@ -204,5 +225,7 @@ async def stream_response(
         finally:
             connections.discard(connection)
 
-    response: Response = await respond(request, body, sub_response, headers=stream.transport.headers)
+    response: Response = await respond(
+        request, body, sub_response, headers=stream.transport.headers
+    )
     return response
