@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
-from strawberry.http import GraphQLRequestProtocol
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestProtocol
 from strawberry.http.base import BaseRequestProtocol
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.subscriptions import (
@@ -29,18 +29,17 @@ from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from api.graphql.errors import error_extensions, error_response
+from api.graphql.incremental import (
+    DEFER_SPEC,
+    IncrementalTransport,
+    accepts_parts,
+    map_increment_errors,
+)
 from api.graphql.prepared import PreparedLane
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY
 from api.http.request_json import MalformedJSON, decode_request_json
-from api.http.streams import (
-    DEFER_SPEC,
-    IncrementalTransport,
-    StreamContext,
-    accepts_parts,
-    open_stream,
-    stream_response,
-)
+from api.http.streams import StreamContext, open_stream, stream_response
 from api.limits.auth_throttle import AuthThrottle
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.settings.limits import MAX_BODY_BYTES
@@ -238,6 +237,12 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             super().create_streaming_response,
             sub_response,
         )
+
+    async def _process_stream_result(
+        self, request: Request, value: Any, all_pending: list[Any]
+    ) -> tuple[GraphQLHTTPResponse, list[Any]]:
+        map_increment_errors(value, request.scope.get(REQUEST_ID_SCOPE_KEY))
+        return await super()._process_stream_result(request, value, all_pending)
 
     async def create_streaming_response(
         self,

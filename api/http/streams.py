@@ -17,17 +17,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from strawberry.http.streaming import HTTPStreamTransport, MultipartTransport, SSETransport
+from strawberry.http.streaming import HTTPStreamTransport, SSETransport
 
 from api.ws.connections import CLOSE_GOING_AWAY, CLOSE_REVOKED, CLOSE_SLOW_CONSUMER, LiveConnection
 from resolvers.context import RequestContext
 
 if TYPE_CHECKING:
-    from starlette.requests import HTTPConnection, Request
+    from starlette.requests import Request
     from starlette.responses import Response
 
     from api.ws.connections import Connections
@@ -35,9 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STREAM_SCOPE_KEY",
     "HTTPStream",
-    "IncrementalTransport",
     "StreamContext",
-    "accepts_parts",
     "open_stream",
     "stream_response",
 ]
@@ -54,22 +52,6 @@ _CLOSE_CODES = {
     CLOSE_GOING_AWAY[0]: "SERVICE_UNAVAILABLE",
 }
 _LAST_EVENT_ID_BYTES = 1024
-DEFER_SPEC = "deferSpec=20220824"
-
-
-class IncrementalTransport(MultipartTransport):
-    """A query's ``@defer``/``@stream`` increments, one part each, under the
-    content type Apollo Router answers them with."""
-
-    @property
-    def headers(self) -> Mapping[str, str]:
-        return {"Content-Type": f'multipart/mixed; boundary="{self.separator}"; {DEFER_SPEC}'}
-
-
-def accepts_parts(request: HTTPConnection) -> bool:
-    """Whether the client reads a multipart answer (Apollo Client sends
-    ``multipart/mixed;deferSpec=20220824`` with every deferred query)."""
-    return "multipart/mixed" in request.headers.get("accept", "")
 
 
 @dataclass
