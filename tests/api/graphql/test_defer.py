@@ -7,7 +7,6 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
