@@ -12,20 +12,28 @@ the response byte budget count the increments with the rest of the operation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from graphql import SubsequentIncrementalExecutionResult
+from graphql import ExperimentalIncrementalExecutionResults, SubsequentIncrementalExecutionResult
 from strawberry.http.streaming import MultipartTransport
 
 from api.graphql.errors import map_errors
+from storage.budget import current_budget, reading_within
 
 if TYPE_CHECKING:
     from starlette.requests import HTTPConnection
 
-__all__ = ["DEFER_SPEC", "IncrementalTransport", "accepts_parts", "map_increment_errors"]
+__all__ = [
+    "DEFER_SPEC",
+    "IncrementalTransport",
+    "accepts_parts",
+    "map_increment_errors",
+    "within_read_budget",
+]
 
 DEFER_SPEC = "deferSpec=20220824"
+_Response = TypeVar("_Response")
 
 
 class IncrementalTransport(MultipartTransport):
@@ -52,3 +60,28 @@ def map_increment_errors(value: Any, request_id: str | None) -> None:
     for part in [*(value.incremental or ()), *(value.completed or ())]:
         if part.errors:
             part.errors = map_errors(part.errors, request_id)
+
+
+def within_read_budget(response: _Response) -> _Response:
+    """``response``, its increments (if any) read within the budget its
+    initial part read within: graphql-core runs deferred work as the
+    increments are asked for, after the operation's read limit has let go."""
+    budget = current_budget()
+    if budget is None or not isinstance(response, ExperimentalIncrementalExecutionResults):
+        return response
+    return response._replace(subsequent_results=_reading(budget, response.subsequent_results))
+
+
+async def _reading(budget: Any, results: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
+    """Each step inside the budget, each yield outside it: the consumer's
+    context is not this generator's to change between steps."""
+    try:
+        while True:
+            with reading_within(budget):
+                try:
+                    result = await anext(results)
+                except StopAsyncIteration:
+                    return
+            yield result
+    finally:
+        await results.aclose()

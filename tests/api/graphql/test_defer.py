@@ -7,6 +7,7 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -126,3 +127,17 @@ async def test_a_client_that_does_not_accept_parts_is_told_how(
     assert refused.status_code == 406
     assert small_budget.codes(refused.json()) == ["BAD_USER_INPUT"]
     assert "multipart/mixed" in refused.json()["errors"][0]["extensions"]["hint"]
+
+
+async def test_the_read_budget_counts_every_increment(tmp_path: Path) -> None:
+    """One item per request: the brand; its deferred stats would be a second."""
+    async with serving(tmp_path, PROOFGATE_MAX_READ_ITEMS="1") as gateway:
+        brand_id, key = await brand(gateway)
+        query = """query($id: ID!) { brand(id: $id) { id ... @defer { stats { threatCount } } } }"""
+        initial, rest = parts(await deferred(gateway, query, brand_id, key))
+        assert initial["data"] == {"brand": {"id": brand_id}}
+        (completed,) = rest["completed"]
+        assert [error["extensions"]["code"] for error in completed["errors"]] == [
+            "QUERY_TOO_COMPLEX"
+        ]
+        assert completed["errors"][0]["extensions"]["maxReadItems"] == 1
