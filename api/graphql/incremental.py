@@ -6,20 +6,20 @@ response. Here: the content type Apollo Router answers with (Apollo Client
 reads it), the check that the client asked for parts, and the increments'
 errors mapped to codes as every other result's are (docs/design.md,
 Incremental delivery). Compiled plans leave deferred operations to
-graphql-core (``api/graphql/execution/plan.py``); cost, the read budget and
-the response byte budget count the increments with the rest of the operation.
+graphql-core (``api/graphql/execution/plan.py``); cost, the read budget
+(``api/graphql/execution/deferred.py``) and the response byte budget count
+the increments with the rest of the operation.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from graphql import ExperimentalIncrementalExecutionResults, SubsequentIncrementalExecutionResult
+from graphql import SubsequentIncrementalExecutionResult
 from strawberry.http.streaming import MultipartTransport
 
 from api.graphql.errors import map_errors
-from storage.budget import current_budget, reading_within
 
 if TYPE_CHECKING:
     from starlette.requests import HTTPConnection
@@ -29,11 +29,9 @@ __all__ = [
     "IncrementalTransport",
     "accepts_parts",
     "map_increment_errors",
-    "within_read_budget",
 ]
 
 DEFER_SPEC = "deferSpec=20220824"
-_Response = TypeVar("_Response")
 
 
 class IncrementalTransport(MultipartTransport):
@@ -60,28 +58,3 @@ def map_increment_errors(value: Any, request_id: str | None) -> None:
     for part in [*(value.incremental or ()), *(value.completed or ())]:
         if part.errors:
             part.errors = map_errors(part.errors, request_id)
-
-
-def within_read_budget(response: _Response) -> _Response:
-    """``response``, its increments (if any) read within the budget its
-    initial part read within: graphql-core runs deferred work as the
-    increments are asked for, after the operation's read limit has let go."""
-    budget = current_budget()
-    if budget is None or not isinstance(response, ExperimentalIncrementalExecutionResults):
-        return response
-    return response._replace(subsequent_results=_reading(budget, response.subsequent_results))
-
-
-async def _reading(budget: Any, results: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
-    """Each step inside the budget, each yield outside it: the consumer's
-    context is not this generator's to change between steps."""
-    try:
-        while True:
-            with reading_within(budget):
-                try:
-                    result = await anext(results)
-                except StopAsyncIteration:
-                    return
-            yield result
-    finally:
-        await results.aclose()

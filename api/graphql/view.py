@@ -36,10 +36,10 @@ from api.graphql.incremental import (
     map_increment_errors,
 )
 from api.graphql.prepared import PreparedLane
+from api.graphql.streams import StreamContext, open_stream, stream_response
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY
 from api.http.request_json import MalformedJSON, decode_request_json
-from api.http.streams import StreamContext, open_stream, stream_response
 from api.limits.auth_throttle import AuthThrottle
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.settings.limits import MAX_BODY_BYTES
@@ -63,7 +63,7 @@ PROTOCOLS = (
     MULTIPART_SUBSCRIPTION_PROTOCOL,
     GRAPHQL_SSE_PROTOCOL,
 )
-"""WebSocket subprotocols, and the two HTTP streams (``api/http/streams.py``)."""
+"""WebSocket subprotocols, and the two HTTP streams (``api/graphql/streams.py``)."""
 
 
 class GraphQLApp(GraphQL[RequestContext, None]):
@@ -221,7 +221,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         sub_response: Response,
     ) -> Response:
         """A subscription (or any operation) asked for as a stream: registered
-        as a connection while it is open (``api/http/streams.py``)."""
+        as a connection while it is open (``api/graphql/streams.py``)."""
         pending: list[Any] = []
 
         async def encode(value: Any) -> Any:

@@ -30,9 +30,9 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from api.graphql.execution.async_helpers import weak_helpers
 from api.graphql.execution.budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from api.graphql.execution.cache import PlanCache
+from api.graphql.execution.deferred import within_read_budget
 from api.graphql.execution.fanout import SharedEvents, Sharers
 from api.graphql.execution.plan import OperationPlan, Unsupported, compile_operation
-from api.graphql.incremental import within_read_budget
 from api.settings.limits import MAX_RESPONSE_BYTES
 from domain.errors import BudgetExceeded
 
