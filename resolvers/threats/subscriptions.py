@@ -44,8 +44,8 @@ class OverflowTarget(Protocol):
 class EventIds(Protocol):
     """What an SSE stream puts on the context as ``event_ids``: the
     ``Last-Event-ID`` a reconnecting client sent, and where each alert's
-    cursor goes to become its event's ``id:`` (docs/design.md, Subscriptions
-    over HTTP)."""
+    cursor goes to become its event's ``id:``
+    (docs/design.md, Subscriptions over HTTP)."""
 
     @property
     def last_event_id(self) -> str | None: ...
