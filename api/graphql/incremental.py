@@ -28,6 +28,7 @@ __all__ = [
     "DEFER_SPEC",
     "IncrementalTransport",
     "accepts_parts",
+    "asks_for_parts",
     "map_increment_errors",
 ]
 
@@ -47,6 +48,13 @@ def accepts_parts(request: HTTPConnection) -> bool:
     """Whether the client reads a multipart answer (Apollo Client sends
     ``multipart/mixed;deferSpec=20220824`` with every deferred query)."""
     return "multipart/mixed" in request.headers.get("accept", "")
+
+
+def asks_for_parts(request: HTTPConnection) -> bool:
+    """Whether the answer may come in parts or events (multipart, SSE),
+    which only Strawberry's full path writes: the prepared lane answers JSON."""
+    accept = request.headers.get("accept")
+    return accept is not None and ("multipart/mixed" in accept or "text/event-stream" in accept)
 
 
 def map_increment_errors(value: Any, request_id: str | None) -> None:

@@ -33,6 +33,7 @@ from api.graphql.incremental import (
     DEFER_SPEC,
     IncrementalTransport,
     accepts_parts,
+    asks_for_parts,
     map_increment_errors,
 )
 from api.graphql.prepared import PreparedLane
@@ -120,8 +121,9 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         except ProofgateError as error:
             await authentication_refusal(error)(scope, receive, send)
             return
-        if scope["method"] == "POST" and self.prepared_lane is not None:
-            await self._post(scope, receive, send, self.prepared_lane)
+        lane = self.prepared_lane
+        if scope["method"] == "POST" and lane is not None and not asks_for_parts(request):
+            await self._post(scope, receive, send, lane)
             return
         await super().__call__(scope, receive, send)
 

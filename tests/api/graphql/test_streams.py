@@ -238,3 +238,25 @@ async def test_a_subscription_without_a_streaming_accept_is_told_how(gateway: Ga
     assert response.status_code == 400
     (error,) = response.json()["errors"]
     assert "text/event-stream" in error["extensions"]["hint"]
+
+
+async def test_a_query_over_sse_is_one_event_then_complete(gateway: Gateway) -> None:
+    """As graphql-sse runs any operation: the prepared lane, which answers JSON,
+    leaves a request for a stream to Strawberry's full path."""
+    brand, key = await gateway.brand()
+    query = "query($id: ID!) { brand(id: $id) { id } }"
+    for _ in range(2):  # the second time the lane knows the document
+        async with (
+            httpx.AsyncClient(base_url=gateway.url, timeout=10) as client,
+            client.stream(
+                "POST",
+                "/graphql",
+                json={"query": query, "variables": {"id": brand}},
+                headers={"Authorization": f"Bearer {key}", "Accept": SSE},
+            ) as response,
+        ):
+            assert response.headers["content-type"].startswith(SSE)
+            stream = Stream(response)
+            answer = await stream.event()
+            assert json.loads(answer["data"]) == {"data": {"brand": {"id": brand}}}
+            assert (await stream.event())["event"] == "complete"
