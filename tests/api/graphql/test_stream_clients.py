@@ -86,21 +86,10 @@ class NodeClient:
         return result
 
 
-async def _brand_with_an_alert(gateway: Gateway) -> tuple[str, str, dict[str, str], str]:
-    """A brand, its key, a claimed product, and the cursor of the brand's one
-    alert: clients subscribe after it, so no alert raised once they start can
-    be missed, however long they take to subscribe."""
-    brand, key = await gateway.brand()
-    product = await gateway.product(brand, key, claimed=True)
-    await gateway.dispute(product)
-    (alert,) = await gateway.wait_for_alerts(brand, key, 1)
-    return brand, key, product, alert["cursor"]
-
-
 async def test_apollo_client_gets_an_alert_over_multipart_and_a_deferred_fragment(
     gateway: Gateway, node_clients: Path
 ) -> None:
-    brand, key, product, start = await _brand_with_an_alert(gateway)
+    brand, key, product, start = await gateway.brand_with_an_alert()
     client = await NodeClient.start(
         node_clients,
         "apollo.mjs",
@@ -125,7 +114,7 @@ async def test_apollo_client_gets_an_alert_over_multipart_and_a_deferred_fragmen
 async def test_graphql_sse_resumes_after_a_dropped_connection(
     gateway: Gateway, node_clients: Path
 ) -> None:
-    brand, key, product, start = await _brand_with_an_alert(gateway)
+    brand, key, product, start = await gateway.brand_with_an_alert()
     client = await NodeClient.start(
         node_clients,
         "sse.mjs",

@@ -54,7 +54,8 @@ class Stream:
             if all(line.startswith(":") for line in lines):
                 self.heartbeats += 1
                 continue
-            return dict(line.split(": ", 1) if ": " in line else (line[:-1], "") for line in lines)
+            fields = (line.partition(":") for line in lines)
+            return {name: value.removeprefix(" ") for name, _, value in fields}
 
     async def alert(self, timeout: float = 5) -> tuple[str, dict[str, Any]]:
         event = await self.event(timeout)
@@ -104,7 +105,7 @@ async def test_an_sse_stream_cut_after_3_of_10_alerts_resumes_with_last_event_id
     """The client subscribes after an alert it already has (so no alert can
     be raised before its subscription is registered), and re-sends the same
     request when it reconnects, as graphql-sse does, plus ``Last-Event-ID``."""
-    brand, key, product, start = await _brand_with_an_alert(gateway)
+    brand, key, product, start = await gateway.brand_with_an_alert()
     async with subscribed(gateway, brand, key, after=start) as stream:
         for _ in range(5):
             await gateway.dispute(product)
@@ -127,17 +128,8 @@ async def test_an_sse_stream_cut_after_3_of_10_alerts_resumes_with_last_event_id
         assert replayed["id"] == sentinel["id"]
 
 
-async def _brand_with_an_alert(gateway: Gateway) -> tuple[str, str, dict[str, str], str]:
-    """A brand, its key, a claimed product, and the cursor of the brand's one alert."""
-    brand, key = await gateway.brand()
-    product = await gateway.product(brand, key, claimed=True)
-    await gateway.dispute(product)
-    (alert,) = await gateway.wait_for_alerts(brand, key, 1)
-    return brand, key, product, alert["cursor"]
-
-
 async def test_a_multipart_subscription_gets_heartbeats_and_alerts(gateway: Gateway) -> None:
-    brand, key, product, start = await _brand_with_an_alert(gateway)
+    brand, key, product, start = await gateway.brand_with_an_alert()
     async with subscribed(gateway, brand, key, MULTIPART, after=start) as stream:
         assert stream.response.headers["content-type"].startswith("multipart/mixed")
         await gateway.dispute(product)
@@ -159,7 +151,7 @@ async def test_an_idle_sse_stream_gets_heartbeat_comments(gateway: Gateway) -> N
 
 
 async def test_a_revoked_keys_http_streams_end_with_the_reason(gateway: Gateway) -> None:
-    brand, key, product, start = await _brand_with_an_alert(gateway)
+    brand, key, product, start = await gateway.brand_with_an_alert()
     created = await gateway.data(
         """mutation($b: ID!) {
             createApiKey(brandId: $b, name: "partner", role: PARTNER) { id apiKey }
@@ -193,7 +185,7 @@ async def test_a_revoked_keys_http_streams_end_with_the_reason(gateway: Gateway)
 
 async def test_http_streams_count_against_the_per_key_cap(gateway: Gateway) -> None:
     """Two subscriptions per key here; the third is refused until one ends."""
-    brand, key, product, start = await _brand_with_an_alert(gateway)
+    brand, key, product, start = await gateway.brand_with_an_alert()
     async with (
         subscribed(gateway, brand, key, after=start) as one,
         subscribed(gateway, brand, key, MULTIPART, after=start) as two,
