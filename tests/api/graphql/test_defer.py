@@ -141,3 +141,24 @@ async def test_the_read_budget_counts_every_increment(tmp_path: Path) -> None:
             "QUERY_TOO_COMPLEX"
         ]
         assert completed["errors"][0]["extensions"]["maxReadItems"] == 1
+
+
+async def test_stream_sends_a_lists_items_after_the_initial_part(tmp_path: Path) -> None:
+    async with serving(tmp_path) as gateway:
+        brand_id, key = await brand(gateway)
+        for name in ("first", "second"):
+            await gateway.data(
+                "mutation($input: RegisterProductInput!) { registerProduct(input: $input) { id } }",
+                {"input": {"brandId": brand_id, "name": name}},
+                key=key,
+            )
+        query = """query($id: ID!) { brand(id: $id) {
+            products(first: 2) { edges @stream(initialCount: 1) { node { name } } } } }"""
+        initial, *rest = parts(await deferred(gateway, query, brand_id, key))
+    (first,) = initial["data"]["brand"]["products"]["edges"]
+    assert initial["hasNext"] is True
+    streamed = [
+        item for part in rest for entry in part.get("incremental", []) for item in entry["items"]
+    ]
+    assert sorted(edge["node"]["name"] for edge in [first, *streamed]) == ["first", "second"]
+    assert rest[-1]["hasNext"] is False
