@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from domain.errors import ReadBudgetExceeded
 
-__all__ = ["ReadBudget", "before_read", "reading_within", "spend_read"]
+__all__ = ["ReadBudget", "before_read", "current_budget", "reading_within", "spend_read"]
 
 _HINT = "Ask for smaller pages (first) or fewer nested connections, or split the operation."
 
@@ -63,6 +63,12 @@ def spend_read(items: int, units: float) -> None:
     budget = _current.get()
     if budget is not None:
         budget.spend(items, units)
+
+
+def current_budget() -> ReadBudget | None:
+    """The budget reads in this context spend, for work that runs later
+    (a deferred fragment) to read within it too."""
+    return _current.get()
 
 
 @contextmanager

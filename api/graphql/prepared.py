@@ -19,11 +19,12 @@ release is an upgrade, not a port (``tests/api/test_prepared.py`` greps).
 
 Everything else declines to Strawberry's full path, with the body untouched: a
 body with ``extensions`` (APQ), a batch, a trace header, OpenTelemetry spans, a
-subscription, a document not yet validated or not valid, a document outside
-the registry when only registered ones run freely, and any refusal (over the
-cost budget, out of rate tokens), which the full path then answers in its own
-words. The lane decides before anything runs or any token is taken, so a
-declined request is answered exactly once. ``tests/api/graphql/test_prepared.py``
+subscription, a query with ``@defer`` or ``@stream`` (answered in parts), a
+document not yet validated or not valid, a document outside the registry when
+only registered ones run freely, and any refusal (over the cost budget, out of
+rate tokens), which the full path then answers in its own words. The lane
+decides before anything runs or any token is taken, so a declined request is
+answered exactly once. ``tests/api/graphql/test_prepared.py``
 sends the suite's operations both ways and compares the responses.
 """
 
@@ -32,13 +33,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphql import DocumentNode, GraphQLError, OperationDefinitionNode, execute, get_operation_ast
+from graphql import (
+    DocumentNode,
+    GraphQLError,
+    OperationDefinitionNode,
+    experimental_execute_incrementally,
+    get_operation_ast,
+)
+from graphql import (
+    ExecutionResult as CoreExecutionResult,
+)
 from graphql import OperationType as CoreOperationType
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.types import ExecutionResult
 from strawberry.utils.await_maybe import await_maybe
 
 from api.graphql.errors import map_errors
+from api.graphql.execution.plan import incremental
 from api.http.request_json import MalformedJSON, decode_request_json
 from api.limits.cost import cost_model
 from api.limits.ratelimit import RateCheck, public_calls
@@ -128,6 +139,8 @@ class PreparedLane:
         operation = get_operation_ast(document, name)
         if operation is None or operation.operation is CoreOperationType.SUBSCRIPTION:
             return None
+        if incremental(document.definitions):  # answered in parts, by the full path
+            return None
         if name is None and operation.name is not None:
             name = operation.name.value  # as Strawberry names the only operation
         return PreparedRequest(document, operation, variables, name)
@@ -165,7 +178,7 @@ class PreparedLane:
         try:
             with reading_within(ReadBudget(limits.max_read_items, limits.max_read_units)):
                 result = await await_maybe(
-                    execute(
+                    experimental_execute_incrementally(
                         schema._schema,
                         prepared.document,
                         variable_values=prepared.variables,
@@ -180,6 +193,7 @@ class PreparedLane:
             return ExecutionResult(
                 data=None, errors=[unexpected or GraphQLError(str(error), original_error=error)]
             )
+        assert isinstance(result, CoreExecutionResult)  # no @defer or @stream here
         return ExecutionResult(data=result.data, errors=result.errors)
 
 

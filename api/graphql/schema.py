@@ -7,14 +7,15 @@ from functools import cache, partial
 from typing import Any
 
 import strawberry
-from graphql import GraphQLError, GraphQLSchema
+from graphql import ExperimentalIncrementalExecutionResults, GraphQLError, GraphQLSchema
 from strawberry.extensions import AddValidationRules, SchemaExtension
+from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from api.graphql.document_cache import DocumentCache, ValidatedDocuments
-from api.graphql.errors import ErrorMapper
+from api.graphql.errors import ErrorMapper, map_errors
 from api.graphql.execution import PlanCache, compiled_executor
 from api.graphql.extension_hooks import ClassifiedExtensionsRunner
 from api.graphql.persisted import PersistedQueries, PersistedQueryStore
@@ -83,6 +84,28 @@ class ProofgateSchema(strawberry.Schema):
             operation_extensions,
         )
 
+    async def _handle_execution_result(
+        self,
+        context: ExecutionContext,
+        result: Any,
+        extensions_runner: SchemaExtensionsRunner,
+        *,
+        skip_process_errors: bool = False,
+    ) -> ExecutionResult:
+        """Strawberry hands incremental delivery's results on as graphql-core
+        made them; the initial payload gets what every other result gets: its
+        errors mapped and the extensions' results (cost, trace)."""
+        handled = await super()._handle_execution_result(
+            context, result, extensions_runner, skip_process_errors=skip_process_errors
+        )
+        if isinstance(result, ExperimentalIncrementalExecutionResults):
+            initial = result.initial_result
+            if initial.errors:
+                initial.errors = map_errors(initial.errors, _request_id(context))
+            extensions = await extensions_runner.get_extensions_results(context)
+            initial.extensions = {**(initial.extensions or {}), **extensions} or None
+        return handled
+
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
@@ -103,6 +126,10 @@ class ProofgateSchema(strawberry.Schema):
         ones Strawberry removes: argument, type and enum value names spell
         out the schema just as well."""
         error.message = hide_suggestions(error.message)
+
+
+def _request_id(context: ExecutionContext) -> str | None:
+    return getattr(context.context, "request_id", None)
 
 
 _Factory = Callable[[], SchemaExtension]
@@ -212,7 +239,10 @@ def build_schema(
         mutation=Mutation,
         subscription=Subscription,
         config=StrawberryConfig(
-            scalar_map=SCALAR_MAP, disable_field_suggestions=not limits.suggestions
+            scalar_map=SCALAR_MAP,
+            disable_field_suggestions=not limits.suggestions,
+            # @defer and @stream, over multipart HTTP (docs/design.md, Incremental delivery)
+            enable_experimental_incremental_execution=True,
         ),
     )
     if operations is not None and not isinstance(operations, OperationRegistry):

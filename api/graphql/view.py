@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Awaitable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import strawberry
@@ -15,13 +15,29 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestProtocol
 from strawberry.http.base import BaseRequestProtocol
 from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.subscriptions import (
+    GRAPHQL_SSE_PROTOCOL,
+    GRAPHQL_TRANSPORT_WS_PROTOCOL,
+    GRAPHQL_WS_PROTOCOL,
+    MULTIPART_SUBSCRIPTION_PROTOCOL,
+)
+from strawberry.types import SubscriptionExecutionResult
 from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from api.graphql.errors import error_extensions, error_response
+from api.graphql.incremental import (
+    DEFER_SPEC,
+    IncrementalTransport,
+    accepts_parts,
+    asks_for_parts,
+    map_increment_errors,
+)
 from api.graphql.prepared import PreparedLane
+from api.graphql.streams import StreamContext, open_stream, stream_response
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY
 from api.http.request_json import MalformedJSON, decode_request_json
@@ -42,11 +58,19 @@ __all__ = ["GraphQLApp", "GraphQLEndpoint", "GraphQLSockets", "authentication_re
 
 TRACE_HEADER = "x-proofgate-trace"
 _PRINCIPAL = "proofgate.principal"
+PROTOCOLS = (
+    GRAPHQL_TRANSPORT_WS_PROTOCOL,
+    GRAPHQL_WS_PROTOCOL,
+    MULTIPART_SUBSCRIPTION_PROTOCOL,
+    GRAPHQL_SSE_PROTOCOL,
+)
+"""WebSocket subprotocols, and the two HTTP streams (``api/graphql/streams.py``)."""
 
 
 class GraphQLApp(GraphQL[RequestContext, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = WSHandler
+    multipart_transport_class = IncrementalTransport
 
     def __init__(
         self,
@@ -69,6 +93,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             options.setdefault("connection_init_wait_timeout", timeout)
         # Keep-alives are sent by ``Connections.keep_alive``, one task for all.
         options["keep_alive"] = False
+        options.setdefault("subscription_protocols", PROTOCOLS)
         super().__init__(schema, **options)
         self.services = services
         self.connections = Connections()
@@ -98,8 +123,9 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         except ProofgateError as error:
             await authentication_refusal(error)(scope, receive, send)
             return
-        if scope["method"] == "POST" and self.prepared_lane is not None:
-            await self._post(scope, receive, send, self.prepared_lane)
+        lane = self.prepared_lane
+        if scope["method"] == "POST" and lane is not None and not asks_for_parts(request):
+            await self._post(scope, receive, send, lane)
             return
         await super().__call__(scope, receive, send)
 
@@ -184,7 +210,8 @@ class GraphQLApp(GraphQL[RequestContext, None]):
                 request=request,
                 response=response,
             )
-        return RequestContext(
+        transport = self._get_stream_transport_from_headers(request.headers)
+        context = (RequestContext if transport is None else StreamContext)(
             services=self.services,
             principal=principal,
             loaders=Loaders(self.services.storage, principal.tenant),
@@ -193,6 +220,58 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             request=request,
             response=response,
         )
+        if isinstance(context, StreamContext) and transport is not None:
+            open_stream(transport, self.encode_json_string, context, request)
+        return context
+
+    async def _create_streaming_response(
+        self,
+        request: Request,
+        result: SubscriptionExecutionResult,
+        protocol: GraphQLRequestProtocol,
+        sub_response: Response,
+    ) -> Response:
+        """A subscription (or any operation) asked for as a stream: registered
+        as a connection while it is open (``api/graphql/streams.py``)."""
+        pending: list[Any] = []
+
+        async def encode(value: Any) -> Any:
+            nonlocal pending
+            response, pending = await self._process_stream_result(request, value, pending)
+            return response
+
+        return await stream_response(
+            self.connections,
+            request,
+            result,
+            encode,
+            super().create_streaming_response,
+            sub_response,
+        )
+
+    async def _process_stream_result(
+        self, request: Request, value: Any, all_pending: list[Any]
+    ) -> tuple[GraphQLHTTPResponse, list[Any]]:
+        map_increment_errors(value, request.scope.get(REQUEST_ID_SCOPE_KEY))
+        return await super()._process_stream_result(request, value, all_pending)
+
+    async def create_streaming_response(
+        self,
+        request: Request | WebSocket,
+        stream: Callable[[], AsyncIterator[str]],
+        sub_response: Response,
+        headers: Mapping[str, str],
+    ) -> Response:
+        """Strawberry streams a query's increments (@defer, @stream) in parts
+        whatever the client accepts; one that did not ask for parts is told
+        how to, rather than sent what it cannot read."""
+        if DEFER_SPEC in headers.get("Content-Type", "") and not accepts_parts(request):
+            refusal = BadUserInput(
+                "@defer and @stream answer in parts, which this request did not accept",
+                hint="Send Accept: multipart/mixed;deferSpec=20220824,application/json.",
+            )
+            return error_response(refusal, 406)
+        return await super().create_streaming_response(request, stream, sub_response, headers)
 
     async def on_ws_connect(self, context: RequestContext) -> UnsetType | dict[str, object] | None:
         """Authenticates ``connection_init``'s ``authorization``; no key is anonymous."""
@@ -235,8 +314,10 @@ def _refusal(refusal: HTTPException) -> BadUserInput:
         cause.operation_type is OperationType.SUBSCRIPTION
     ):
         return BadUserInput(
-            "Subscriptions are not served over HTTP",
-            hint="Subscribe over a WebSocket to /graphql (graphql-transport-ws or graphql-ws).",
+            "A subscription over HTTP needs a streaming Accept header",
+            hint="Send Accept: text/event-stream (graphql-sse) or "
+            'multipart/mixed;subscriptionSpec="1.0" (Apollo), or subscribe over a WebSocket '
+            "to /graphql (graphql-transport-ws or graphql-ws).",
         )
     return BadUserInput(refusal.reason)
 

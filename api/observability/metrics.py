@@ -82,7 +82,7 @@ class Metrics:
         )
         self.websockets = Gauge(
             "proofgate_websocket_connections",
-            "Open GraphQL WebSocket connections",
+            "Open GraphQL WebSocket connections and HTTP streams (multipart, SSE)",
             registry=self.registry,
             multiprocess_mode="livesum",
         )

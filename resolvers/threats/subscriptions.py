@@ -30,7 +30,7 @@ from ..context import OPERATION_COST, Info
 from ..fields import AP_METADATA
 from .types import ThreatAlert
 
-__all__ = ["OverflowTarget", "ThreatSubscriptions"]
+__all__ = ["EventIds", "OverflowTarget", "ThreatSubscriptions"]
 
 
 class OverflowTarget(Protocol):
@@ -41,9 +41,30 @@ class OverflowTarget(Protocol):
         """Close the connection: a subscription's queue overflowed."""
 
 
+class EventIds(Protocol):
+    """What an SSE stream puts on the context as ``event_ids``: the
+    ``Last-Event-ID`` a reconnecting client sent, and where each alert's
+    cursor goes to become its event's ``id:``
+    (docs/design.md, Subscriptions over HTTP)."""
+
+    @property
+    def last_event_id(self) -> str | None: ...
+
+    def event_id(self, cursor: str) -> None:
+        """The cursor of the alert about to be sent."""
+
+
 def _overflow_handler(info: Info) -> Callable[[], None] | None:
     connection: OverflowTarget | None = getattr(info.context, "connection", None)
     return None if connection is None else connection.slow_consumer
+
+
+def _event_ids(info: Info, pipeline: Pipeline) -> Callable[[Item], None] | None:
+    ids: EventIds | None = getattr(info.context, "event_ids", None)
+    if ids is None:
+        return None
+    tenant = info.context.principal.tenant
+    return lambda item: ids.event_id(pipeline.cursor(item, tenant))
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -79,6 +100,9 @@ class ThreatSubscriptions:
         pipeline = context.services.pipeline
         if pipeline is None:
             raise ServiceUnavailable("Live alerts are not available on this gateway")
+        ids: EventIds | None = getattr(context, "event_ids", None)
+        if ids is not None and ids.last_event_id is not None:
+            after = ids.last_event_id  # a reconnect resumes after the last alert it got
         subscriber = await pipeline.subscribe(
             brand,
             _overflow_handler(info),
@@ -95,7 +119,9 @@ class ThreatSubscriptions:
             pipeline.unsubscribe(subscriber)
             raise
         wanted = None if types is None else frozenset(types)
-        return _AlertStream(pipeline, subscriber, backlog, min_severity, wanted)
+        stream = _AlertStream(pipeline, subscriber, backlog, min_severity, wanted)
+        stream.on_alert = _event_ids(info, pipeline)
+        return stream
 
 
 _LIVE_ALERTS: OrderedDict[int, tuple[Item, ThreatAlert]] = OrderedDict()
@@ -121,7 +147,15 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
     and an async generator's frame and the loop's record of it cost more
     (docs/design.md, Alert fan-out)."""
 
-    __slots__ = ("_backlog", "_min_severity", "_pipeline", "_replayed", "_subscriber", "_types")
+    __slots__ = (
+        "_backlog",
+        "_min_severity",
+        "_pipeline",
+        "_replayed",
+        "_subscriber",
+        "_types",
+        "on_alert",
+    )
 
     def __init__(
         self,
@@ -138,6 +172,8 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
         """Backlog alerts the broker buffered too, dropped when they come live."""
         self._min_severity = min_severity
         self._types = types
+        self.on_alert: Callable[[Item], None] | None = None
+        """Told each alert before it is sent (an SSE stream's event ids)."""
 
     def __aiter__(self) -> _AlertStream:
         return self
@@ -155,6 +191,7 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
             if not self._backlog:
                 self._backlog = None
             if alert_matches(item, min_severity=self._min_severity, types=self._types):
+                self._sending(item)
                 return ThreatAlert.from_item(item)
         while (live := await self._subscriber.next()) is not None:
             replayed = self._replayed
@@ -162,8 +199,13 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
                 replayed.discard(live["id"])
                 continue
             if alert_matches(live, min_severity=self._min_severity, types=self._types):
+                self._sending(live)
                 return _live_alert(live)
         raise StopAsyncIteration
+
+    def _sending(self, item: Item) -> None:
+        if self.on_alert is not None:
+            self.on_alert(item)
 
     async def aclose(self) -> None:
         self._backlog = None

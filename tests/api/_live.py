@@ -162,6 +162,16 @@ class Gateway:
         """One OWNERSHIP_DISPUTE alert (CRITICAL); every dispute raises its own."""
         await self.data(DISPUTE, {"code": product["verificationCode"]})
 
+    async def brand_with_an_alert(self) -> tuple[str, str, dict[str, str], str]:
+        """A brand, its key, a claimed product, and the cursor of the brand's
+        one alert: a client subscribing after it misses no alert raised once
+        it starts, however long it takes to subscribe."""
+        brand, key = await self.brand()
+        product = await self.product(brand, key, claimed=True)
+        await self.dispute(product)
+        (alert,) = await self.wait_for_alerts(brand, key, 1)
+        return brand, key, product, alert["cursor"]
+
     async def alerts(self, brand_id: str, key: str) -> list[dict[str, Any]]:
         """The brand's alerts, oldest first."""
         data = await self.data(THREATS, {"id": brand_id}, key)

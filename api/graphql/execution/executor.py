@@ -14,6 +14,7 @@ from typing import Any, ClassVar, cast
 
 from graphql import (
     ExecutionResult,
+    ExperimentalIncrementalExecutionResults,
     GraphQLError,
     GraphQLLeafType,
     GraphQLObjectType,
@@ -30,6 +31,7 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from api.graphql.execution.async_helpers import weak_helpers
 from api.graphql.execution.budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from api.graphql.execution.cache import PlanCache
+from api.graphql.execution.deferred import within_read_budget
 from api.graphql.execution.fanout import SharedEvents, Sharers
 from api.graphql.execution.plan import OperationPlan, Unsupported, compile_operation
 from api.graphql.execution.protocols import OperationContext
@@ -150,6 +152,12 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             self.collected_errors.add(located_error(error), None)
             return self.build_response(None)  # type: ignore[return-value]
         return self.build_response(settled)  # type: ignore[return-value]
+
+    def build_response(
+        self, data: dict[str, Any] | None
+    ) -> ExecutionResult | ExperimentalIncrementalExecutionResults:
+        """Increments (@defer, @stream) read within the operation's read budget."""
+        return within_read_budget(super().build_response(data))
 
     def handle_field_error(
         self,

@@ -10,7 +10,7 @@ calls resolvers and completes values. Whatever a plan does not cover raises
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +92,8 @@ def compile_operation(executor: PlanExecutor) -> OperationPlan:
     operation = executor.operation
     if operation.directives:
         raise Unsupported("operation directives")
+    if incremental([operation, *executor.fragment_definitions.values()]):
+        raise Unsupported("@defer or @stream")  # graphql-core delivers the increments
     root_type = executor.schema.get_root_type(operation.operation)
     if root_type is None:
         raise Unsupported("no root type")
@@ -124,6 +126,22 @@ def condition_variables(definitions: list[Any]) -> tuple[str, ...]:
     for definition in definitions:
         visit(definition, _Conditions())
     return tuple(dict.fromkeys(names))
+
+
+def incremental(definitions: Iterable[Any]) -> bool:
+    """Whether any of ``definitions`` asks for incremental delivery."""
+
+    class _Incremental(Visitor):
+        found = False
+
+        def enter_directive(self, node: Any, *_: Any) -> None:
+            if node.name.value in ("defer", "stream"):
+                self.found = True
+
+    visitor = _Incremental()
+    for definition in definitions:
+        visit(definition, visitor)
+    return visitor.found
 
 
 class _Compiler:

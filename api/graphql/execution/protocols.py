@@ -27,7 +27,7 @@ from graphql import (
 )
 from graphql.execution.collect_fields import FieldDetailsList, FragmentDetails
 from graphql.execution.values import VariableValues
-from graphql.language import FieldNode
+from graphql.language import FieldNode, FragmentDefinitionNode
 from graphql.pyutils import Path
 
 from api.graphql.execution.budget import ResponseBytes
@@ -47,6 +47,9 @@ class PlanExecutor(Protocol):
 
     @property
     def fragments(self) -> dict[str, FragmentDetails]: ...
+
+    @property
+    def fragment_definitions(self) -> dict[str, FragmentDefinitionNode]: ...
 
     @property
     def variable_values(self) -> VariableValues: ...
