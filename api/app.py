@@ -20,6 +20,7 @@ from api.demo.loader import start_demo
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.schema import schema as default_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
+from api.http.authentication import Authenticator, FailedAuthThrottle
 from api.http.explorer import explorer_asset
 from api.http.guard import HTTPGuard
 from api.http.health import health, metrics_endpoint, ready
@@ -63,9 +64,11 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
         default_schema, settings.limits, operations.directory, default_documents()
     )
     tools = tool_specs(default_schema._schema, registry)
-    metrics = Metrics()
+    metrics = Metrics(registered=registry.by_name)
     untrusted = UntrustedCounter(metrics.untrusted_documents.inc)
     schema = _schema(settings, registry, untrusted, metrics)
+
+    throttle = _auth_throttle(settings, metrics)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -87,7 +90,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
                     services,
                     graphql_ide="graphiql",
                     max_message_bytes=settings.limits.max_body_bytes,
-                    auth_throttle=AuthThrottle(settings.auth_failure_rate),
+                    authenticator=Authenticator(storage, services.admin_key_hash, throttle),
                 )
                 _count(metrics, app.state.graphql, pipeline)
                 mcp = MCPService(schema, services, tools)
@@ -98,6 +101,8 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
                     )
                     yield
         finally:
+            await schema.close()
+            await _close(throttle)
             await app.state.storage.close()
             if spans is not None:
                 spans.shutdown()
@@ -123,6 +128,27 @@ def _schema(
         on_redis_outage=metrics.redis_outage("limits"),
         redis_prefix=settings.pipeline.redis_prefix,
     )
+
+
+def _auth_throttle(settings: Settings, metrics: Metrics) -> FailedAuthThrottle | AuthThrottle:
+    """Failed authentications per address: shared through Redis when there is one."""
+    pipeline = settings.pipeline
+    if pipeline.redis_url is None:
+        return AuthThrottle(settings.auth_failure_rate)
+    from api.limits.shared_auth_throttle import SharedAuthThrottle
+
+    return SharedAuthThrottle(
+        settings.auth_failure_rate,
+        pipeline.redis_url,
+        prefix=pipeline.redis_prefix,
+        on_outage=metrics.redis_outage("limits"),
+    )
+
+
+async def _close(throttle: object) -> None:
+    close = getattr(throttle, "close", None)
+    if close is not None:
+        await close()
 
 
 def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline) -> None:

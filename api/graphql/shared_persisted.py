@@ -83,6 +83,9 @@ class SharedQueries:
             return
         self._reachable = True
 
+    async def close(self) -> None:
+        await self._redis.aclose()
+
     def _fall_back(self, error: BaseException) -> None:
         if not self._reachable:
             return
