@@ -215,7 +215,7 @@ def redis_server() -> Iterator[RedisServer]:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The schema fuzz's counts (``tests/api/test_schema_fuzz.py``), in the CI log."""
+    """The schema fuzz's counts (``tests/api/graphql/test_schema_fuzz.py``), in the CI log."""
     for report in terminalreporter.getreports("passed"):
         for name, value in report.user_properties:
             if name.startswith("fuzz_"):
