@@ -27,7 +27,7 @@ from api.http.health import health, metrics_endpoint, ready
 from api.http.ingest import ingest_endpoint
 from api.http.passport import passport_download
 from api.http.qr import qr_image
-from api.limits.auth_throttle import AuthThrottle
+from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.mcp.http import MCPEndpoint, MCPService
 from api.mcp.tools import tool_specs
 from api.observability.metrics import Metrics
@@ -130,11 +130,11 @@ def _schema(
     )
 
 
-def _auth_throttle(settings: Settings, metrics: Metrics) -> FailedAuthThrottle | AuthThrottle:
+def _auth_throttle(settings: Settings, metrics: Metrics) -> FailedAuthThrottle:
     """Failed authentications per address: shared through Redis when there is one."""
     pipeline = settings.pipeline
     if pipeline.redis_url is None:
-        return AuthThrottle(settings.auth_failure_rate)
+        return InProcessThrottle(AuthThrottle(settings.auth_failure_rate))
     from api.limits.shared_auth_throttle import SharedAuthThrottle
 
     return SharedAuthThrottle(

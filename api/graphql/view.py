@@ -25,7 +25,7 @@ from api.http.authentication import Authenticator, authentication_refusal
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY
 from api.http.request_json import MalformedJSON, decode_request_json
-from api.limits.auth_throttle import AuthThrottle
+from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.settings.limits import MAX_BODY_BYTES
 from api.ws.connections import Connections, SocketContext
@@ -75,7 +75,9 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         self.payloads = SharedPayloads()
         self.max_message_bytes = max_message_bytes
         self.authenticator = authenticator or Authenticator(
-            services.storage, services.admin_key_hash, auth_throttle
+            services.storage,
+            services.admin_key_hash,
+            InProcessThrottle(auth_throttle or AuthThrottle()),
         )
         self.prepared_lane: PreparedLane | None = getattr(schema, "prepared_lane", None)
 

@@ -23,7 +23,6 @@ from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
 from api.graphql.errors import error_response
-from api.limits.auth_throttle import AuthThrottle
 from api.observability.observation import current_observation
 from domain.errors import ProofgateError, RateLimited, Unauthenticated
 from services.auth import Principal, authenticate
@@ -32,14 +31,14 @@ from storage import Storage
 __all__ = [
     "Authenticator",
     "FailedAuthThrottle",
-    "InProcessThrottle",
     "authentication_refusal",
     "client_address",
 ]
 
 
 class FailedAuthThrottle(Protocol):
-    """``AuthThrottle`` in process, ``SharedAuthThrottle`` through Redis."""
+    """``InProcessThrottle`` (``api/limits/auth_throttle.py``), or
+    ``SharedAuthThrottle`` through Redis."""
 
     async def check(self, client: str | None) -> None: ...
 
@@ -50,31 +49,11 @@ def client_address(connection: HTTPConnection) -> str | None:
     return connection.client.host if connection.client else None
 
 
-class InProcessThrottle:
-    """``AuthThrottle`` (this process's buckets) as a ``FailedAuthThrottle``."""
-
-    def __init__(self, throttle: AuthThrottle) -> None:
-        self.local = throttle
-
-    async def check(self, client: str | None) -> None:
-        self.local.check(client)
-
-    async def failed(self, client: str | None) -> None:
-        self.local.failed(client)
-
-
 class Authenticator:
-    def __init__(
-        self,
-        storage: Storage,
-        admin_key_hash: str,
-        throttle: FailedAuthThrottle | AuthThrottle | None = None,
-    ) -> None:
+    def __init__(self, storage: Storage, admin_key_hash: str, throttle: FailedAuthThrottle) -> None:
         self.storage = storage
         self.admin_key_hash = admin_key_hash
-        if throttle is None or isinstance(throttle, AuthThrottle):
-            throttle = InProcessThrottle(throttle or AuthThrottle())
-        self.throttle: FailedAuthThrottle = throttle
+        self.throttle = throttle
 
     async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
         """Raises UNAUTHENTICATED for a wrong key, RATE_LIMITED for an

@@ -23,7 +23,13 @@ from api.settings.formats import PerMinuteOrOff, Positive
 from api.settings.limits import Rate
 from domain.errors import RateLimited
 
-__all__ = ["AUTH_FAILURE_RATE", "AuthThrottle", "AuthVariables", "too_many_failures"]
+__all__ = [
+    "AUTH_FAILURE_RATE",
+    "AuthThrottle",
+    "AuthVariables",
+    "InProcessThrottle",
+    "too_many_failures",
+]
 
 AUTH_FAILURE_RATE = Rate(per_minute=30, burst=10)
 MAX_ADDRESSES = 100_000
@@ -83,6 +89,19 @@ class AuthThrottle:
         bucket.tokens = min(float(rate.burst), refilled)
         bucket.updated = now
         return bucket
+
+
+class InProcessThrottle:
+    """``AuthThrottle`` as the routes' ``FailedAuthThrottle`` (``api/http/authentication.py``)."""
+
+    def __init__(self, throttle: AuthThrottle) -> None:
+        self.local = throttle
+
+    async def check(self, client: str | None) -> None:
+        self.local.check(client)
+
+    async def failed(self, client: str | None) -> None:
+        self.local.failed(client)
 
 
 def too_many_failures(rate: Rate, tokens: float) -> RateLimited:
