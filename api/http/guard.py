@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.graphql.errors import error_response
 from domain.errors import BadUserInput
+from domain.validation import ascii_digits
 
 __all__ = ["BODY_SCOPE_KEY", "JSON_CONTENT_TYPES", "PREFLIGHT_HEADERS", "HTTPGuard"]
 
@@ -65,7 +66,7 @@ class HTTPGuard:
             await _refuse(scope, receive, send, error, 415)
             return
         declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
+        if ascii_digits(declared) and int(declared) > self.max_bytes:
             await _refuse(scope, receive, send, self._too_large(), 413)
             return
         body = await self._read(receive)

@@ -13,6 +13,7 @@ from _limits import ADMIN_KEY, Client, grow_chain, serve
 
 from api.settings.limits import Limits, Rate
 from domain.chain import PARTNER_MAX_EVENTS
+from domain.ingest import INTEGRATION_HEADER, SIGNATURE_HEADER
 
 ADD_EVENT = """mutation($p: ID!, $input: ProvenanceEventInput!) {
     addProvenanceEvent(productId: $p, input: $input) { sequence occurredAt }
@@ -117,3 +118,21 @@ async def test_row7_a_given_occurred_at_is_not_far_in_the_future() -> None:
             ADD_EVENT, {"p": product["id"], "input": {"type": "INSPECTED"}}, key=key
         )
         assert own["addProvenanceEvent"]["occurredAt"] < "9999"
+
+
+async def test_row8_a_unicode_digit_in_the_signature_time_is_a_coded_refusal() -> None:
+    """ "²" passes ``str.isdigit`` and fails ``int``: a 401 with its code, not a 500."""
+    async with serve() as gateway:
+        brand_id, key = await gateway.brand()
+        product = await gateway.product(key, brand_id)
+        integration, ingest_key = await _integration(gateway, brand_id, key)
+        for stamp in ("²", "¹²³", "1²"):
+            answer = await gateway.http.post(
+                "/ingest/shipping",
+                json=_event(product["id"]),
+                headers={
+                    INTEGRATION_HEADER: integration,
+                    SIGNATURE_HEADER: f"t={stamp},v1=00".encode("latin-1"),
+                },
+            )
+            assert (answer.status_code, codes(answer.json())) == (401, ["UNAUTHENTICATED"])
