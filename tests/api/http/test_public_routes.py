@@ -125,7 +125,7 @@ async def test_row8_a_unicode_digit_in_the_signature_time_is_a_coded_refusal() -
     async with serve() as gateway:
         brand_id, key = await gateway.brand()
         product = await gateway.product(key, brand_id)
-        integration, ingest_key = await _integration(gateway, brand_id, key)
+        integration, _ = await _integration(gateway, brand_id, key)
         for stamp in ("²", "¹²³", "1²"):
             answer = await gateway.http.post(
                 "/ingest/shipping",
