@@ -187,7 +187,13 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         params = getattr(context, "connection_params", None) or {}
         authorization = params.get("authorization") or params.get("Authorization")
         if authorization is not None and not isinstance(authorization, str):
-            raise ConnectionRejectionError({"message": "authorization must be a string"})
+            refusal = BadUserInput(
+                "authorization must be a string",
+                hint="Send connection_init with payload {authorization: 'Bearer <key>'}.",
+            )
+            raise ConnectionRejectionError(
+                {"message": refusal.message, **error_extensions(refusal)}
+            )
         address = getattr(getattr(context, "request", None), "client", None)
         try:
             principal = await self.authenticate(authorization, address and address.host)
