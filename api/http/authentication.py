@@ -25,7 +25,7 @@ from starlette.responses import Response
 from api.graphql.errors import error_response
 from api.observability.observation import current_observation
 from domain.errors import ProofgateError, RateLimited, Unauthenticated
-from services.auth import Principal, authenticate
+from services.auth import KeyCache, Principal, authenticate
 from storage import Storage
 
 __all__ = [
@@ -50,10 +50,18 @@ def client_address(connection: HTTPConnection) -> str | None:
 
 
 class Authenticator:
-    def __init__(self, storage: Storage, admin_key_hash: str, throttle: FailedAuthThrottle) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        admin_key_hash: str,
+        throttle: FailedAuthThrottle,
+        keys: KeyCache | None = None,
+    ) -> None:
+        """``keys``: the services' cache of API keys (``services/auth.py``)."""
         self.storage = storage
         self.admin_key_hash = admin_key_hash
         self.throttle = throttle
+        self.keys = keys
 
     async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
         """Raises UNAUTHENTICATED for a wrong key, RATE_LIMITED for an
@@ -62,7 +70,9 @@ class Authenticator:
         if authorization:
             await self.throttle.check(client)
         try:
-            principal = await authenticate(self.storage, authorization, self.admin_key_hash)
+            principal = await authenticate(
+                self.storage, authorization, self.admin_key_hash, self.keys
+            )
         except Unauthenticated:
             await self.throttle.failed(client)
             raise

@@ -19,6 +19,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.extensions import SchemaExtension
 
+from api.observability.log_lines import RequestLines
 from api.observability.metrics import Metrics
 from api.observability.observation import (
     REQUEST_ID_HEADER,
@@ -37,6 +38,7 @@ GRAPHQL_PATH = "/graphql"
 OBSERVED_ROUTES = frozenset({"/mcp", "/ingest", "/dpp", "/qr"})
 
 logger = logging.getLogger("proofgate.request")
+_lines = RequestLines(logger)
 
 
 class RequestObserver:
@@ -54,8 +56,16 @@ class RequestObserver:
         return self._observe(scope, receive, send)
 
     async def _observe(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = Headers(scope=scope)
-        observation = Observation(request_id_from(headers.get(REQUEST_ID_HEADER)))
+        incoming = Headers(scope=scope).get(REQUEST_ID_HEADER)
+        await self.observe(scope, receive, send, self.app, incoming)
+
+    async def observe(
+        self, scope: Scope, receive: Receive, send: Send, app: ASGIApp, incoming: str | None
+    ) -> None:
+        """``app`` observed, the request's id taken from ``incoming`` (its
+        ``X-Request-Id``) when plain; ``GraphQLEntry`` (``api/http/graphql_entry.py``)
+        calls it with the header it read in its one pass."""
+        observation = Observation(request_id_from(incoming))
         scope[REQUEST_ID_SCOPE_KEY] = observation.request_id
         header = (REQUEST_ID_HEADER.encode(), observation.request_id.encode())
         status = 500
@@ -70,7 +80,7 @@ class RequestObserver:
         started = time.perf_counter()
         try:
             with observing(observation), accounting(observation.storage):
-                await self.app(scope, receive, send_with_id)
+                await app(scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - started
             route = observed_route(scope["path"])
@@ -80,9 +90,7 @@ class RequestObserver:
                 self.metrics.observe_route(route, observation, status, seconds)
             level = logging.DEBUG if route is None else logging.INFO
             if logger.isEnabledFor(level):
-                logger.log(
-                    level, "request", extra={"fields": _fields(scope, status, seconds, observation)}
-                )
+                _lines.write(level, _fields(scope, status, seconds, observation))
 
 
 def observed_route(path: str) -> str | None:

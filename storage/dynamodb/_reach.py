@@ -38,6 +38,13 @@ _ENDPOINT_HINT = (
     "on a port other than the gateway's."
 )
 _TABLE_HINT = "Create it with `proofgate create-table`, or check PROOFGATE_TABLE and the region."
+# What a web server that is not DynamoDB answers its POST: no such path, no
+# such method. DynamoDB answers every API call on `/`, errors with 400 or 5xx.
+_NOT_DYNAMODB = frozenset({404, 405, 501})
+_NOT_DYNAMODB_HINT = (
+    "Point --endpoint (PROOFGATE_DYNAMODB_ENDPOINT) at DynamoDB Local or DynamoDB itself, "
+    "not at the gateway's own port or another web server."
+)
 
 
 @contextmanager
@@ -63,6 +70,12 @@ def reaching(
             raise ServiceUnavailable(
                 f"DynamoDB table {table_name} does not exist at {where}", hint=_TABLE_HINT
             ) from None
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if status in _NOT_DYNAMODB:
+            raise ConfigurationError(
+                f"{where} does not answer as DynamoDB ({operation}: HTTP {status})",
+                hint=_NOT_DYNAMODB_HINT,
+            ) from None
         raise translate(error, operation) from error
 
 
@@ -77,12 +90,13 @@ async def check_table(
     """One GetItem of the health probe (AP21), one attempt: the permission the
     readiness probe needs anyway, and it fails fast on each of the three."""
     async with AsyncExitStack() as stack:
-        client: Any = await connect(
+        connection = await connect(
             stack,
             region=region,
             endpoint_url=endpoint_url,
             access_key_id=access_key_id,
             secret_access_key=secret_access_key,
         )
+        client: Any = connection.client
         with reaching("GetItem", endpoint_url=endpoint_url, region=region, table_name=table_name):
             await client.get_item(TableName=table_name, Key=serialize_key(_PROBE_KEY))

@@ -7,6 +7,7 @@ import asyncio
 import os
 import shutil
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,10 @@ def test_backup_on_dynamodb_points_to_pitr(
     error, hint = capsys.readouterr().err.splitlines()
     assert "DynamoDB keeps its own backups" in error and "point-in-time recovery" in hint
     assert not (tmp_path / "copy.db").exists()
+
+
+def test_a_backup_is_as_private_as_the_key_files(data_dir: Path, tmp_path: Path) -> None:
+    assert main(["migrate", "--data-dir", str(data_dir)]) == 0
+    copy = tmp_path / "copy.db"
+    assert main(["backup", str(copy), "--data-dir", str(data_dir)]) == 0
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600

@@ -3,7 +3,10 @@ without the secrets its processes share."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import stat
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -117,3 +120,45 @@ def test_without_the_shared_secrets_serve_exits_with_one_line(
     error, hint = captured.err.splitlines()
     assert error.startswith("proofgate: error: PROOFGATE_BACKEND=dynamodb needs the secrets")
     assert hint.startswith("proofgate: hint: Run `proofgate init-secrets DIR`")
+
+
+def git_status(repository: Path) -> str:
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    run = [git, "-C", str(repository)]
+    return subprocess.run(
+        [*run, "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_secrets_inside_a_git_work_tree_are_ignored(tmp_path: Path) -> None:
+    """``git add -A`` would commit them; the folder ignores itself instead."""
+    repository = tmp_path / "clone"
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    (repository / "tracked.txt").write_text("the positive control: git sees new files\n")
+    init_secrets(repository / ".fleet")
+    assert git_status(repository).splitlines() == ["?? tracked.txt"]
+    assert (repository / ".fleet" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_secrets_outside_git_get_no_gitignore(tmp_path: Path) -> None:
+    init_secrets(tmp_path / "fleet")
+    assert not (tmp_path / "fleet" / ".gitignore").exists()
+
+
+def test_json_is_one_secret_of_a_secrets_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The variables a process reads, the signing key as its PEM: what
+    deploy/service.yaml injects from Secrets Manager."""
+    assert main(["init-secrets", str(tmp_path / "fleet"), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert set(document) == {secret.variable for secret in SHARED_SECRETS}
+    assert document["PROOFGATE_SIGNING_KEY"].startswith("-----BEGIN PRIVATE KEY-----")
+    settings = Settings.from_env({"PROOFGATE_BACKEND": "dynamodb", **document})
+    assert settings.backend is Backend.DYNAMODB
+    assert settings.admin_key == document["PROOFGATE_ADMIN_KEY"]

@@ -36,8 +36,12 @@ def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def closed_endpoint() -> str:
-    """A loopback port nothing listens on."""
+def closed_endpoint(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A loopback port nothing listens on, and dummy credentials: the client
+    signs a request before it connects, so without them the missing
+    credentials would be reported first."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "local")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "local")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]

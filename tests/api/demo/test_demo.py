@@ -294,3 +294,11 @@ async def test_start_prints_the_keys_and_a_code(gateway: Gateway) -> None:
     assert demo.verification_code in printed
     assert f"{gateway.settings.url}/graphql" in printed
     assert ADMIN_KEY not in printed
+
+
+async def test_a_restart_says_the_demo_was_reused_not_loaded(bare: Gateway) -> None:
+    first = await bare.load()
+    again = await bare.load()
+    assert (first.reused, again.reused) == (False, True)
+    assert render_demo(first, bare.settings).startswith("Demo data loaded:")
+    assert render_demo(again, bare.settings).startswith("Demo data reused")

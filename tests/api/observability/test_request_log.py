@@ -24,9 +24,10 @@ MISSING_PRODUCT = '{ product(id: "01J00000000000000000000000") { name } }'
 
 
 class Served:
-    def __init__(self, url: str, log: Path) -> None:
+    def __init__(self, url: str, log: Path, pid: int) -> None:
         self.url = url
         self.log = log
+        self.pid = pid
 
     def post(self, query: str, **headers: str) -> httpx.Response:
         return httpx.post(f"{self.url}/graphql", json={"query": query}, headers=headers, timeout=10)
@@ -58,7 +59,7 @@ def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Served]:
             except httpx.TransportError:
                 time.sleep(0.1)
         assert process.poll() is None, log.read_text()
-        yield Served(url, log)
+        yield Served(url, log, process.pid)
     finally:
         process.terminate()
         process.wait(10)
@@ -128,3 +129,18 @@ def test_a_generated_admin_key_is_printed_only_for_the_demo(tmp_path: Path, demo
     banner = _banner(settings)
     assert str(key_file) in banner
     assert (key in banner) is demo
+
+
+def test_in_json_mode_every_line_is_json_with_its_process_id(served: Served) -> None:
+    """The banner included: a log store that parses each line loses none,
+    and lines of ``serve --workers N`` say which process wrote them."""
+    request_id = served.post(MISSING_PRODUCT).headers["x-request-id"]
+    deadline = time.monotonic() + 10
+    while request_id not in served.log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = [line for line in served.log.read_text().splitlines() if line.strip()]
+    entries = [json.loads(line) for line in lines]  # fails on any plain-text line
+    assert {entry["pid"] for entry in entries} == {served.pid}
+    (banner,) = [entry for entry in entries if entry["message"] == "proofgate serving"]
+    assert banner["url"] == served.url and ADMIN_KEY not in json.dumps(banner)
+    assert any(entry.get("requestId") == request_id for entry in entries)
