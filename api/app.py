@@ -46,6 +46,7 @@ from api.runtime.pipeline import build_pipeline, running_pipeline, watching_conn
 from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
 from api.settings.key_ring import record_signing_key
+from services.context import Services
 from services.pipeline import Pipeline
 
 __all__ = ["CORS_HEADERS", "ProofgateApp", "create_app", "from_environment"]
@@ -85,7 +86,6 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     metrics = Metrics(registered=registry.by_name)
     untrusted = UntrustedCounter(metrics.untrusted_documents.inc)
     schema = _schema(settings, registry, untrusted, metrics)
-
     throttle = _auth_throttle(settings, metrics)
 
     @asynccontextmanager
@@ -103,18 +103,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
             await record_signing_key(app.state.storage, services.key_ring)
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
-                app.state.graphql = GraphQLApp(
-                    schema,
-                    services,
-                    graphql_ide="graphiql",
-                    max_message_bytes=settings.limits.max_body_bytes,
-                    authenticator=Authenticator(
-                        storage, services.admin_key_hash, throttle, services.keys
-                    ),
-                    prepared_lane=prepared_lane(
-                        schema, settings.limits, registry, operations.trusted_documents
-                    ),
-                )
+                app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
                 _count(metrics, app.state.graphql, pipeline)
                 mcp = MCPService(schema, services, tools)
                 async with watching_connections(app.state.graphql, settings), mcp.running():
@@ -124,8 +113,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                     )
                     yield
         finally:
-            await schema.close()
-            await _close(throttle)
+            await _close(schema, throttle)
             await app.state.storage.close()
             if spans is not None:
                 spans.shutdown()
@@ -170,7 +158,30 @@ def _auth_throttle(settings: Settings, metrics: Metrics) -> FailedAuthThrottle:
     )
 
 
-async def _close(throttle: object) -> None:
+def _graphql_app(
+    schema: ProofgateSchema,
+    services: Services,
+    settings: Settings,
+    registry: OperationRegistry,
+    throttle: FailedAuthThrottle,
+) -> GraphQLApp:
+    return GraphQLApp(
+        schema,
+        services,
+        graphql_ide="graphiql",
+        max_message_bytes=settings.limits.max_body_bytes,
+        authenticator=Authenticator(
+            services.storage, services.admin_key_hash, throttle, services.keys
+        ),
+        prepared_lane=prepared_lane(
+            schema, settings.limits, registry, settings.operations.trusted_documents
+        ),
+    )
+
+
+async def _close(schema: ProofgateSchema, throttle: object) -> None:
+    """The Redis clients of the shared limits, when there is a Redis."""
+    await schema.close()
     close = getattr(throttle, "close", None)
     if close is not None:
         await close()
