@@ -228,7 +228,7 @@ class Metrics:
             series(self.errors, code).inc()
         for call in observation.storage.calls:
             pattern = call.access_pattern or "none"
-            series(self.storage_calls, pattern, route).inc()
+            series(self.storage_calls, pattern, call.operation).inc()
             series(self.capacity, pattern).inc(call.capacity)
         if self._shared:
             self._refresh_counts()
