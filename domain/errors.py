@@ -159,7 +159,7 @@ class ConditionFailed(Conflict):
     caller, who built the actions, knows which item it was. Callers map it to
     what it means; one that reaches a client as is says so in a client's words
     (``detail`` keeps the store's): a write retried after a storage error may
-    have found its own first attempt (docs/design.md, Storage faults).
+    have found its own first attempt (docs/design.md, Storage).
     """
 
     def __init__(self, message: str, *, index: int = 0, key: tuple[str, str] | None = None) -> None:

@@ -5,16 +5,16 @@ on one process is also written to Redis, so a hash-only request that lands
 on another process finds it there instead of costing the client a
 ``PersistedQueryNotFound`` round trip.
 
-What Redis holds is bounded, whoever sends the texts (docs/design.md, Limits
-and cost): a text is written only once its operation parsed, validated and
-passed the trusted-documents check (a document refused anywhere is never
-written), each text for a day at most and only up to ``SHARED_MAX_CHARS``,
-and ``REGISTER`` keeps at most ``SHARED_MAX_ENTRIES`` texts and
-``SHARED_MAX_BYTES`` in all, dropping the oldest registrations first. What
-comes back from Redis is
-hashed again before it runs, so a corrupted or planted entry is never
-executed under another query's hash. While Redis is unreachable each process
-answers from its own store, as without Redis.
+What Redis holds is bounded, whoever sends the texts
+(docs/design.md, "Alerts across processes"): a text is written only once
+its operation parsed, validated and passed the trusted-documents check (a
+document refused anywhere is never written), each text for a day at most
+and only up to ``SHARED_MAX_CHARS``, and ``REGISTER`` keeps at most
+``SHARED_MAX_ENTRIES`` texts and ``SHARED_MAX_BYTES`` in all, dropping the
+oldest registrations first. What comes back from Redis is hashed again
+before it runs, so a corrupted or planted entry is never executed under
+another query's hash. While Redis is unreachable each process answers from
+its own store, as without Redis.
 """
 
 from __future__ import annotations
