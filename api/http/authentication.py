@@ -81,6 +81,11 @@ class Authenticator:
             observation.principal = principal.role.value
         return principal
 
+    async def check(self, client: str | None) -> None:
+        """RATE_LIMITED while ``client`` has no failures left: for another
+        scheme (an ingest signature) before it looks at the credential."""
+        await self.throttle.check(client)
+
     async def failed(self, client: str | None) -> None:
         """A failure another scheme found (a bad ingest signature)."""
         await self.throttle.failed(client)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from _asgi import codes
+from _ingest import CREATE, post_signed
 from _limits import ADMIN_KEY, Client, serve
 
 from api.settings.limits import Rate
@@ -142,3 +143,28 @@ async def test_row12_every_route_has_its_log_line_and_metrics(
     assert paths == ["/dpp/NOPE.json", "/qr/NOPE.png", "/ingest/pos", "/mcp"]
     for route in ("/dpp", "/qr", "/ingest", "/mcp"):
         assert f'route="{route}"' in metrics
+
+
+async def test_row1_wrong_ingest_signatures_spend_the_same_throttle() -> None:
+    """A signature is a key too: guessing it from one address is refused
+    (429) after the burst, the right signature included, as on /graphql."""
+    async with serve(auth_failure_rate=THROTTLE) as gateway:
+        brand_id, key = await gateway.brand()
+        product = await gateway.product(key, brand_id)
+        created = await gateway.data(
+            CREATE, {"b": brand_id, "name": "Carrier", "type": "CARRIER"}, key=key
+        )
+        integration = created["createIntegration"]["integration"]["id"]
+        ingest_key = created["createIntegration"]["ingestKey"]
+        event = {"eventId": "e-1", "productId": product["id"], "type": "SHIPPED"}
+        for attempt in range(3):
+            wrong = await post_signed(
+                gateway.http, "shipping", integration, f"pgi_wrong{attempt}", event
+            )
+            assert (wrong.status_code, codes(wrong.json())) == (401, ["UNAUTHENTICATED"])
+        refused = await post_signed(gateway.http, "shipping", integration, ingest_key, event)
+        assert (refused.status_code, codes(refused.json())) == (429, ["RATE_LIMITED"])
+        assert refused.headers["Retry-After"]
+        async with gateway.at("198.51.100.30") as elsewhere:
+            accepted = await post_signed(elsewhere.http, "shipping", integration, ingest_key, event)
+            assert accepted.status_code == 200, accepted.text
