@@ -22,6 +22,7 @@ from api.demo.loader import start_demo
 from api.graphql.prepared import prepared_lane
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
+from api.http.authentication import Authenticator, FailedAuthThrottle
 from api.http.explorer import explorer_asset
 from api.http.graphql_entry import GraphQLEntry
 from api.http.guard import HTTPGuard
@@ -29,7 +30,7 @@ from api.http.health import health, metrics_endpoint, ready
 from api.http.ingest import ingest_endpoint
 from api.http.passport import passport_download
 from api.http.qr import qr_image
-from api.limits.auth_throttle import AuthThrottle
+from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.mcp.http import MCPEndpoint, MCPService
 from api.mcp.tools import tool_specs
 from api.observability.metrics import Metrics
@@ -44,6 +45,7 @@ from api.runtime.pipeline import build_pipeline, running_pipeline, watching_conn
 from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
 from api.settings.key_ring import record_signing_key
+from services.context import Services
 from services.pipeline import Pipeline
 
 __all__ = ["CORS_HEADERS", "ProofgateApp", "create_app", "from_environment"]
@@ -78,7 +80,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     metrics = Metrics()
     untrusted = UntrustedCounter(metrics.untrusted_documents.inc)
     schema, registry = _schema(settings, untrusted, metrics)
+    metrics.always_count(registry.by_name)
     tools = tool_specs(schema.graphql_schema, registry)
+    throttle = _auth_throttle(settings, metrics)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -95,16 +99,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
             await record_signing_key(app.state.storage, services.key_ring)
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
-                app.state.graphql = GraphQLApp(
-                    schema,
-                    services,
-                    graphql_ide="graphiql",
-                    max_message_bytes=settings.limits.max_body_bytes,
-                    auth_throttle=AuthThrottle(settings.auth_failure_rate),
-                    prepared_lane=prepared_lane(
-                        schema, settings.limits, registry, settings.operations.trusted_documents
-                    ),
-                )
+                app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
                 _count(metrics, app.state.graphql, pipeline)
                 mcp = MCPService(schema, services, tools)
                 async with watching_connections(app.state.graphql, settings), mcp.running():
@@ -114,6 +109,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                     )
                     yield
         finally:
+            await _close(schema, throttle)
             await app.state.storage.close()
             if spans is not None:
                 spans.shutdown()
@@ -149,6 +145,50 @@ def _schema(
     )
     assert schema.operations is not None
     return schema, schema.operations
+
+
+def _auth_throttle(settings: Settings, metrics: Metrics) -> FailedAuthThrottle:
+    """Failed authentications per address: shared through Redis when there is one."""
+    pipeline = settings.pipeline
+    if pipeline.redis_url is None:
+        return InProcessThrottle(AuthThrottle(settings.auth_failure_rate))
+    from api.limits.shared_auth_throttle import SharedAuthThrottle
+
+    return SharedAuthThrottle(
+        settings.auth_failure_rate,
+        pipeline.redis_url,
+        prefix=pipeline.redis_prefix,
+        on_outage=metrics.redis_outage("limits"),
+    )
+
+
+def _graphql_app(
+    schema: ProofgateSchema,
+    services: Services,
+    settings: Settings,
+    registry: OperationRegistry,
+    throttle: FailedAuthThrottle,
+) -> GraphQLApp:
+    return GraphQLApp(
+        schema,
+        services,
+        graphql_ide="graphiql",
+        max_message_bytes=settings.limits.max_body_bytes,
+        authenticator=Authenticator(
+            services.storage, services.admin_key_hash, throttle, services.keys
+        ),
+        prepared_lane=prepared_lane(
+            schema, settings.limits, registry, settings.operations.trusted_documents
+        ),
+    )
+
+
+async def _close(schema: ProofgateSchema, throttle: object) -> None:
+    """The Redis clients of the shared limits, when there is a Redis."""
+    await schema.close()
+    close = getattr(throttle, "close", None)
+    if close is not None:
+        await close()
 
 
 def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline) -> None:

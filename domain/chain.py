@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from domain.errors import BadUserInput
@@ -34,10 +34,13 @@ from .enums import EventSource, ProvenanceEventType
 
 __all__ = [
     "CHAIN_MAX_EVENTS",
+    "FUTURE_SKEW",
+    "PARTNER_MAX_EVENTS",
     "ChainHead",
     "ChainReport",
     "ProvenanceEvent",
     "check_append",
+    "check_not_future",
     "check_room",
     "event_hash",
     "next_event",
@@ -53,8 +56,25 @@ place is kept for a recall, which is final, so a full chain can still be
 recalled."""
 
 
-def check_room(sequence: int, type: ProvenanceEventType) -> None:
+PARTNER_MAX_EVENTS = CHAIN_MAX_EVENTS - 100
+"""The last sequence partner ingest may append (events with a ``source``):
+the last 100 places of a chain are the brand's own (transfers, its events,
+the recall), so a partner's system, however fast, cannot fill a product's
+chain and lock its brand out of it (docs/design.md, Provenance)."""
+FUTURE_SKEW = timedelta(hours=1)
+"""How far ahead of the gateway's clock a given ``occurredAt`` may be: a
+clock running a little fast, never a date that would pin every later event."""
+
+
+def check_room(sequence: int, type: ProvenanceEventType, source: EventSource | None = None) -> None:
     """Refuses event ``sequence`` when the chain has no room left for it."""
+    if source is not None and sequence > PARTNER_MAX_EVENTS:
+        raise BadUserInput(
+            f"The provenance chain holds {sequence - 1} events; partner ingest appends at "
+            f"most {PARTNER_MAX_EVENTS}, the rest are kept for the brand",
+            hint="Send routine handling in fewer, larger events (data holds up to 16 KB).",
+            maxEvents=PARTNER_MAX_EVENTS,
+        )
     limit = CHAIN_MAX_EVENTS if type is ProvenanceEventType.RECALLED else CHAIN_MAX_EVENTS - 1
     if sequence > limit:
         raise BadUserInput(
@@ -135,6 +155,20 @@ def check_append(head_occurred_at: datetime | None, new_occurred_at: datetime) -
         )
 
 
+def check_not_future(occurred_at: datetime, now: datetime) -> None:
+    """A time given from outside is at most ``FUTURE_SKEW`` ahead of now:
+    appends are in time order, so one far-future event would set the time
+    of every later event, hashed into the chain for good."""
+    latest = now + FUTURE_SKEW
+    if utc(occurred_at, field="occurredAt") > latest:
+        raise BadUserInput(
+            f"occurredAt: {format_datetime(occurred_at)} is in the future "
+            f"(after {format_datetime(latest)})",
+            hint="Send the time the event happened, in UTC; omit occurredAt to use now.",
+            latest=format_datetime(latest),
+        )
+
+
 def next_event(
     head: ChainHead,
     *,
@@ -148,7 +182,7 @@ def next_event(
     source: EventSource | None = None,
 ) -> ProvenanceEvent:
     """The event that extends ``head``, hashed and ready to store."""
-    check_room(head.sequence + 1, type)
+    check_room(head.sequence + 1, type, source)
     check_append(head.occurred_at, occurred_at)
     draft = ProvenanceEvent(
         sequence=head.sequence + 1,

@@ -156,11 +156,19 @@ class ConditionFailed(Conflict):
     """A write's condition did not hold.
 
     ``index`` is the position of the failing action in the caller's list, so the
-    caller, who built the actions, knows which item it was.
+    caller, who built the actions, knows which item it was. Callers map it to
+    what it means; one that reaches a client as is says so in a client's words
+    (``detail`` keeps the store's): a write retried after a storage error may
+    have found its own first attempt (docs/design.md, Storage).
     """
 
     def __init__(self, message: str, *, index: int = 0, key: tuple[str, str] | None = None) -> None:
-        super().__init__(message)
+        super().__init__(
+            "The data changed while this request ran: another request, or this request's "
+            "own first attempt if the store failed and it was retried, wrote it first",
+            hint="Read the data again; if you retried this request, check whether it applied.",
+        )
+        self.detail = message
         self.index = index
         self.key = key
 

@@ -27,6 +27,7 @@ from enum import StrEnum
 
 from .errors import Unauthenticated
 from .identifiers import salted_hash
+from .validation import ascii_digits
 from .webhooks import SIGNATURE_HEADER, sign
 
 __all__ = [
@@ -82,7 +83,7 @@ def _fields(header: str) -> tuple[int, list[str]]:
         fields.setdefault(name, []).append(value)
     stamps = fields.get("t", [])
     signatures = fields.get(_SCHEME, [])
-    if len(stamps) != 1 or not stamps[0].isdigit() or len(stamps[0]) > 12 or not signatures:
+    if len(stamps) != 1 or not ascii_digits(stamps[0]) or len(stamps[0]) > 12 or not signatures:
         raise refused(
             Refusal.MALFORMED_SIGNATURE,
             f"{SIGNATURE_HEADER} is malformed",

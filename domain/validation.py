@@ -51,6 +51,7 @@ __all__ = [
     "TRANSFER_TO",
     "USER_AGENT",
     "TextRule",
+    "ascii_digits",
     "parse_enum",
     "validate_batch",
     "validate_coordinates",
@@ -318,3 +319,11 @@ def validate_batch(
             hint=f"Split the request into batches of at most {max_items}.",
         )
     return items
+
+
+def ascii_digits(text: str) -> bool:
+    """Whether ``int(text)`` reads ``text`` as the decimal digits it shows:
+    ``str.isdigit`` is also true of "²" and other Unicode digits, which
+    ``int`` refuses (or reads as another number), so every count or time
+    from outside is checked with this instead."""
+    return text.isascii() and text.isdigit()

@@ -12,6 +12,8 @@ import hashlib
 import hmac
 from datetime import datetime
 
+from .validation import ascii_digits
+
 __all__ = [
     "DELIVERY_HEADER",
     "DELIVERY_ID_PREFIX",
@@ -61,7 +63,7 @@ def verify_signature(
         name, _, value = part.strip().partition("=")
         fields.setdefault(name, []).append(value)
     stamps = fields.get("t", [])
-    if len(stamps) != 1 or not stamps[0].isdigit():
+    if len(stamps) != 1 or not ascii_digits(stamps[0]):
         return False
     timestamp = int(stamps[0])
     if abs(now.timestamp() - timestamp) > tolerance_seconds:

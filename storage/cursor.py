@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
 import os
 from collections.abc import Mapping
@@ -34,6 +36,12 @@ class CursorCodec:
         if len(key) not in (16, 24, 32):
             raise ValueError("Cursor key must be 16, 24 or 32 bytes")
         self._aead = AESGCM(key)
+        self._key = key
+
+    def derive_key(self, label: bytes) -> bytes:
+        """A key for another use (``label``) from the cursor key, a secret
+        every process of the deployment shares: HMAC-SHA256(key, label)."""
+        return hmac.new(self._key, label, hashlib.sha256).digest()
 
     @staticmethod
     def generate_key() -> bytes:

@@ -11,7 +11,13 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from domain.errors import AccessPatternError, InvalidCursor, LimitExceeded, ServiceUnavailable
+from domain.errors import (
+    AccessPatternError,
+    ConditionFailed,
+    InvalidCursor,
+    LimitExceeded,
+    ServiceUnavailable,
+)
 
 from .budget import before_read, spend_read
 from .cursor import CursorCodec
@@ -173,8 +179,30 @@ class Store:
             capacity = await self._driver.write(actions[0])
             record(type(actions[0]).__name__ + "Item", None, 1, capacity)
             return
-        capacity = await self._driver.transact_write(actions)
+        try:
+            capacity = await self._driver.transact_write(actions)
+        except ConditionFailed as failed:
+            if not await self._applied(actions, failed):
+                raise
+            capacity = 0.0
         record("TransactWriteItems", None, len(actions), capacity)
+
+    async def _applied(self, actions: Sequence[WriteAction], failed: ConditionFailed) -> bool:
+        """Whether the transaction is in the table already, which the driver's
+        retry after a 5xx finds as a failed condition when the store did not
+        honour its ``ClientRequestToken`` (moto): provable when the failing
+        action is a Put and every Put's item is stored exactly as written,
+        since a transaction applies whole or not at all."""
+        failing = actions[failed.index] if 0 <= failed.index < len(actions) else None
+        if not isinstance(failing, Put):
+            return False
+        puts = [failing, *(a for a in actions if isinstance(a, Put) and a is not failing)]
+        for put in puts:
+            stored, capacity = await self._driver.get_item(put.key, True)
+            record("GetItem", None, int(stored is not None), capacity)
+            if stored != put.item:
+                return False
+        return True
 
     async def close(self) -> None:
         await self._driver.close()

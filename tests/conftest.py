@@ -164,6 +164,13 @@ def redis_server() -> Iterator[RedisServer]:
         server.stop()
 
 
+_FUZZED = {
+    "fuzz_operations": "generated operations",
+    "fuzz_tools": "generated MCP tool calls",
+    "fuzz_ingest": "generated /ingest posts",
+}
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """The schema fuzz's counts (``tests/api/graphql/test_schema_fuzz.py``) and the decode
     differential's (``tests/storage/dynamodb/test_dynamodb_wire_differential.py``),
@@ -176,7 +183,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
                     "and by botocore + the codec, alike"
                 )
             if name.startswith("fuzz_"):
-                what = "generated operations" if name == "fuzz_operations" else "malformed bodies"
+                what = _FUZZED.get(name, "malformed bodies")
                 terminalreporter.write_line(
                     f"schema fuzz: {value} {what} sent: no 5xx, no INTERNAL_SERVER_ERROR, "
                     "no error logged, no other brand's data"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import cache, partial
 from typing import Any
 
@@ -59,6 +59,14 @@ class ProofgateSchema(strawberry.Schema):
         """The graphql-core schema Strawberry built, for the code that
         validates, costs or walks documents against it."""
         return self._schema
+
+    closers: tuple[Callable[[], Awaitable[None]], ...] = ()
+    """What ``close`` awaits: the shared state's Redis clients."""
+
+    async def close(self) -> None:
+        """Closes the clients of the shared state; the app's lifespan calls it."""
+        for close in self.closers:
+            await close()
 
     async def execute(
         self,
@@ -140,6 +148,7 @@ def _shared_state(
     redis_url: str | None,
     on_redis_outage: Callable[[], None] | None,
     redis_prefix: str,
+    closers: list[Callable[[], Awaitable[None]]],
 ) -> tuple[_Factory, _Factory, RateCheck]:
     """The persisted-query and rate-limit extensions, and the limiter's
     buckets: in process, or in Redis (every key under ``redis_prefix``)."""
@@ -158,6 +167,7 @@ def _shared_state(
         prefix=redis_prefix,
     )
     shared_queries = SharedQueries(redis_url, on_outage=on_redis_outage, prefix=redis_prefix)
+    closers.extend((shared_limiter.close, shared_queries.close))
     return (
         partial(SharedPersistedQueries, persisted, shared_queries),
         partial(SharedRateLimit, shared_limiter),
@@ -226,8 +236,9 @@ def build_schema(
     """
     limits = limits or Limits()
     documents = DocumentCache(limits.document_cache_bytes)
+    closers: list[Callable[[], Awaitable[None]]] = []
     persisted_queries, rate_limit, rate_check = _shared_state(
-        limits, redis_url, on_redis_outage, redis_prefix
+        limits, redis_url, on_redis_outage, redis_prefix, closers
     )
     shared = (persisted_queries, rate_limit)
     compiled = limits.execution is Execution.COMPILED
@@ -254,6 +265,7 @@ def build_schema(
     built.operations = operations
     built.document_cache = documents
     built.rate_check = rate_check
+    built.closers = tuple(closers)
     if operations is not None:
         prepare_operations(built, operations, limits.max_tokens)
     return built

@@ -3,34 +3,43 @@
 Each process keeps its bounded LRU (``api.graphql.persisted``); a query registered
 on one process is also written to Redis, so a hash-only request that lands
 on another process finds it there instead of costing the client a
-``PersistedQueryNotFound`` round trip. Redis holds each text for a day at
-most and only texts up to ``SHARED_MAX_CHARS``; what comes back from Redis is
-hashed again before it runs, so a corrupted or planted entry is never
-executed under another query's hash. While Redis is unreachable each process
-answers from its own store, as without Redis.
+``PersistedQueryNotFound`` round trip.
+
+What Redis holds is bounded, whoever sends the texts
+(docs/design.md, "Alerts across processes"): a text is written only once
+its operation parsed, validated and passed the trusted-documents check (a
+document refused anywhere is never written), each text for a day at most
+and only up to ``SHARED_MAX_CHARS``, and ``REGISTER`` keeps at most
+``SHARED_MAX_ENTRIES`` texts and ``SHARED_MAX_BYTES`` in all, dropping the
+oldest registrations first. What comes back from Redis is hashed again
+before it runs, so a corrupted or planted entry is never executed under
+another query's hash. While Redis is unreachable each process answers from
+its own store, as without Redis.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from graphql import GraphQLError
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from starlette.websockets import WebSocket
 
 from api.graphql.errors import to_graphql_error
 from api.graphql.persisted import NOT_FOUND, PersistedQueries, PersistedQueryStore
+from api.limits.shared_ratelimit import redis_client
 from domain.errors import ProofgateError
 
 __all__ = [
     "KEY_PREFIX",
+    "REGISTER",
+    "SHARED_MAX_BYTES",
     "SHARED_MAX_CHARS",
+    "SHARED_MAX_ENTRIES",
     "SHARED_TTL_SECONDS",
     "SharedPersistedQueries",
     "SharedQueries",
@@ -42,22 +51,70 @@ KEY_PREFIX = "apq:"
 """After the deployment's Redis prefix (``PROOFGATE_REDIS_PREFIX``)."""
 SHARED_MAX_CHARS = 64 * 1024
 SHARED_TTL_SECONDS = 24 * 3600
-_TIMEOUT_SECONDS = 0.5
+SHARED_MAX_ENTRIES = 5_000
+SHARED_MAX_BYTES = 4 * 1024 * 1024
+INDEX_KEY = "apq-index"
+SIZES_KEY = "apq-sizes"
+BYTES_KEY = "apq-bytes"
+"""After the Redis prefix: registrations by time (a sorted set), each
+text's size (a hash) and their total, which ``REGISTER`` keeps in step."""
+
+REGISTER = """
+local text, digest, prefix = ARGV[1], ARGV[2], ARGV[3]
+local ttl, now = tonumber(ARGV[4]), tonumber(ARGV[5])
+local max_entries, max_bytes = tonumber(ARGV[6]), tonumber(ARGV[7])
+local function drop(member)
+    local size = tonumber(redis.call('HGET', KEYS[3], member) or '0')
+    redis.call('HDEL', KEYS[3], member)
+    redis.call('ZREM', KEYS[2], member)
+    redis.call('DEL', prefix .. member)
+    redis.call('DECRBY', KEYS[4], size)
+end
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl)) do
+    drop(member)
+end
+if redis.call('HEXISTS', KEYS[3], digest) == 1 then
+    redis.call('EXPIRE', KEYS[1], ttl)
+    redis.call('ZADD', KEYS[2], now, digest)
+    return 0
+end
+local size = string.len(text)
+while redis.call('ZCARD', KEYS[2]) >= max_entries
+    or tonumber(redis.call('GET', KEYS[4]) or '0') + size > max_bytes do
+    local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)
+    if #oldest == 0 then break end
+    drop(oldest[1])
+end
+redis.call('SET', KEYS[1], text, 'EX', ttl)
+redis.call('ZADD', KEYS[2], now, digest)
+redis.call('HSET', KEYS[3], digest, size)
+redis.call('INCRBY', KEYS[4], size)
+return 1
+"""
+"""KEYS: the text's key, the index, the sizes, the total; ARGV: text,
+digest, key prefix, TTL, now (seconds), the entry and byte bounds."""
 
 
 class SharedQueries:
     """The Redis side; one per schema, shared by its requests."""
 
     def __init__(
-        self, url: str, on_outage: Callable[[], None] | None = None, prefix: str = "proofgate:"
+        self,
+        url: str,
+        on_outage: Callable[[], None] | None = None,
+        prefix: str = "proofgate:",
+        *,
+        max_entries: int = SHARED_MAX_ENTRIES,
+        max_bytes: int = SHARED_MAX_BYTES,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        self._prefix = prefix
         self._keys = prefix + KEY_PREFIX
-        self._redis = Redis.from_url(
-            url,
-            retry=Retry(NoBackoff(), 0),
-            socket_connect_timeout=_TIMEOUT_SECONDS,
-            socket_timeout=_TIMEOUT_SECONDS,
-        )
+        self._redis = redis_client(url)
+        self._register = self._redis.register_script(REGISTER)
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._clock = clock
         self._on_outage = on_outage
         self._reachable = True
 
@@ -76,12 +133,32 @@ class SharedQueries:
     async def put(self, digest: str, query: str) -> None:
         if len(query) > SHARED_MAX_CHARS:
             return
+        prefix = self._prefix
         try:
-            await self._redis.set(self._keys + digest, query, ex=SHARED_TTL_SECONDS)
+            await self._register(
+                keys=[
+                    self._keys + digest,
+                    prefix + INDEX_KEY,
+                    prefix + SIZES_KEY,
+                    prefix + BYTES_KEY,
+                ],
+                args=[
+                    query,
+                    digest,
+                    self._keys,
+                    SHARED_TTL_SECONDS,
+                    repr(self._clock()),
+                    self.max_entries,
+                    self.max_bytes,
+                ],
+            )
         except (RedisError, OSError) as error:
             self._fall_back(error)
             return
         self._reachable = True
+
+    async def close(self) -> None:
+        await self._redis.aclose()
 
     def _fall_back(self, error: BaseException) -> None:
         if not self._reachable:
@@ -103,22 +180,31 @@ class SharedPersistedQueries(PersistedQueries):
         super().__init__(store)
         self.shared = shared
 
-    async def on_operation(self) -> None:  # type: ignore[override]
+    async def on_operation(self) -> AsyncIterator[None]:  # type: ignore[override]
+        """Registers a new text in Redis after the operation, and only if it
+        parsed, validated and passed the trusted-documents check."""
         execution_context = self.execution_context
         persisted = (execution_context.operation_extensions or {}).get("persistedQuery")
         context: Any = execution_context.context
-        if persisted is not None and not isinstance(getattr(context, "request", None), WebSocket):
-            query = given = execution_context.query
-            try:
-                if query is None and self.store.capacity and isinstance(persisted, Mapping):
-                    query = await self._from_redis(persisted)
-                execution_context.query = self.store.resolve(query, persisted)
-            except ProofgateError as error:
-                cause = GraphQLError(error.message, original_error=error)
-                raise to_graphql_error(cause, getattr(context, "request_id", None)) from None
-            if given is not None and execution_context.query is not None:
-                digest = str(persisted.get("sha256Hash", "")).lower()
-                await self.shared.put(digest, execution_context.query)
+        if persisted is None or isinstance(getattr(context, "request", None), WebSocket):
+            yield
+            return
+        query = given = execution_context.query
+        try:
+            if query is None and self.store.capacity and isinstance(persisted, Mapping):
+                query = await self._from_redis(persisted)
+            execution_context.query = self.store.resolve(query, persisted)
+        except ProofgateError as error:
+            cause = GraphQLError(error.message, original_error=error)
+            raise to_graphql_error(cause, getattr(context, "request_id", None)) from None
+        yield
+        if (
+            given is not None
+            and execution_context.graphql_document is not None
+            and not execution_context.pre_execution_errors
+        ):
+            digest = str(persisted.get("sha256Hash", "")).lower()
+            await self.shared.put(digest, given)
 
     async def _from_redis(self, persisted: Mapping[str, Any]) -> str | None:
         """The text for a hash this process does not know; None leaves the

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any
@@ -38,19 +37,20 @@ from api.graphql.incremental import (
 )
 from api.graphql.prepared import PreparedLane
 from api.graphql.streams import StreamContext, open_stream, stream_response
+from api.http.authentication import Authenticator, authentication_refusal
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY
 from api.http.request_json import MalformedJSON, decode_request_json
-from api.limits.auth_throttle import AuthThrottle
+from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.settings.limits import MAX_BODY_BYTES
 from api.ws.connections import Connections, SocketContext
 from api.ws.frames import SharedPayloads, encode_message
 from api.ws.protocols import TransportWSHandler, WSHandler, bounded_receive
-from domain.errors import BadUserInput, ProofgateError, RateLimited, Unauthenticated
+from domain.errors import BadUserInput, ProofgateError
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
-from services.auth import ANONYMOUS, Principal, Role, authenticate
+from services.auth import ANONYMOUS, Principal, Role
 from services.context import Services
 from storage.trace import Trace
 
@@ -79,12 +79,15 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         *,
         max_message_bytes: int = MAX_BODY_BYTES,
         auth_throttle: AuthThrottle | None = None,
+        authenticator: Authenticator | None = None,
         prepared_lane: PreparedLane | None = None,
         **options: Any,
     ) -> None:
         """``max_message_bytes``: the body limit, which WebSocket messages obey
-        too; ``auth_throttle``: failed authentications per client address;
-        ``prepared_lane``: where POSTs of known documents run (``api/graphql/prepared.py``)."""
+        too; ``authenticator``: every route's authentication
+        (``api/http/authentication.py``), else one over ``auth_throttle``,
+        failed authentications per client address; ``prepared_lane``: where
+        POSTs of known documents run (``api/graphql/prepared.py``)."""
         pipeline = services.pipeline
         if pipeline is not None:
             limit = pipeline.settings.subscriptions_per_connection
@@ -99,7 +102,12 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         self.connections = Connections()
         self.payloads = SharedPayloads()
         self.max_message_bytes = max_message_bytes
-        self.auth_throttle = auth_throttle or AuthThrottle()
+        self.authenticator = authenticator or Authenticator(
+            services.storage,
+            services.admin_key_hash,
+            InProcessThrottle(auth_throttle or AuthThrottle()),
+            services.keys,
+        )
         self.prepared_lane = prepared_lane
 
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
@@ -148,20 +156,8 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         await super().__call__(scope, receive, send)
 
     async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
-        """Counts a wrong key against its client address, and refuses keys
-        from an address out of failures before reading them (``AuthThrottle``)."""
-        if authorization:
-            self.auth_throttle.check(client)
-        try:
-            return await authenticate(
-                self.services.storage,
-                authorization,
-                self.services.admin_key_hash,
-                self.services.keys,
-            )
-        except Unauthenticated:
-            self.auth_throttle.failed(client)
-            raise
+        """Every route's rules: the failed-auth throttle, the observation's principal."""
+        return await self.authenticator.authenticate(authorization, client)
 
     async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
         """Strawberry answers a request it cannot take (a mutation over GET, a
@@ -278,7 +274,13 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         params = getattr(context, "connection_params", None) or {}
         authorization = params.get("authorization") or params.get("Authorization")
         if authorization is not None and not isinstance(authorization, str):
-            raise ConnectionRejectionError({"message": "authorization must be a string"})
+            refusal = BadUserInput(
+                "authorization must be a string",
+                hint="Send connection_init with payload {authorization: 'Bearer <key>'}.",
+            )
+            raise ConnectionRejectionError(
+                {"message": refusal.message, **error_extensions(refusal)}
+            )
         address = getattr(getattr(context, "request", None), "client", None)
         try:
             principal = await self.authenticate(authorization, address and address.host)
@@ -289,15 +291,6 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         context.loaders = Loaders(self.services.storage, principal.tenant)
         acknowledged: UnsetType = UNSET
         return acknowledged
-
-
-def authentication_refusal(error: ProofgateError) -> Response:
-    """401, or 429 with ``Retry-After`` for an address out of failures."""
-    if not isinstance(error, RateLimited):
-        return error_response(error, 401)
-    refusal = error_response(error, 429)
-    refusal.headers["Retry-After"] = str(math.ceil(error.extensions["retryAfter"]))
-    return refusal
 
 
 def _trace(principal: Principal, request: Request) -> Trace | None:

@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.graphql.errors import error_response
 from domain.errors import BadUserInput
+from domain.validation import ascii_digits
 
 __all__ = [
     "BODY_SCOPE_KEY",
@@ -99,7 +100,7 @@ class HTTPGuard:
                 "or add the header X-Proofgate-CSRF: 1.",
             )
             return error, 415
-        if declared.isdigit() and int(declared) > self.max_bytes:
+        if ascii_digits(declared) and int(declared) > self.max_bytes:
             return self._too_large(), 413
         return None
 

@@ -14,7 +14,8 @@ from starlette.responses import JSONResponse, Response
 
 from api import __version__
 from api.graphql.errors import error_response
-from api.graphql.view import GraphQLApp, authentication_refusal
+from api.graphql.view import GraphQLApp
+from api.http.authentication import authentication_refusal
 from api.observability.metrics import CONTENT_TYPE_LATEST, Metrics
 from domain.errors import Forbidden, ProofgateError
 from storage.access_patterns import HEALTH_PROBE

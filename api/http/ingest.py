@@ -26,13 +26,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from api.graphql.errors import error_response
+from api.http.authentication import Authenticator, client_address
 from api.http.guard import JSON_CONTENT_TYPES
 from api.http.request_json import MalformedJSON, decode_request_json
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from domain.chain import ProvenanceEvent
 from domain.datetimes import parse_datetime
 from domain.enums import EventSource, ProvenanceEventType
-from domain.errors import BadUserInput, ErrorCode, ProofgateError
+from domain.errors import BadUserInput, ErrorCode, ProofgateError, Unauthenticated
 from domain.ingest import INTEGRATION_HEADER, SIGNATURE_HEADER
 from domain.validation import parse_enum
 from resolvers.context import RequestContext
@@ -181,9 +182,16 @@ async def _receive(request: Request, services: Services, source: EventSource) ->
         body=body,
         source=source,
     )
-    principal = await authenticate_signed(
-        services.storage, services.hash_salt, signed, now=services.clock()
-    )
+    authenticator: Authenticator = request.app.state.graphql.authenticator
+    client = client_address(request)
+    await authenticator.check(client)
+    try:
+        principal = await authenticate_signed(
+            services.storage, services.hash_salt, signed, now=services.clock()
+        )
+    except Unauthenticated:
+        await authenticator.failed(client)
+        raise
     rate_check = getattr(request.app.state.graphql.schema, "rate_check", None)
     if rate_check is not None:
         await rate_check(principal, request.client.host if request.client else None, 1)

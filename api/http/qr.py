@@ -15,7 +15,7 @@ import segno
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from api.http.public_product import product_at
+from api.http.public_product import PublicRefusal, public_product
 from domain.labels import QrFormat, verify_url
 
 __all__ = ["IMMUTABLE", "PNG_BORDER", "PNG_TARGET_PIXELS", "qr_image", "render_qr"]
@@ -47,7 +47,10 @@ async def qr_image(request: Request) -> Response:
         qr_format = QrFormat(request.path_params["format"])
     except ValueError:
         return PlainTextResponse("Not Found: ask for .png or .svg", status_code=404)
-    services, _, product = await product_at(request)
+    try:
+        services, _, product = await public_product(request)
+    except PublicRefusal as refusal:
+        return refusal.response
     if product is None:
         return PlainTextResponse("Not Found: no product has this code", status_code=404)
     body = render_qr(verify_url(services.public_url, product["verificationCode"]), qr_format)

@@ -23,7 +23,13 @@ from api.settings.formats import PerMinuteOrOff, Positive
 from api.settings.limits import Rate
 from domain.errors import RateLimited
 
-__all__ = ["AUTH_FAILURE_RATE", "AuthThrottle", "AuthVariables"]
+__all__ = [
+    "AUTH_FAILURE_RATE",
+    "AuthThrottle",
+    "AuthVariables",
+    "InProcessThrottle",
+    "too_many_failures",
+]
 
 AUTH_FAILURE_RATE = Rate(per_minute=30, burst=10)
 MAX_ADDRESSES = 100_000
@@ -57,12 +63,7 @@ class AuthThrottle:
         bucket = self._bucket(client, create=False)
         rate = self.rate
         if bucket is not None and rate is not None and bucket.tokens < 1:
-            wait = math.ceil((1 - bucket.tokens) / rate.per_second * 1000) / 1000
-            raise RateLimited(
-                "Too many wrong API keys from this address",
-                hint=f"Retry after {wait} seconds with a valid key; requests without one go on.",
-                retryAfter=wait,
-            )
+            raise too_many_failures(rate, bucket.tokens)
 
     def failed(self, client: str | None) -> None:
         bucket = self._bucket(client, create=True)
@@ -88,6 +89,28 @@ class AuthThrottle:
         bucket.tokens = min(float(rate.burst), refilled)
         bucket.updated = now
         return bucket
+
+
+class InProcessThrottle:
+    """``AuthThrottle`` as the routes' ``FailedAuthThrottle`` (``api/http/authentication.py``)."""
+
+    def __init__(self, throttle: AuthThrottle) -> None:
+        self.local = throttle
+
+    async def check(self, client: str | None) -> None:
+        self.local.check(client)
+
+    async def failed(self, client: str | None) -> None:
+        self.local.failed(client)
+
+
+def too_many_failures(rate: Rate, tokens: float) -> RateLimited:
+    wait = math.ceil((1 - tokens) / rate.per_second * 1000) / 1000
+    return RateLimited(
+        "Too many wrong API keys from this address",
+        hint=f"Retry after {wait} seconds with a valid key; requests without one go on.",
+        retryAfter=wait,
+    )
 
 
 class AuthVariables(BaseModel):

@@ -29,6 +29,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import strawberry
@@ -67,6 +68,7 @@ from graphql.execution.values import (
 from strawberry.extensions import SchemaExtension
 
 from api.limits.refuse_operation import refuse
+from domain.analytics import BRAND_SHARDS, MAX_DAYS
 from domain.errors import BadUserInput, ProofgateError, QueryTooComplex
 from resolvers.fields import field_access_patterns
 from resolvers.threats.paging import SCAN_MAX_ITEMS
@@ -110,6 +112,13 @@ FILTERED: Mapping[tuple[str, str], tuple[str, int]] = {
 """Fields that, given a filter no key condition can express, read past their
 page for matches, up to a bound: ``threats(minSeverity:)`` examines up to
 ``SCAN_MAX_ITEMS`` alerts to fill its page."""
+DAY_RANGES: Mapping[tuple[str, str], int] = {
+    ("Brand", "analytics"): BRAND_SHARDS,
+    ("Product", "analytics"): 1,
+}
+"""Fields that read items per day of their ``from``..``to`` range: a brand's
+analytics read every shard of every day (one batch its fields share), so an
+alias costs days x shards, not 1 (docs/design.md, Analytics)."""
 MAX_FIELDS = 10_000
 """Selected fields after fragments are expanded. Fragments spread inside
 fragments multiply; past this the operation is refused whatever it reads."""
@@ -257,8 +266,9 @@ class _Walk:
             )
         definition = parent.fields[name]
         reads = self.model.reads.get((parent.name, name))
+        per_day = DAY_RANGES.get((parent.name, name))
         arguments: dict[str, Any] = {}
-        if _counts_arguments(definition, reads):
+        if per_day is not None or _counts_arguments(definition, reads):
             self.dynamic = self.dynamic or any(_has_variable(a.value) for a in node.arguments or ())
             try:
                 arguments = get_argument_values(definition, node, self.variables)
@@ -266,6 +276,8 @@ class _Walk:
                 raise _Unmeasurable from None
         _check_first(parent.name, name, arguments, reads)
         own, per_item = _cost(definition, arguments, reads, per_event=self.per_event and root)
+        if per_day is not None:
+            own += per_day * _days(arguments)
         selection_sets = [n.selection_set for n in nodes if n.selection_set is not None]
         below = 0
         if selection_sets:
@@ -385,6 +397,15 @@ def _cost(
     if reads.filtered is not None and arguments.get(reads.filtered[0]) is not None:
         entries = max(entries, reads.filtered[1])
     return entries + (page if reads.loads is not None else 0), page
+
+
+def _days(arguments: Mapping[str, Any]) -> int:
+    """The days a ``from``..``to`` range covers, within what ``days_in`` allows
+    (a range it refuses fails at execution, before any read)."""
+    dates = sorted(value for value in arguments.values() if isinstance(value, date))
+    if len(dates) != 2:
+        return MAX_DAYS
+    return min(max((dates[1] - dates[0]).days + 1, 1), MAX_DAYS)
 
 
 def _list_length(definition: GraphQLField, arguments: Mapping[str, Any]) -> int:

@@ -1,11 +1,11 @@
 """``/mcp``: the MCP server over Streamable HTTP, in the gateway's app.
 
 Stateless and answered in JSON: every request carries its own
-``Authorization`` and is authenticated here, before the SDK sees it, exactly
-as ``/graphql`` does (a bad key is a 401), so no session outlives a revoked
-key and nothing is kept per agent. The SDK is loaded, and its session
-manager started, on the first request to ``/mcp``: a gateway no agent talks
-to pays nothing for it (docs/design.md, "MCP tools").
+``Authorization`` and is authenticated here, before the SDK sees it, by the
+authentication every route shares (a bad key is a 401, a guessing address
+429), so no session outlives a revoked key and nothing is kept per agent.
+The SDK is loaded, and its session manager started, on the first request to
+``/mcp``: a gateway no agent talks to pays nothing for it (docs/design.md, "MCP tools").
 """
 
 from __future__ import annotations
@@ -15,24 +15,30 @@ import contextvars
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import strawberry
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from api.graphql.errors import error_response
+from api.http.authentication import Authenticator
+from api.http.guard import HTTPGuard
 from api.mcp.tools import ToolSpec
-from domain.errors import ProofgateError
-from services.auth import ANONYMOUS, Principal, authenticate
+from api.settings.gateway import Settings
+from domain.errors import BadUserInput, Forbidden
+from services.auth import ANONYMOUS, Principal
 from services.context import Services
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-__all__ = ["MCPEndpoint", "MCPService"]
+__all__ = ["MCPEndpoint", "MCPService", "allowed_origin"]
 
 _PRINCIPAL = "proofgate.mcp.principal"
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class MCPService:
@@ -92,22 +98,63 @@ class MCPService:
 
 
 class MCPEndpoint:
-    """Routes to the ``MCPService`` the lifespan keeps on ``app.state.mcp``."""
+    """Routes to the ``MCPService`` the lifespan keeps on ``app.state.mcp``.
+
+    What every route gets (docs/design.md, "MCP tools"): authentication with
+    the failed-auth throttle (``api/http/authentication.py``) and the body
+    limit of ``/graphql`` (``HTTPGuard``). What ``/mcp`` adds: POST only (a
+    stateless server sends nothing unasked, so ``GET``'s stream would never
+    end: 405, as the transport allows), and a browser's request only from an
+    allowed origin (``allowed_origin``: MCP's guard against DNS rebinding).
+    """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        mcp: MCPService = scope["app"].state.mcp
-        request = Request(scope, receive)
-        try:
-            scope[_PRINCIPAL] = await authenticate(
-                mcp.services.storage,
-                request.headers.get("authorization"),
-                mcp.services.admin_key_hash,
+        settings: Settings = scope["app"].state.settings
+        if scope["method"] != "POST":
+            refusal = BadUserInput(
+                "/mcp answers POST only: this server is stateless and streams nothing",
+                hint="POST JSON-RPC messages to /mcp with Accept: application/json.",
             )
-        except ProofgateError as error:
-            await error_response(error, 401)(scope, receive, send)
+            response = error_response(refusal, 405)
+            response.headers["Allow"] = "POST"
+            await response(scope, receive, send)
             return
-        manager = await mcp.manager()
-        await manager.handle_request(scope, receive, send)
+        origin = Headers(scope=scope).get("origin")
+        if origin is not None and not allowed_origin(origin, settings):
+            forbidden = Forbidden(
+                f"Origin {origin[:100]} may not call /mcp",
+                hint="Add it to PROOFGATE_CORS_ORIGINS, or call from a server (no Origin).",
+            )
+            await error_response(forbidden, 403)(scope, receive, send)
+            return
+        guard = HTTPGuard(_authenticated, max_bytes=settings.limits.max_body_bytes, path="/mcp")
+        await guard(scope, receive, send)
+
+
+async def _authenticated(scope: Scope, receive: Receive, send: Send) -> None:
+    app = scope["app"]
+    mcp: MCPService = app.state.mcp
+    authenticator: Authenticator = app.state.graphql.authenticator
+    principal = await authenticator.principal_or_refusal(Request(scope, receive))
+    if not isinstance(principal, Principal):
+        await principal(scope, receive, send)
+        return
+    scope[_PRINCIPAL] = principal
+    manager = await mcp.manager()
+    await manager.handle_request(scope, receive, send)
+
+
+def allowed_origin(origin: str, settings: Settings) -> bool:
+    """A browser page may call only from an origin the operator named
+    (``PROOFGATE_CORS_ORIGINS``), the public URL's, or a loopback one: a page
+    whose name was rebound to this address still sends its own origin."""
+    if origin in settings.cors_origins:
+        return True
+    parts = urlsplit(origin)
+    public = urlsplit(settings.label_url)
+    if (parts.scheme, parts.netloc) == (public.scheme, public.netloc):
+        return True
+    return parts.scheme in ("http", "https") and parts.hostname in _LOOPBACK
 
 
 async def _principal(ctx: ServerRequestContext[Any, Any]) -> Principal:

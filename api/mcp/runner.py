@@ -33,9 +33,8 @@ class ToolRunner:
     specs: Mapping[str, ToolSpec]
 
     def tools(self, principal: Principal) -> list[types.Tool]:
-        """Anonymous agents see only the public tools."""
-        anonymous = principal.role is Role.ANONYMOUS
-        return [_tool(s) for s in self.specs.values() if s.public or not anonymous]
+        """Only the tools ``principal`` can call (``offered``)."""
+        return [_tool(s) for s in self.specs.values() if offered(s, principal)]
 
     async def call(
         self,
@@ -104,3 +103,14 @@ def _failure(errors: list[Any], data: Any) -> types.CallToolResult:
         structured_content=body,
         is_error=True,
     )
+
+
+def offered(spec: ToolSpec, principal: Principal) -> bool:
+    """Anonymous agents and ingest keys (which read nothing) see the public
+    tools; PARTNER keys, read-only, the tools that change nothing too; BRAND
+    and ADMIN keys every tool. A tool listed is one the key may call."""
+    if spec.public:
+        return True
+    if principal.role in (Role.ANONYMOUS, Role.INTEGRATION):
+        return False
+    return principal.role is not Role.PARTNER or spec.annotations.get("readOnlyHint", False)

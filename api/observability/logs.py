@@ -3,6 +3,11 @@ line with ``PROOFGATE_LOG_FORMAT=json``, for uvicorn's loggers and ours alike.
 
 A line's structured fields travel in ``extra={"fields": {...}}``; the text
 format appends them as ``key=value``, the JSON format as keys of the object.
+
+What a client sent reaches log lines (an operation name, a path), so the text
+format escapes control characters in the message and the fields (a line feed
+cannot forge a line) and cuts each to ``TEXT_MAX_CHARS``; the JSON format is
+escaped by JSON itself. A traceback keeps its lines.
 """
 
 from __future__ import annotations
@@ -13,7 +18,15 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["JsonFormatter", "LogFormat", "LogLevel", "TextFormatter", "logging_config"]
+__all__ = [
+    "TEXT_MAX_CHARS",
+    "JsonFormatter",
+    "LogFormat",
+    "LogLevel",
+    "TextFormatter",
+    "escaped",
+    "logging_config",
+]
 
 
 class LogFormat(StrEnum):
@@ -33,13 +46,31 @@ def _fields(record: logging.LogRecord) -> dict[str, Any]:
     return fields
 
 
+TEXT_MAX_CHARS = 2048
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(32), *range(127, 160), 0x2028, 0x2029)}
+"""C0 and C1 controls (NEL among them) and the Unicode line separators."""
+
+
+def escaped(value: object, limit: int = TEXT_MAX_CHARS) -> str:
+    """``value`` on one line: control characters as ``\\xNN``, at most ``limit`` characters."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return text.translate(_CONTROL)
+
+
 class TextFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
 
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = escaped(record.message)
+        return super().formatMessage(record)
+
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
-        extras = " ".join(f"{key}={value}" for key, value in _fields(record).items())
+        fields = _fields(record).items()
+        extras = " ".join(f"{key}={escaped(value, 256)}" for key, value in fields)
         return f"{line} {extras}" if extras else line
 
 

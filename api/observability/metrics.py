@@ -1,16 +1,18 @@
 """Prometheus metrics of one gateway process, served on ``/metrics``.
 
 Every label set is bounded: operation names are the client's to choose, so
-only the first ``max_operation_names`` distinct ones get a series of their own
-and the rest count as ``other``; access patterns and error codes come from
-closed sets. Scraping needs the admin key (Prometheus' ``authorization``
-setting), because operation names are another tenant's business.
+besides the registered operations only the first ``max_operation_names``
+distinct names sent with a key get a series of their own, and the rest
+(every unregistered name an anonymous client sends) count as ``other``;
+access patterns, routes and error codes come from closed sets. Scraping
+needs the admin key (Prometheus' ``authorization`` setting), because
+operation names are another tenant's business.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from prometheus_client import (
@@ -36,6 +38,7 @@ process writes its counts there and any of them answers for all."""
 OTHER_OPERATION = "other"
 ANONYMOUS_OPERATION = "anonymous"
 MAX_OPERATION_NAME = 64
+_ANONYMOUS_ROLE = "ANONYMOUS"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 # A ``_created`` gauge per series doubles the scrape for a fact Prometheus
@@ -44,12 +47,14 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 
 
 class Metrics:
-    def __init__(self, *, max_operation_names: int = 100) -> None:
+    def __init__(self, *, max_operation_names: int = 100, registered: Iterable[str] = ()) -> None:
+        """``registered``: the operation registry's names, which always have a series."""
         self.registry = CollectorRegistry()
         self._shared = bool(os.environ.get(MULTIPROCESS_DIR))
         self._count_websockets: Callable[[], int] | None = None
         self._max_names = max_operation_names
         self._names: set[str] = set()
+        self._registered = frozenset(registered)
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self.requests = Counter(
             "proofgate_requests",
@@ -91,7 +96,26 @@ class Metrics:
         self._count_subscriptions: Callable[[], int] | None = None
         self._count_relay: Callable[[], Mapping[str, int]] | None = None
 
+    def always_count(self, names: Iterable[str]) -> None:
+        """The operation registry's names, known once the schema that checks
+        them is built (after the metrics it reports outages to)."""
+        self._registered = frozenset(names)
+
     def _gateway_series(self) -> None:
+        self.route_requests = Counter(
+            "proofgate_route_requests",
+            "Requests to the routes other than /graphql (/mcp, /ingest, /dpp, /qr) "
+            "by route and outcome (ok, error, refused: 4xx/5xx)",
+            ["route", "outcome"],
+            registry=self.registry,
+        )
+        self.route_latency = Histogram(
+            "proofgate_route_request_duration_seconds",
+            "Time to answer a request to a route other than /graphql, by route",
+            ["route"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.redis_outages = Counter(
             "proofgate_redis_outages",
             "Times Redis became unreachable, by what fell back: alerts (to the table "
@@ -185,16 +209,26 @@ class Metrics:
 
     def observe(self, observation: Observation, status: int, seconds: float) -> None:
         kind = observation.operation_type or "none"
-        if status >= 400:
-            outcome = "refused"
-        elif observation.error_codes:
-            outcome = "error"
-        else:
-            outcome = "ok"
         series = self._series
-        operation = self._operation(observation.operation_name)
-        series(self.requests, operation, kind, outcome).inc()
+        operation = self._operation(observation.operation_name, observation.principal)
+        series(self.requests, operation, kind, _outcome(observation, status)).inc()
         series(self.latency, kind).observe(seconds)
+        for code in observation.error_codes:
+            series(self.errors, code).inc()
+        for call in observation.storage.calls:
+            pattern = call.access_pattern or "none"
+            series(self.storage_calls, pattern, call.operation).inc()
+            series(self.capacity, pattern).inc(call.capacity)
+        if self._shared:
+            self._refresh_counts()
+
+    def observe_route(
+        self, route: str, observation: Observation, status: int, seconds: float
+    ) -> None:
+        """A request to a route other than /graphql (``observed_route``: a closed set)."""
+        series = self._series
+        series(self.route_requests, route, _outcome(observation, status)).inc()
+        series(self.route_latency, route).observe(seconds)
         for code in observation.error_codes:
             series(self.errors, code).inc()
         for call in observation.storage.calls:
@@ -235,13 +269,26 @@ class Metrics:
         if self._count_subscriptions is not None:
             self.subscriptions.set(self._count_subscriptions())
 
-    def _operation(self, name: str | None) -> str:
+    def _operation(self, name: str | None, principal: str | None) -> str:
+        """Registered operations always have their series; the remaining
+        slots are first come, but only for callers with a key, so an
+        anonymous client cannot take them all (its other names are ``other``)."""
         if not name:
             return ANONYMOUS_OPERATION
+        if name in self._registered:
+            return name
         name = name[:MAX_OPERATION_NAME]
         if name in self._names:
             return name
+        if principal in (None, _ANONYMOUS_ROLE):
+            return OTHER_OPERATION
         if len(self._names) < self._max_names:
             self._names.add(name)
             return name
         return OTHER_OPERATION
+
+
+def _outcome(observation: Observation, status: int) -> str:
+    if status >= 400:
+        return "refused"
+    return "error" if observation.error_codes else "ok"

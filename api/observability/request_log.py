@@ -2,8 +2,9 @@
 
 The middleware gives every request its id (the client's ``X-Request-Id`` when
 it sends a plain one, else a new one), answers it in ``X-Request-Id``, and when
-the response is done writes the request's line: the same id the client finds
-in ``extensions.requestId`` of an error, so one grep finds both.
+the response is done writes the request's line (at INFO for ``/graphql`` and
+every route in ``OBSERVED_ROUTES``, at DEBUG for probes and static files):
+the same id the client finds in ``extensions.requestId`` of an error, so one grep finds both.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = ["REQUEST_ID_SCOPE_KEY", "OperationObserver", "RequestObserver", "reco
 
 REQUEST_ID_SCOPE_KEY = "proofgate.request_id"
 GRAPHQL_PATH = "/graphql"
+OBSERVED_ROUTES = frozenset({"/mcp", "/ingest", "/dpp", "/qr"})
 
 logger = logging.getLogger("proofgate.request")
 _lines = RequestLines(logger)
@@ -81,12 +83,24 @@ class RequestObserver:
                 await app(scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - started
-            graphql = scope["path"] == GRAPHQL_PATH
-            if graphql:
+            route = observed_route(scope["path"])
+            if route == GRAPHQL_PATH:
                 self.metrics.observe(observation, status, seconds)
-            level = logging.INFO if graphql else logging.DEBUG
+            elif route is not None:
+                self.metrics.observe_route(route, observation, status, seconds)
+            level = logging.DEBUG if route is None else logging.INFO
             if logger.isEnabledFor(level):
                 _lines.write(level, _fields(scope, status, seconds, observation))
+
+
+def observed_route(path: str) -> str | None:
+    """The route a request's line and metrics are filed under, from a closed
+    set: every route that authenticates or builds a body from stored data.
+    None for probes, the scrape and static files, which are logged at DEBUG."""
+    if path == GRAPHQL_PATH:
+        return GRAPHQL_PATH
+    prefix = "/" + path[1:].partition("/")[0]
+    return prefix if prefix in OBSERVED_ROUTES else None
 
 
 def _fields(scope: Scope, status: int, seconds: float, observation: Observation) -> dict[str, Any]:

@@ -115,7 +115,10 @@ class TrustedDocumentCheck(SchemaExtension):
         if not trusted and self.mode is TrustedDocuments.LOG:
             self.counter.add()
             name = execution_context.operation_name
-            logger.warning("Document outside the operation registry ran (operation %s)", name)
+            logger.warning(
+                "Document outside the operation registry accepted (operation %r)",
+                name if not isinstance(name, str) else name[:100],
+            )
         elif not trusted:
             self._refused = True
             queries = OperationType.QUERY in set(execution_context.allowed_operations)

@@ -24,6 +24,7 @@ from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWS
 from strawberry.subscriptions.protocols.graphql_ws.types import ConnectionInitMessage
 
 from api.ws.connections import Connections, LiveConnection, SocketContext
+from domain.errors import ErrorCode
 from resolvers.context import RequestContext
 
 __all__ = [
@@ -66,8 +67,41 @@ def _size(message: Message) -> int:
     return len(text) if text.isascii() else len(text.encode())
 
 
+_LIBRARY_ERRORS = {
+    "Subscription limit reached": (
+        ErrorCode.RATE_LIMITED,
+        "This connection holds its limit of operations; complete one, or open another connection.",
+    ),
+}
+"""Errors Strawberry sends itself, by message: their code and hint."""
+
+
+def with_codes(message: Any) -> Any:
+    """``message`` with ``extensions.code`` on every error it carries: an
+    ``error`` (either protocol) or legacy ``connection_error`` Strawberry
+    builds has only a message, and every error a client gets has a code."""
+    if not isinstance(message, dict) or message.get("type") not in _ERROR_TYPES:
+        return message
+    payload = message.get("payload")
+    errors = payload if isinstance(payload, list) else [payload]
+    for error in errors:
+        if isinstance(error, dict) and "code" not in (error.get("extensions") or {}):
+            code, hint = _LIBRARY_ERRORS.get(
+                str(error.get("message")), (ErrorCode.BAD_USER_INPUT, None)
+            )
+            extensions = {**(error.get("extensions") or {}), "code": code.value}
+            if hint is not None:
+                extensions["hint"] = hint
+            error["extensions"] = extensions
+    return message
+
+
+_ERROR_TYPES = frozenset({"error", "connection_error"})
+
+
 class _Registered:
-    """Shared by both protocol handlers: register the connection while it is open."""
+    """Shared by both protocol handlers: register the connection while it is
+    open, and give every error sent a code (``with_codes``)."""
 
     view: Any
     context: Any
@@ -77,6 +111,9 @@ class _Registered:
     def connections(self) -> Connections:
         connections: Connections = self.view.connections
         return connections
+
+    async def send_message(self, message: Any) -> None:
+        await super().send_message(with_codes(message))  # type: ignore[misc]
 
     def _register(self, keepalive: Callable[[], Awaitable[None]]) -> LiveConnection:
         connection = LiveConnection(self.websocket, self.context, keepalive)

@@ -19,6 +19,7 @@ from services.pipeline.alerts.records import ALERT_SORT
 from services.pipeline.committing import CommittingStorage
 from services.pipeline.events import OutboxEvent
 from services.pipeline.live.broker import Broker, Subscriber
+from services.pipeline.live.messages import MESSAGE_KEY_LABEL
 from services.pipeline.live.tailer import Tailer, read_alerts_since
 from services.pipeline.live.transport import AlertTransport, TableTransport
 from services.pipeline.outbox.backlog import Backlog, measure_backlog
@@ -50,12 +51,15 @@ def _transport(
     broker: Broker,
     tailer: Tailer,
     on_redis_outage: Callable[[], None] | None,
+    key: bytes,
 ) -> AlertTransport:
     if settings.redis_url is None:
         return TableTransport(tailer)
     from services.pipeline.live.redis_transport import RedisTransport
 
-    return RedisTransport(settings.redis_url, broker, tailer, settings, on_outage=on_redis_outage)
+    return RedisTransport(
+        settings.redis_url, broker, tailer, settings, key=key, on_outage=on_redis_outage
+    )
 
 
 class Pipeline:
@@ -83,8 +87,9 @@ class Pipeline:
             overlap=settings.tail_overlap,
         )
         self.tailer = Tailer(storage, self.broker, settings, clock)
+        key = cursors.derive_key(MESSAGE_KEY_LABEL)
         self.transport = transport or _transport(
-            settings, self.broker, self.tailer, on_redis_outage
+            settings, self.broker, self.tailer, on_redis_outage, key
         )
         self.relay = Relay(
             storage,

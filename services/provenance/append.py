@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from domain.chain import ChainHead, ProvenanceEvent, next_event
+from domain.chain import ChainHead, ProvenanceEvent, check_not_future, next_event
 from domain.datetimes import format_datetime
 from domain.enums import ProductStatus
 from domain.errors import ConditionFailed, Conflict, NotFound
@@ -136,7 +136,10 @@ class _Extras:
 
 
 def _next_event(head: ChainHead, draft: EventDraft, now: datetime) -> ProvenanceEvent:
-    # A default time never precedes the head, even when another gateway's clock runs ahead.
+    # A default time never precedes the head, even when another gateway's clock runs ahead;
+    # a given one is bounded, a default never refused (a future head stays appendable).
+    if draft.occurred_at is not None:
+        check_not_future(draft.occurred_at, now)
     occurred_at = draft.occurred_at or max(now, head.occurred_at or now)
     return next_event(
         head,

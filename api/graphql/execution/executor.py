@@ -9,6 +9,7 @@ cannot cover it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Hashable
 from typing import Any, ClassVar, cast
 
@@ -105,8 +106,33 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         plan = self._plan() if serially is None else None
         self._begin(COMPILED if plan else GRAPHQL_CORE)
         if plan is None:
-            return super().execute_operation(serially)
+            return self._settled(super().execute_operation(serially))
         return self._run(plan)
+
+    def _settled(self, result: Any) -> Any:
+        """The result once no work of this operation runs in the background.
+
+        A field error that bubbles (a budget that ends the operation above
+        all) leaves its siblings' coroutines to settle in the background, as
+        graphql-core does: they would outlive the response, each a
+        coroutine per failing request under hostile load, and one the event
+        loop closes before it runs is never awaited (graphql-core #269). So
+        the answer waits for them; only an operation that failed pays it."""
+        if is_awaitable(result):
+            return self._settle_after(result)
+        if self.background_futures:
+            return self._settle_after(_ready(result))
+        return result
+
+    async def _settle_after(self, result: Any) -> Any:
+        settled = await result
+        await self._background_settled()
+        return settled
+
+    async def _background_settled(self) -> None:
+        background = self.background_futures
+        while background:
+            await asyncio.wait(list(background))
 
     def _begin(self, mode: str) -> None:
         self.response_bytes = ResponseBytes(self.max_response_bytes)
@@ -140,7 +166,7 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             data = plan.run(self, self.root_value)
         except (GraphQLError, BudgetExceeded) as error:
             self.collected_errors.add(located_error(error), None)
-            return self.build_response(None)
+            return self._settled(self.build_response(None))
         if is_awaitable(data):
             return self._await_data(data)
         return self.build_response(data)
@@ -150,7 +176,9 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             settled = await data
         except (GraphQLError, BudgetExceeded) as error:
             self.collected_errors.add(located_error(error), None)
-            return self.build_response(None)  # type: ignore[return-value]
+            settled = None
+        if self.background_futures:  # the compiled path's ``_settled``
+            await self._background_settled()
         return self.build_response(settled)  # type: ignore[return-value]
 
     def build_response(
@@ -229,6 +257,10 @@ def compiled_executor(
         "max_response_bytes": max_response_bytes,
     }
     return type("CompiledExecutor", (CompiledExecutor,), attributes)
+
+
+async def _ready(value: Any) -> Any:
+    return value
 
 
 class _Answered:

@@ -9,14 +9,19 @@ whichever path brought it first.
 
 After an outage the listener re-subscribes, waits until Redis confirms every
 channel, reads the table once for the gap, and only then stops tailing.
+
+A message is signed by its publisher and checked before the broker sees it
+(``services/pipeline/live/messages.py``): a forged, stale or malformed one is
+counted and dropped, never passed to a subscriber, and never ends the
+listener or a subscription.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import math
 import random
 import time
 from collections import deque
@@ -30,6 +35,12 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from services.pipeline.live.broker import Broker
+from services.pipeline.live.messages import (
+    SKEW_SECONDS,
+    MalformedMessage,
+    open_message,
+    seal_message,
+)
 from services.pipeline.live.tailer import Tailer
 from services.pipeline.settings import PipelineSettings
 from storage import Item
@@ -49,6 +60,8 @@ _BACKOFF_MIN = 0.05
 _BACKOFF_MAX = 5.0
 _CONFIRM_SECONDS = 2.0
 _CONNECT_SECONDS = 1.0
+_DROPPED_LOG_SECONDS = 60.0
+"""At most one log line a minute for dropped messages, however many arrive."""
 
 
 def channel(brand_id: str, prefix: str = "proofgate:") -> str:
@@ -67,9 +80,18 @@ class RedisTransport:
         tailer: Tailer,
         settings: PipelineSettings,
         *,
+        key: bytes,
         on_outage: Callable[[], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        """``key``: the messages' HMAC key (``MESSAGE_KEY_LABEL``), the same
+        in every process of the deployment."""
         self._url = url
+        self._key = key
+        self._clock = clock
+        self.dropped = 0
+        """Messages refused (forged, stale, malformed); a metric."""
+        self._dropped_logged = -math.inf
         self._broker = broker
         self._tailer = tailer
         self._settings = settings
@@ -197,16 +219,31 @@ class RedisTransport:
                 self._receive(name, message["data"])
 
     def _receive(self, name: str, data: bytes) -> None:
-        """An alert from another process; one that does not parse, or names
-        another brand than its channel, is logged and dropped (the sweep still
-        reads the real ones from the table)."""
+        """An alert from another process, passed on only once it is signed,
+        fresh, well-formed and of its channel's brand; anything else is
+        counted and dropped (the sweep still reads the real ones from the
+        table), and nothing here ends the listener."""
+        now = self._clock()
         try:
-            item = json.loads(data)
+            max_age = self._settings.tail_overlap.total_seconds() + SKEW_SECONDS
+            item = open_message(self._key, name, data, now, max_age)
             if channel(item["brandId"], self._prefix) != name:
-                raise ValueError(f"an alert of brand {item['brandId']!r}")
+                raise MalformedMessage(f"an alert of brand {item['brandId']!r}")
+        except MalformedMessage as error:
+            self.dropped += 1
+            if now - self._dropped_logged >= _DROPPED_LOG_SECONDS:
+                self._dropped_logged = now
+                logger.warning(
+                    "Dropped a message on %s (%s); %d dropped so far",
+                    name[:200],
+                    error,
+                    self.dropped,
+                )
+            return
+        try:
             self._broker.publish(item)
-        except (ValueError, KeyError, TypeError) as error:
-            logger.warning("Dropped a malformed message on %s: %s", name, error)
+        except Exception:
+            logger.exception("Passing on an alert from Redis failed")
 
     async def _drop(self, pubsub: PubSub) -> None:
         async with self._commands:
@@ -272,9 +309,9 @@ class RedisTransport:
                     self.unannounced += 1
                     continue
                 try:
-                    await self._publisher.publish(
-                        channel(item["brandId"], self._prefix), json.dumps(item)
-                    )
+                    name = channel(item["brandId"], self._prefix)
+                    message = seal_message(self._key, name, item, self._clock())
+                    await self._publisher.publish(name, message)
                 except (RedisError, OSError):
                     await asyncio.sleep(delay)
                     delay = min(2 * delay, _BACKOFF_MAX)

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from domain.errors import Forbidden, ServiceUnavailable
 from domain.hosts import public_address_problem
+from domain.validation import ascii_digits
 
 __all__ = ["RESPONSE_MAX_BYTES", "HttpResponse", "post"]
 
@@ -89,7 +90,7 @@ async def post(
 async def _read_response(reader: asyncio.StreamReader) -> HttpResponse:
     status_line = await reader.readline()
     fields = status_line.decode("latin-1").split(" ", 2)
-    if len(fields) < 2 or not fields[0].startswith("HTTP/") or not fields[1].isdigit():
+    if len(fields) < 2 or not fields[0].startswith("HTTP/") or not ascii_digits(fields[1]):
         raise ServiceUnavailable("The webhook receiver sent a malformed HTTP response")
     status = int(fields[1])
     length: int | None = None
@@ -98,7 +99,7 @@ async def _read_response(reader: asyncio.StreamReader) -> HttpResponse:
         if line in (b"\r\n", b"\n", b""):
             break
         name, _, value = line.decode("latin-1").partition(":")
-        if name.strip().lower() == "content-length" and value.strip().isdigit():
+        if name.strip().lower() == "content-length" and ascii_digits(value.strip()):
             length = int(value.strip())
     limit = RESPONSE_MAX_BYTES if length is None else min(length, RESPONSE_MAX_BYTES)
     body = await reader.read(limit) if limit else b""

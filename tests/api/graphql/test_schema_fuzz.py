@@ -1,7 +1,9 @@
 """The schema fuzz: thousands of operations generated from the real schema by
 hypothesis-graphql (queries and mutations, valid and invalid), and malformed
 bodies, sent over HTTP to a real app as the operator, as a brand and
-anonymously. Whatever is sent, no answer is a 5xx or INTERNAL_SERVER_ERROR,
+anonymously; and the other ways in: every MCP tool called with generated
+arguments (``/mcp``), and generated events, signed and not, posted to
+``/ingest``. Whatever is sent, no answer is a 5xx or INTERNAL_SERVER_ERROR,
 the log holds no error or traceback, and neither a brand nor an anonymous
 caller ever sees what only another brand may (its verification codes, its
 API key's name). The counts reach the CI log (``tests/conftest.py``)."""
@@ -10,13 +12,14 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from _asgi import codes
+from _asgi import codes, connect
 from graphql import (
     BooleanValueNode,
     FloatValueNode,
@@ -32,11 +35,18 @@ from hypothesis import strategies as st
 from hypothesis_graphql import Mode, mutations, queries
 
 from api.graphql.schema import schema as default_schema
+from domain.ingest import INTEGRATION_HEADER, SIGNATURE_HEADER, signature_header
 
 GENERATED_OPERATIONS = 3000
 OPERATIONS_PER_EXAMPLE = 15
 MALFORMED_BODIES = 300
 BODIES_PER_EXAMPLE = 15
+TOOL_CALLS = 150
+INGEST_FIELDS = (
+    *("eventId", "productId", "code", "type", "actor", "location"),
+    *("latitude", "longitude", "occurredAt", "data"),
+)
+INGEST_POSTS = 300
 SEED_PRODUCTS = 3
 
 
@@ -52,7 +62,11 @@ class Fuzzed:
     """Codes the fuzz may send: brand B's, public to whoever holds them."""
     secrets: list[str]
     """What only brand A (and the operator) may see."""
-    sent: dict[str, int] = field(default_factory=lambda: {"operations": 0, "bodies": 0})
+    ingest: tuple[str, str] = ("", "")
+    """Brand B's integration: its id and ingest key."""
+    sent: dict[str, int] = field(
+        default_factory=lambda: {"operations": 0, "bodies": 0, "tools": 0, "ingest": 0}
+    )
 
     def count(self, what: str, goal: int, record_property: Any) -> None:
         """One more sent; at the goal, the count goes to the CI log."""
@@ -84,7 +98,18 @@ async def _seed(gateway: Any) -> Fuzzed:
         key=other.key,
     )
     keys = {"operator": gateway.admin_key, "brand": other.key, "anonymous": None}
-    return Fuzzed(gateway, keys, ids, codes, secrets)
+    integration = await gateway.data(
+        """mutation($b: ID!) {
+            createIntegration(brandId: $b, name: "Fuzz", type: CARRIER) {
+                ingestKey integration { id }
+            }
+        }""",
+        {"b": other.id},
+        key=other.key,
+    )
+    created = integration["createIntegration"]
+    ingest = (created["integration"]["id"], created["ingestKey"])
+    return Fuzzed(gateway, keys, ids, codes, secrets, ingest)
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +118,14 @@ async def fuzzed(sqlite_gateway: Any) -> AsyncIterator[Fuzzed]:
     (hypothesis may end a test early)."""
     seeded = await _seed(sqlite_gateway)
     yield seeded
-    operations, bodies = seeded.sent["operations"], seeded.sent["bodies"]
-    assert operations == 0 or operations >= GENERATED_OPERATIONS, operations
-    assert bodies == 0 or bodies >= MALFORMED_BODIES, bodies
+    goals = {
+        "operations": GENERATED_OPERATIONS,
+        "bodies": MALFORMED_BODIES,
+        "tools": TOOL_CALLS,
+        "ingest": INGEST_POSTS,
+    }
+    for what, goal in goals.items():
+        assert seeded.sent[what] in range(1) or seeded.sent[what] >= goal, (what, seeded.sent)
 
 
 def _strings(values: list[str]) -> st.SearchStrategy[ValueNode]:
@@ -260,4 +290,110 @@ async def test_an_operation_name_that_is_not_a_string_is_bad_user_input(
         )
     assert response.status_code == 400
     assert codes(response.json()) == ["BAD_USER_INPUT"]
+    assert _errors_logged(caplog) == []
+
+
+def _argument(fuzz: Fuzzed) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.sampled_from([*fuzz.ids, *fuzz.codes, "", "x", "2026-01", "é" * 40]),
+        st.integers(-2, 200),
+        _JSON,
+    )
+
+
+def _tool_calls(fuzz: Fuzzed, tools: dict[str, list[str]]) -> st.SearchStrategy[Any]:
+    """Every tool, its own argument names (and strangers) with values of any type."""
+
+    def call(name: str) -> st.SearchStrategy[Any]:
+        names = st.sampled_from([*tools[name], "extra", ""])
+        arguments = st.dictionaries(names, _argument(fuzz), max_size=4)
+        return st.one_of(arguments, _JSON).map(lambda args: {"name": name, "arguments": args})
+
+    calls = st.sampled_from(sorted(tools)).flatmap(call)
+    return st.one_of(calls, calls, calls, _JSON.map(lambda params: {"name": "x", "p": params}))
+
+
+@settings(
+    max_examples=TOOL_CALLS // 10,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    phases=(Phase.explicit, Phase.generate),
+)
+@given(data=st.data())
+async def test_generated_tool_calls_never_fail_the_server(
+    fuzzed: Fuzzed, data: st.DataObject, caplog: pytest.LogCaptureFixture, record_property: Any
+) -> None:
+    specs = fuzzed.gateway.app.state.mcp.tools
+    tools = {name: sorted(spec.input_schema.get("properties", {})) for name, spec in specs.items()}
+    who = data.draw(st.sampled_from(sorted(fuzzed.keys)), label="who")
+    key = fuzzed.keys[who]
+    headers = {"Accept": "application/json, text/event-stream"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    batch = st.lists(_tool_calls(fuzzed, tools), min_size=10, max_size=10)
+    with caplog.at_level(logging.ERROR):
+        for params in data.draw(batch, label="calls"):
+            message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            response = await fuzzed.gateway.http.post("/mcp", json=message, headers=headers)
+            fuzzed.count("tools", TOOL_CALLS, record_property)
+            await _check(fuzzed, response, repr(params), who)
+            assert "INTERNAL_SERVER_ERROR" not in response.text, (params, response.text)
+    assert _errors_logged(caplog) == []
+
+
+def _events(fuzz: Fuzzed) -> st.SearchStrategy[bytes]:
+    fields = st.sampled_from([*INGEST_FIELDS, "extra"])
+    values = st.one_of(
+        _argument(fuzz),
+        st.sampled_from(["SHIPPED", "INSPECTED", "RECALLED", "9999-12-31T23:59:59Z", "x"]),
+        st.floats(allow_nan=False),
+    )
+    shaped = st.dictionaries(fields, values, max_size=8).map(lambda e: json.dumps(e).encode())
+    return st.one_of(shaped, shaped, _JSON.map(lambda v: json.dumps(v).encode()), st.binary())
+
+
+@settings(
+    max_examples=INGEST_POSTS // BODIES_PER_EXAMPLE,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    phases=(Phase.explicit, Phase.generate),
+)
+@given(data=st.data())
+async def test_generated_ingest_posts_never_fail_the_server(
+    fuzzed: Fuzzed, data: st.DataObject, caplog: pytest.LogCaptureFixture, record_property: Any
+) -> None:
+    """Signed with the integration's key (so the body is read), signed
+    wrongly, or with a malformed signature header."""
+    integration, key = fuzzed.ingest
+    signatures = st.sampled_from(["valid", "t=1,v1=00", "t=²", "", "v1=x"])
+    batch = st.lists(
+        st.tuples(_events(fuzzed), signatures, st.sampled_from(["shipping", "pos"])),
+        min_size=BODIES_PER_EXAMPLE,
+        max_size=BODIES_PER_EXAMPLE,
+    )
+    with caplog.at_level(logging.ERROR):
+        for body, signature, source in data.draw(batch, label="posts"):
+            header = (
+                signature_header(key, int(time.time()), body) if signature == "valid" else signature
+            )
+            # Each from an address of its own: wrong signatures spend the
+            # address's failed-auth bucket, which the other fuzz tests share.
+            sent = fuzzed.sent["ingest"]
+            address = (f"198.18.{sent // 250}.{sent % 250 + 1}", 4000)
+            async with connect(fuzzed.gateway.app, address) as http:
+                response = await http.post(
+                    f"/ingest/{source}",
+                    content=body,
+                    headers={
+                        "Content-Type": "application/json",
+                        INTEGRATION_HEADER: integration,
+                        SIGNATURE_HEADER: header.encode("latin-1", "replace"),
+                    },
+                )
+            fuzzed.count("ingest", INGEST_POSTS, record_property)
+            await _check(fuzzed, response, repr(body), "brand")
     assert _errors_logged(caplog) == []

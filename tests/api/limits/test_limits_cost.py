@@ -16,6 +16,7 @@ from graphql import parse
 from api.graphql.schema import build_schema, schema
 from api.limits.cost import cost_model
 from api.settings.limits import MAX_COST, Limits
+from domain.analytics import BRAND_SHARDS
 from resolvers.threats.paging import SCAN_MAX_ITEMS
 from services.provenance.walk import CHAIN_READ_ITEMS
 
@@ -209,3 +210,34 @@ async def test_checking_a_product_counts_every_read_it_makes() -> None:
             body = await client.execute(document, variables, key=ADMIN_KEY, trace=True)
             assert "errors" not in body, body
             assert body["extensions"]["cost"] == 1 + 1 + 1 + CHAIN_READ_ITEMS, document
+
+
+ANALYTICS = """query($b: ID!, $from: Date!, $to: Date!) {
+    brand(id: $b) { %s }
+}"""
+ALIAS = "a%d: analytics(from: $from, to: $to) { daily { scans } results { scans } }"
+
+
+def test_row6_analytics_cost_by_the_days_of_their_range() -> None:
+    """Each alias reads every shard of every day of its range (BRAND_SHARDS
+    per day), not 1: 92 days cost 736 per alias, one day 8."""
+    model = cost_model(schema)
+    one = parse(ANALYTICS % (ALIAS % 0))
+    week = {"b": "x", "from": "2026-01-01", "to": "2026-01-07"}
+    quarter = {"b": "x", "from": "2026-01-01", "to": "2026-04-02"}
+    fields = 2  # daily and results, a get each
+    assert model.measure(one, None, week) == 1 + 7 * BRAND_SHARDS + fields
+    assert model.measure(one, None, quarter) == 1 + 92 * BRAND_SHARDS + fields
+    thirteen = parse(ANALYTICS % " ".join(ALIAS % n for n in range(13)))
+    assert model.measure(thirteen, None, quarter) == 1 + 13 * (92 * BRAND_SHARDS + fields)
+
+
+async def test_row6_many_quarter_ranges_are_refused_before_reading(client: Client) -> None:
+    brand_id, key = await client.brand()
+    variables = {"b": brand_id, "from": "2026-01-01", "to": "2026-04-02"}
+    thirteen = ANALYTICS % " ".join(ALIAS % n for n in range(13))
+    body = await client.execute(thirteen, variables, key=key, trace=True)
+    assert codes(body) == ["QUERY_TOO_COMPLEX"]
+    assert storage_calls(body) == 0
+    one = await client.execute(ANALYTICS % (ALIAS % 0), variables, key=key)
+    assert "errors" not in one, one["errors"]

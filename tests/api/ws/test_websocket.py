@@ -13,7 +13,19 @@ from typing import Any
 
 import pytest
 import uvicorn
-from _live import ADMIN_KEY, LEGACY_WS, RECALL, VERIFY, Closed, Gateway, Inbox, Socket, free_port
+from _live import (
+    ADMIN_KEY,
+    LEGACY_WS,
+    RECALL,
+    TRANSPORT_WS,
+    VERIFY,
+    Closed,
+    Gateway,
+    Inbox,
+    Socket,
+    free_port,
+)
+from websockets.asyncio.client import connect
 
 from api.app import create_app
 from api.settings.gateway import Settings
@@ -176,15 +188,30 @@ async def test_a_revoked_keys_subscriptions_are_closed(gateway: Gateway) -> None
     assert (closed.value.code, closed.value.reason) == (4403, "API key revoked")
 
 
-async def test_subscriptions_per_connection_are_capped(gateway: Gateway) -> None:
+@pytest.mark.parametrize("protocol", [TRANSPORT_WS, LEGACY_WS])
+async def test_row11_subscriptions_per_connection_are_capped_with_a_code(
+    gateway: Gateway, protocol: str
+) -> None:
     brand, key = await gateway.brand()
-    socket = await Socket.open(gateway, key)
+    socket = await Socket.open(gateway, key, protocol=protocol)
     inbox = Inbox(socket)
     for _ in range(10):
         await socket.subscribe(brand)
     refused = await inbox.next(await socket.subscribe(brand))
     assert refused["type"] == "error"
+    errors = refused["payload"] if isinstance(refused["payload"], list) else [refused["payload"]]
+    assert [error["extensions"]["code"] for error in errors] == ["RATE_LIMITED"]
     assert "limit" in str(refused["payload"]).lower()
+    await socket.close()
+
+
+async def test_row11_legacy_connection_error_has_a_code(gateway: Gateway) -> None:
+    connection = await connect(gateway.ws_url, subprotocols=[LEGACY_WS])  # type: ignore[list-item]
+    socket = Socket(connection, LEGACY_WS)
+    await socket.send({"type": "connection_init", "payload": {"authorization": 42}})
+    refused = await socket.receive()
+    assert refused["type"] == "connection_error"
+    assert refused["payload"]["extensions"]["code"] == "BAD_USER_INPUT"
     await socket.close()
 
 

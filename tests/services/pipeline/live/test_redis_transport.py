@@ -4,6 +4,8 @@ the table when it dies (docs/design.md, "Alerts across processes")."""
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -13,6 +15,7 @@ import pytest
 from redis.asyncio import Redis
 
 from services.pipeline import Pipeline, PipelineSettings, Subscriber
+from services.pipeline.live.messages import seal_message, sign_body
 from services.pipeline.live.redis_transport import RedisTransport, channel
 from services.pipeline.live.tailer import read_alerts_since
 from storage import CursorCodec, Item
@@ -194,3 +197,51 @@ async def test_a_deployment_prefix_names_its_channels(
         await pipeline.stop()
         await client.aclose()
         await store.close()
+
+
+def _bad_messages(key: bytes, name: str, other: str, real: Item, now: float) -> list[bytes]:
+    """What someone who can publish to the Redis may send (issue 27, row 4)."""
+    bogus = {**real, "type": "BOGUS", "severity": "APOCALYPTIC", "detectedAt": "yesterday"}
+    head = json.dumps({**real, "details": None}).encode().rpartition(b"null")
+    deep = head[0] + b"[" * 25_000 + b"]" * 25_000 + head[2]
+    return [
+        json.dumps(bogus).encode(),  # unsigned, as before
+        seal_message(b"\0" * 32, name, real, now),  # forged: not the deployment's key
+        seal_message(key, name, bogus, now),  # signed but not an alert
+        seal_message(key, name, {**real, "recordedAt": "not a time"}, now),
+        seal_message(key, name, {**real, "productId": "another"}, now),  # id names another
+        sign_body(key, name, deep, now),  # signed, but nested 25,000 deep
+        seal_message(key, name, real, now - 3600),  # a replay of an old alert
+        seal_message(key, other, real, now),  # another brand's channel's message
+        b"\xff" * 70_000,
+    ]
+
+
+async def test_row4_forged_or_malformed_messages_never_reach_a_subscriber(
+    two_processes: tuple[Pipeline, Pipeline], redis_server: RedisServer, t0: datetime
+) -> None:
+    """Each is counted and dropped; the subscription stays open and the next
+    real alert, published after them, is the first thing it receives."""
+    a, b = two_processes
+    brand, other = await new_brand(a.storage), await new_brand(a.storage)
+    subscriber = await b.subscribe(brand)
+    await counterfeit(a.storage, brand, t0, a)
+    (real,) = await _drain(subscriber, 1, timeout=2)
+    transport = _transport(b)
+    client = Redis.from_url(redis_server.url)
+    try:
+        bad = _bad_messages(transport._key, channel(brand), channel(other), real, time.time())
+        for message in bad:
+            assert await client.publish(channel(brand), message) == 1
+        await eventually(lambda: _dropped(transport, len(bad)))
+    finally:
+        await client.aclose()
+    await counterfeit(a.storage, brand, t0 + minutes(1), a)
+    (after,) = await _drain(subscriber, 1, timeout=2)
+    assert after["id"] != real["id"] and after["type"] == "HASH_TAMPERING"
+    assert len(subscriber) == 0 and not subscriber.closed
+    assert transport.outages == 0 and transport.connected
+
+
+async def _dropped(transport: RedisTransport, count: int) -> bool:
+    return transport.dropped == count
