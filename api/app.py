@@ -8,7 +8,7 @@ connection) are expensive to create and meant to be shared.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -67,11 +67,14 @@ class ProofgateApp(Starlette):
 
     graphql_entry: GraphQLEntry | None = None
 
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A coroutine function, so a server that guesses the ASGI version
+        from the callable (uvicorn without ``interface``) takes it as ASGI 3."""
         entry = self.graphql_entry
         if entry is not None and entry.takes(scope):
-            return entry(scope, receive, send)
-        return super().__call__(scope, receive, send)
+            await entry(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
 
 
 def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateApp:

@@ -34,6 +34,6 @@ class VerificationQueries:
             if fingerprint
             else None
         )
-        checks = await run_checks(context, code, device_hash)
+        checks = await run_checks(context, code, device_hash, shared=True)
         scan_count = int(checks.product.get("scanCount", 0)) if checks.product is not None else 0
         return Verification.of(checks, scan_count=scan_count)

@@ -86,14 +86,17 @@ def _status(product: Item) -> ProductStatus | None:
         return None
 
 
-async def run_checks(context: CommandContext, code: str, device_hash: str | None) -> Checks:
-    """Reads straight from storage rather than through the request's
-    DataLoaders: a verification reads each of its keys once, in three
-    dependent rounds, so batching has nothing to coalesce and each load's
-    dispatch (a future, a task, a turn of the loop) was pure cost. The
-    product is then held for the fields of the result (docs/design.md,
-    Verify path)."""
-    loaders = StorageReads(context.storage, context.principal.tenant)
+async def run_checks(
+    context: CommandContext, code: str, device_hash: str | None, *, shared: bool = False
+) -> Checks:
+    """A scan reads straight from storage rather than through the request's
+    DataLoaders: it reads each of its keys once, in three dependent rounds, so
+    batching has nothing to coalesce and each load's dispatch (a future, a
+    task, a turn of the loop) was pure cost. ``shared`` (the read-only
+    ``verification`` query, which one document may alias many times) reads
+    through the DataLoaders, so its aliases read each key once. The product
+    is then held for the fields of the result (docs/design.md, Verify path)."""
+    loaders = context.loaders if shared else StorageReads(context.storage, context.principal.tenant)
     product = await product_for_code(loaders, code)
     if product is None:
         return Checks(

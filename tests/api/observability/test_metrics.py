@@ -80,10 +80,14 @@ async def test_a_workload_shows_up_with_its_counts(client: GraphQLClient) -> Non
     assert delta("proofgate_errors_total", code="NOT_FOUND") == 1
     assert delta("proofgate_errors_total", code="UNAUTHENTICATED") == 1
     assert delta("proofgate_request_duration_seconds_count", type="query") == 4
-    # Each request reads its key (AP20); only the three of its own brand read it
-    # (AP01): another brand's id is NOT_FOUND before any read.
+    # The wrong key is read (AP20); the brand's key at least once, and again
+    # for each of its four requests the key cache (100 ms) no longer holds it.
+    # Only the three of its own brand read it (AP01): another brand's id is
+    # NOT_FOUND before any read.
     assert delta("proofgate_storage_calls_total", access_pattern="AP01", operation="GetItem") == 3
-    assert delta("proofgate_storage_calls_total", access_pattern="AP20", operation="GetItem") == 5
+    assert (
+        2 <= delta("proofgate_storage_calls_total", access_pattern="AP20", operation="GetItem") <= 5
+    )
     assert delta("proofgate_storage_capacity_units_total", access_pattern="AP01") > 0
     assert value(after, "proofgate_websocket_connections") == 0
 
