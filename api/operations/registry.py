@@ -193,6 +193,7 @@ def _access_patterns(schema: strawberry.Schema, document: DocumentNode) -> tuple
     declared: dict[tuple[str, str], set[str]] = {}
     for access in field_access_patterns(schema):
         patterns = {p for p in (access.access_pattern, access.loads) if p is not None}
+        patterns.update(pattern for _, pattern in access.by_type)
         if patterns:
             declared[(access.type_name, access.field_name)] = patterns
     found: set[str] = set()
