@@ -2,8 +2,15 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # `make run` installs what serving needs; everything else also the dev extras.
+# Both install exact versions with hashes from the lock files (`make lock`
+# writes them from pyproject.toml), then the project itself without deps.
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-dev
+LOCK := requirements.lock
+DEV_LOCK := requirements-dev.lock
+BUILD_LOCK := requirements-build.lock
+UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	--custom-compile-command "make lock"
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= .data
@@ -15,19 +22,37 @@ ESBUILD_VERSION := 0.25.12
 PACKAGES := api resolvers services storage domain
 EXPLORER_STATIC := api/http/static
 
-.PHONY: run test bench lint schema docs explorer-assets clean
+.PHONY: run venv test bench lint lock wheel schema docs explorer-assets clean
 
 $(VENV)/bin/pip:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(RUN_STAMP): pyproject.toml | $(VENV)/bin/pip
-	$(BIN)/pip install --quiet -e .
+$(RUN_STAMP): pyproject.toml $(LOCK) | $(VENV)/bin/pip
+	$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(RUN_STAMP)
 
-$(STAMP): pyproject.toml | $(VENV)/bin/pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+$(STAMP): pyproject.toml $(DEV_LOCK) | $(VENV)/bin/pip
+	$(BIN)/pip install --quiet --require-hashes -r $(DEV_LOCK)
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP) $(RUN_STAMP)
+
+# After changing dependencies in pyproject.toml. Versions already locked are
+# kept where they still fit; the serving and build locks take the dev lock's
+# versions, so all three agree. tests/deploy/test_lock.py fails while a lock is stale.
+lock: $(STAMP)
+	$(UV_COMPILE) pyproject.toml --extra dev -o $(DEV_LOCK)
+	$(UV_COMPILE) pyproject.toml -c $(DEV_LOCK) -o $(LOCK)
+	$(BIN)/python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires'], sep='\n')" \
+		| $(UV_COMPILE) - -c $(DEV_LOCK) -o $(BUILD_LOCK)
+
+# The wheel the systemd unit installs (deploy/README.md), into dist/.
+wheel: $(STAMP)
+	$(BIN)/pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
+
+# The venv alone, for the recipes in docs/operations.md (.venv/bin/proofgate).
+venv: $(RUN_STAMP)
 
 run: $(RUN_STAMP)
 	PROOFGATE_CORS_ORIGINS="$(PROOFGATE_CORS_ORIGINS)" \

@@ -1,4 +1,4 @@
-"""The ASGI app, settings, limits, error mapping and the ``proofgate`` command."""
+"""The ASGI app (``app.py``) and its parts by concern (docs/design.md, Start here)."""
 
 from importlib.metadata import version
 

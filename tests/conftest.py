@@ -174,6 +174,10 @@ def _honour_request_tokens(patch: pytest.MonkeyPatch) -> None:
 def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
     """A moto server on a free loopback port, with dummy credentials in the environment.
 
+    For tests only: moto deep-copies the table on every transactional write, so
+    a long-lived moto grows to gigabytes and slows to timeouts; a laptop store
+    is DynamoDB Local (docs/operations.md, DynamoDB on your laptop).
+
     Depends on the tripwire so the server's Scan handlers are refused before it starts."""
     with pytest.MonkeyPatch.context() as patch:
         for name, value in {
@@ -215,7 +219,7 @@ def redis_server() -> Iterator[RedisServer]:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The schema fuzz's counts (``tests/api/test_schema_fuzz.py``), in the CI log."""
+    """The schema fuzz's counts (``tests/api/graphql/test_schema_fuzz.py``), in the CI log."""
     for report in terminalreporter.getreports("passed"):
         for name, value in report.user_properties:
             if name.startswith("fuzz_"):

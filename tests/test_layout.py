@@ -2,8 +2,11 @@
 
 Imports point one way: api -> resolvers -> services -> storage, with domain
 below them all and storage knowing only ``domain.errors``; services never
-touch GraphQL. The checker reads modules with ``ast`` (no import runs), so
-imports under ``TYPE_CHECKING`` and inside functions count too.
+touch GraphQL. Inside ``api/`` a few parts may import only a few others (the
+executor only settings), commands and the app are imported by ``api/cli``
+alone, and only ``api/cli`` parses the command line. The checker reads modules
+with ``ast`` (no import runs), so imports under ``TYPE_CHECKING`` and inside
+functions count too.
 """
 
 from __future__ import annotations
@@ -144,10 +147,124 @@ def test_imports_along_the_layout_pass(module: Module) -> None:
 
 
 def test_relative_imports_resolve_against_the_importing_package() -> None:
-    nested = Module("services.ledger.planted", "from ..pipeline.outbox import describe\n")
+    nested = Module("services.ledger.planted", "from ..pipeline.outbox.items import describe\n")
     package = Module("services.ledger", "from .items import x\n", is_package=True)
-    assert list(_imports(nested)) == [(1, "services.pipeline.outbox.describe")]
+    assert list(_imports(nested)) == [(1, "services.pipeline.outbox.items.describe")]
     assert list(_imports(package)) == [(1, "services.ledger.items.x")]
+
+
+API_MAY_IMPORT: dict[str, tuple[str, ...]] = {
+    "api.graphql.execution": ("api.graphql.execution", "api.settings"),
+    "api.observability": ("api.observability", "api.__version__"),
+    "api.demo": ("api.demo", "api.settings"),
+    "api.http": ("api.http", "api.graphql", "api.observability", "api.demo", "api.__version__"),
+}
+"""Parts of ``api/`` that may import only these parts of it: the executor knows
+nothing of limits, routes, sockets or commands; observability and the demo are
+leaves; the routes do not reach into sockets, limits or the runtime."""
+
+API_IMPORTED_ONLY_BY: dict[str, tuple[str, ...]] = {
+    "api.cli": ("api.cli",),
+    "api.app": ("api.cli",),
+}
+"""Parts of ``api/`` only these may import: nothing depends on a command, and
+only ``proofgate serve`` builds the app."""
+
+ARGV_PARSER = "api.cli"
+"""The one place the command line is parsed (``argparse``, ``sys.argv``)."""
+
+
+def _within(name: str, entry: str) -> bool:
+    return name == entry or name.startswith(entry + ".")
+
+
+def _api_rule_broken(importer: str, target: str) -> bool:
+    if not _within(target, "api"):
+        return False
+    for part, allowed in API_MAY_IMPORT.items():
+        if _within(importer, part) and not any(_within(target, entry) for entry in allowed):
+            return True
+    return any(
+        _within(target, part) and not any(_within(importer, entry) for entry in importers)
+        for part, importers in API_IMPORTED_ONLY_BY.items()
+    )
+
+
+def _argv_uses(module: Module) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(ast.parse(module.source)):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name) for a in node.names if a.name == "argparse")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("argparse", "sys"):
+            for alias in node.names:
+                if node.module == "argparse" or alias.name == "argv":
+                    yield node.lineno, f"{node.module}.{alias.name}"
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr == "argv"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "sys"
+        ):
+            yield node.lineno, "sys.argv"
+
+
+def api_violations(modules: Iterable[Module]) -> list[Violation]:
+    """The rules inside ``api/`` (docs/design.md, "Layout"), and argv parsed
+    in ``api/cli`` only, whichever package tries."""
+    found: dict[tuple[str, int], Violation] = {}
+    for module in modules:
+        for line, target in _imports(module):
+            if _api_rule_broken(module.name, target):
+                found.setdefault((module.name, line), Violation(module.name, line, target))
+        if not _within(module.name, ARGV_PARSER):
+            for line, target in _argv_uses(module):
+                found.setdefault((module.name, line), Violation(module.name, line, target))
+    return sorted(found.values(), key=str)
+
+
+def test_api_parts_import_along_their_rules() -> None:
+    wrong = api_violations(_module(path) for path in source_files())
+    assert not wrong, "Imports against api/'s rules:\n" + "\n".join(map(str, wrong))
+
+
+API_PLANTED = [
+    Module("api.graphql.execution.planted", "from api.limits.cost import CostBudget\n"),
+    Module("api.graphql.execution.plan", "if True:\n    from ...http.guard import HTTPGuard\n"),
+    Module("api.graphql.execution.planted", "from api.ws import frames\n"),
+    Module("api.graphql.execution.planted", "from api.cli.serve import serve\n"),
+    Module("api.observability.planted", "from api.graphql.errors import error_response\n"),
+    Module("api.demo.planted", "from api.runtime.backend import open_storage\n"),
+    Module("api.http.planted", "from api.ws.frames import encode\n"),
+    Module("api.runtime.planted", "from api.cli.serve import serve\n"),
+    Module("api.mcp.planted", "from api.app import create_app\n"),
+    Module("api.runtime.planted", "import argparse\n"),
+    Module("api.operations.planted", "from argparse import ArgumentParser\n"),
+    Module("services.planted", "import sys\n\nargs = sys.argv[1:]\n"),
+    Module("api.http.planted", "from sys import argv\n"),
+]
+
+
+@pytest.mark.parametrize("module", API_PLANTED, ids=lambda module: module.name)
+def test_a_planted_wrong_import_inside_api_is_reported(module: Module) -> None:
+    [violation] = api_violations([module])
+    assert violation.module == module.name
+    assert violation.line == len(module.source.splitlines())
+
+
+API_RIGHT = [
+    Module(
+        "api.graphql.execution.planted",
+        "from api.settings.limits import MAX_RESPONSE_BYTES\nfrom .plan import Plan\n",
+    ),
+    Module("api.observability.planted", "from api import __version__\nimport sys\n"),
+    Module("api.cli.planted", "import argparse\nimport sys\n\nsys.argv\nfrom api.app import x\n"),
+    Module("api.graphql.planted", "from api.limits.cost import CostBudget\n"),
+    Module("api.http.planted", "from api.graphql.errors import error_response\n"),
+]
+
+
+@pytest.mark.parametrize("module", API_RIGHT, ids=lambda module: module.name)
+def test_imports_along_api_rules_pass(module: Module) -> None:
+    assert api_violations([module]) == []
 
 
 def test_resolver_modules_stay_small() -> None:
@@ -207,8 +324,8 @@ CLI_JOBS = (
     "api.runtime.resolver_services",
     "services.ledger",
     "services.reconcile",
-    "services.pipeline.outbox",
-    "services.pipeline.parked",
+    "services.pipeline.outbox.items",
+    "services.pipeline.outbox.parked",
 )
 
 

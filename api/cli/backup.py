@@ -25,6 +25,7 @@ from domain.errors import ConfigurationError
 __all__ = ["add_backup_command", "backup_sqlite"]
 
 LOCK_TIMEOUT_SECONDS = 30.0
+_PRIVATE = 0o600
 
 
 def add_backup_command(commands: Any) -> None:
@@ -62,19 +63,38 @@ def backup_sqlite(source: Path, target: Path) -> int:
         raise ConfigurationError(
             f"{target} already exists", hint="Choose a new path: a backup never overwrites."
         )
+    if not target.parent.is_dir():
+        raise ConfigurationError(
+            f"No directory {target.parent} for the backup",
+            hint="Create it first, or give a path in an existing directory.",
+        )
     partial = target.with_name(target.name + ".partial")
-    partial.unlink(missing_ok=True)
     try:
-        with (
-            contextlib.closing(sqlite3.connect(source, timeout=LOCK_TIMEOUT_SECONDS)) as origin,
-            contextlib.closing(sqlite3.connect(partial)) as copy,
-        ):
-            origin.backup(copy)
-            copy.execute("PRAGMA journal_mode=DELETE")
-            (verdict,) = copy.execute("PRAGMA integrity_check").fetchone()
-        if verdict != "ok":
-            raise ConfigurationError(f"The copy of {source} failed its integrity check: {verdict}")
+        _copy(source, partial)
         os.replace(partial, target)
+    except (OSError, sqlite3.Error) as error:
+        raise ConfigurationError(
+            f"The backup to {target} failed: {getattr(error, 'strerror', None) or error}",
+            hint="Choose a directory this user can write, with room for the store; "
+            "a store locked by a long write can be backed up again.",
+        ) from None
     finally:
         partial.unlink(missing_ok=True)
     return target.stat().st_size
+
+
+def _copy(source: Path, partial: Path) -> None:
+    """The store as of one commit, into ``partial``: created 0600 before SQLite
+    opens it (SQLite keeps a file's mode), since a backup holds every tenant's
+    data, as private as the key files."""
+    partial.unlink(missing_ok=True)
+    os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _PRIVATE))
+    with (
+        contextlib.closing(sqlite3.connect(source, timeout=LOCK_TIMEOUT_SECONDS)) as origin,
+        contextlib.closing(sqlite3.connect(partial)) as copy,
+    ):
+        origin.backup(copy)
+        copy.execute("PRAGMA journal_mode=DELETE")
+        (verdict,) = copy.execute("PRAGMA integrity_check").fetchone()
+    if verdict != "ok":
+        raise ConfigurationError(f"The copy of {source} failed its integrity check: {verdict}")

@@ -31,8 +31,8 @@ def add_outbox_commands(commands: Any) -> None:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from services.pipeline.outbox import describe
-    from services.pipeline.parked import parked_items, requeue_parked
+    from services.pipeline.outbox.items import describe
+    from services.pipeline.outbox.parked import parked_items, requeue_parked
 
     storage = await open_storage(settings)
     try:

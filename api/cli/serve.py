@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import logging
 import os
 import shutil
 import socket
@@ -24,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from api import __version__
 from api.cli.flags import DATA_DIR_HELP, flag_environ
+from api.observability.logs import LogFormat
 from api.observability.metrics import MULTIPROCESS_DIR
 from api.runtime.backend import check_storage
+from api.runtime.redis_check import check_redis
 from api.settings.gateway import Backend, Settings
 from domain.errors import ConfigurationError
 
@@ -62,6 +66,8 @@ def add_serve_command(commands: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from api.runtime.draining import DrainingServer
+
     if args.workers < 1 or (args.workers > 1 and args.demo):
         raise ConfigurationError(
             f"--workers must be at least 1, and 1 with --demo; got {args.workers}",
@@ -76,11 +82,14 @@ def _serve(args: argparse.Namespace) -> int:
     )
     settings = replace(Settings.from_env(environ), demo=args.demo)
     asyncio.run(check_storage(settings))
+    asyncio.run(
+        check_redis(settings.pipeline.redis_url, degraded_allowed=settings.redis_start_degraded)
+    )
     listener = _bind(settings.host, settings.port)
     if args.workers == 1:
-        app = _app(settings)
-        print(_banner(settings, args.workers), flush=True)
-        uvicorn.Server(_config(app, settings, args)).run(sockets=[listener])
+        config = _config(_app(settings), settings, args)
+        _announce(settings, args.workers)
+        DrainingServer(config).run(sockets=[listener])
         return 0
     _check_operations(settings)
     _check_spans()
@@ -88,7 +97,7 @@ def _serve(args: argparse.Namespace) -> int:
     with _metrics_directory():
         config = _config("api.cli.serve:worker_app", settings, args, factory=True)
         config.workers = args.workers
-        print(_banner(settings, args.workers), flush=True)
+        _announce(settings, args.workers)
         uvicorn.supervisors.Multiprocess(config, sockets=[listener]).run()
     return 0
 
@@ -184,15 +193,47 @@ def _bind(host: str, port: int) -> socket.socket:
     except OSError as error:
         raise ConfigurationError(
             f"Cannot listen on {host}:{port}: {error.strerror or error}",
-            hint="Stop what holds the port, or choose another with --port (PROOFGATE_PORT).",
+            hint=_BIND_HINTS.get(error.errno or 0, _HOST_HINT),
         ) from None
 
 
+_HOST_HINT = (
+    "--host (PROOFGATE_HOST) must be an address of this machine: 127.0.0.1, "
+    "0.0.0.0 for every interface (behind a load balancer), or one interface's address."
+)
+_BIND_HINTS = {
+    errno.EADDRINUSE: "Stop what holds the port, or choose another with --port (PROOFGATE_PORT).",
+    errno.EACCES: "Ports below 1024 need privileges: choose --port (PROOFGATE_PORT) 1024 or above.",
+}
+
+
+def _announce(settings: Settings, workers: int) -> None:
+    """The banner on stdout, or in JSON log mode one log line like every other
+    (uvicorn's ``Config`` has set up logging by now), never with a key in it."""
+    if settings.log_format is not LogFormat.JSON:
+        print(_banner(settings, workers), flush=True)
+        return
+    fields = {
+        "version": __version__,
+        "backend": settings.backend.value,
+        "store": _store(settings),
+        "workers": workers,
+        "url": settings.url,
+        "adminKey": f"kept in {settings.admin_key_file}"
+        if settings.admin_key_file is not None
+        else "set by PROOFGATE_ADMIN_KEY",
+    }
+    logging.getLogger("proofgate.api").info("proofgate serving", extra={"fields": fields})
+
+
+def _store(settings: Settings) -> str:
+    return settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
+
+
 def _banner(settings: Settings, workers: int = 1) -> str:
-    store = settings.sqlite_path if settings.backend is Backend.SQLITE else settings.table
     processes = f", {workers} workers" if workers > 1 else ""
     lines = [
-        f"proofgate {__version__}: {settings.backend.value} store {store}{processes}",
+        f"proofgate {__version__}: {settings.backend.value} store {_store(settings)}{processes}",
         f"  URL:       {settings.url}",
         f"  GraphQL:   {settings.url}/graphql",
     ]

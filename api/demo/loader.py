@@ -111,6 +111,8 @@ class Demo:
     ingested: dict[str, Any] | None = field(default=None, hash=False)
     """The variables of an ``ingestEvent`` the demo made with the first
     brand's ingest key: sent again (the explorer's Ingest tab), it is a replay."""
+    reused: bool = field(default=False, compare=False)
+    """Nothing was written: the demo was complete in the store already (a restart)."""
 
     @property
     def brand(self) -> DemoBrand:
@@ -136,6 +138,8 @@ class _Client:
     def __init__(self, schema: strawberry.Schema, services: Services) -> None:
         self._schema = schema
         self._services = services
+        self.mutations = 0
+        """Mutations run: none means the demo was already in the store."""
 
     async def principal(self, key: str) -> Principal:
         return await authenticate(
@@ -151,6 +155,7 @@ class _Client:
     ) -> _Result:
         """``at``: run as of that time (the services' clock fixed to it)."""
         services = self._services if at is None else replace(self._services, clock=lambda: at)
+        self.mutations += query.lstrip().startswith("mutation")
         context = RequestContext(
             services=services,
             principal=principal,
@@ -234,7 +239,12 @@ async def load_demo(
             ingested.extend(loaded.ingested if not brands else ())
             brands.append(brand)
     first = ingested[0] if ingested else None
-    return Demo(brands=tuple(brands), verification_code=codes[0], ingested=first)
+    return Demo(
+        brands=tuple(brands),
+        verification_code=codes[0],
+        ingested=first,
+        reused=not client.mutations,
+    )
 
 
 async def _ensure_brand(
@@ -367,7 +377,7 @@ async def _ensure_history(
 
 def render_demo(demo: Demo, settings: Settings) -> str:
     """What ``serve --demo`` prints once the demo data is in place."""
-    lines = ["Demo data loaded:"]
+    lines = ["Demo data reused (already in the store):" if demo.reused else "Demo data loaded:"]
     for brand in demo.brands:
         lines.append(f"  {brand.name} ({brand.plan}, id {brand.id})")
         lines.append(f"    API key: {brand.api_key}")

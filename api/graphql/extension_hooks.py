@@ -8,7 +8,7 @@ the extension's class, so here they are worked out once per class and hook;
 a request only creates the context managers themselves, through the same
 ``contextlib`` decorators and exit stacks, so ordering, exception and
 suppression behaviour are Strawberry's own (the differential test is
-``tests/api/test_extension_hooks.py``; docs/design.md, Performance budgets).
+``tests/api/graphql/test_extension_hooks.py``; docs/design.md, Performance budgets).
 
 A subscription asks for its extensions' results and runs their
 ``on_stream_result`` hooks on every event it sends, so those are classified

@@ -15,7 +15,7 @@ subscription holds (docs/design.md, Alert fan-out):
 
 Generator hooks are entered through ``contextlib`` and exited by the stack, as
 Strawberry does, so ordering, exceptions and suppression are its own (the
-differential test is ``tests/api/test_extension_hooks.py``).
+differential test is ``tests/api/graphql/test_extension_hooks.py``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ subscription, a document not yet validated or not valid, a document outside
 the registry when only registered ones run freely, and any refusal (over the
 cost budget, out of rate tokens), which the full path then answers in its own
 words. The lane decides before anything runs or any token is taken, so a
-declined request is answered exactly once. ``tests/api/test_prepared.py``
+declined request is answered exactly once. ``tests/api/graphql/test_prepared.py``
 sends the suite's operations both ways and compares the responses.
 """
 

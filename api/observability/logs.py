@@ -49,6 +49,8 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "level": record.levelname,
             "logger": record.name,
+            # `serve --workers N` writes N processes' lines into one stream.
+            "pid": record.process,
             "message": record.getMessage(),
             **_fields(record),
         }

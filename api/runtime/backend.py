@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from api.settings.gateway import MEMORY, Backend, Settings
+from domain.errors import ConfigurationError
 from services.migrations import require_current, stamp_new_store
 from services.migrations import steps as migration_steps
 
@@ -58,11 +59,21 @@ async def _open(settings: Settings) -> tuple[Storage, bool]:
 
     created = settings.sqlite_path == MEMORY or not Path(settings.sqlite_path).exists()
     if settings.sqlite_path != MEMORY:
-        Path(settings.sqlite_path).parent.mkdir(parents=True, exist_ok=True)
+        _make_parent(Path(settings.sqlite_path))
     storage = await open_sqlite(
         settings.sqlite_path, cursor_key=settings.cursor_key, cache_mib=settings.sqlite_cache_mb
     )
     return storage, created
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigurationError(
+            f"Cannot create {path.parent} for the SQLite store: {error.strerror or error}",
+            hint="Point PROOFGATE_SQLITE_PATH (or --data-dir) at a directory this user can write.",
+        ) from None
 
 
 async def stamp_new_table(*, table: str, region: str, endpoint: str | None) -> None:

@@ -118,6 +118,8 @@ class Settings:
     """How long a stopping process waits for requests in flight."""
     max_connections: int = 4096
     """Open connections (HTTP and WebSocket) one process accepts; more get 503."""
+    redis_start_degraded: bool = False
+    """Whether ``serve`` starts while PROOFGATE_REDIS_URL is unreachable."""
     auth_failure_rate: Rate | None = AUTH_FAILURE_RATE
     """Failed authentications a client address may make; None: unlimited."""
     signing_key: str | None = field(default=None, repr=False)
@@ -182,6 +184,7 @@ class Settings:
             forwarded_allow_ips=env.forwarded_allow_ips,
             shutdown_seconds=env.shutdown_seconds,
             max_connections=env.max_connections,
+            redis_start_degraded=env.redis_start_degraded,
             auth_failure_rate=env.auth_failure_rate(),
             signing_key=signing_key,
             signing_key_file=data_dir / SIGNING_KEY_FILE if signing_key is None else None,

@@ -79,12 +79,28 @@ SHARED_SECRETS = (
 )
 
 
+_DIRECTORY_HINT = (
+    "Point --data-dir (PROOFGATE_DATA_DIR) at a directory this user can create and write, "
+    "or set the secret's variable instead of keeping it in a file."
+)
+
+
 def read_or_create(path: Path, generate: Callable[[], str]) -> str:
     """The text stored at ``path``, generating it first (mode 0600) if absent."""
     try:
         return _read(path)
     except FileNotFoundError:
         pass
+    try:
+        _create(path, generate)
+    except OSError as error:
+        raise ConfigurationError(
+            f"Cannot write the key file {path}: {error.strerror or error}", hint=_DIRECTORY_HINT
+        ) from None
+    return _read(path)
+
+
+def _create(path: Path, generate: Callable[[], str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     draft = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _PRIVATE)
@@ -100,11 +116,15 @@ def read_or_create(path: Path, generate: Callable[[], str]) -> str:
         pass
     finally:
         draft.unlink()
-    return _read(path)
 
 
 def _read(path: Path) -> str:
-    text = path.read_text().strip()
+    try:
+        text = path.read_text().strip()
+    except (PermissionError, IsADirectoryError) as error:
+        raise ConfigurationError(
+            f"Cannot read the key file {path}: {error.strerror}", hint=_DIRECTORY_HINT
+        ) from None
     if not text:
         raise ConfigurationError(f"Key file {path} is empty", hint="Delete it to generate a key.")
     return text

@@ -103,6 +103,9 @@ class PipelineVariables(BaseModel):
     redis_sweep_ms: Annotated[Positive, AfterValidator(_sweep_ms)] = (
         _DEFAULT.redis_sweep_interval // _MILLISECOND
     )
+    redis_start_degraded: Annotated[bool, BeforeValidator(_one_or_zero)] = False
+    """``serve`` starts while Redis is unreachable instead of refusing (the
+    operator decides a fleet may run degraded, not a typo in the URL)."""
 
     def pipeline(self, threats: ThreatSettings) -> PipelineSettings:
         return replace(

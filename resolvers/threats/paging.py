@@ -15,7 +15,7 @@ from typing import Any
 
 from domain.enums import Severity
 from domain.errors import BadUserInput
-from services.pipeline.alerts import alert_matches
+from services.pipeline.alerts.records import alert_matches
 from storage import Page
 from storage.access_patterns import BRAND_THREATS
 

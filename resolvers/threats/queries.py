@@ -6,7 +6,7 @@ import strawberry
 
 from domain.errors import NotFound
 from domain.threats import parse_alert_id
-from services.pipeline.alerts import alert_key_params
+from services.pipeline.alerts.records import alert_key_params
 from storage.access_patterns import THREAT_BY_ID
 
 from ..context import Info

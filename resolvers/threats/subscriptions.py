@@ -20,8 +20,8 @@ import strawberry
 from domain.enums import Severity, ThreatType
 from domain.errors import ServiceUnavailable
 from domain.validation import validate_id
-from services.pipeline.alerts import alert_matches
-from services.pipeline.broker import Subscriber
+from services.pipeline.alerts.records import alert_matches
+from services.pipeline.live.broker import Subscriber
 from services.pipeline.service import Pipeline
 from storage import Item
 from storage.access_patterns import BRAND_THREATS

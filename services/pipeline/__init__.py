@@ -6,9 +6,7 @@ bring alerts to live subscriptions; webhooks receive them through the same
 outbox.
 """
 
-from .backlog import BACKLOG_COUNT_MAX, Backlog
-from .broker import Broker, Subscriber
-from .events import (
+from services.pipeline.events import (
     AppendEvent,
     DisputeEvent,
     EventKind,
@@ -17,11 +15,13 @@ from .events import (
     ScanEvent,
     WebhookEvent,
 )
-from .quota import SubscriptionLimits
-from .relay import Relay
-from .service import Pipeline, outbox_actions
-from .settings import PipelineSettings, ShardLayout
-from .tailer import Tailer
+from services.pipeline.live.broker import Broker, Subscriber
+from services.pipeline.live.quota import SubscriptionLimits
+from services.pipeline.live.tailer import Tailer
+from services.pipeline.outbox.backlog import BACKLOG_COUNT_MAX, Backlog
+from services.pipeline.relay import Relay
+from services.pipeline.service import Pipeline, outbox_actions
+from services.pipeline.settings import PipelineSettings, ShardLayout
 
 __all__ = [
     "BACKLOG_COUNT_MAX",

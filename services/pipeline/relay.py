@@ -31,19 +31,15 @@ from typing import Any
 from domain.errors import ConditionFailed, ProofgateError
 from domain.threats import AlertDraft
 from domain.webhooks import delivery_id
-from storage import Item, Key, Put, Storage, Update, WriteAction
-from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
-
-from ..transact import transact
-from ..webhooks.items import DeliveryStatus, delivery_item, webhook_matches
-from .alerts import alert_item, alert_key, alert_puts
-from .broker import Broker
-from .delivery import deliver
-from .drafts import alert_drafts
-from .events import WebhookEvent
-from .intake import Intake, is_webhook
-from .known_alerts import KnownAlerts
-from .outbox import (
+from services.pipeline.alerts.drafts import alert_drafts
+from services.pipeline.alerts.known import KnownAlerts
+from services.pipeline.alerts.records import alert_item, alert_key, alert_puts
+from services.pipeline.alerts.stamping import Stamper
+from services.pipeline.events import WebhookEvent
+from services.pipeline.live.broker import Broker
+from services.pipeline.live.tailer import PIPELINE_TENANT
+from services.pipeline.outbox.intake import Intake, is_webhook
+from services.pipeline.outbox.items import (
     ClaimedItem,
     Lease,
     claim_update,
@@ -53,10 +49,13 @@ from .outbox import (
     release_update,
     retry_update,
 )
-from .periodic import repeat
-from .settings import PipelineSettings
-from .stamping import Stamper
-from .tailer import PIPELINE_TENANT
+from services.pipeline.periodic import repeat
+from services.pipeline.settings import PipelineSettings
+from services.pipeline.webhooks.delivery import deliver
+from services.transact import transact
+from services.webhooks.items import DeliveryStatus, delivery_item, webhook_matches
+from storage import Item, Key, Put, Storage, Update, WriteAction
+from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
 
 __all__ = ["Relay", "retry_delay"]
 

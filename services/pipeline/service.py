@@ -15,20 +15,19 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from domain.errors import BadUserInput, InvalidCursor
+from services.pipeline.alerts.records import ALERT_SORT
+from services.pipeline.committing import CommittingStorage
+from services.pipeline.events import OutboxEvent
+from services.pipeline.live.broker import Broker, Subscriber
+from services.pipeline.live.tailer import Tailer, read_alerts_since
+from services.pipeline.live.transport import AlertTransport, TableTransport
+from services.pipeline.outbox.backlog import Backlog, measure_backlog
+from services.pipeline.outbox.items import outbox_put
+from services.pipeline.relay import Relay
+from services.pipeline.settings import PipelineSettings
+from services.webhooks.items import DeliveryStatus
 from storage import CursorCodec, Item, Storage, WriteAction
 from storage.access_patterns import BRAND_THREATS
-
-from ..webhooks.items import DeliveryStatus
-from .alerts import ALERT_SORT
-from .backlog import Backlog, measure_backlog
-from .broker import Broker, Subscriber
-from .committing import CommittingStorage
-from .events import OutboxEvent
-from .outbox import outbox_put
-from .relay import Relay
-from .settings import PipelineSettings
-from .tailer import Tailer, read_alerts_since
-from .transport import AlertTransport, TableTransport
 
 __all__ = ["Pipeline", "outbox_actions"]
 
@@ -54,7 +53,7 @@ def _transport(
 ) -> AlertTransport:
     if settings.redis_url is None:
         return TableTransport(tailer)
-    from .redis_transport import RedisTransport
+    from services.pipeline.live.redis_transport import RedisTransport
 
     return RedisTransport(settings.redis_url, broker, tailer, settings, on_outage=on_redis_outage)
 

@@ -14,8 +14,7 @@ from datetime import timedelta
 
 from domain.errors import ConfigurationError
 from domain.threats import ThreatSettings
-
-from .quota import SubscriptionLimits
+from services.pipeline.live.quota import SubscriptionLimits
 
 __all__ = ["PipelineSettings", "ShardLayout"]
 

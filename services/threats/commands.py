@@ -6,12 +6,12 @@ from __future__ import annotations
 from domain.datetimes import format_datetime
 from domain.errors import ConditionFailed, NotFound
 from domain.threats import parse_alert_id
+from services.pipeline.alerts.records import alert_key, alert_key_params
 from storage import All, Compare, Comparison, Item, ItemExists, Update
 from storage.access_patterns import BRAND_STATS, THREAT_BY_ID
 
 from ..audit.items import audit_entry
 from ..context import CommandContext
-from ..pipeline.alerts import alert_key, alert_key_params
 from ..transact import transact
 
 __all__ = ["resolve_threat"]

@@ -12,8 +12,9 @@ from typing import Any
 
 import aioboto3  # type: ignore[import-untyped, unused-ignore]
 from aiobotocore.config import AioConfig  # type: ignore[import-untyped, unused-ignore]
+from botocore.exceptions import ProfileNotFound  # type: ignore[import-untyped, unused-ignore]
 
-from domain.errors import AccessPatternError
+from domain.errors import AccessPatternError, ConfigurationError
 
 __all__ = ["FORBIDDEN_OPERATIONS", "client_config", "connect", "refuse"]
 
@@ -53,17 +54,27 @@ async def connect(
     access_key_id: str | None = None,
     secret_access_key: str | None = None,
 ) -> Any:
-    """Enter a DynamoDB client on ``stack``; it closes when the stack does."""
-    session = aioboto3.Session(
-        aws_access_key_id=access_key_id,
-        aws_secret_access_key=secret_access_key,
-        region_name=region,
-    )
-    client = await stack.enter_async_context(
-        session.client(
-            "dynamodb", region_name=region, endpoint_url=endpoint_url, config=client_config()
+    """Enter a DynamoDB client on ``stack``; it closes when the stack does.
+
+    A profile that does not exist fails every call alike, so it is reported
+    here, once, as one line (docs/design.md, "Operations")."""
+    try:
+        session = aioboto3.Session(
+            aws_access_key_id=access_key_id,
+            aws_secret_access_key=secret_access_key,
+            region_name=region,
         )
-    )
+        client = await stack.enter_async_context(
+            session.client(
+                "dynamodb", region_name=region, endpoint_url=endpoint_url, config=client_config()
+            )
+        )
+    except ProfileNotFound as error:
+        raise ConfigurationError(
+            f"No AWS profile {error.kwargs.get('profile')!r} (AWS_PROFILE) in the AWS config files",
+            hint="Unset AWS_PROFILE, or add the profile to ~/.aws/config (AWS_CONFIG_FILE); "
+            "with keys in the environment or a role, no profile is needed.",
+        ) from None
     for operation in FORBIDDEN_OPERATIONS:
         client.meta.events.register(f"provide-client-params.dynamodb.{operation}", refuse)
     return client

@@ -38,6 +38,13 @@ _ENDPOINT_HINT = (
     "on a port other than the gateway's."
 )
 _TABLE_HINT = "Create it with `proofgate create-table`, or check PROOFGATE_TABLE and the region."
+# What a web server that is not DynamoDB answers its POST: no such path, no
+# such method. DynamoDB answers every API call on `/`, errors with 400 or 5xx.
+_NOT_DYNAMODB = frozenset({404, 405, 501})
+_NOT_DYNAMODB_HINT = (
+    "Point --endpoint (PROOFGATE_DYNAMODB_ENDPOINT) at DynamoDB Local or DynamoDB itself, "
+    "not at the gateway's own port or another web server."
+)
 
 
 @contextmanager
@@ -62,6 +69,12 @@ def reaching(
         if error_code(error) == "ResourceNotFoundException":
             raise ServiceUnavailable(
                 f"DynamoDB table {table_name} does not exist at {where}", hint=_TABLE_HINT
+            ) from None
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if status in _NOT_DYNAMODB:
+            raise ConfigurationError(
+                f"{where} does not answer as DynamoDB ({operation}: HTTP {status})",
+                hint=_NOT_DYNAMODB_HINT,
             ) from None
         raise translate(error, operation) from error
 

@@ -53,7 +53,7 @@ async def create_table(
                 await client.create_table(**TABLE.create_table_request(table_name))
             except ClientError as error:
                 if error_code(error) != "ResourceInUseException":
-                    raise translate(error, "CreateTable") from error
+                    raise  # reaching() names what no retry can fix
                 created = False
         deadline = time.monotonic() + timeout
         description = await _wait_until_active(client, table_name, deadline)

@@ -105,7 +105,8 @@ def _settings(backend: str, request: pytest.FixtureRequest) -> Settings:
         "admin_key": ADMIN_KEY,
         "signing_key": SIGNING_KEY.private_key_pem().decode(),
         "hash_salt": bytes(range(32)),
-        # Many verifications from one client; tests/api/test_limits_rate.py covers the limits.
+        # Many verifications from one client; tests/api/limits/test_limits_rate.py covers
+        # the limits.
         "limits": Limits(anonymous_rate=None, key_rate=None),
     }
     if backend == "sqlite":

@@ -6,12 +6,14 @@ is built and served in ``test_wheel.py``.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests._support.source import ROOT, venv_script
+from tests.deploy._templates import setting_default
 
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 
@@ -74,3 +76,43 @@ def test_the_image_installs_the_built_wheel_not_the_source_tree() -> None:
     assert "pip install" in runs and ".whl" in runs
     copies = [value for keyword, value in stage if keyword == "COPY"]
     assert copies and all(copy.startswith("--from=") for copy in copies)
+
+
+def test_every_stage_starts_from_a_base_pinned_by_digest() -> None:
+    rows = instructions()
+    args = dict(value.partition("=")[::2] for keyword, value in rows if keyword == "ARG")
+    bases = [value.split()[0] for keyword, value in rows if keyword == "FROM"]
+    resolved = [args.get(base.strip("${}"), base) for base in bases]
+    assert len(resolved) == 2
+    assert all(re.fullmatch(r"python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", b) for b in resolved)
+
+
+def test_pip_installs_only_the_locks_and_the_wheel() -> None:
+    """Dependencies come only from a lock, hashes checked; the project's own
+    wheel is built and installed without resolving anything."""
+    commands = [
+        command.strip()
+        for keyword, value in instructions()
+        if keyword == "RUN"
+        for command in value.split("&&")
+        if command.strip().startswith("pip ")
+    ]
+    locks = [c for c in commands if "--require-hashes -r " in c]
+    own = [c for c in commands if "--no-deps" in c]
+    assert {c.rsplit(" ", 1)[1].rsplit("/", 1)[-1] for c in locks} == {
+        "requirements-build.lock",
+        "requirements.lock",
+    }
+    assert all("--no-build-isolation" in c for c in own if c.startswith("pip wheel"))
+    assert sorted(locks + own) == sorted(commands), commands
+
+
+def test_the_docs_give_docker_a_stop_timeout_past_the_shutdown_window() -> None:
+    """Docker's default stop timeout (10 s) equals PROOFGATE_SHUTDOWN_SECONDS."""
+    shutdown = setting_default("shutdown_seconds")
+    readme = (ROOT / "deploy" / "README.md").read_text()
+    runs = [line for line in readme.splitlines() if line.startswith("docker run")]
+    assert runs
+    for run in runs:
+        timeout = re.search(r"--stop-timeout (\d+)", run)
+        assert timeout and int(timeout.group(1)) > shutdown, run

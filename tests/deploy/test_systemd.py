@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests._support.source import ROOT, venv_script
+from tests.deploy._templates import setting_default
 
 UNIT = ROOT / "deploy" / "proofgate.service"
 EXEC = "/opt/proofgate/bin/proofgate"
@@ -79,3 +80,13 @@ def test_configparser_reads_the_unit() -> None:
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read_string(UNIT.read_text())
     assert set(parser.sections()) == {"Unit", "Service", "Install"}
+
+
+def test_the_unit_can_sit_behind_a_load_balancer() -> None:
+    """It binds every interface, stops after the drain, and holds more files
+    than the connections it accepts."""
+    service = service_section()
+    stop = service["TimeoutStopSec"][-1]
+    assert stop.endswith("s") and int(stop.removesuffix("s")) > setting_default("shutdown_seconds")
+    assert "PROOFGATE_HOST=0.0.0.0" in service["Environment"]
+    assert int(service["LimitNOFILE"][-1]) > setting_default("max_connections")

@@ -37,7 +37,7 @@ PLAN_VARIANTS = 16
 PLAN_BYTES_PER_FIELD = 4096
 """A generous estimate of one field plan (closures, cells, names, argument
 dict, its lines of the selection's generated function); measured at about
-3 KB by tests/api/execution/test_execution_fused.py."""
+3 KB by tests/api/graphql/execution/test_execution_fused.py."""
 PLAN_BYTES_BASE = 4096
 
 

@@ -22,7 +22,7 @@ from services.pipeline import (
     SubscriptionLimits,
 )
 from services.pipeline import relay as relay_module
-from services.pipeline.known_alerts import KnownAlerts
+from services.pipeline.alerts.known import KnownAlerts
 from services.pipeline.service import outbox_actions
 from storage import CursorCodec, Item, Key, Put, Storage
 from storage.access_patterns import OUTBOX_PARKED

@@ -1,0 +1,1 @@
+"""Threat alerts: drafted by the rules, stamped, stored once per key, known to this process."""

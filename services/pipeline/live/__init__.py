@@ -1,0 +1,1 @@
+"""Live delivery: the broker's in-process fan-out, tailing, transports, per-caller quotas."""

@@ -1,0 +1,246 @@
+"""How outbox items are stored and moved between states.
+
+``OUTBOX#<event id>`` / ``OUTBOX`` holds the event. While it waits it sits on
+GSI2 under ``OUTBOX#READY#<shard>`` / ``DUE#<due>#<event id>`` (AP19), so a
+relay finds due work with one Query per shard and no scan.
+
+A claim is a conditional update that moves the due time to the end of the
+lease: the item stays in the ready queue but is invisible until the lease
+expires, when any relay can take it over. The condition (GSI2SK unchanged)
+makes exactly one of several concurrent claimers win. Completion deletes the
+item, failure puts it back with a later due time, and an item that has used
+its attempts is parked under ``OUTBOX#PARKED`` (AP22), where an operator sees it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from domain.datetimes import format_datetime
+from services.pipeline.events import OutboxEvent, event_from_payload
+from services.pipeline.settings import PipelineSettings
+from storage import (
+    Compare,
+    Comparison,
+    Delete,
+    Item,
+    ItemAbsent,
+    Key,
+    KeyTemplate,
+    Put,
+    Update,
+)
+from storage.access_patterns import OUTBOX_DUE, OUTBOX_PARKED
+
+__all__ = [
+    "ERROR_MAX_CHARS",
+    "ClaimedItem",
+    "Lease",
+    "OutboxStatus",
+    "claim_update",
+    "complete_delete",
+    "describe",
+    "due_sort",
+    "outbox_key",
+    "outbox_put",
+    "park_update",
+    "requeue_update",
+    "retry_update",
+    "shard_of",
+]
+
+OUTBOX_PK = KeyTemplate("OUTBOX#{event_id}")
+OUTBOX_SK = "OUTBOX"
+DUE_SORT = KeyTemplate("DUE#{due:time}#{event_id}")
+PARKED_SORT = KeyTemplate("PARKED#{parked_at:time}#{event_id}")
+ERROR_MAX_CHARS = 500
+_LEASE_ATTRIBUTES = ("leaseOwner", "leaseToken", "leaseUntil")
+
+
+class OutboxStatus(StrEnum):
+    READY = "READY"
+    LEASED = "LEASED"
+    PARKED = "PARKED"
+
+
+def shard_of(event_id: str, count: int) -> int:
+    """Stable across processes and restarts, unlike ``hash()``."""
+    digest = hashlib.sha256(event_id.encode()).digest()
+    return int.from_bytes(digest[:8], "big") % count
+
+
+def outbox_key(event_id: str) -> Key:
+    return Key(OUTBOX_PK.format({"event_id": event_id}), OUTBOX_SK)
+
+
+def due_sort(due: datetime, event_id: str) -> str:
+    return DUE_SORT.format({"due": due, "event_id": event_id})
+
+
+def outbox_put(
+    event: OutboxEvent, *, now: datetime, settings: PipelineSettings, due: datetime | None = None
+) -> Put:
+    """The item a command writes in its own transaction. Conditional, so an
+    event is enqueued once however often its command is retried."""
+    layout = settings.current_layout
+    shard = shard_of(event.event_id, layout.count)
+    key = outbox_key(event.event_id)
+    due = due or now
+    item: Item = {
+        "PK": key.pk,
+        "SK": key.sk,
+        "GSI2PK": OUTBOX_DUE.partition_key.format({"shard": shard}),
+        "GSI2SK": due_sort(due, event.event_id),
+        "entity": "OutboxItem",
+        "id": event.event_id,
+        "kind": event.kind.value,
+        "payload": event.payload(),
+        "shard": shard,
+        "shardVersion": layout.version,
+        "status": OutboxStatus.READY.value,
+        "attempts": 0,
+        "createdAt": format_datetime(now),
+        "dueAt": format_datetime(due),
+    }
+    return Put(item, ItemAbsent())
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    owner: str
+    token: str
+    until: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedItem:
+    event: OutboxEvent
+    lease: Lease
+    attempts: int
+    """Attempts including this one."""
+    shard: int
+
+    @property
+    def event_id(self) -> str:
+        return self.event.event_id
+
+    @classmethod
+    def from_item(cls, item: Item, lease: Lease) -> ClaimedItem:
+        event = event_from_payload(item["kind"], item["payload"])
+        return cls(event, lease, int(item.get("attempts", 0)) + 1, int(item["shard"]))
+
+
+def claim_update(item: Item, lease: Lease) -> Update:
+    """Wins only if nobody moved the item since ``item`` was read."""
+    event_id = item["id"]
+    return Update(
+        outbox_key(event_id),
+        set={
+            "status": OutboxStatus.LEASED.value,
+            "leaseOwner": lease.owner,
+            "leaseToken": lease.token,
+            "leaseUntil": format_datetime(lease.until),
+            "GSI2SK": due_sort(lease.until, event_id),
+        },
+        add={"attempts": 1},
+        condition=Compare("GSI2SK", Comparison.EQ, item["GSI2SK"]),
+    )
+
+
+def _held(token: str) -> Compare:
+    return Compare("leaseToken", Comparison.EQ, token)
+
+
+def complete_delete(event_id: str, token: str) -> Delete:
+    return Delete(outbox_key(event_id), _held(token))
+
+
+def _error_text(error: str) -> str:
+    return error[:ERROR_MAX_CHARS]
+
+
+def retry_update(event_id: str, token: str, *, due: datetime, error: str) -> Update:
+    return Update(
+        outbox_key(event_id),
+        set={
+            "status": OutboxStatus.READY.value,
+            "GSI2SK": due_sort(due, event_id),
+            "dueAt": format_datetime(due),
+            "lastError": _error_text(error),
+        },
+        remove=_LEASE_ATTRIBUTES,
+        condition=_held(token),
+    )
+
+
+def release_update(event_id: str, token: str, *, due: datetime) -> Update:
+    """Gives a claimed item back unworked, as a stopping process does: due at
+    once, and the attempt it never made is returned."""
+    return Update(
+        outbox_key(event_id),
+        set={
+            "status": OutboxStatus.READY.value,
+            "GSI2SK": due_sort(due, event_id),
+            "dueAt": format_datetime(due),
+        },
+        add={"attempts": -1},
+        remove=_LEASE_ATTRIBUTES,
+        condition=_held(token),
+    )
+
+
+def park_update(
+    event_id: str, *, now: datetime, error: str, token: str | None = None, sort: str | None = None
+) -> Update:
+    """Parks an item the caller holds (``token``) or one it read and found out
+    of attempts (``sort``: its GSI2SK then)."""
+    condition = _held(token) if token is not None else Compare("GSI2SK", Comparison.EQ, sort)
+    return Update(
+        outbox_key(event_id),
+        set={
+            "status": OutboxStatus.PARKED.value,
+            "GSI2PK": OUTBOX_PARKED.partition({}),
+            "GSI2SK": PARKED_SORT.format({"parked_at": now, "event_id": event_id}),
+            "parkedAt": format_datetime(now),
+            "lastError": _error_text(error),
+        },
+        remove=_LEASE_ATTRIBUTES,
+        condition=condition,
+    )
+
+
+def requeue_update(item: Item, *, now: datetime, settings: PipelineSettings) -> Update:
+    """Back to the ready queue with fresh attempts, for an operator who fixed the cause."""
+    event_id = item["id"]
+    layout = settings.current_layout
+    shard = shard_of(event_id, layout.count)
+    return Update(
+        outbox_key(event_id),
+        set={
+            "status": OutboxStatus.READY.value,
+            "GSI2PK": OUTBOX_DUE.partition_key.format({"shard": shard}),
+            "GSI2SK": due_sort(now, event_id),
+            "dueAt": format_datetime(now),
+            "shard": shard,
+            "shardVersion": layout.version,
+            "attempts": 0,
+        },
+        remove=("parkedAt",),
+        condition=Compare("GSI2SK", Comparison.EQ, item["GSI2SK"]),
+    )
+
+
+def describe(item: Item) -> dict[str, Any]:
+    """What an operator needs to see about a parked item."""
+    return {
+        "id": item["id"],
+        "kind": item["kind"],
+        "attempts": int(item.get("attempts", 0)),
+        "createdAt": item.get("createdAt"),
+        "parkedAt": item.get("parkedAt"),
+        "lastError": item.get("lastError"),
+    }

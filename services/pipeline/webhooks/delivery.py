@@ -1,0 +1,137 @@
+"""Performing one webhook delivery: sign, POST, record the outcome.
+
+The relay calls this for a WEBHOOK outbox item. A non-2xx answer or a network
+failure raises, so the outbox retries the item with backoff; the delivery
+record shows each attempt's status meanwhile, and FAILED once the outbox gives up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from domain.errors import ConditionFailed, ProofgateError, ServiceUnavailable
+from domain.webhooks import (
+    DELIVERY_HEADER,
+    EVENT_HEADER,
+    SIGNATURE_HEADER,
+    signature_header,
+)
+from services.pipeline.alerts.records import params_from_id
+from services.pipeline.events import WebhookEvent
+from services.pipeline.settings import PipelineSettings
+from services.pipeline.webhooks.http import post
+from services.webhooks.items import DeliveryStatus, delivery_key, delivery_update, parse_webhook_id
+from storage import Item, Storage
+from storage.access_patterns import THREAT_BY_ID, WEBHOOK_BY_ID
+
+__all__ = ["EVENT_TYPE", "NO_RESPONSE", "deliver", "delivery_body"]
+
+logger = logging.getLogger("proofgate.pipeline")
+
+EVENT_TYPE = "threat.alert"
+NO_RESPONSE = "no HTTP response"
+"""The brand-visible ``lastError`` of every failure short of an HTTP answer:
+naming it (a name that does not resolve, an address that is private, a
+refused connection) would let a brand probe DNS and the private network
+through the gateway. The operator's log has the cause."""
+_ALERT_FIELDS = (
+    "id",
+    "brandId",
+    "productId",
+    "type",
+    "severity",
+    "details",
+    "country",
+    "city",
+    "detectedAt",
+    "resolved",
+)
+
+
+def delivery_body(event: WebhookEvent, alert: Item) -> bytes:
+    body: dict[str, Any] = {
+        "id": event.delivery_id,
+        "type": EVENT_TYPE,
+        "webhookId": event.webhook_id,
+        "createdAt": event.payload()["createdAt"],
+        "alert": {name: alert.get(name) for name in _ALERT_FIELDS},
+    }
+    return json.dumps(body, separators=(",", ":"), default=str).encode()
+
+
+def _uncounted(status: DeliveryStatus) -> None:
+    return None
+
+
+async def _record(
+    storage: Storage,
+    event: WebhookEvent,
+    status: DeliveryStatus,
+    now: datetime,
+    code: int | None,
+    error: str | None,
+    counted: Callable[[DeliveryStatus], None],
+) -> None:
+    counted(status)
+    key = delivery_key(event.brand_id, event.created_at, event.delivery_id)
+    try:
+        await storage.transact_write(
+            [delivery_update(key, status=status, now=now, status_code=code, error=error)]
+        )
+    except ConditionFailed:
+        logger.info("Delivery record %s has expired; not recreating it", event.delivery_id)
+
+
+async def deliver(
+    storage: Storage,
+    event: WebhookEvent,
+    *,
+    now: datetime,
+    settings: PipelineSettings,
+    final: bool,
+    counted: Callable[[DeliveryStatus], None] = _uncounted,
+) -> None:
+    """Returns when the delivery is done (delivered, or pointless because its
+    webhook or alert is gone); raises when it should be retried. ``counted``
+    hears each attempt's outcome, for metrics."""
+    webhook = await storage.get(WEBHOOK_BY_ID, **parse_webhook_id(event.webhook_id).params)
+    alert = await storage.get(THREAT_BY_ID, **params_from_id(event.alert_id))
+    if webhook is None or alert is None:
+        gone = "webhook was deleted" if webhook is None else "alert no longer exists"
+        await _record(storage, event, DeliveryStatus.FAILED, now, None, gone, counted)
+        return
+    body = delivery_body(event, alert)
+    headers = {
+        SIGNATURE_HEADER: signature_header(webhook["secret"], int(now.timestamp()), body),
+        DELIVERY_HEADER: event.delivery_id,
+        EVENT_HEADER: EVENT_TYPE,
+    }
+    code: int | None = None
+    try:
+        response = await post(
+            webhook["url"],
+            body,
+            headers,
+            timeout=settings.webhook_timeout.total_seconds(),
+            allow_private=settings.webhook_allow_private,
+        )
+        code = response.status
+        error = None if response.ok else f"HTTP {response.status}"
+    except (OSError, TimeoutError, ProofgateError) as failure:
+        logger.info(
+            "Webhook delivery %s got no response: %s: %s",
+            event.delivery_id,
+            type(failure).__name__,
+            failure,
+        )
+        error = NO_RESPONSE
+    if error is None:
+        await _record(storage, event, DeliveryStatus.DELIVERED, now, code, None, counted)
+        return
+    status = DeliveryStatus.FAILED if final else DeliveryStatus.RETRYING
+    await _record(storage, event, status, now, code, error, counted)
+    raise ServiceUnavailable(f"Webhook delivery {event.delivery_id} failed: {error}")

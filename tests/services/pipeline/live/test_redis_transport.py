@@ -1,0 +1,196 @@
+"""Alerts across processes through a real redis-server, and the fall-back to
+the table when it dies (docs/design.md, "Alerts across processes")."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from services.pipeline import Pipeline, PipelineSettings, Subscriber
+from services.pipeline.live.redis_transport import RedisTransport, channel
+from services.pipeline.live.tailer import read_alerts_since
+from storage import CursorCodec, Item
+from storage.sqlite import open_sqlite
+from tests._support.redis_server import RedisServer
+from tests.services.pipeline._support import (
+    CURSOR_KEY,
+    eventually,
+    minutes,
+    new_brand,
+    utcnow,
+)
+from tests.services.pipeline.test_service import counterfeit
+
+pytestmark = pytest.mark.slow
+
+_NEVER = timedelta(minutes=10)
+
+
+@pytest.fixture
+async def two_processes(
+    tmp_path: Path, settings: PipelineSettings, redis_server: RedisServer
+) -> AsyncIterator[tuple[Pipeline, Pipeline]]:
+    """A and B on one SQLite file and one Redis. B's relay never polls and its
+    table sweep is ten minutes apart, so B's subscribers hear of A's alerts
+    through Redis, or through the tail only while Redis is down."""
+    shared = replace(settings, redis_url=redis_server.url, redis_sweep_interval=_NEVER)
+    stores = [await open_sqlite(tmp_path / "shared.db", cursor_key=CURSOR_KEY) for _ in range(2)]
+    a = Pipeline(stores[0], shared, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    b = Pipeline(
+        stores[1],
+        replace(shared, poll_interval=_NEVER),
+        cursors=CursorCodec(CURSOR_KEY),
+        clock=utcnow,
+    )
+    for pipeline in (a, b):
+        await pipeline.start()
+    try:
+        await eventually(lambda: _connected(a, b))
+        yield a, b
+    finally:
+        for pipeline in (a, b):
+            await pipeline.stop()
+        for store in stores:
+            await store.close()
+
+
+async def _connected(*pipelines: Pipeline) -> bool:
+    return all(_transport(p).connected for p in pipelines)
+
+
+def _transport(pipeline: Pipeline) -> RedisTransport:
+    assert isinstance(pipeline.transport, RedisTransport)
+    return pipeline.transport
+
+
+async def _drain(subscriber: Subscriber, count: int, timeout: float) -> list[Item]:
+    received: list[Item] = []
+    while len(received) < count:
+        item = await asyncio.wait_for(subscriber.next(), timeout)
+        assert item is not None
+        received.append(item)
+    return received
+
+
+async def test_an_alert_from_a_reaches_bs_subscriber_through_redis_once(
+    two_processes: tuple[Pipeline, Pipeline], t0: datetime
+) -> None:
+    a, b = two_processes
+    brand = await new_brand(a.storage)
+    subscriber = await b.subscribe(brand)
+    loop = asyncio.get_running_loop()
+    latencies = []
+    for index in range(5):
+        started = loop.time()
+        await counterfeit(a.storage, brand, t0 + minutes(index), a)
+        await _drain(subscriber, 1, timeout=2)
+        latencies.append(loop.time() - started)
+    assert max(latencies) < 1.0, latencies
+    assert len(subscriber) == 0
+    assert b.relay.alerts_created == 0 and a.relay.alerts_created == 5
+    assert _transport(b).outages == 0
+
+
+async def test_the_last_subscriber_leaving_unsubscribes_the_channel(
+    two_processes: tuple[Pipeline, Pipeline], redis_server: RedisServer
+) -> None:
+    _, b = two_processes
+    brand = await new_brand(b.storage)
+    client = Redis.from_url(redis_server.url)
+
+    async def subscribers_of_channel() -> int:
+        counts = await client.pubsub_numsub(channel(brand))
+        return int(counts[0][1])
+
+    try:
+        first, second = await b.subscribe(brand), await b.subscribe(brand)
+        assert await subscribers_of_channel() == 1
+        b.unsubscribe(first)
+        await asyncio.sleep(0)
+        assert await subscribers_of_channel() == 1
+        b.unsubscribe(second)
+
+        async def gone() -> bool:
+            return await subscribers_of_channel() == 0
+
+        await eventually(gone)
+    finally:
+        await client.aclose()
+
+
+async def test_redis_killed_mid_stream_loses_and_repeats_nothing(
+    two_processes: tuple[Pipeline, Pipeline], redis_server: RedisServer, t0: datetime
+) -> None:
+    """200 alerts; SIGKILL after 60, restart on the same port after 130: B
+    tails the table in between, catches up, and goes back to Redis."""
+    a, b = two_processes
+    brand = await new_brand(a.storage)
+    subscriber = await b.subscribe(brand)
+    received: list[Item] = []
+    for index in range(200):
+        if index == 60:
+            redis_server.kill()
+        if index == 130:
+            redis_server.start()
+        await counterfeit(a.storage, brand, t0 + minutes(index), a)
+        received += await _drain(subscriber, 1, timeout=5)
+    await eventually(lambda: _connected(a, b), timeout=15)
+    await counterfeit(a.storage, brand, t0 + minutes(200), a)
+    received += await _drain(subscriber, 1, timeout=2)
+    stored, _ = await read_alerts_since(a.storage, brand, t0 - minutes(60), limit=1000)
+    assert len(received) == len({item["id"] for item in received}) == 201
+    assert {item["id"] for item in received} == {item["id"] for item in stored}
+    assert _transport(b).outages == 1
+    assert len(subscriber) == 0
+
+
+async def test_a_malformed_message_is_dropped_and_the_next_alert_still_arrives(
+    two_processes: tuple[Pipeline, Pipeline], redis_server: RedisServer, t0: datetime
+) -> None:
+    a, b = two_processes
+    brand, other = await new_brand(a.storage), await new_brand(a.storage)
+    subscriber = await b.subscribe(brand)
+    client = Redis.from_url(redis_server.url)
+    try:
+        await client.publish(channel(brand), b"{not json")
+        await client.publish(channel(brand), b'{"brandId": "%s", "id": "x"}' % other.encode())
+    finally:
+        await client.aclose()
+    await counterfeit(a.storage, brand, t0, a)
+    (item,) = await _drain(subscriber, 1, timeout=2)
+    assert item["brandId"] == brand and item["type"] == "HASH_TAMPERING"
+    assert len(subscriber) == 0
+    assert _transport(b).connected and _transport(b).outages == 0
+
+
+async def test_a_deployment_prefix_names_its_channels(
+    tmp_path: Path, settings: PipelineSettings, redis_server: RedisServer
+) -> None:
+    """PROOFGATE_REDIS_PREFIX: two deployments on one Redis use disjoint channels."""
+    staging = replace(settings, redis_url=redis_server.url, redis_prefix="staging:")
+    store = await open_sqlite(tmp_path / "staging.db", cursor_key=CURSOR_KEY)
+    pipeline = Pipeline(store, staging, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    client = Redis.from_url(redis_server.url)
+    await pipeline.start()
+    try:
+        brand = await new_brand(store)
+        await pipeline.subscribe(brand)
+
+        async def numsub(name: str) -> int:
+            return int((await client.pubsub_numsub(name))[0][1])
+
+        async def subscribed() -> bool:
+            return await numsub(f"staging:alerts:{brand}") == 1
+
+        await eventually(subscribed)
+        assert await numsub(channel(brand)) == 0, "nothing on the default prefix"
+    finally:
+        await pipeline.stop()
+        await client.aclose()
+        await store.close()

@@ -1,0 +1,186 @@
+"""Relay backpressure: the relay claims only what it has room to work, and
+what it leaves is counted and found again in the table (docs/design.md,
+"Relay backpressure")."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from domain.identifiers import new_id
+from services.pipeline import Pipeline, PipelineSettings, RecallEvent
+from services.pipeline import relay as relay_module
+from services.pipeline.outbox.intake import HINTS_PER_BATCH, Intake
+from storage import CursorCodec, Storage
+from tests.services.pipeline._support import CURSOR_KEY, eventually, new_brand, queued, utcnow
+
+
+async def leased(storage: Storage, settings: PipelineSettings) -> int:
+    return sum(1 for item in await queued(storage, settings) if item["status"] == "LEASED")
+
+
+async def test_a_burst_of_commits_leases_no_more_than_one_batch(
+    storage: Storage, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 items committed while the lane is stuck: 5 leased (the batch), 20
+    hinted, 15 dropped and counted; every one is worked once the lane moves."""
+    small = dataclasses.replace(settings, claim_batch=5)
+    gate = asyncio.Event()
+    worked: list[str] = []
+
+    async def slow(storage: Storage, event: Any, threats: Any) -> list[Any]:
+        await gate.wait()
+        worked.append(event.event_id)
+        return []
+
+    monkeypatch.setattr(relay_module, "alert_drafts", slow)
+    pipeline = Pipeline(storage, small, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    brand = await new_brand(storage)
+    events = [RecallEvent(new_id(), brand, t0, None) for _ in range(40)]
+    await pipeline.start()
+    try:
+        committing = pipeline.committing(storage)
+        for event in events:
+            await committing.transact_write(pipeline.enqueue(event))
+
+        async def one_batch() -> bool:
+            return await leased(storage, small) == 5
+
+        await eventually(one_batch)
+        await asyncio.sleep(5 * small.poll_interval.total_seconds())
+        assert await leased(storage, small) == 5, "nothing more is leased while the lane is full"
+        hinted = HINTS_PER_BATCH * small.claim_batch
+        # A poll may claim an item before its hint is taken; that hint then
+        # holds a place in the queue, and one more is dropped.
+        assert 40 - 5 - hinted <= pipeline.relay.deferred <= 40 - hinted
+
+        gate.set()
+
+        async def drained() -> bool:
+            return not await queued(storage, small)
+
+        await eventually(drained, timeout=10)
+    finally:
+        await pipeline.stop()
+    assert sorted(worked) == sorted(event.event_id for event in events)
+    assert pipeline.relay.lapsed == 0
+
+
+async def test_an_item_whose_lease_ran_out_in_the_lane_is_not_worked_there(
+    storage: Storage, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first item outlasts the lease; the second, queued behind it, is
+    counted as lapsed and skipped, then claimed again and worked once."""
+    short = dataclasses.replace(settings, claim_batch=2, lease=timedelta(milliseconds=300))
+    worked: list[str] = []
+
+    async def slow_first(storage: Storage, event: Any, threats: Any) -> list[Any]:
+        if not worked:
+            await asyncio.sleep(0.6)
+        worked.append(event.event_id)
+        return []
+
+    monkeypatch.setattr(relay_module, "alert_drafts", slow_first)
+    pipeline = Pipeline(storage, short, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    brand = await new_brand(storage)
+    events = [RecallEvent(new_id(), brand, t0, None) for _ in range(2)]
+    for event in events:
+        await storage.transact_write(pipeline.enqueue(event))
+    await pipeline.start()
+    try:
+
+        async def done() -> bool:
+            return not await queued(storage, short) and len(worked) >= 2
+
+        await eventually(done)
+    finally:
+        await pipeline.stop()
+    assert pipeline.relay.lapsed >= 1
+    assert set(worked) == {event.event_id for event in events}
+
+
+def test_the_lanes_room_follows_its_pace(settings: PipelineSettings) -> None:
+    """A lease of 30 s and items taking 2 s: 7 claimed at once (7 x 2 s is
+    within half the lease), not the batch of 25; back to 25 when fast."""
+    paced = dataclasses.replace(settings, lease=timedelta(seconds=30), claim_batch=25)
+    intake = Intake(paced)
+    for _ in range(40):
+        intake.worked(2.0)
+    for _ in range(7):
+        assert intake.fits({"kind": "SCAN"})
+        intake.take(webhook=False)
+    assert not intake.fits({"kind": "SCAN"})
+    assert intake.fits({"kind": "WEBHOOK"}), "deliveries have their own room"
+    for _ in range(60):
+        intake.worked(0.01)
+    assert intake.pop_ready() is None, "no hints"
+    for _ in range(25 - 7):
+        assert intake.fits({"kind": "SCAN"})
+        intake.take(webhook=False)
+    assert not intake.fits({"kind": "SCAN"})
+
+
+def test_hints_are_claimed_oldest_first_within_the_room_of_their_kind(
+    settings: PipelineSettings,
+) -> None:
+    paced = dataclasses.replace(settings, claim_batch=1, webhook_concurrency=1)
+    intake = Intake(paced)
+    scans = [{"kind": "SCAN", "id": f"s{i}"} for i in range(2)]
+    hook = {"kind": "WEBHOOK", "id": "w"}
+    for item in (scans[0], hook, scans[1]):
+        intake.offer(item)
+    assert intake.pop_ready() is scans[0]
+    assert intake.pop_ready() is hook, "the alert room is taken; the delivery still fits"
+    assert intake.pop_ready() is None, "both rooms taken"
+    assert intake.waiting == 1
+    intake.done(webhook=True)
+    assert intake.pop_ready() is None, "the room freed is a delivery's"
+    intake.done(webhook=False)
+    assert intake.pop_ready() is scans[1]
+    assert intake.waiting == 0
+
+
+async def test_an_item_is_claimed_once_whether_a_poll_or_its_hint_finds_it(
+    storage: Storage, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Items committed while polls run every few milliseconds are each claimed
+    once: a poll that claims an item drops its hint, and the hint loop skips
+    an item a poll holds, rather than make a claim that could only lose
+    (docs/design.md, Verify path)."""
+    eager = dataclasses.replace(settings, poll_interval=timedelta(milliseconds=1))
+    claims: list[str] = []
+    worked: list[str] = []
+    claim_update = relay_module.claim_update
+
+    def counted(item: Any, lease: Any) -> Any:
+        claims.append(item["id"])
+        return claim_update(item, lease)
+
+    async def slow(storage: Storage, event: Any, threats: Any) -> list[Any]:
+        await asyncio.sleep(0.002)
+        worked.append(event.event_id)
+        return []
+
+    monkeypatch.setattr(relay_module, "claim_update", counted)
+    monkeypatch.setattr(relay_module, "alert_drafts", slow)
+    pipeline = Pipeline(storage, eager, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    brand = await new_brand(storage)
+    events = [RecallEvent(new_id(), brand, t0, None) for _ in range(60)]
+    await pipeline.start()
+    try:
+        committing = pipeline.committing(storage)
+        for event in events:
+            await committing.transact_write(pipeline.enqueue(event))
+
+        async def drained() -> bool:
+            return not await queued(storage, eager)
+
+        await eventually(drained, timeout=10)
+    finally:
+        await pipeline.stop()
+    assert sorted(worked) == sorted(event.event_id for event in events)
+    assert len(claims) == len(events), "no claim that could only lose"
