@@ -21,7 +21,7 @@ from services.auth import Principal, Role
 from services.ingest.items import parse_integration_id
 from services.ledger.access import can_read_ledger
 from services.ledger.commands import parse_transaction_id
-from services.pipeline.alerts import alert_key_params
+from services.pipeline.alerts.records import alert_key_params
 from services.webhooks.items import parse_webhook_id
 from storage import AccessPattern, Item
 from storage.access_patterns import (
