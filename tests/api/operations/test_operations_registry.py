@@ -50,6 +50,7 @@ def test_default_set_is_the_explorer_examples() -> None:
         "LiveAlerts": "subscription",
         "Analytics": "query",
         "Ingest": "mutation",
+        "Node": "query",
     }
     assert "AP12" in registry.by_name["Threats"].access_patterns
     assert registry.by_name["Verify"].access_patterns == ("AP01", "AP04", "AP05", "AP09")
