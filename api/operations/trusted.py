@@ -129,7 +129,9 @@ class NamedOperations(SchemaExtension):
 def with_document_id(body: Any) -> Any:
     """A request body's ``documentId`` (GraphQL over HTTP's persisted
     documents) carried in its extensions, where ``NamedOperations`` reads
-    it: Strawberry's request data has no place for it."""
+    it: Strawberry's request data has no place for it. A batch, entry by entry."""
+    if isinstance(body, list):
+        return [with_document_id(entry) for entry in body]
     if not isinstance(body, dict) or "documentId" not in body:
         return body
     extensions = body.get("extensions")

@@ -19,6 +19,7 @@ from api.graphql.schema import schema
 from api.operations import OperationSettings, TrustedDocuments
 from api.operations.manifests import APOLLO_FORMAT
 from api.operations.registry import load_registry
+from api.operations.trusted import DOCUMENT_ID, with_document_id
 from api.settings.limits import Limits
 from domain.errors import ConfigurationError
 
@@ -178,3 +179,15 @@ def test_export_writes_a_manifest_the_registry_loads_back(
     reloaded = load_registry(schema, Limits(), again)
     original = load_registry(schema, Limits(), source, ())
     assert set(original.by_name) <= set(reloaded.by_name)
+
+
+def test_a_body_document_id_travels_in_the_extensions() -> None:
+    moved = with_document_id({"documentId": "abc", "extensions": {"x": 1}, "variables": {}})
+    assert moved == {"variables": {}, "extensions": {"x": 1, DOCUMENT_ID: "abc"}}
+    assert with_document_id([{"documentId": "a"}, {"query": "{ x }"}]) == [
+        {"extensions": {DOCUMENT_ID: "a"}},
+        {"query": "{ x }"},
+    ]
+    unchanged = {"documentId": "a", "extensions": "not an object"}
+    assert with_document_id(unchanged) is unchanged
+    assert with_document_id({"query": "{ x }"}) == {"query": "{ x }"}
