@@ -8,19 +8,23 @@ connection) are expensive to create and meant to be shared.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.types import Receive, Scope, Send
 
 from api.demo.loader import start_demo
+from api.graphql.prepared import prepared_lane
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.schema import schema as default_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.http.explorer import explorer_asset
+from api.http.graphql_entry import GraphQLEntry
 from api.http.guard import HTTPGuard
 from api.http.health import health, metrics_endpoint, ready
 from api.http.ingest import ingest_endpoint
@@ -43,7 +47,7 @@ from api.settings.gateway import Settings
 from api.settings.key_ring import record_signing_key
 from services.pipeline import Pipeline
 
-__all__ = ["CORS_HEADERS", "create_app", "from_environment"]
+__all__ = ["CORS_HEADERS", "ProofgateApp", "create_app", "from_environment"]
 
 CORS_HEADERS = (
     "Authorization",
@@ -55,7 +59,21 @@ CORS_HEADERS = (
 )
 
 
-def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
+class ProofgateApp(Starlette):
+    """Starlette, with POST /graphql taken by ``GraphQLEntry`` before the
+    middleware stack (``api/http/graphql_entry.py``); None: every request
+    takes the stack."""
+
+    graphql_entry: GraphQLEntry | None = None
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
+        entry = self.graphql_entry
+        if entry is not None and entry.takes(scope):
+            return entry(scope, receive, send)
+        return super().__call__(scope, receive, send)
+
+
+def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateApp:
     """``spans``: OpenTelemetry spans for requests, operations and storage
     calls (``api/observability/spans.py``); none by default."""
     operations = settings.operations
@@ -88,6 +106,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
                     graphql_ide="graphiql",
                     max_message_bytes=settings.limits.max_body_bytes,
                     auth_throttle=AuthThrottle(settings.auth_failure_rate),
+                    prepared_lane=prepared_lane(
+                        schema, settings.limits, registry, operations.trusted_documents
+                    ),
                 )
                 _count(metrics, app.state.graphql, pipeline)
                 mcp = MCPService(schema, services, tools)
@@ -103,7 +124,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> Starlette:
                 spans.shutdown()
 
     middleware = _middleware(settings, metrics, spans)
-    app = Starlette(routes=_routes(), middleware=middleware, lifespan=lifespan)
+    app = ProofgateApp(routes=_routes(), middleware=middleware, lifespan=lifespan)
+    if spans is None:
+        app.graphql_entry = _entry(app, settings, metrics)
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.operations = registry
@@ -154,6 +177,28 @@ def _routes() -> list[BaseRoute]:
     ]
 
 
+def _cors(settings: Settings) -> dict[str, Any]:
+    return {
+        "allow_origins": settings.cors_origins,
+        "allow_methods": ("GET", "POST"),
+        "allow_headers": CORS_HEADERS,
+        "expose_headers": ("Retry-After", "X-Request-Id"),
+    }
+
+
+def _entry(app: ProofgateApp, settings: Settings, metrics: Metrics) -> GraphQLEntry:
+    """What ``_middleware``'s layers do for POST /graphql, in one callable."""
+    graphql = next(r for r in app.router.routes if isinstance(r, Route) and r.path == "/graphql")
+    cors = CORSMiddleware(graphql.app, **_cors(settings)) if settings.cors_origins else None
+    return GraphQLEntry(
+        app,
+        graphql.app,
+        observer=RequestObserver(graphql.app, metrics=metrics),
+        max_bytes=settings.limits.max_body_bytes,
+        cors=cors,
+    )
+
+
 def _middleware(settings: Settings, metrics: Metrics, spans: Spans | None) -> list[Middleware]:
     """WebSockets to /graphql leave first (``GraphQLSockets``: nothing here
     handles them); then CORS, so refusals (413, 415) reach a browser app
@@ -165,13 +210,5 @@ def _middleware(settings: Settings, metrics: Metrics, spans: Spans | None) -> li
     ]
     if spans is not None:
         guard.insert(1, Middleware(RequestSpans, spans=spans))
-    cors = [
-        Middleware(
-            CORSMiddleware,
-            allow_origins=settings.cors_origins,
-            allow_methods=("GET", "POST"),
-            allow_headers=CORS_HEADERS,
-            expose_headers=("Retry-After", "X-Request-Id"),
-        )
-    ]
+    cors = [Middleware(CORSMiddleware, **_cors(settings))]
     return [Middleware(GraphQLSockets), *(cors if settings.cors_origins else ()), *guard]

@@ -8,8 +8,14 @@ document cache keeps the answer. So a request whose text the cache holds as
 valid runs here: the checks that depend on the request (trusted documents for
 this caller, the cost with these variables, the caller's rate bucket, the read
 budget) and the work after execution (error mapping, the request log's
-fields, the response) call the same functions the extensions call, and the
-operation runs on the schema's own executor (docs/design.md, Prepared lane).
+fields) call the same functions the extensions call, and the operation runs
+on the schema's own executor (docs/design.md, Prepared lane).
+
+The lane is built beside the view (``prepared_lane``, from the schema's
+document cache and the settings that decide what runs freely) and answers an
+``ExecutionResult``: the view turns it into a response as it does Strawberry's.
+It uses Strawberry's and graphql-core's public API only, so a Strawberry
+release is an upgrade, not a port (``tests/api/test_prepared.py`` greps).
 
 Everything else declines to Strawberry's full path, with the body untouched: a
 body with ``extensions`` (APQ), a batch, a trace header, OpenTelemetry spans, a
@@ -28,11 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphql import DocumentNode, GraphQLError, OperationDefinitionNode, execute, get_operation_ast
 from graphql import OperationType as CoreOperationType
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.types import Receive, Scope
 from strawberry.execution.is_awaitable import optimized_is_awaitable
-from strawberry.schema._graphql_core import execution_context_class_kwargs
 from strawberry.types import ExecutionResult
 from strawberry.utils.await_maybe import await_maybe
 
@@ -43,19 +45,19 @@ from api.limits.ratelimit import RateCheck, public_calls
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
 from api.operations.trusted import runs_freely
+from api.settings.limits import Execution
 from domain.errors import ProofgateError, RateLimited
 from storage.budget import ReadBudget, reading_within
 
 if TYPE_CHECKING:
     from api.graphql.document_cache import DocumentCache
     from api.graphql.schema import ProofgateSchema
-    from api.graphql.view import GraphQLApp
     from api.operations.registry import OperationRegistry
     from api.operations.settings import TrustedDocuments
     from api.settings.limits import Limits
     from services.auth import Principal
 
-__all__ = ["PreparedLane", "PreparedRequest"]
+__all__ = ["PreparedLane", "PreparedRequest", "prepared_lane"]
 
 _FIELDS = frozenset({"query", "variables", "operationName"})
 
@@ -66,6 +68,21 @@ class PreparedRequest:
     operation: OperationDefinitionNode
     variables: dict[str, Any] | None
     operation_name: str | None
+
+
+def prepared_lane(
+    schema: ProofgateSchema,
+    limits: Limits,
+    registry: OperationRegistry | None,
+    trusted_documents: TrustedDocuments,
+) -> PreparedLane | None:
+    """The lane for the view to take, or None: with ``PROOFGATE_EXECUTION=graphql-core``
+    (the operator's way back to Strawberry's stock path) or a schema without
+    a document cache, every request takes the full path."""
+    documents = schema.document_cache
+    if limits.execution is not Execution.COMPILED or documents is None:
+        return None
+    return PreparedLane(schema, documents, limits, registry, trusted_documents)
 
 
 class PreparedLane:
@@ -124,17 +141,15 @@ class PreparedLane:
             return False
         return cost is None or cost <= self.limits.max_cost
 
-    async def answer(
-        self, view: GraphQLApp, scope: Scope, receive: Receive, prepared: PreparedRequest
-    ) -> Response | None:
-        """The response, or None (nothing done) for the full path to answer."""
-        schema = self.schema
-        if spans_on() or not self.within_cost(prepared):
-            return None
-        request = Request(scope, receive)
-        sub_response = await view.get_sub_response(request)
-        context = await view.get_context(request, sub_response)
-        if context.trace is not None or not await _took_tokens(schema, prepared, context):
+    def admits(self, prepared: PreparedRequest) -> bool:
+        """What the lane checks before the request's context exists: no spans
+        to open (the full path opens them), and within the cost budget."""
+        return not spans_on() and self.within_cost(prepared)
+
+    async def run(self, prepared: PreparedRequest, context: Any) -> ExecutionResult | None:
+        """The result, errors mapped and the operation recorded; or None
+        (nothing done, no token taken) for the full path to answer."""
+        if not await _took_tokens(self.schema, prepared, context):
             return None
         self.answered += 1
         result = await self._execute(prepared, context)
@@ -143,8 +158,7 @@ class PreparedLane:
         record_operation(
             prepared.operation_name, prepared.operation.operation.value, context.principal
         )
-        response_data = await view.process_result(request, result)
-        return view.create_response(response_data, sub_response)
+        return result
 
     async def _execute(self, prepared: PreparedRequest, context: Any) -> ExecutionResult:
         schema, limits = self.schema, self.limits
@@ -158,7 +172,7 @@ class PreparedLane:
                         operation_name=prepared.operation_name,
                         context_value=context,
                         is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
-                        **execution_context_class_kwargs(schema.execution_context_class),
+                        executor_class=schema.execution_context_class,
                     )
                 )
         except Exception as error:  # as Strawberry does: a result error, masked later

@@ -18,7 +18,6 @@ from api.graphql.errors import ErrorMapper
 from api.graphql.execution import PlanCache, compiled_executor
 from api.graphql.extension_hooks import ClassifiedExtensionsRunner
 from api.graphql.persisted import PersistedQueries, PersistedQueryStore
-from api.graphql.prepared import PreparedLane
 from api.limits.cost import CostBudget
 from api.limits.ratelimit import RateCheck, RateLimit, RateLimiter
 from api.limits.read_budget import ReadLimit
@@ -44,7 +43,6 @@ class ProofgateSchema(strawberry.Schema):
     document_cache: DocumentCache | None = None
     rate_check: RateCheck | None = None
     """The buckets of this schema's rate limits, for ``POST /ingest``."""
-    prepared_lane: PreparedLane | None = None
 
     async def execute(
         self,
@@ -204,8 +202,6 @@ def build_schema(
     )
     built.document_cache = documents
     built.rate_check = rate_check
-    if compiled:
-        built.prepared_lane = PreparedLane(built, documents, limits, operations, trusted_documents)
     if operations is not None:
         prepare_operations(built, operations, limits.max_tokens)
     return built

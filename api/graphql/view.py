@@ -56,10 +56,12 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         *,
         max_message_bytes: int = MAX_BODY_BYTES,
         auth_throttle: AuthThrottle | None = None,
+        prepared_lane: PreparedLane | None = None,
         **options: Any,
     ) -> None:
         """``max_message_bytes``: the body limit, which WebSocket messages obey
-        too; ``auth_throttle``: failed authentications per client address."""
+        too; ``auth_throttle``: failed authentications per client address;
+        ``prepared_lane``: where POSTs of known documents run (``api/graphql/prepared.py``)."""
         pipeline = services.pipeline
         if pipeline is not None:
             limit = pipeline.settings.subscriptions_per_connection
@@ -74,7 +76,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         self.payloads = SharedPayloads()
         self.max_message_bytes = max_message_bytes
         self.auth_throttle = auth_throttle or AuthThrottle()
-        self.prepared_lane: PreparedLane | None = getattr(schema, "prepared_lane", None)
+        self.prepared_lane = prepared_lane
 
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
         """Strawberry's coroutine for a WebSocket, returned rather than
@@ -107,14 +109,18 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         (``api/graphql/prepared.py``). The body is the one ``HTTPGuard`` read."""
         body = scope.get(BODY_SCOPE_KEY)
         prepared = None if body is None else lane.prepare(body, scope[_PRINCIPAL])
-        response = None
-        if prepared is not None:
-            response = await lane.answer(self, scope, receive, prepared)
-        if response is None:
-            lane.declined += 1
-            await super().__call__(scope, receive, send)
-        else:
-            await response(scope, receive, send)
+        if prepared is not None and lane.admits(prepared):
+            request = Request(scope, receive)
+            sub_response = await self.get_sub_response(request)
+            context = await self.get_context(request, sub_response)
+            result = None if context.trace is not None else await lane.run(prepared, context)
+            if result is not None:
+                response_data = await self.process_result(request, result)
+                response = self.create_response(response_data, sub_response)
+                await response(scope, receive, send)
+                return
+        lane.declined += 1
+        await super().__call__(scope, receive, send)
 
     async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
         """Counts a wrong key against its client address, and refuses keys

@@ -26,7 +26,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.graphql.errors import error_response
 from domain.errors import BadUserInput
 
-__all__ = ["BODY_SCOPE_KEY", "JSON_CONTENT_TYPES", "PREFLIGHT_HEADERS", "HTTPGuard"]
+__all__ = [
+    "BODY_SCOPE_KEY",
+    "JSON_CONTENT_TYPES",
+    "PREFLIGHT_HEADERS",
+    "HTTPGuard",
+    "media_type_of",
+]
 
 JSON_CONTENT_TYPES = frozenset({"application/json", "application/graphql-response+json"})
 PREFLIGHT_HEADERS = ("x-proofgate-csrf", "apollo-require-preflight")
@@ -53,20 +59,26 @@ class HTTPGuard:
 
     async def _guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
-        media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
-        if media_type not in JSON_CONTENT_TYPES and not any(
-            h in headers for h in PREFLIGHT_HEADERS
-        ):
-            error = BadUserInput(
-                f"POST needs Content-Type: application/json, got {media_type or 'none'}",
-                hint="Send JSON with Content-Type: application/json, "
-                "or add the header X-Proofgate-CSRF: 1.",
-            )
-            await _refuse(scope, receive, send, error, 415)
-            return
-        declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            await _refuse(scope, receive, send, self._too_large(), 413)
+        media_type = media_type_of(headers.get("content-type", ""))
+        preflighted = any(h in headers for h in PREFLIGHT_HEADERS)
+        await self.guard(
+            scope, receive, send, media_type, preflighted, headers.get("content-length")
+        )
+
+    async def guard(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        media_type: str,
+        preflighted: bool,
+        declared: str | None,
+    ) -> None:
+        """The checks and the read, from the headers they need: ``GraphQLEntry``
+        (``api/http/graphql_entry.py``) reads them in its one pass over the headers."""
+        refusal = self.refusal(media_type, preflighted, declared or "")
+        if refusal is not None:
+            await _refuse(scope, receive, send, *refusal)
             return
         body = await self._read(receive)
         if body is None:
@@ -76,6 +88,20 @@ class HTTPGuard:
             scope = {**scope, "headers": _with_json_content_type(scope["headers"])}
         scope[BODY_SCOPE_KEY] = body
         await self.app(scope, _replay(body, receive), send)
+
+    def refusal(
+        self, media_type: str, preflighted: bool, declared: str
+    ) -> tuple[BadUserInput, int] | None:
+        if media_type not in JSON_CONTENT_TYPES and not preflighted:
+            error = BadUserInput(
+                f"POST needs Content-Type: application/json, got {media_type or 'none'}",
+                hint="Send JSON with Content-Type: application/json, "
+                "or add the header X-Proofgate-CSRF: 1.",
+            )
+            return error, 415
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            return self._too_large(), 413
+        return None
 
     def _too_large(self) -> BadUserInput:
         return BadUserInput(
@@ -99,6 +125,10 @@ class HTTPGuard:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+
+
+def media_type_of(content_type: str) -> str:
+    return content_type.partition(";")[0].strip().lower()
 
 
 def _with_json_content_type(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

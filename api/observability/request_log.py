@@ -18,6 +18,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.extensions import SchemaExtension
 
+from api.observability.log_lines import RequestLines
 from api.observability.metrics import Metrics
 from api.observability.observation import (
     REQUEST_ID_HEADER,
@@ -35,6 +36,7 @@ REQUEST_ID_SCOPE_KEY = "proofgate.request_id"
 GRAPHQL_PATH = "/graphql"
 
 logger = logging.getLogger("proofgate.request")
+_lines = RequestLines(logger)
 
 
 class RequestObserver:
@@ -52,8 +54,16 @@ class RequestObserver:
         return self._observe(scope, receive, send)
 
     async def _observe(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = Headers(scope=scope)
-        observation = Observation(request_id_from(headers.get(REQUEST_ID_HEADER)))
+        incoming = Headers(scope=scope).get(REQUEST_ID_HEADER)
+        await self.observe(scope, receive, send, self.app, incoming)
+
+    async def observe(
+        self, scope: Scope, receive: Receive, send: Send, app: ASGIApp, incoming: str | None
+    ) -> None:
+        """``app`` observed, the request's id taken from ``incoming`` (its
+        ``X-Request-Id``) when plain; ``GraphQLEntry`` (``api/http/graphql_entry.py``)
+        calls it with the header it read in its one pass."""
+        observation = Observation(request_id_from(incoming))
         scope[REQUEST_ID_SCOPE_KEY] = observation.request_id
         header = (REQUEST_ID_HEADER.encode(), observation.request_id.encode())
         status = 500
@@ -68,7 +78,7 @@ class RequestObserver:
         started = time.perf_counter()
         try:
             with observing(observation), accounting(observation.storage):
-                await self.app(scope, receive, send_with_id)
+                await app(scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - started
             graphql = scope["path"] == GRAPHQL_PATH
@@ -76,9 +86,7 @@ class RequestObserver:
                 self.metrics.observe(observation, status, seconds)
             level = logging.INFO if graphql else logging.DEBUG
             if logger.isEnabledFor(level):
-                logger.log(
-                    level, "request", extra={"fields": _fields(scope, status, seconds, observation)}
-                )
+                _lines.write(level, _fields(scope, status, seconds, observation))
 
 
 def _fields(scope: Scope, status: int, seconds: float, observation: Observation) -> dict[str, Any]:

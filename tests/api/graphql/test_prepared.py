@@ -14,6 +14,7 @@ broken on purpose must be caught.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,13 +33,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import api.graphql.prepared
-from api.graphql.prepared import PreparedLane
+from api.graphql.prepared import PreparedLane, prepared_lane
 from api.graphql.schema import build_schema
+from api.operations.settings import TrustedDocuments
 from api.settings.limits import Execution, Limits
+from tests._support.source import ROOT, source_files
 
 GENERATED_QUERIES = 300
 QUERIES_PER_EXAMPLE = 10
 _HEADERS = ("content-type", "retry-after", "x-request-id")
+PYPROJECT = ROOT / "pyproject.toml"
 
 VERIFY = """mutation($c: String!) {
   verifyProduct(code: $c, scan: {country: "FR"}) {
@@ -258,5 +262,20 @@ async def test_generated_queries_answer_alike(seeded: Any, data: st.DataObject) 
 def test_graphql_core_execution_turns_the_lane_off() -> None:
     """``PROOFGATE_EXECUTION=graphql-core`` is the operator's way back to
     Strawberry's stock path, lane included."""
-    assert build_schema(Limits(execution=Execution.COMPILED)).prepared_lane is not None
-    assert build_schema(Limits(execution=Execution.GRAPHQL_CORE)).prepared_lane is None
+    for execution, built in ((Execution.COMPILED, True), (Execution.GRAPHQL_CORE, False)):
+        limits = Limits(execution=execution)
+        lane = prepared_lane(build_schema(limits), limits, None, TrustedDocuments.OFF)
+        assert (lane is not None) is built
+
+
+def test_nothing_imports_strawberrys_private_modules() -> None:
+    """A private module may change in any release; with none imported, the
+    Strawberry pin spans more than one minor release (pyproject.toml)."""
+    private = re.compile(r"^\s*(from|import)\s+strawberry(\.\w+)*\._", re.MULTILINE)
+    assert private.search("from strawberry.schema._graphql_core import x"), "positive control"
+    sources = [*source_files(), *(ROOT / "bench").rglob("*.py")]
+    offenders = [str(p.relative_to(ROOT)) for p in sources if private.search(p.read_text())]
+    assert offenders == []
+    pin = re.search(r'"strawberry-graphql>=0\.(\d+)[^,]*,<0\.(\d+)"', PYPROJECT.read_text())
+    assert pin is not None
+    assert int(pin[2]) - int(pin[1]) > 1, "the pin spans more than one minor release"
