@@ -17,11 +17,12 @@ import logging
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 import pytest
-from conftest import Brand, Gateway
+from conftest import Brand, Gateway, _serve, _settings
 from execution._differential import (
     Seed,
     generated_queries,
@@ -145,8 +146,19 @@ class Comparison:
 
 
 @pytest.fixture(scope="module")
-async def seeded(sqlite_gateway: Gateway) -> AsyncIterator[tuple[Gateway, Seed, Brand]]:
-    gateway = sqlite_gateway
+async def keys_read_gateway(request: pytest.FixtureRequest) -> AsyncIterator[Gateway]:
+    """Every request reads its key, as it would without the key cache: a
+    cached key expiring between the full path's request and the lane's would
+    count one storage call more on one side (docs/design.md, API keys)."""
+    base = _settings("sqlite", request)
+    settings = replace(base, pipeline=replace(base.pipeline, key_cache=timedelta(0)))
+    async with _serve(settings, "sqlite") as gateway:
+        yield gateway
+
+
+@pytest.fixture(scope="module")
+async def seeded(keys_read_gateway: Gateway) -> AsyncIterator[tuple[Gateway, Seed, Brand]]:
+    gateway = keys_read_gateway
     seed = Seed()
     brand = await gateway.register_brand("Prepared", plan="PRO", credits=50)
     seed.brand_ids.append(brand.id)
