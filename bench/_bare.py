@@ -24,7 +24,16 @@ from strawberry.asgi import GraphQL
 from strawberry.dataloader import DataLoader
 from strawberry.extensions import ParserCache, ValidationCache
 
-__all__ = ["PAGE_SIZE", "app", "schema"]
+__all__ = [
+    "PAGE_SIZE",
+    "ProductStatus",
+    "ScanInput",
+    "ScanResult",
+    "app",
+    "schema",
+    "serve",
+    "with_lifespan",
+]
 
 PAGE_SIZE = 50
 
@@ -201,45 +210,56 @@ class _GraphQL(GraphQL[dict[str, Any], None]):
 graphql = _GraphQL(schema)
 
 
-async def app(scope: Any, receive: Any, send: Any) -> None:
-    """The GraphQL app, plus the lifespan protocol the gateway's settings turn on."""
-    if scope["type"] != "lifespan":
-        await graphql(scope, receive, send)
-        return
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            if FREEZE_GC:
-                gc.collect()
-                gc.freeze()
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
+def with_lifespan(graphql: Any) -> Any:
+    """``graphql`` plus the lifespan protocol the gateway's settings turn on:
+    ``gc.freeze()`` once start-up is done, as the gateway freezes its heap."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await graphql(scope, receive, send)
             return
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                if FREEZE_GC:
+                    gc.collect()
+                    gc.freeze()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    return app
 
 
+app = with_lifespan(graphql)
 FREEZE_GC = True
 
 
-def main(argv: list[str]) -> None:
+def serve(app: Any, port: int, *, freeze_gc: bool = True) -> None:
+    """uvicorn as Strawberry's documentation serves it: uvloop and httptools."""
     import uvicorn
 
     global FREEZE_GC
-    parser = argparse.ArgumentParser(prog="python -m bench._bare")
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--no-freeze-gc", action="store_true")
-    args = parser.parse_args(argv)
-    FREEZE_GC = not args.no_freeze_gc
+    FREEZE_GC = freeze_gc
     uvicorn.run(
         app,
         host="127.0.0.1",
-        port=args.port,
+        port=port,
         loop="uvloop",
         http="httptools",
         lifespan="on",
         server_header=False,
         log_level="info",
     )
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench._bare")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--no-freeze-gc", action="store_true")
+    args = parser.parse_args(argv)
+    serve(app, args.port, freeze_gc=not args.no_freeze_gc)
 
 
 if __name__ == "__main__":

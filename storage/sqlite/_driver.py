@@ -9,6 +9,7 @@ connection serve both.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import threading
@@ -19,10 +20,18 @@ from ..driver import BatchGetResult, QueryRequest, QueryResult
 from ..keys import Key
 from ..values import Item
 from ..writes import WriteAction
-from . import _reads, _writes
+from . import _reads
+from ._checkpoint import Checkpointer
+from ._group import GroupCommitter
 from ._inline import InlineReader
 from ._query import query
-from ._schema import DEFAULT_CACHE_MIB, MEMORY, connect_reader, connect_writer
+from ._schema import (
+    DEFAULT_CACHE_MIB,
+    MEMORY,
+    connect_checkpointer,
+    connect_reader,
+    connect_writer,
+)
 from ._ttl import SWEEP_INTERVAL_SECONDS, TtlSweeper
 from ._worker import Worker
 
@@ -59,6 +68,14 @@ class SqliteDriver:
             if self.path == MEMORY
             else InlineReader(partial(connect_reader, self.path, timeout, ready, cache_mib))
         )
+        self.checkpointer = (
+            None
+            if self.path == MEMORY
+            else Checkpointer(partial(connect_checkpointer, self.path, timeout, ready))
+        )
+        self._committer = GroupCommitter(
+            self._writer, self.checkpointer.nudge if self.checkpointer else None
+        )
         self.ttl_sweeper = (
             None
             if ttl_sweep_seconds is None
@@ -82,13 +99,15 @@ class SqliteDriver:
         return await self._reader.call(query, request)
 
     async def write(self, action: WriteAction) -> float:
-        return await self._writer.call(_writes.write, action)
+        return await self._committer.write(action)
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> float:
-        return await self._writer.call(_writes.transact_write, list(actions))
+        return await self._committer.transact_write(actions)
 
     async def close(self) -> None:
         if self.ttl_sweeper is not None:
             await self.ttl_sweeper.stop()
         await self._reader.stop()
         await self._writer.stop()
+        if self.checkpointer is not None:
+            await asyncio.to_thread(self.checkpointer.stop)

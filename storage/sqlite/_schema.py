@@ -21,6 +21,7 @@ from domain.errors import ConfigurationError, LimitExceeded
 from ..limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
 from ..table import TABLE, IndexDefinition
 from ..values import Item
+from ._checkpoint import FALLBACK_PAGES
 
 __all__ = [
     "DEFAULT_CACHE_MIB",
@@ -32,6 +33,7 @@ __all__ = [
     "SELECT_SIZE",
     "UPSERT",
     "column",
+    "connect_checkpointer",
     "connect_reader",
     "connect_writer",
     "expiry",
@@ -195,6 +197,8 @@ def _prepare(connection: sqlite3.Connection, path: str) -> None:
             )
     # WAL + NORMAL: a power cut may lose the last commits but never corrupts.
     connection.execute("PRAGMA synchronous = NORMAL")
+    # Checkpoints run on their own thread (_checkpoint.py); this is the bound.
+    connection.execute(f"PRAGMA wal_autocheckpoint = {FALLBACK_PAGES}")
     connection.execute("BEGIN IMMEDIATE")
     try:
         (version,) = connection.execute("PRAGMA user_version").fetchone()
@@ -213,6 +217,12 @@ def _prepare(connection: sqlite3.Connection, path: str) -> None:
     except BaseException:
         connection.execute("ROLLBACK")
         raise
+
+
+def connect_checkpointer(path: str, timeout: float, ready: threading.Event) -> sqlite3.Connection:
+    ready.wait()
+    with _opening(path):
+        return _connect(path, timeout, cache_mib=1)
 
 
 def connect_reader(

@@ -21,7 +21,7 @@ from ._codec import decode_item, encode_item
 from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, UPSERT, expiry, row_keys
 from ._update import apply_update
 
-__all__ = ["transact_write", "write"]
+__all__ = ["Outcome", "Request", "commit_group", "transact_write", "write"]
 
 
 @contextmanager
@@ -91,28 +91,79 @@ def _apply(
     raise AssertionError(action)
 
 
+def _write(connection: sqlite3.Connection, action: WriteAction) -> float:
+    data, old_size = _read(connection, action)
+    current = _check(action, 0, data)
+    size = _apply(connection, action, current, old_size)
+    return write_units(size, transactional=isinstance(action, ConditionCheck))
+
+
 def write(connection: sqlite3.Connection, action: WriteAction) -> float:
     """One non-transactional write. A ConditionCheck has no such API in
     DynamoDB and is billed as the one-action transaction it would be there."""
     with _transaction(connection):
-        data, old_size = _read(connection, action)
-        current = _check(action, 0, data)
-        size = _apply(connection, action, current, old_size)
-    return write_units(size, transactional=isinstance(action, ConditionCheck))
+        return _write(connection, action)
+
+
+def _transact(connection: sqlite3.Connection, actions: Sequence[WriteAction]) -> float:
+    if len({action.key for action in actions}) != len(actions):
+        raise LimitExceeded("A transaction cannot include two actions on one item")
+    reads = [_read(connection, action) for action in actions]
+    currents = [
+        _check(action, i, data)
+        for i, (action, (data, _)) in enumerate(zip(actions, reads, strict=True))
+    ]
+    return sum(
+        write_units(_apply(connection, action, current, old_size), transactional=True)
+        for action, current, (_, old_size) in zip(actions, currents, reads, strict=True)
+    )
 
 
 def transact_write(connection: sqlite3.Connection, actions: Sequence[WriteAction]) -> float:
     """All or nothing: every condition is evaluated before anything is
     written, and the first that fails names its action."""
-    if len({action.key for action in actions}) != len(actions):
-        raise LimitExceeded("A transaction cannot include two actions on one item")
     with _transaction(connection):
-        reads = [_read(connection, action) for action in actions]
-        currents = [
-            _check(action, i, data)
-            for i, (action, (data, _)) in enumerate(zip(actions, reads, strict=True))
-        ]
-        return sum(
-            write_units(_apply(connection, action, current, old_size), transactional=True)
-            for action, current, (_, old_size) in zip(actions, currents, reads, strict=True)
-        )
+        return _transact(connection, actions)
+
+
+Request = WriteAction | list[WriteAction]
+"""A ``transact_write`` of a list of actions, or a ``write`` of one."""
+Outcome = tuple[bool, "float | BaseException"]
+
+
+def _one(connection: sqlite3.Connection, request: Request) -> float:
+    if isinstance(request, list):
+        return _transact(connection, request)
+    return _write(connection, request)
+
+
+def commit_group(connection: sqlite3.Connection, requests: Sequence[Request]) -> list[Outcome]:
+    """Several writes in one SQLite transaction, each in a savepoint of its
+    own: one that fails (a condition, a limit) is rolled back alone and
+    fails alone; the others commit together. One commit for the group is
+    the point: the WAL frames of pages they share (the brand's counters, the
+    outbox's index) are written once, and the fixed cost of a commit is paid
+    once. Nothing is acknowledged before the COMMIT; a COMMIT that fails
+    fails every request of the group (docs/design.md, Storage)."""
+    if len(requests) == 1:
+        try:
+            with _transaction(connection):
+                return [(True, _one(connection, requests[0]))]
+        except Exception as error:
+            return [(False, error)]
+    outcomes: list[Outcome] = []
+    try:
+        with _transaction(connection):
+            for request in requests:
+                connection.execute("SAVEPOINT request")
+                try:
+                    outcomes.append((True, _one(connection, request)))
+                except Exception as error:
+                    # A statement error that ended the transaction makes this
+                    # ROLLBACK TO fail too, and with it the whole group.
+                    connection.execute("ROLLBACK TO request")
+                    outcomes.append((False, error))
+                connection.execute("RELEASE request")
+    except Exception as error:
+        return [(False, error)] * len(requests)
+    return outcomes

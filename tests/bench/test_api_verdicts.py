@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench._wrk import WrkResult
-from bench.api import SHAPES, TAIL, _summaries, _verdicts
+from bench.api import BASELINES, SHAPES, TAIL, _summaries, _verdicts
 
 
 def _round(per_second: float, p50: float, p99: float) -> WrkResult:
@@ -17,7 +17,7 @@ def _collected(ours_p99: tuple[float, float, float]) -> dict[tuple[str, str], li
     collected = {}
     for shape in SHAPES:
         collected[(shape, "ours")] = [_round(300, 10, p99) for p99 in ours_p99]
-        collected[(shape, "bare")] = [_round(100, 10, 30) for _ in ours_p99]
+        collected[(shape, BASELINES[shape])] = [_round(100, 10, 30) for _ in ours_p99]
     return collected
 
 

@@ -147,7 +147,7 @@ async def test_close_stops_the_writer_and_refuses_later_calls(path: Path) -> Non
     driver = SqliteDriver(path)
     await driver.wait_ready()
     started = set(threading.enumerate()) - before
-    assert len(started) == 1  # the writer; reads run on the loop's thread
+    assert len(started) == 2  # the writer and the checkpoints; reads run on the loop's thread
     await driver.write(Put({"PK": "P#1", "SK": "META"}))
     assert (await driver.get_item(Key("P#1", "META"), True))[0] is not None
     await driver.close()

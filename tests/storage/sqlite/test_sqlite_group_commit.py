@@ -1,0 +1,131 @@
+"""Group commit (storage/sqlite/_group.py): writes that wait while the writer
+is busy commit in one SQLite transaction, each in its own savepoint, and each
+caller learns its own outcome only once the group has committed. WAL
+checkpoints run on their own thread after commits (storage/sqlite/_checkpoint.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from domain.errors import ConditionFailed, LimitExceeded, ServiceUnavailable
+from storage import ItemAbsent, Key, Put, Update
+from storage.limits import ITEM_MAX_BYTES
+from storage.sqlite import SqliteDriver, _group
+from storage.sqlite._checkpoint import FALLBACK_PAGES
+from storage.sqlite._writes import Outcome, Request, commit_group
+
+
+@pytest.fixture
+def group_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of every group the writer thread commits."""
+    sizes: list[int] = []
+
+    def counted(connection: sqlite3.Connection, requests: Sequence[Request]) -> list[Outcome]:
+        sizes.append(len(requests))
+        return commit_group(connection, requests)
+
+    monkeypatch.setattr(_group, "commit_group", counted)
+    return sizes
+
+
+@pytest.fixture
+def lock(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    """Another connection to the file, to hold its write lock."""
+    raw = sqlite3.connect(tmp_path / "proofgate.sqlite", isolation_level=None)
+    yield raw
+    raw.close()
+
+
+async def _queued_behind_the_lock(
+    driver: SqliteDriver, lock: sqlite3.Connection, *writes: asyncio.Future[float]
+) -> list[float | BaseException]:
+    """Every write submitted while the file's write lock is held elsewhere,
+    then the lock released."""
+    lock.execute("BEGIN IMMEDIATE")
+    tasks = [asyncio.ensure_future(write) for write in writes]
+    await asyncio.sleep(0.05)
+    assert not any(task.done() for task in tasks), "nothing settles while the lock is held"
+    lock.execute("ROLLBACK")
+    return list(await asyncio.gather(*tasks, return_exceptions=True))
+
+
+async def test_writes_waiting_for_the_writer_commit_together_each_with_its_own_outcome(
+    tmp_path: Path, lock: sqlite3.Connection, group_sizes: list[int]
+) -> None:
+    driver = SqliteDriver(tmp_path / "proofgate.sqlite", timeout=5)
+    await driver.wait_ready()
+    try:
+        await driver.write(Put({"PK": "TAKEN", "SK": "META"}))
+        await driver.write(Put({"PK": "COUNTER", "SK": "META", "n": 1}))
+        await driver.write(Put({"PK": "FULL", "SK": "META", "pad": "x" * (ITEM_MAX_BYTES - 100)}))
+        group_sizes.clear()
+        outgrow = Update(Key("FULL", "META"), set={"more": "y" * 200})
+
+        outcomes = await _queued_behind_the_lock(
+            driver,
+            lock,
+            driver.write(Put({"PK": "FIRST", "SK": "META"})),
+            driver.write(Put({"PK": "NEW", "SK": "META"})),
+            driver.write(Put({"PK": "TAKEN", "SK": "META", "x": 1}, ItemAbsent())),
+            driver.transact_write([Put({"PK": "HALF", "SK": "META"}), outgrow]),
+            driver.transact_write([Update(Key("COUNTER", "META"), add={"n": 1})]),
+        )
+
+        assert group_sizes == [1, 4], "the four that waited behind the first commit together"
+        assert [type(o) for o in outcomes] == [float, float, ConditionFailed, LimitExceeded, float]
+        present = {pk: (await driver.get_item(Key(pk, "META"), True))[0] for pk in
+                   ("FIRST", "NEW", "TAKEN", "HALF", "COUNTER")}  # fmt: skip
+        assert present["FIRST"] is not None and present["NEW"] is not None
+        assert present["TAKEN"] == {"PK": "TAKEN", "SK": "META"}, "the failed put changed nothing"
+        assert present["HALF"] is None, "a failed transaction is rolled back to its savepoint"
+        assert present["COUNTER"] is not None and present["COUNTER"]["n"] == 2
+    finally:
+        await driver.close()
+
+
+async def test_a_group_that_cannot_take_the_lock_fails_every_write_and_stores_nothing(
+    tmp_path: Path, lock: sqlite3.Connection, group_sizes: list[int]
+) -> None:
+    driver = SqliteDriver(tmp_path / "proofgate.sqlite", timeout=0.02)
+    await driver.wait_ready()
+    try:
+        lock.execute("BEGIN IMMEDIATE")
+        writes = [driver.write(Put({"PK": f"P#{i}", "SK": "META"})) for i in range(4)]
+        outcomes = await asyncio.gather(*writes, return_exceptions=True)
+        lock.execute("ROLLBACK")
+
+        assert len(group_sizes) < 4, "some writes shared a group"
+        assert all(isinstance(o, ServiceUnavailable) for o in outcomes), outcomes
+        for i in range(4):
+            assert (await driver.get_item(Key(f"P#{i}", "META"), True))[0] is None
+    finally:
+        await driver.close()
+
+
+def _autocheckpoint(connection: sqlite3.Connection) -> int:
+    pages: int = connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    return pages
+
+
+async def test_checkpoints_run_on_their_own_thread_once_writes_commit(tmp_path: Path) -> None:
+    driver = SqliteDriver(tmp_path / "proofgate.sqlite")
+    await driver.wait_ready()
+    try:
+        assert driver.checkpointer is not None
+        assert await driver._writer.call(_autocheckpoint) == FALLBACK_PAGES
+        assert driver.checkpointer.checkpoints == 0, "an idle store checkpoints nothing"
+
+        await driver.write(Put({"PK": "P#1", "SK": "META"}))
+        deadline = time.monotonic() + 10
+        while driver.checkpointer.checkpoints == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+
+        assert driver.checkpointer.checkpoints >= 1
+    finally:
+        await driver.close()
