@@ -28,6 +28,7 @@ __all__ = [
     "LimitExceeded",
     "NotFound",
     "PersistedQueryNotAllowed",
+    "PersistedQueryNotFound",
     "ProofgateError",
     "QueryTooComplex",
     "RateLimited",
@@ -49,6 +50,7 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "RATE_LIMITED"
     QUERY_TOO_COMPLEX = "QUERY_TOO_COMPLEX"
     PERSISTED_QUERY_NOT_ALLOWED = "PERSISTED_QUERY_NOT_ALLOWED"
+    PERSISTED_QUERY_NOT_FOUND = "PERSISTED_QUERY_NOT_FOUND"
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 
@@ -116,6 +118,13 @@ class PersistedQueryNotAllowed(ProofgateError):
     """Trusted-documents mode: the document is not one the operator registered."""
 
     code = ErrorCode.PERSISTED_QUERY_NOT_ALLOWED
+
+
+class PersistedQueryNotFound(BadUserInput):
+    """A document id or hash sent without its text, that nothing registered:
+    the code Apollo's and Relay's clients look for."""
+
+    code = ErrorCode.PERSISTED_QUERY_NOT_FOUND
 
 
 class ServiceUnavailable(ProofgateError):

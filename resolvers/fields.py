@@ -9,12 +9,15 @@ reads AP02 entries, ``productByCode`` reads AP05) declares that AP and names
 the entity's get pattern with ``loads=``: the entity read is the batched
 DataLoader fetch of the type it returns, not a second query of its own.
 Mutations declare ``mutation_field(reads=AP)`` with the one AP they read
-before writing, if any.
+before writing, if any. ``node(id:)`` and ``nodes(ids:)`` declare
+``node_field``: one get pattern per type they may return, the type the
+global id names choosing which
+(docs/design.md, "Global object identification").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar, overload
 
 import strawberry
@@ -27,17 +30,20 @@ __all__ = [
     "AP_METADATA",
     "COMPUTED_METADATA",
     "LOADS_METADATA",
+    "NODE_METADATA",
     "WRITES_METADATA",
     "FieldAccess",
     "ap_field",
     "computed_field",
     "field_access_patterns",
     "mutation_field",
+    "node_field",
 ]
 
 AP_METADATA = "proofgate.ap"
 COMPUTED_METADATA = "proofgate.computed"
 LOADS_METADATA = "proofgate.loads"
+NODE_METADATA = "proofgate.node"
 WRITES_METADATA = "proofgate.writes"
 
 
@@ -95,6 +101,19 @@ def mutation_field(
     return _field(strawberry.mutation, resolver, metadata, kwargs)
 
 
+@overload
+def node_field(patterns: Mapping[str, AccessPattern], resolver: _F, **kwargs: Any) -> _F: ...
+@overload
+def node_field(
+    patterns: Mapping[str, AccessPattern], resolver: None = None, **kwargs: Any
+) -> Callable[[_F], _F]: ...
+def node_field(patterns: Mapping[str, AccessPattern], resolver: Any = None, **kwargs: Any) -> Any:
+    """``patterns``: the get pattern of each type the field may return, by type name."""
+    dispatch = tuple((name, pattern.id) for name, pattern in patterns.items())
+    metadata = {**kwargs.pop("metadata", {}), NODE_METADATA: dispatch}
+    return _field(strawberry.field, resolver, metadata, kwargs)
+
+
 class FieldAccess(NamedTuple):
     type_name: str
     field_name: str
@@ -104,6 +123,8 @@ class FieldAccess(NamedTuple):
     must declare an access pattern."""
     loads: str | None = None
     writes: bool = False
+    by_type: tuple[tuple[str, str], ...] = ()
+    """``node_field``: (type name, AP) for each type it may return, in place of one AP."""
 
 
 def field_access_patterns(schema: strawberry.Schema) -> Iterator[FieldAccess]:
@@ -130,4 +151,5 @@ def field_access_patterns(schema: strawberry.Schema) -> Iterator[FieldAccess]:
                 has_resolver,
                 metadata.get(LOADS_METADATA),
                 writes,
+                metadata.get(NODE_METADATA, ()),
             )

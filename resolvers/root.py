@@ -14,6 +14,7 @@ from .ingest.mutations import IngestMutations
 from .ledger.mutations import LedgerMutations
 from .ledger.queries import LedgerQueries
 from .lifecycle.mutations import LifecycleMutations
+from .node.queries import NodeQueries
 from .products.mutations import ProductMutations
 from .products.queries import ProductQueries
 from .provenance.mutations import ProvenanceMutations
@@ -38,6 +39,7 @@ class Query(
     AuditQueries,
     LedgerQueries,
     ThreatQueries,
+    NodeQueries,
 ):
     pass
 

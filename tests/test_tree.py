@@ -15,8 +15,8 @@ from pathlib import Path, PurePosixPath
 
 from tests._support.source import PACKAGES, ROOT
 
-OWN_SUITES = frozenset({"conformance", "_support", "bench", "deploy", "docs"})
-"""Directories of ``tests/`` that mirror no package."""
+OWN_SUITES = frozenset({"conformance", "_support", "bench", "clients", "deploy", "docs"})
+"""Directories of ``tests/`` that mirror no package (``clients``: real client tools)."""
 
 API_TOP_LEVEL_MAX = 12
 

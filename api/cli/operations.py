@@ -1,14 +1,17 @@
-"""``proofgate operations list|check [DIR]``: the registry as the gateway
-would load it, so a frontend's export is checked before it is deployed."""
+"""``proofgate operations list|check|export [DIR]``: the registry as the
+gateway would load it, so a frontend's export is checked before it is
+deployed, and written back as a client tool's persisted-document manifest."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from api.operations.manifests import ManifestFormat, export_manifest
 from api.operations.registry import OperationRegistry, load_registry
 
 __all__ = ["add_operation_commands"]
@@ -32,6 +35,20 @@ def add_operation_commands(commands: Any) -> None:
     )
     check.add_argument("directory", type=Path, help="folder of .graphql files")
     check.set_defaults(command=_check)
+    export = actions.add_parser(
+        "export", help="print the registry as a persisted-document manifest (JSON)"
+    )
+    export.add_argument(
+        "--format",
+        required=True,
+        choices=[f.value for f in ManifestFormat],
+        help="apollo: persisted-query-manifest.json; relay: persisted_queries.json (MD5 ids); "
+        "codegen: client-preset persisted-documents.json (SHA-256 ids)",
+    )
+    export.add_argument(
+        "directory", type=Path, nargs="?", help="folder of .graphql files and manifests"
+    )
+    export.set_defaults(command=_export)
 
 
 def _load(directory: Path | None) -> OperationRegistry:
@@ -65,4 +82,12 @@ def _list(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     registry = _load(args.directory)
     sys.stdout.write(f"{len(registry)} operations registered, all within the limits\n")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    registry = _load(args.directory)
+    operations = [(op.name, op.kind, op.text) for op in registry.by_name.values()]
+    manifest = export_manifest(ManifestFormat(args.format), operations)
+    sys.stdout.write(json.dumps(manifest, indent=2) + "\n")
     return 0

@@ -56,12 +56,17 @@ def field_map(schema: strawberry.Schema, patterns: Iterable[AccessPattern]) -> t
     by_id = {pattern.id: pattern for pattern in patterns}
     rows: list[tuple[tuple[int, str], int, FieldRow]] = []
     for position, access in enumerate(field_access_patterns(schema)):
-        if access.access_pattern is None and not access.writes:
-            continue
         root = access.type_name in ROOT_TYPES
         rank = ROOT_TYPES.index(access.type_name) if root else len(ROOT_TYPES)
+        field = f"{access.type_name}.{access.field_name}"
+        # node(id:): one row per type the global id may name, with its get pattern.
+        for type_name, pattern in access.by_type:
+            row = FieldRow(f"{field} ({type_name})", by_id[pattern])
+            rows.append(((rank, access.type_name), position, row))
+        if access.access_pattern is None and not access.writes:
+            continue
         row = FieldRow(
-            f"{access.type_name}.{access.field_name}",
+            field,
             by_id[access.access_pattern] if access.access_pattern else None,
             by_id[access.loads] if access.loads else None,
             access.writes,

@@ -21,7 +21,7 @@ from starlette.websockets import WebSocket
 from strawberry.extensions import SchemaExtension
 
 from api.graphql.errors import to_graphql_error
-from domain.errors import BadUserInput, ProofgateError
+from domain.errors import BadUserInput, PersistedQueryNotFound, ProofgateError
 
 __all__ = [
     "NOT_FOUND",
@@ -66,7 +66,9 @@ class PersistedQueryStore:
         if query is None:
             stored = self._queries.get(digest)
             if stored is None:
-                raise BadUserInput(NOT_FOUND, hint="Send the query with its hash to register it.")
+                raise PersistedQueryNotFound(
+                    NOT_FOUND, hint="Send the query with its hash to register it."
+                )
             self._queries.move_to_end(digest)
             return stored
         if hashlib.sha256(query.encode()).hexdigest() != digest:

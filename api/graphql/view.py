@@ -43,6 +43,7 @@ from api.http.guard import BODY_SCOPE_KEY
 from api.http.request_json import MalformedJSON, decode_request_json
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
+from api.operations.trusted import with_document_id
 from api.settings.limits import MAX_BODY_BYTES
 from api.ws.connections import Connections, SocketContext
 from api.ws.frames import SharedPayloads, encode_message
@@ -174,9 +175,13 @@ class GraphQLApp(GraphQL[RequestContext, None]):
 
     def parse_json(self, data: str | bytes) -> Any:
         try:
-            return decode_request_json(data)
+            return with_document_id(decode_request_json(data))
         except MalformedJSON as malformed:
             raise malformed.error from None
+
+    def parse_query_params(self, params: Any) -> dict[str, Any]:
+        parsed: dict[str, Any] = with_document_id(super().parse_query_params(params))
+        return parsed
 
     def encode_json(self, data: object) -> str:
         """Responses, and WebSocket messages, whose shared payloads are
@@ -187,9 +192,9 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         return explorer_page(request)
 
     def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
-        """Not for a GET that names a persisted query (APQ): it has no
+        """Not for a GET that names a persisted query (APQ, documentId): it has no
         ``query`` either, and a browser's fetch accepts ``*/*``."""
-        if "extensions" in request.query_params:
+        if "extensions" in request.query_params or "documentId" in request.query_params:
             return False
         return super().should_render_graphql_ide(request)
 

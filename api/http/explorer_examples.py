@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from resolvers.node.ids import global_id
+
 if TYPE_CHECKING:
     from api.demo.loader import Demo
 
@@ -22,6 +24,7 @@ PASTE_BRAND_ID = "<your brand id: run { viewer { brandId } } with your key>"
 PASTE_CODE = "<a verification code>"
 PASTE_INGEST_KEY = "<paste an ingest key: createIntegration returns it>"
 PASTE_PRODUCT_ID = "<one of the brand's product ids>"
+PASTE_NODE_ID = "<a nodeId: run { brand(id: ...) { nodeId } } with your key>"
 
 EXPLORE = """\
 # Welcome to the proofgate explorer.
@@ -176,6 +179,28 @@ mutation Ingest($input: IngestEventInput!) {
 }
 """
 
+NODE = """\
+# Needs one of the brand's keys (Headers pane): any
+# object by its global id, as Relay refetches it. Every
+# Node type (Brand, Product, ThreatAlert, ...) has a
+# nodeId next to its own id; the one in Variables is the
+# brand's. Paste a product's nodeId to fetch it instead.
+
+query Node($id: ID!) {
+  node(id: $id) {
+    __typename
+    nodeId
+    ... on Brand {
+      id
+      name
+      products(first: 3) { edges { node { name nodeId } } }
+    }
+    ... on Product { id name status brand { name } }
+    ... on ThreatAlert { id type severity product { name } }
+  }
+}
+"""
+
 LIVE_ALERTS = """\
 # Needs one of the brand's keys (Headers pane):
 # alerts as they happen, over WebSocket. Start it,
@@ -239,6 +264,7 @@ def examples(demo: Demo | None) -> tuple[Example, ...]:
         Example(THREATS, brand, key),
         Example(ANALYTICS, {**brand, "from": week_ago.isoformat(), "to": today.isoformat()}, key),
         Example(INGEST, ingested, ingest_key or PASTE_INGEST_KEY),
+        Example(NODE, {"id": global_id("Brand", demo.brand.id) if demo else PASTE_NODE_ID}, key),
         Example(LIVE_ALERTS, brand, key),
     )
 

@@ -139,6 +139,8 @@ class _Reads:
     """The most items a field that reads its pattern to the end can read."""
     filtered: tuple[str, int] | None = None
     """The filter argument that makes the field read past its page, and how far."""
+    per_element: bool = False
+    """A list field whose get runs once per element of its list argument."""
 
 
 _Known = tuple[weakref.ref[DocumentNode], int]
@@ -156,17 +158,20 @@ class CostModel:
         self.reads: dict[tuple[str, str], _Reads] = {}
         self._static: OrderedDict[tuple[int, str | None], _Known] = OrderedDict()
         for access in field_access_patterns(schema):
-            if access.access_pattern is None:
+            # node(id:): each type's pattern is a get, costing 1 whichever the id names.
+            pattern = access.access_pattern or next(iter(dict(access.by_type).values()), None)
+            if pattern is None:
                 continue
             key = (access.type_name, access.field_name)
             loads = REGISTRY[access.loads] if access.loads else None
             self.reads[key] = _Reads(
-                REGISTRY[access.access_pattern],
+                REGISTRY[pattern],
                 loads,
                 FAN_OUT.get(key),
                 EXTRA_READS.get(key, 0),
                 READS_TO_THE_END.get(key),
                 FILTERED.get(key),
+                per_element=bool(access.by_type),
             )
 
     def measure(
@@ -386,7 +391,9 @@ def _cost(
         return reads.to_the_end + (reads.loads is not None) + reads.extra, 1
     if pattern.operation is not Operation.QUERY or per_event:
         reads_once = 1 + (reads.loads is not None) + reads.extra
-        return reads_once, _list_length(definition, arguments)
+        length = _list_length(definition, arguments)
+        # A list of gets (nodes(ids:)) reads once per element.
+        return reads_once * (length if reads.per_element else 1), length
     if "first" in definition.args:
         first = arguments.get("first")
         page = pattern.default_page if first is None else first

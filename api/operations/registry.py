@@ -1,10 +1,12 @@
 """The operation registry: named operations checked and prepared once, at
 start-up, the way ``storage.registry`` checks access patterns at import.
 
-Each ``.graphql`` file is one document; every operation in it must be named,
-names are unique across the registry, and the document is known by the
-SHA-256 of its text (what an APQ client sends). A file that does not parse,
-validate or fit a limit stops start-up with one line naming it
+Each ``.graphql`` file is one document, and so is each entry of a
+persisted-document manifest (``manifests``); every operation in it must be
+named, names are unique across the registry, and the document is known by
+the SHA-256 of its text (what an APQ client sends) and by its manifest id.
+A file that does not parse, validate or fit a limit stops start-up with one
+line naming it
 (docs/design.md, "Named operations").
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import strawberry
@@ -34,6 +36,7 @@ from graphql import (
 from api.limits.cost import cost_model
 from api.limits.validation import document_rules
 from api.operations.largest_variables import largest_variables
+from api.operations.manifests import read_manifest
 from api.settings.limits import Limits
 from domain.errors import ConfigurationError, ProofgateError
 from resolvers.fields import field_access_patterns
@@ -68,12 +71,24 @@ class OperationRegistry:
     by_name: Mapping[str, RegisteredOperation]
     by_hash: Mapping[str, str]
     """Document text by the lowercase hex SHA-256 of its UTF-8 bytes."""
+    by_id: Mapping[str, str] = field(default_factory=dict)
+    """Document text by the id a manifest gave it (``manifests``): Relay's MD5,
+    Apollo's and Codegen's SHA-256, whatever the tool chose."""
 
     def __len__(self) -> int:
         return len(self.by_name)
 
     def trusts(self, text: str) -> bool:
         return hashlib.sha256(text.encode()).hexdigest() in self.by_hash
+
+    def document(self, document_id: str) -> str | None:
+        """The text a client's ``documentId`` names: a manifest's id, or the
+        document's SHA-256 (bare or ``sha256:``-prefixed, as the GraphQL over
+        HTTP persisted-documents proposal spells it)."""
+        text = self.by_id.get(document_id)
+        if text is None:
+            text = self.by_hash.get(document_id.removeprefix("sha256:").lower())
+        return text
 
 
 def load_registry(
@@ -83,16 +98,23 @@ def load_registry(
     defaults: Iterable[str] = (),
 ) -> OperationRegistry:
     """``defaults`` (the explorer's examples) first, then ``directory``'s
-    ``*.graphql`` files in name order. A default that does not fit the
-    limits (an operator who lowered ``max_cost``) is left out, not fatal."""
-    sources = [(DEFAULT_SOURCE, text) for text in defaults]
+    ``*.graphql`` files and ``*.json`` manifests in name order. A default
+    that does not fit the limits (an operator who lowered ``max_cost``) is
+    left out, not fatal. A text already registered is registered once, under
+    every id that names it."""
+    sources: list[tuple[str, str, str | None]] = [(DEFAULT_SOURCE, t, None) for t in defaults]
     if directory is not None:
-        sources.extend((str(path), _read(path)) for path in _files(directory))
+        sources.extend(_documents(directory))
     if len(sources) > MAX_OPERATIONS:
         raise ConfigurationError(f"More than {MAX_OPERATIONS} operation documents")
     by_name: dict[str, RegisteredOperation] = {}
     by_hash: dict[str, str] = {}
-    for source, text in sources:
+    by_id: dict[str, str] = {}
+    for source, text, document_id in sources:
+        if document_id is not None:
+            _name_document(by_id, source, document_id, text)
+        if hashlib.sha256(text.encode()).hexdigest() in by_hash:
+            continue
         try:
             operations = _check(schema, limits, source, text)
         except ProofgateError as error:
@@ -110,15 +132,31 @@ def load_registry(
                 )
             by_name[operation.name] = operation
             by_hash[operation.sha256] = text
-    return OperationRegistry(by_name, by_hash)
+    return OperationRegistry(by_name, by_hash, by_id)
 
 
-def _files(directory: Path) -> list[Path]:
+def _name_document(by_id: dict[str, str], source: str, document_id: str, text: str) -> None:
+    known = by_id.setdefault(document_id, text)
+    if known != text:
+        raise ConfigurationError(
+            f"Invalid operation file {source}: document id {document_id} "
+            "names two different documents"
+        )
+
+
+def _documents(directory: Path) -> list[tuple[str, str, str | None]]:
+    """(source, text, document id) of each ``.graphql`` file and manifest entry."""
     if not directory.is_dir():
         raise ConfigurationError(
             f"Invalid PROOFGATE_OPERATIONS_DIR: {directory} is not a directory"
         )
-    return sorted(directory.glob("*.graphql"))
+    found: list[tuple[str, str, str | None]] = []
+    for path in sorted([*directory.glob("*.graphql"), *directory.glob("*.json")]):
+        if path.suffix == ".graphql":
+            found.append((str(path), _read(path), None))
+        else:
+            found.extend((f"{path} ({i})", text, i) for i, text in read_manifest(path))
+    return found
 
 
 def _read(path: Path) -> str:
@@ -193,6 +231,7 @@ def _access_patterns(schema: strawberry.Schema, document: DocumentNode) -> tuple
     declared: dict[tuple[str, str], set[str]] = {}
     for access in field_access_patterns(schema):
         patterns = {p for p in (access.access_pattern, access.loads) if p is not None}
+        patterns.update(pattern for _, pattern in access.by_type)
         if patterns:
             declared[(access.type_name, access.field_name)] = patterns
     found: set[str] = set()

@@ -1,13 +1,13 @@
 """Registered operations by name or hash, and trusted-documents mode.
 
 ``NamedOperations`` runs before APQ: a request naming a registered
-operation (by ``operationName`` without a query, or by the hash APQ sends)
-gets the registered text, so the APQ wire format works unchanged and a
-registered hash is never "not found". ``TrustedDocuments`` runs after APQ,
-on the text that would run: in ``enforce`` a text the registry does not hold
-is refused before parsing for every caller but the admin key, over HTTP and
-WebSocket alike; in ``log`` it runs and is counted
-(docs/design.md, "Named operations").
+operation (by ``operationName`` without a query, by the hash APQ sends, or
+by a manifest's ``documentId``) gets the registered text, so the APQ wire
+format works unchanged and a registered hash is never "not found".
+``TrustedDocuments`` runs after APQ, on the text that would run: in
+``enforce`` a text the registry does not hold is refused before parsing for
+every caller but the admin key, over HTTP and WebSocket alike; in ``log`` it
+runs and is counted (docs/design.md, "Named operations").
 """
 
 from __future__ import annotations
@@ -20,14 +20,27 @@ from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
+from api.graphql.errors import to_graphql_error
+from api.graphql.persisted import NOT_FOUND
+from api.operations.manifests import DOCUMENT_ID_MAX_CHARS
 from api.operations.registry import OperationRegistry
 from api.operations.settings import TrustedDocuments
-from domain.errors import PersistedQueryNotAllowed
+from domain.errors import PersistedQueryNotAllowed, PersistedQueryNotFound
 
 if TYPE_CHECKING:
     from services.auth import Principal
 
-__all__ = ["NamedOperations", "TrustedDocumentCheck", "UntrustedCounter", "runs_freely"]
+__all__ = [
+    "DOCUMENT_ID",
+    "NamedOperations",
+    "TrustedDocumentCheck",
+    "UntrustedCounter",
+    "runs_freely",
+    "with_document_id",
+]
+
+DOCUMENT_ID = "documentId"
+"""The extensions key a body's ``documentId`` is moved to (``with_document_id``)."""
 
 _PLACEHOLDER = "{ __typename }"
 _SUBSCRIPTION_PLACEHOLDER = "subscription { __typename }"
@@ -80,16 +93,53 @@ class NamedOperations(SchemaExtension):
                 execution_context.query = text
                 # Answered here: the APQ cache (off, perhaps) has no part in it.
                 execution_context.operation_extensions = {
-                    key: value for key, value in extensions.items() if key != "persistedQuery"
+                    key: value
+                    for key, value in extensions.items()
+                    if key not in ("persistedQuery", DOCUMENT_ID)
                 }
 
     def _registered(self, extensions: Mapping[str, Any]) -> str | None:
+        if DOCUMENT_ID in extensions:
+            return self._document(extensions[DOCUMENT_ID])
         persisted = extensions.get("persistedQuery")
         if isinstance(persisted, Mapping):
             digest = persisted.get("sha256Hash")
             return self.registry.by_hash.get(digest.lower()) if isinstance(digest, str) else None
         operation = self.registry.by_name.get(self.execution_context.operation_name or "")
         return operation.text if operation is not None else None
+
+    def _document(self, document_id: object) -> str:
+        """A ``documentId`` names a registered document or nothing: there is
+        no cache behind it, and no retry with the text."""
+        text = None
+        if isinstance(document_id, str) and len(document_id) <= DOCUMENT_ID_MAX_CHARS:
+            text = self.registry.document(document_id)
+        if text is None:
+            error = PersistedQueryNotFound(
+                NOT_FOUND,
+                hint="documentId names no registered document; "
+                "`proofgate operations list` shows them.",
+            )
+            context: Any = self.execution_context.context
+            cause = GraphQLError(error.message, original_error=error)
+            raise to_graphql_error(cause, getattr(context, "request_id", None))
+        return text
+
+
+def with_document_id(body: Any) -> Any:
+    """A request body's ``documentId`` (GraphQL over HTTP's persisted
+    documents) carried in its extensions, where ``NamedOperations`` reads
+    it: Strawberry's request data has no place for it. A batch, entry by entry."""
+    if isinstance(body, list):
+        return [with_document_id(entry) for entry in body]
+    if not isinstance(body, dict) or "documentId" not in body:
+        return body
+    extensions = body.get("extensions")
+    if extensions is not None and not isinstance(extensions, dict):
+        return body
+    moved = {key: value for key, value in body.items() if key != "documentId"}
+    moved["extensions"] = {**(extensions or {}), DOCUMENT_ID: body["documentId"]}
+    return moved
 
 
 class TrustedDocumentCheck(SchemaExtension):

@@ -7,6 +7,7 @@ import strawberry
 from domain.datetimes import parse_datetime
 from storage import Item
 
+from ..node.types import Node
 from ..types.enums import ApiKeyRole
 from ..types.scalars import DateTime
 
@@ -20,7 +21,7 @@ class CreateApiKeyPayload:
 
 
 @strawberry.type
-class ApiKey:
+class ApiKey(Node):
     id: strawberry.ID
     name: str
     role: ApiKeyRole

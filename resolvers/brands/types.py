@@ -31,6 +31,7 @@ from ..context import Info
 from ..fields import ap_field, computed_field
 from ..ingest.types import Integration
 from ..ledger.types import Ledger
+from ..node.types import Node
 from ..threats.paging import THREATS_EPOCH, severe_threats
 from ..threats.types import ThreatAlert
 from ..types.connection import Connection, connection
@@ -70,7 +71,7 @@ class BrandStats:
     description="A brand. id, name, domain, industry and createdAt are public; "
     "the other fields need one of the brand's own keys."
 )
-class Brand:
+class Brand(Node):
     id: strawberry.ID
     name: str
     domain: str

@@ -13,6 +13,7 @@ from storage import Item
 
 from ..context import Info
 from ..fields import computed_field
+from ..node.types import Node
 from ..provenance.types import ProvenanceEvent
 from ..types import enums as _enums  # noqa: F401  (registers the GraphQL enums)
 
@@ -28,7 +29,7 @@ def _time(value: str | None) -> datetime | None:
     "to the brand's products with its own ingest key, through ingestEvent or a signed "
     "POST to ingestUrl"
 )
-class Integration:
+class Integration(Node):
     id: strawberry.ID
     name: str
     type: IntegrationType

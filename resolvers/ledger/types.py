@@ -23,6 +23,7 @@ from storage.access_patterns import LEDGER_BALANCE, LEDGER_STATEMENT, LEDGER_TRA
 
 from ..context import Info
 from ..fields import ap_field
+from ..node.types import Node
 from ..types.connection import Connection, connection
 from ..types.scalars import DateTime, Decimal
 
@@ -70,7 +71,7 @@ class LedgerLine:
     description="An immutable, balanced transaction: its lines sum to zero per currency. "
     "A correction is a reversing transaction, linked both ways."
 )
-class LedgerTransaction:
+class LedgerTransaction(Node):
     id: strawberry.ID
     memo: str
     created_at: DateTime

@@ -28,6 +28,7 @@ from ..brands.types import Brand
 from ..claims.types import Claim
 from ..context import Info
 from ..fields import ap_field, computed_field
+from ..node.types import Node
 from ..provenance.types import ProvenanceEvent
 from ..scans.types import Scan
 from ..types.connection import Connection, connection
@@ -71,7 +72,7 @@ class Certificate:
     description="A registered product. verificationCode and scanCount need one of the "
     "brand's own keys; every other field is public to whoever found the product."
 )
-class Product:
+class Product(Node):
     id: strawberry.ID
     name: str
     sku: str | None

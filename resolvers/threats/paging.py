@@ -66,4 +66,6 @@ async def severe_threats(
         end_cursor: str | None = last[0].cursor(last[1])
     else:
         end_cursor = shown[-1][0].cursor(shown[-1][1]) if shown else None
-    return Connection(edges=edges, page_info=PageInfo(has_next_page=more, _end_cursor=end_cursor))
+    start = shown[0] if shown else None
+    info = PageInfo(has_next_page=more, _end_cursor=end_cursor, _start=start)
+    return Connection(edges=edges, page_info=info)

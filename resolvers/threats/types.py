@@ -16,6 +16,7 @@ from storage.access_patterns import BRAND_BY_ID, PRODUCT_BY_ID
 
 from ..context import Info
 from ..fields import ap_field, computed_field
+from ..node.types import Node
 from ..types import enums as _enums  # noqa: F401  (registers the GraphQL enums)
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ _Product = Annotated["Product", strawberry.lazy("resolvers.products.types")]
     description="A threat the pipeline detected. One alert per product, type and rule "
     "window: a retry or a second scan in the same window never raises another."
 )
-class ThreatAlert:
+class ThreatAlert(Node):
     id: strawberry.ID
     type: ThreatType
     severity: Severity

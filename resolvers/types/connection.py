@@ -16,14 +16,29 @@ __all__ = ["Connection", "Edge", "PageInfo", "connection"]
 NodeT = TypeVar("NodeT")
 
 
-@strawberry.type
+@strawberry.type(
+    description="The Cursor Connections page info. Paging runs forward only (first/after), "
+    "so hasPreviousPage is always false, as the spec allows for first/after paging."
+)
 class PageInfo:
-    """``endCursor`` is minted (encrypted) only when it is selected: a page
-    read for its nodes alone pays for no cursor."""
+    """``startCursor`` and ``endCursor`` are minted (encrypted) only when
+    selected: a page read for its nodes alone pays for no cursor."""
 
     has_next_page: bool
+    has_previous_page: bool = False
     _page: strawberry.Private[Page | None] = None
     _end_cursor: strawberry.Private[str | None] = None
+    _start: strawberry.Private[tuple[Page, int] | None] = None
+    """The first edge's item, for a connection not made of one page."""
+
+    @computed_field
+    def start_cursor(self) -> str | None:
+        page = self._page
+        if page is not None:
+            return page.cursor(0) if page.items else None
+        if self._start is not None:
+            return self._start[0].cursor(self._start[1])
+        return None
 
     @computed_field
     def end_cursor(self) -> str | None:

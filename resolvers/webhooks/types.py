@@ -11,6 +11,7 @@ from domain.enums import Severity, ThreatType
 from services.webhooks.items import DeliveryStatus
 from storage import Item
 
+from ..node.types import Node
 from ..types import enums as _enums  # noqa: F401  (registers the GraphQL enums)
 
 __all__ = ["RegisterWebhookPayload", "Webhook", "WebhookDelivery", "WebhookDeliveryStatus"]
@@ -23,7 +24,7 @@ def _time(value: str | None) -> datetime | None:
 
 
 @strawberry.type(description="Where a brand's alerts are POSTed, signed with the webhook's secret")
-class Webhook:
+class Webhook(Node):
     id: strawberry.ID
     url: str
     min_severity: Severity

@@ -6,6 +6,7 @@ prove it catches what it claims to."""
 from __future__ import annotations
 
 import strawberry
+from graphql import GraphQLInterfaceType
 
 from api.graphql.schema import schema
 from resolvers.fields import (
@@ -28,11 +29,11 @@ def violations(accesses: list[FieldAccess]) -> list[str]:
     found = []
     for access in accesses:
         name = f"{access.type_name}.{access.field_name}"
-        if access.has_resolver and access.access_pattern is None:
+        if access.has_resolver and access.access_pattern is None and not access.by_type:
             found.append(
                 f"{name}: resolver without an access pattern (use ap_field or computed_field)"
             )
-        for declared in (access.access_pattern, access.loads):
+        for declared in (access.access_pattern, access.loads, *dict(access.by_type).values()):
             if declared is not None and declared not in REGISTERED:
                 found.append(f"{name}: {declared} is not a registered access pattern")
         if access.type_name == "Mutation" and not access.writes:
@@ -58,6 +59,22 @@ def test_the_map_names_the_reads_it_should() -> None:
     assert declared[("Brand", "products")] == ("AP07", None)
     assert declared[("Product", "brand")] == ("AP01", None)
     assert declared[("Product", "certificate")] == (None, None)
+
+
+def test_node_and_nodes_read_each_node_type_by_its_own_get_pattern() -> None:
+    """One AP per type a global id may name: a get whose entity is that type,
+    for every type implementing Node, and for nothing else."""
+    node = schema._schema.get_type("Node")
+    assert isinstance(node, GraphQLInterfaceType)
+    implementers = {t.name for t in schema._schema.get_possible_types(node)}
+    assert {"Brand", "Product", "ThreatAlert", "LedgerTransaction", "Webhook"} <= implementers
+    by_field = {a.field_name: dict(a.by_type) for a in field_access_patterns(schema) if a.by_type}
+    assert set(by_field) == {"node", "nodes"}
+    for dispatch in by_field.values():
+        assert set(dispatch) == implementers
+        for type_name, ap_id in dispatch.items():
+            pattern = REGISTRY[ap_id]
+            assert (pattern.operation, pattern.entity) == (Operation.GET, type_name)
 
 
 def test_the_walk_catches_undeclared_and_unregistered_fields() -> None:

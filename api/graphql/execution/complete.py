@@ -139,10 +139,14 @@ def complete_non_null(inner: Completer, parent_name: str, field_name: str) -> Co
 
 
 def complete_object(
-    selection: Callable[[PlanExecutor, Any, Path], Any], non_null: str | None = None
+    selection: Callable[[PlanExecutor, Any, Path], Any],
+    non_null: str | None = None,
+    checked: tuple[str, tuple[type, ...]] | None = None,
 ) -> Completer:
     """``non_null``: the error for a None, for a non-null field (a selection
-    never answers None, so this is ``complete_non_null`` of the nullable form)."""
+    never answers None, so this is ``complete_non_null`` of the nullable form).
+    ``checked``: the type's name and the classes its ``is_type_of`` accepts
+    (a type implementing an interface), checked as graphql-core checks them."""
 
     def complete(executor: PlanExecutor, path: Path, value: Any) -> Any:
         if isinstance(value, Exception):
@@ -153,7 +157,18 @@ def complete_object(
             return None
         return selection(executor, value, path)
 
-    return complete
+    if checked is None:
+        return complete
+    name, classes = checked
+    passed = (*classes, Exception, type(None), type(Undefined))
+    """What ``complete`` itself answers, besides the type's own objects."""
+
+    def complete_checked(executor: PlanExecutor, path: Path, value: Any) -> Any:
+        if not isinstance(value, passed):
+            raise GraphQLError(f"Expected value of type '{name}' but got: {inspect(value)}.")
+        return complete(executor, path, value)
+
+    return complete_checked
 
 
 def complete_list(

@@ -37,6 +37,8 @@ from graphql.execution.values import get_argument_values
 from graphql.language import Visitor
 from graphql.pyutils import Path
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
+from strawberry.schema.schema_converter import GraphQLCoreConverter
+from strawberry.types.base import StrawberryObjectDefinition
 
 from api.graphql.execution.budget import key_bytes, leaf_bytes
 from api.graphql.execution.complete import (
@@ -236,8 +238,7 @@ class _Compiler:
         details: FieldDetailsList,
         non_null: str | None = None,
     ) -> tuple[Completer, bool]:
-        if object_type.is_type_of is not None:
-            raise Unsupported(f"is_type_of on {object_type}")
+        checked = _type_check(object_type)
         executor = self.executor
         grouped = collect_subfields(
             self.schema,
@@ -250,7 +251,25 @@ class _Compiler:
         ).grouped_field_set
         fields = self.fields(object_type, grouped)
         selection_async = any(entry.maybe_async for entry in fields)
-        return complete_object(fused_selection(fields), non_null), selection_async
+        completer = complete_object(fused_selection(fields), non_null, checked)
+        return completer, selection_async
+
+
+def _type_check(object_type: GraphQLObjectType) -> tuple[str, tuple[type, ...]] | None:
+    """What the ``is_type_of`` Strawberry gives a type implementing an
+    interface checks, as a class test a plan makes itself; a type with any
+    other ``is_type_of`` (its own, or a generic's) is left to graphql-core."""
+    if object_type.is_type_of is None:
+        return None
+    definition = object_type.extensions.get(GraphQLCoreConverter.DEFINITION_BACKREF)
+    if (
+        not isinstance(definition, StrawberryObjectDefinition)
+        or definition.is_type_of is not None
+        or definition.concrete_of is not None
+    ):
+        raise Unsupported(f"is_type_of on {object_type}")
+    classes = (definition.origin, *(interface.origin for interface in definition.interfaces))
+    return object_type.name, classes
 
 
 def _is_leaf(return_type: GraphQLOutputType) -> bool:

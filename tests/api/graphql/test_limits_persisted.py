@@ -42,7 +42,7 @@ async def test_round_trip_over_post(client: Client) -> None:
     unknown = (await client.post(None, {"n": 1}, extensions=persisted(query))).json()
     assert unknown["data"] is None
     assert [e["message"] for e in unknown["errors"]] == [NOT_FOUND]
-    assert codes(unknown) == ["BAD_USER_INPUT"]
+    assert codes(unknown) == ["PERSISTED_QUERY_NOT_FOUND"]  # Apollo Server's code
     registered = (await client.post(query, {"n": 1}, extensions=persisted(query))).json()
     assert registered == {"data": {"explore": {"edges": []}}}
     known = (await client.post(None, {"n": 1}, extensions=persisted(query))).json()

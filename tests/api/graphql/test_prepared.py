@@ -146,17 +146,19 @@ class Comparison:
 
 
 @pytest.fixture(scope="module")
-async def seeded(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Gateway, Seed, Brand]]:
+async def keys_read_gateway(request: pytest.FixtureRequest) -> AsyncIterator[Gateway]:
+    """Every request reads its key, as it would without the key cache: a
+    cached key expiring between the full path's request and the lane's would
+    count one storage call more on one side (docs/design.md, API keys)."""
     base = _settings("sqlite", request)
-    # Every request reads its key, as it would without the key cache: a cached
-    # key expiring between the two sides would count one storage call more on
-    # one of them (docs/design.md, API keys).
     settings = replace(base, pipeline=replace(base.pipeline, key_cache=timedelta(0)))
     async with _serve(settings, "sqlite") as gateway:
-        yield await _seed(gateway)
+        yield gateway
 
 
-async def _seed(gateway: Gateway) -> tuple[Gateway, Seed, Brand]:
+@pytest.fixture(scope="module")
+async def seeded(keys_read_gateway: Gateway) -> AsyncIterator[tuple[Gateway, Seed, Brand]]:
+    gateway = keys_read_gateway
     seed = Seed()
     brand = await gateway.register_brand("Prepared", plan="PRO", credits=50)
     seed.brand_ids.append(brand.id)
@@ -170,7 +172,7 @@ async def _seed(gateway: Gateway) -> tuple[Gateway, Seed, Brand]:
         {"p": seed.product_ids[-1]},
         key=brand.key,
     )
-    return gateway, seed, brand
+    yield gateway, seed, brand
 
 
 def _mutation_variables(value: str | None, seed: Seed) -> dict[str, Any]:

@@ -84,6 +84,7 @@ async def test_the_explorer_runs_example_operations_offline(
             "Threats",
             "Analytics",
             "Ingest",
+            "Node",
             "LiveAlerts",
         ]
         await page.wait_for("!!document.querySelector('.graphiql-query-editor .CodeMirror')")
@@ -103,6 +104,11 @@ async def test_the_explorer_runs_example_operations_offline(
         brand_products = mine["data"]["brand"]["products"]["edges"]
         assert len(brand_products) == 4
         assert all(edge["node"]["verificationCode"] for edge in brand_products)
+
+        refetched = await run_tab(page, "Node")
+        assert "errors" not in refetched, refetched
+        assert refetched["data"]["node"]["__typename"] == "Brand"
+        assert refetched["data"]["node"]["id"] == demo["id"]
         shot = await page.screenshot(tmp_path / "explorer.png")
 
         # The brand tab's Authorization header came prefilled in the editor.

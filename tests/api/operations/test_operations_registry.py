@@ -50,6 +50,7 @@ def test_default_set_is_the_explorer_examples() -> None:
         "LiveAlerts": "subscription",
         "Analytics": "query",
         "Ingest": "mutation",
+        "Node": "query",
     }
     assert "AP12" in registry.by_name["Threats"].access_patterns
     assert registry.by_name["Verify"].access_patterns == ("AP01", "AP04", "AP05", "AP09")
@@ -138,7 +139,7 @@ def test_start_up_with_a_bad_file_fails_with_one_line(tmp_path: Path, workers: s
     operations = tmp_path / "operations"
     operations.mkdir()
     write(operations, "good.graphql", PRODUCT)
-    bad = write(operations, "bad.graphql", "query Nope { nope }")
+    bad = write(operations, "bad.graphql", "query Nope { xyzzy }")
     variables = environment(
         tmp_path, PROOFGATE_OPERATIONS_DIR=str(operations), PROOFGATE_PORT=str(free_port())
     )
@@ -152,7 +153,7 @@ def test_start_up_with_a_bad_file_fails_with_one_line(tmp_path: Path, workers: s
         check=False,
     )
     assert done.returncode == 1
-    reason = "Cannot query field 'nope' on type 'Query'."
+    reason = "Cannot query field 'xyzzy' on type 'Query'."
     assert done.stderr.splitlines() == [f"proofgate: error: Invalid operation file {bad}: {reason}"]
 
 
