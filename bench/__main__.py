@@ -6,7 +6,7 @@ import asyncio
 import importlib
 import sys
 
-SECTIONS = ("storage", "scale", "ledger", "execution", "api", "alerts", "soak")
+SECTIONS = ("storage", "scale", "ledger", "execution", "api", "backends", "alerts", "soak")
 
 
 def main(argv: list[str]) -> None:

@@ -138,16 +138,17 @@ def _gql(server: Server, query: str, variables: dict[str, Any], key: str | None 
     return post_json(server, {"query": query, "variables": variables}, headers)["data"]
 
 
-def _seed(server: Server) -> Fixture:
-    """One brand, its products with one provenance event each, through the API."""
+def _seed(server: Server, count: int = PRODUCTS, batch: int = 100) -> Fixture:
+    """One brand, its products with one provenance event each, through the API,
+    ``batch`` products per registerProducts."""
     data = _gql(server, REGISTER_BRAND, {"domain": f"{uuid.uuid4().hex[:12]}.example"}, ADMIN_KEY)
     brand_id, key = data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
     _gql(server, GRANT, {"brand": brand_id, "key": uuid.uuid4().hex}, ADMIN_KEY)
     codes: list[str] = []
-    for start in range(0, PRODUCTS, 100):
+    for start in range(0, count, batch):
         inputs = [
             {"brandId": brand_id, "name": f"Product {i}", "sku": f"SKU-{i:05d}"}
-            for i in range(start, min(PRODUCTS, start + 100))
+            for i in range(start, min(count, start + batch))
         ]
         products = _gql(server, REGISTER_PRODUCTS, {"inputs": inputs}, key)["registerProducts"]
         for product in products:

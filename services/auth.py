@@ -7,7 +7,11 @@ as a missing one does (NOT_FOUND), so not even existence leaks.
 from __future__ import annotations
 
 import hmac
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
 
 from domain.errors import Forbidden, NotFound, Unauthenticated
@@ -15,7 +19,7 @@ from domain.identifiers import hash_api_key
 from storage import Storage
 from storage.access_patterns import API_KEY_BY_HASH
 
-__all__ = ["ANONYMOUS", "Principal", "Role", "authenticate"]
+__all__ = ["ANONYMOUS", "KeyCache", "Principal", "Role", "authenticate"]
 
 _BEARER = "bearer "
 
@@ -80,9 +84,77 @@ class Principal:
 
 ANONYMOUS = Principal(Role.ANONYMOUS)
 
+KEY_CACHE_ENTRIES = 10_000
+
+
+class KeyCache:
+    """Keys read in the last ``ttl``, so a busy key costs one consistent read
+    per ``ttl`` per process instead of one per request (docs/design.md,
+    API keys). Only valid keys are kept; a revocation in this process forgets
+    its key at once, one in another process is seen here within ``ttl``.
+    At most ``entries`` keys, least recently used out first."""
+
+    def __init__(
+        self,
+        ttl: timedelta,
+        *,
+        entries: int = KEY_CACHE_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._ttl = ttl.total_seconds()
+        self._entries = entries
+        self._clock = clock
+        self._keys: OrderedDict[str, tuple[float, Principal]] = OrderedDict()
+        self._forgotten: OrderedDict[str, float] = OrderedDict()
+        """Keys revoked here in the last ``ttl``: a read that began before the
+        revocation must not put its key back."""
+
+    def get(self, key_hash: str) -> Principal | None:
+        found = self._keys.get(key_hash)
+        if found is None:
+            return None
+        read_at, principal = found
+        if self._clock() - read_at >= self._ttl:
+            del self._keys[key_hash]
+            return None
+        self._keys.move_to_end(key_hash)
+        return principal
+
+    def put(self, key_hash: str, principal: Principal, read_at: float) -> None:
+        """``read_at``: the clock before the read began, so an entry never
+        outlives a revocation that committed while it was being read."""
+        if self._ttl <= 0:
+            return
+        forgotten = self._forgotten.get(key_hash)
+        if forgotten is not None and forgotten >= read_at:
+            return
+        self._keys[key_hash] = (read_at, principal)
+        self._keys.move_to_end(key_hash)
+        while len(self._keys) > self._entries:
+            self._keys.popitem(last=False)
+
+    def forget(self, key_hash: str) -> None:
+        """This process revoked the key: no request it answers from now on,
+        or whose read of the key was already under way, accepts it."""
+        self._keys.pop(key_hash, None)
+        now = self._clock()
+        self._forgotten[key_hash] = now
+        self._forgotten.move_to_end(key_hash)
+        while self._forgotten and (
+            len(self._forgotten) > self._entries
+            or now - next(iter(self._forgotten.values())) >= self._ttl
+        ):
+            self._forgotten.popitem(last=False)
+
+    def now(self) -> float:
+        return self._clock()
+
 
 async def authenticate(
-    storage: Storage, authorization: str | None, admin_key_hash: str
+    storage: Storage,
+    authorization: str | None,
+    admin_key_hash: str,
+    keys: KeyCache | None = None,
 ) -> Principal:
     """Resolve an ``Authorization: Bearer <key>`` value; no header is anonymous."""
     if not authorization:
@@ -94,6 +166,9 @@ async def authenticate(
     key_hash = hash_api_key(authorization[len(_BEARER) :].strip())
     if hmac.compare_digest(key_hash, admin_key_hash):
         return Principal(Role.ADMIN)
+    if keys is not None and (known := keys.get(key_hash)) is not None:
+        return known
+    read_at = keys.now() if keys is not None else 0.0
     record = await storage.get(API_KEY_BY_HASH, key_hash=key_hash)
     if record is None or record.get("revokedAt"):
         if record is not None and record.get("integrationId"):
@@ -103,6 +178,9 @@ async def authenticate(
                 reason="REVOKED_INTEGRATION",
             )
         raise Unauthenticated("Invalid or revoked API key")
-    return Principal(
+    principal = Principal(
         Role(record["role"]), record["brandId"], record["id"], record.get("integrationId")
     )
+    if keys is not None:
+        keys.put(key_hash, principal, read_at)
+    return principal

@@ -18,7 +18,7 @@ from domain.ledger import FREE_PLAN_GRANT, REGISTRATION_FEE_DEFAULT
 from domain.signing import KeyRing
 from storage import AccessPattern, Item, Page, Storage, WriteAction
 
-from .auth import Principal
+from .auth import KeyCache, Principal
 from .pipeline.events import OutboxEvent
 from .pipeline.service import Pipeline, outbox_actions
 
@@ -62,6 +62,8 @@ class Services:
     pipeline: Pipeline | None = None
     """The threat pipeline of this process; None where nothing runs it (commands
     still enqueue their events, for a relay elsewhere)."""
+    keys: KeyCache = field(default_factory=lambda: KeyCache(timedelta(0)))
+    """API keys read lately (``PROOFGATE_KEY_CACHE_MS``); keeps none by default."""
 
     def enqueue(self, event: OutboxEvent) -> list[WriteAction]:
         """The actions that hand ``event`` to the threat pipeline, for the

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,10 +20,10 @@ import pytest
 from aiobotocore.client import AioBaseClient
 from botocore.client import BaseClient
 from moto.dynamodb.exceptions import MockValidationException
-from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.responses import DynamoHandler
 from moto.server import ThreadedMotoServer
 
+from bench._moto import honour_request_tokens, serialize_moto
 from tests._support.redis_server import RedisServer, redis_binary
 
 FORBIDDEN_DYNAMODB_OPERATIONS = frozenset(
@@ -115,61 +114,6 @@ def _refuse_on_server(tripwire: ScanTripwire, patch: pytest.MonkeyPatch) -> None
         patch.setattr(DynamoHandler, handler, refuse)
 
 
-_MOTO_TABLE_CALLS = (
-    "get_item",
-    "query",
-    "put_item",
-    "update_item",
-    "delete_item",
-    "transact_write_items",
-)
-
-
-def _serialize_moto(patch: pytest.MonkeyPatch) -> None:
-    """moto's server answers on several threads, but its in-memory tables have
-    no lock: a query or a transaction (which deep-copies the table) racing a
-    write fails with a 500. DynamoDB isolates them; one lock gives moto the same
-    guarantee. Every test app runs a relay that writes in the background, so
-    every suite on the moto server needs it."""
-    lock = threading.RLock()
-    for name in _MOTO_TABLE_CALLS:
-        method = getattr(DynamoDBBackend, name)
-
-        def call(*args: Any, _method: Callable[..., Any] = method, **kwargs: Any) -> Any:
-            with lock:
-                return _method(*args, **kwargs)
-
-        patch.setattr(DynamoDBBackend, name, call)
-
-
-# DynamoDB remembers a token for ten minutes; a session sends far fewer.
-_TOKENS_KEPT = 100_000
-
-
-def _honour_request_tokens(patch: pytest.MonkeyPatch) -> None:
-    """DynamoDB applies a TransactWriteItems once per ``ClientRequestToken``
-    and answers a repeat with success; moto applies every repeat. The driver
-    resends a transaction with its token after a 5xx or a timeout, so without
-    this a slow moto turns that safe retry into a failed condition."""
-    real = DynamoHandler.transact_write_items
-    applied: OrderedDict[str, Any] = OrderedDict()
-    lock = threading.Lock()
-
-    def transact_write_items(self: Any) -> Any:
-        token = self.body.get("ClientRequestToken")
-        with lock:
-            if token is not None and token in applied:
-                return applied[token]
-            result = real(self)
-            if token is not None:
-                applied[token] = result
-                while len(applied) > _TOKENS_KEPT:
-                    applied.popitem(last=False)
-            return result
-
-    patch.setattr(DynamoHandler, "transact_write_items", transact_write_items)
-
-
 @pytest.fixture(scope="session")
 def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
     """A moto server on a free loopback port, with dummy credentials in the environment.
@@ -193,8 +137,10 @@ def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
         requests_log = logging.getLogger("werkzeug")
         level = requests_log.level
         requests_log.setLevel(logging.ERROR)
-        _serialize_moto(patch)
-        _honour_request_tokens(patch)
+        # Every test app runs a relay that writes in the background, so every
+        # suite on the moto server needs moto's tables locked.
+        serialize_moto(patch)
+        honour_request_tokens(patch)
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         try:
@@ -219,9 +165,16 @@ def redis_server() -> Iterator[RedisServer]:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The schema fuzz's counts (``tests/api/graphql/test_schema_fuzz.py``), in the CI log."""
+    """The schema fuzz's counts (``tests/api/graphql/test_schema_fuzz.py``) and the decode
+    differential's (``tests/storage/dynamodb/test_dynamodb_wire_differential.py``),
+    in the CI log."""
     for report in terminalreporter.getreports("passed"):
         for name, value in report.user_properties:
+            if name == "decode_differential_items":
+                terminalreporter.write_line(
+                    f"decode differential: {value} generated items read by the data plane "
+                    "and by botocore + the codec, alike"
+                )
             if name.startswith("fuzz_"):
                 what = "generated operations" if name == "fuzz_operations" else "malformed bodies"
                 terminalreporter.write_line(

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from api import __version__
 from api.cli.backup import add_backup_command
+from api.cli.capacity import add_capacity_command
 from api.cli.explain import render_markdown, render_text
 from api.cli.flags import flag_environ
 from api.cli.ledger import add_ledger_commands
@@ -51,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
     add_serve_command(commands)
+    add_capacity_command(commands)
 
     create = commands.add_parser("create-table", help="create the DynamoDB table")
     create.add_argument("--table", help="table name (PROOFGATE_TABLE, default proofgate)")

@@ -128,7 +128,10 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             self.auth_throttle.check(client)
         try:
             return await authenticate(
-                self.services.storage, authorization, self.services.admin_key_hash
+                self.services.storage,
+                authorization,
+                self.services.admin_key_hash,
+                self.services.keys,
             )
         except Unauthenticated:
             self.auth_throttle.failed(client)

@@ -14,6 +14,7 @@ from api.settings.keyfile import new_hash_salt, read_or_create
 from domain.errors import ConfigurationError
 from domain.identifiers import SALT_MIN_BYTES, hash_api_key
 from domain.signing import KeyRing, SigningKey
+from services.auth import KeyCache
 from services.context import Services
 from services.pipeline import Pipeline
 from storage import Storage
@@ -75,4 +76,5 @@ def build_services(
         registration_fee=settings.policy.registration_fee,
         free_plan_credits=settings.policy.free_plan_credits,
         public_url=settings.label_url,
+        keys=KeyCache(settings.pipeline.key_cache),
     )

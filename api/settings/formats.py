@@ -74,6 +74,14 @@ def _entries_or_off(value: str) -> int:
     return int(value)
 
 
+def _milliseconds_or_off(value: str) -> int:
+    if value.lower() in _OFF:
+        return 0
+    if not _DIGITS.fullmatch(value):
+        raise Malformed(f"must be milliseconds or off, got {value!r}")
+    return int(value)
+
+
 def _per_minute_or_off(value: str) -> int | None:
     if value.lower() in _OFF:
         return None
@@ -167,6 +175,8 @@ Addresses = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_addresses)]
 Port = Annotated[int, BeforeValidator(_port)]
 Switch = Annotated[bool, BeforeValidator(_switch)]
 EntriesOrOff = Annotated[int, BeforeValidator(_entries_or_off)]
+
+MillisecondsOrOff = Annotated[int, BeforeValidator(_milliseconds_or_off)]
 """A count where ``off`` is 0."""
 PerMinuteOrOff = Annotated[int | None, BeforeValidator(_per_minute_or_off)]
 """A rate where ``off`` is None: unlimited."""

@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator
 from pydantic_settings import NoDecode
 
 from api.settings.environment import Malformed
-from api.settings.formats import Positive
+from api.settings.formats import MillisecondsOrOff, Positive
 from domain.threats import ThreatSettings
 from services.pipeline.settings import PipelineSettings, ShardLayout
 
@@ -87,8 +87,10 @@ class PipelineVariables(BaseModel):
     outbox_lease_seconds: Positive = _DEFAULT.lease // _SECOND
     outbox_max_attempts: Positive = _DEFAULT.max_attempts
     relay_poll_ms: Positive = _DEFAULT.poll_interval // _MILLISECOND
+    relay_idle_poll_ms: Positive = _DEFAULT.idle_poll_interval // _MILLISECOND
     tail_interval_ms: Positive = _DEFAULT.tail_interval // _MILLISECOND
     key_check_ms: Positive = _DEFAULT.key_check_interval // _MILLISECOND
+    key_cache_ms: MillisecondsOrOff = _DEFAULT.key_cache // _MILLISECOND
     ws_keepalive_ms: Positive = _DEFAULT.keepalive_interval // _MILLISECOND
     ws_init_timeout_ms: Positive = _DEFAULT.connection_init_timeout // _MILLISECOND
     subscriptions_per_key: Positive = _DEFAULT.subscriptions_per_key
@@ -114,8 +116,10 @@ class PipelineVariables(BaseModel):
             lease=self.outbox_lease_seconds * _SECOND,
             max_attempts=self.outbox_max_attempts,
             poll_interval=self.relay_poll_ms * _MILLISECOND,
+            idle_poll_interval=max(self.relay_poll_ms, self.relay_idle_poll_ms) * _MILLISECOND,
             tail_interval=self.tail_interval_ms * _MILLISECOND,
             key_check_interval=self.key_check_ms * _MILLISECOND,
+            key_cache=self.key_cache_ms * _MILLISECOND,
             keepalive_interval=self.ws_keepalive_ms * _MILLISECOND,
             connection_init_timeout=self.ws_init_timeout_ms * _MILLISECOND,
             subscriptions_per_key=self.subscriptions_per_key,

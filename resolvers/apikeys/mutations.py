@@ -26,7 +26,10 @@ class ApiKeyMutations:
 
     @mutation_field(
         reads=API_KEY_BY_HASH,
-        description="Revoke a key; it stops working at once. Revoking twice is harmless.",
+        description=(
+            "Revoke a key; it stops working at once on the process that revoked it and "
+            "within PROOFGATE_KEY_CACHE_MS (100 ms) on the others. Revoking twice is harmless."
+        ),
     )
     async def revoke_api_key(self, info: Info, id: strawberry.ID) -> ApiKey:
         return ApiKey.from_item(await commands.revoke_api_key(info.context, id))

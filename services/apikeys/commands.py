@@ -102,4 +102,6 @@ async def revoke_api_key(context: CommandContext, key_hash: str) -> Item:
         )
     except ConditionFailed:
         return await _owned_key(context, key_hash)
+    finally:
+        context.services.keys.forget(key["id"])
     return {**key, "revokedAt": revoked_at}

@@ -113,5 +113,7 @@ async def revoke_integration(context: CommandContext, integration_id: str) -> It
         if error.index != 0:
             raise
         return await _owned(context, ref)
+    finally:
+        context.services.keys.forget(item["keyHash"])
     context.loaders.forget(INTEGRATION_BY_ID, **ref.params)
     return {**item, "revokedAt": revoked_at}

@@ -77,19 +77,31 @@ async def repeat(
     failure: str,
     wake: asyncio.Event | None = None,
     report: FailureReport | None = None,
+    idle_interval: timedelta | None = None,
 ) -> NoReturn:
     """Runs ``step`` until cancelled, ``interval`` apart or as soon as ``wake``
     is set. A failed step is reported under ``failure`` and the loop goes on:
-    the next step retries whatever the failed one left undone."""
-    seconds = interval.total_seconds()
+    the next step retries whatever the failed one left undone.
+
+    With ``idle_interval``, a step that found nothing to do (a falsy result)
+    doubles the wait before the next, up to ``idle_interval``; a step that did
+    something, a failure or a wake brings it back to ``interval``. An idle
+    gateway then polls a few times a second at most (docs/design.md, Pipeline)."""
+    base = interval.total_seconds()
+    longest = max(base, idle_interval.total_seconds()) if idle_interval is not None else base
+    seconds = base
     failures = report or FailureReport(failure)
     while True:
         try:
-            await step()
+            result = await step()
         except Exception as error:
             failures.failed(error)
+            seconds = base
         else:
             failures.succeeded()
+            seconds = (
+                min(longest, 2 * seconds) if idle_interval is not None and not result else base
+            )
         if wake is None:
             await asyncio.sleep(seconds)
             continue
@@ -98,4 +110,5 @@ async def repeat(
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await wake.wait()
+                seconds = base
         wake.clear()

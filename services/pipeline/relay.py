@@ -176,6 +176,7 @@ class Relay:
             self._settings.poll_interval,
             failure="Polling the outbox failed; retrying",
             wake=self._wake,
+            idle_interval=self._settings.idle_poll_interval,
         )
 
     async def _hint_loop(self) -> None:

@@ -31,6 +31,11 @@ class PipelineSettings:
     # Relay: how often it looks for due items when nothing woke it, how many it
     # claims at once, how long a claim is exclusive, and when it gives up.
     poll_interval: timedelta = timedelta(milliseconds=250)
+    idle_poll_interval: timedelta = timedelta(seconds=2)
+    """While polls find nothing, the interval doubles up to this: an idle
+    process queried the outbox sixteen times a second (four shards), which
+    on DynamoDB was over 1% of a core; this process's own items never wait
+    for a poll (``Relay.expect``), others' and retries wait at most this."""
     claim_batch: int = 25
     lease: timedelta = timedelta(seconds=30)
     max_attempts: int = 8
@@ -64,6 +69,10 @@ class PipelineSettings:
     """How long a WebSocket may stay open without a ``connection_init``."""
     keepalive_interval: timedelta = timedelta(seconds=15)
     key_check_interval: timedelta = timedelta(seconds=5)
+    key_cache: timedelta = timedelta(milliseconds=100)
+    """How long a process trusts an API key it read (``services.auth.KeyCache``):
+    one consistent read per key per this, not per request; a revocation in
+    another process is seen within it."""
     # Webhooks.
     webhooks_per_brand: int = 10
     webhook_timeout: timedelta = timedelta(seconds=5)

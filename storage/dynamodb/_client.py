@@ -1,22 +1,32 @@
 """The aiobotocore client: configuration, and the guard that makes Scan impossible.
 
 One client per process. Creating one costs ~24 ms (endpoint resolution, service
-model loading), and its aiohttp connector is the connection pool, so it is
-entered once and closed with the driver.
+model loading), so it is entered once and closed with the driver. The hot calls
+leave on the data plane (``_wire``), which takes the client's endpoint and
+service model and the session's credentials; the client itself carries the
+control plane (create-table, the readiness probe), whose responses are
+checked against ``x-amz-crc32`` here, as the data plane checks its own.
 """
 
 from __future__ import annotations
 
+import zlib
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Any
 
 import aioboto3  # type: ignore[import-untyped, unused-ignore]
 from aiobotocore.config import AioConfig  # type: ignore[import-untyped, unused-ignore]
-from botocore.exceptions import ProfileNotFound  # type: ignore[import-untyped, unused-ignore]
+from botocore.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+    ChecksumError,
+    ProfileNotFound,
+)
 
 from domain.errors import AccessPatternError, ConfigurationError
 
-__all__ = ["FORBIDDEN_OPERATIONS", "client_config", "connect", "refuse"]
+from ._wire import checksum_matches
+
+__all__ = ["FORBIDDEN_OPERATIONS", "Connection", "client_config", "connect", "refuse"]
 
 # Scan, and PartiQL, which can scan a whole table behind a SELECT without a key.
 FORBIDDEN_OPERATIONS = ("Scan", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction")
@@ -46,6 +56,27 @@ def refuse(event_name: str = "", **_: Any) -> None:
     )
 
 
+def verify_checksum(response_dict: dict[str, Any] | None = None, **_: Any) -> None:
+    """``before-parse``: botocore checks the CRC only to decide a retry, and the
+    client makes one attempt, so a corrupt body would otherwise be parsed."""
+    if response_dict is None:
+        return
+    body = response_dict.get("body")
+    if isinstance(body, bytes) and not checksum_matches(response_dict.get("headers", {}), body):
+        raise ChecksumError(
+            checksum_type="crc32",
+            expected_checksum=response_dict["headers"].get("x-amz-crc32"),
+            actual_checksum=zlib.crc32(body),
+        )
+
+
+@dataclass(frozen=True)
+class Connection:
+    client: Any
+    credentials: Any
+    """The session's credentials (its provider chain; refreshable), or None."""
+
+
 async def connect(
     stack: AsyncExitStack,
     *,
@@ -53,7 +84,7 @@ async def connect(
     endpoint_url: str | None = None,
     access_key_id: str | None = None,
     secret_access_key: str | None = None,
-) -> Any:
+) -> Connection:
     """Enter a DynamoDB client on ``stack``; it closes when the stack does.
 
     A profile that does not exist fails every call alike, so it is reported
@@ -69,6 +100,7 @@ async def connect(
                 "dynamodb", region_name=region, endpoint_url=endpoint_url, config=client_config()
             )
         )
+        credentials = await session.get_credentials()
     except ProfileNotFound as error:
         raise ConfigurationError(
             f"No AWS profile {error.kwargs.get('profile')!r} (AWS_PROFILE) in the AWS config files",
@@ -77,4 +109,5 @@ async def connect(
         ) from None
     for operation in FORBIDDEN_OPERATIONS:
         client.meta.events.register(f"provide-client-params.dynamodb.{operation}", refuse)
-    return client
+    client.meta.events.register("before-parse.dynamodb", verify_checksum)
+    return Connection(client, credentials)

@@ -90,12 +90,13 @@ async def check_table(
     """One GetItem of the health probe (AP21), one attempt: the permission the
     readiness probe needs anyway, and it fails fast on each of the three."""
     async with AsyncExitStack() as stack:
-        client: Any = await connect(
+        connection = await connect(
             stack,
             region=region,
             endpoint_url=endpoint_url,
             access_key_id=access_key_id,
             secret_access_key=secret_access_key,
         )
+        client: Any = connection.client
         with reaching("GetItem", endpoint_url=endpoint_url, region=region, table_name=table_name):
             await client.get_item(TableName=table_name, Key=serialize_key(_PROBE_KEY))

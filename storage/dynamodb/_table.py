@@ -39,13 +39,15 @@ async def create_table(
     """Whether this call created the table (rather than found it)."""
     created = True
     async with AsyncExitStack() as stack:
-        client = await connect(
-            stack,
-            region=region,
-            endpoint_url=endpoint_url,
-            access_key_id=access_key_id,
-            secret_access_key=secret_access_key,
-        )
+        client = (
+            await connect(
+                stack,
+                region=region,
+                endpoint_url=endpoint_url,
+                access_key_id=access_key_id,
+                secret_access_key=secret_access_key,
+            )
+        ).client
         with reaching(
             "CreateTable", endpoint_url=endpoint_url, region=region, table_name=table_name
         ):

@@ -1,13 +1,15 @@
-"""``Driver`` over DynamoDB: one low-level client call per operation.
+"""``Driver`` over DynamoDB: one data-plane call per operation.
 
 Paging, cursors, batch chunking and UnprocessedKeys retries live in ``Store``;
 this module only speaks DynamoDB, retries throttled calls, and maps errors.
+Calls go out on ``_wire`` (signed by botocore, decoded once); the aiobotocore
+client is kept for what it is good at and closed with the driver.
 """
 
 from __future__ import annotations
 
 from asyncio import sleep
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 from uuid import uuid4
@@ -15,9 +17,7 @@ from uuid import uuid4
 from botocore.exceptions import (  # type: ignore[import-untyped, unused-ignore]
     BotoCoreError,
     ClientError,
-    HTTPClientError,
 )
-from botocore.exceptions import ConnectionError as EndpointUnreachable
 
 from domain.errors import ProofgateError, ServiceUnavailable
 
@@ -28,11 +28,13 @@ from ..registry import SortOperator
 from ..store import backoff_delay
 from ..values import Item
 from ..writes import ConditionCheck, Put, Update, WriteAction
-from ._client import connect
-from ._codec import deserialize, deserialize_item, deserialize_key, serialize_key, serialize_strings
+from ._client import client_config, connect
+from ._codec import serialize_key, serialize_strings
 from ._errors import error_code, is_server_error, is_throttled, transaction_error, translate
 from ._expressions import Expression
 from ._requests import transact_item, write_parameters
+from ._responses import batch_get_result, capacity, get_result, query_result
+from ._wire import RequestNotSent, ResponseLost, Wire
 
 __all__ = ["REQUEST_MAX_ATTEMPTS", "DynamoDriver"]
 
@@ -50,21 +52,12 @@ _UNKNOWN_OUTCOME_HINT = (
 _IN_PROGRESS = "TransactionInProgressException"
 
 
-def _capacity(response: Mapping[str, Any]) -> float:
-    consumed = response.get("ConsumedCapacity")
-    if not consumed:
-        return 0.0
-    if isinstance(consumed, list):
-        return float(sum(entry.get("CapacityUnits", 0) for entry in consumed))
-    return float(consumed.get("CapacityUnits", 0))
-
-
 class DynamoDriver:
     name = "dynamodb"
 
     def __init__(
         self,
-        client: Any,
+        wire: Wire,
         table_name: str,
         *,
         stack: AsyncExitStack | None = None,
@@ -72,7 +65,9 @@ class DynamoDriver:
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
-        self.client = client
+        self.wire = wire
+        self.client = wire.client
+        """The aiobotocore client the wire signs for (its guards stay registered)."""
         self.table_name = table_name
         self._stack = stack
         self.max_attempts = max_attempts
@@ -90,21 +85,29 @@ class DynamoDriver:
     ) -> DynamoDriver:
         stack = AsyncExitStack()
         try:
-            client = await connect(
+            connection = await connect(
                 stack,
                 region=region,
                 endpoint_url=endpoint_url,
                 access_key_id=access_key_id,
                 secret_access_key=secret_access_key,
             )
+            config = client_config()
+            wire = Wire.open(
+                connection.client,
+                connection.credentials,
+                pool=config.max_pool_connections,
+                connect_timeout=config.connect_timeout,
+                read_timeout=config.read_timeout,
+            )
+            stack.push_async_callback(wire.close)
         except BaseException:
             await stack.aclose()
             raise
-        return cls(client, table_name, stack=stack, max_attempts=max_attempts)
+        return cls(wire, table_name, stack=stack, max_attempts=max_attempts)
 
     async def get_item(self, key: Key, consistent: bool) -> tuple[Item | None, float]:
         response = await self._call(
-            "get_item",
             "GetItem",
             {
                 "TableName": self.table_name,
@@ -113,12 +116,10 @@ class DynamoDriver:
                 "ReturnConsumedCapacity": "TOTAL",
             },
         )
-        item = response.get("Item")
-        return (deserialize_item(item) if item else None), _capacity(response)
+        return get_result(response)
 
     async def batch_get_items(self, keys: Sequence[Key], consistent: bool) -> BatchGetResult:
         response = await self._call(
-            "batch_get_item",
             "BatchGetItem",
             {
                 "RequestItems": {
@@ -130,13 +131,7 @@ class DynamoDriver:
                 "ReturnConsumedCapacity": "TOTAL",
             },
         )
-        items = response.get("Responses", {}).get(self.table_name, [])
-        unprocessed = response.get("UnprocessedKeys", {}).get(self.table_name, {}).get("Keys", [])
-        return BatchGetResult(
-            items=[deserialize_item(item) for item in items],
-            unprocessed=[deserialize_key(key) for key in unprocessed],
-            capacity=_capacity(response),
-        )
+        return batch_get_result(response, self.table_name)
 
     async def query(self, request: QueryRequest) -> QueryResult:
         sort = request.sort
@@ -163,34 +158,27 @@ class DynamoDriver:
             parameters["ConsistentRead"] = request.consistent
         if request.start_key is not None:
             parameters["ExclusiveStartKey"] = serialize_strings(request.start_key)
-        response = await self._call("query", "Query", parameters)
-        last = response.get("LastEvaluatedKey")
-        return QueryResult(
-            items=[deserialize_item(item) for item in response.get("Items", [])],
-            last_evaluated_key={name: deserialize(v) for name, v in last.items()} if last else None,
-            capacity=_capacity(response),
-        )
+        return query_result(await self._call("Query", parameters))
 
     async def write(self, action: WriteAction) -> float:
         if isinstance(action, ConditionCheck):
             # No single-item API checks a condition without writing.
             return await self.transact_write([action])
         if isinstance(action, Put):
-            method, operation = "put_item", "PutItem"
+            operation = "PutItem"
         elif isinstance(action, Update):
-            method, operation = "update_item", "UpdateItem"
+            operation = "UpdateItem"
         else:
-            method, operation = "delete_item", "DeleteItem"
+            operation = "DeleteItem"
         parameters = write_parameters(action, self.table_name)
         parameters["ReturnConsumedCapacity"] = "TOTAL"
         response = await self._call(
-            method,
             operation,
             parameters,
             idempotent=False,
             failed=lambda error: translate(error, operation, key=action.key),
         )
-        return _capacity(response)
+        return capacity(response)
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> float:
         """One token for every attempt: DynamoDB applies a transaction once per
@@ -198,7 +186,6 @@ class DynamoDriver:
         connection cannot apply it twice."""
         actions = list(actions)
         response = await self._call(
-            "transact_write_items",
             "TransactWriteItems",
             {
                 "TransactItems": [transact_item(action, self.table_name) for action in actions],
@@ -207,7 +194,7 @@ class DynamoDriver:
             },
             failed=lambda error: transaction_error(error, actions),
         )
-        return _capacity(response)
+        return capacity(response)
 
     async def close(self) -> None:
         if self._stack is not None:
@@ -215,7 +202,6 @@ class DynamoDriver:
 
     async def _call(
         self,
-        method: str,
         operation: str,
         parameters: dict[str, Any],
         *,
@@ -224,18 +210,19 @@ class DynamoDriver:
     ) -> dict[str, Any]:
         """One API call, retried with capped full-jitter backoff.
 
-        Throttled calls were not applied and are always sent again. A 5xx or a
-        connection that broke mid-flight leaves a write's outcome unknown, so
-        only ``idempotent`` calls (reads, transactions with their token) are
-        sent again; a single write answers SERVICE_UNAVAILABLE at once rather
-        than risk applying an ADD twice.
+        Throttled calls and calls that never left (no connection was made)
+        were not applied and are always sent again. A 5xx, a connection that
+        broke after the request went out, or an answer that failed its CRC
+        leaves a write's outcome unknown, so only ``idempotent`` calls (reads,
+        transactions with their token) are sent again; a single write answers
+        SERVICE_UNAVAILABLE at once rather than risk applying an ADD twice.
         """
         cause = ""
         for attempt in range(self.max_attempts):
             if attempt:
                 await sleep(backoff_delay(attempt))
             try:
-                response: dict[str, Any] = await getattr(self.client, method)(**parameters)
+                response: dict[str, Any] = await self.wire.call(operation, parameters)
             except ClientError as error:
                 cause = error_code(error)
                 if is_throttled(error) or (idempotent and cause == _IN_PROGRESS):
@@ -244,12 +231,12 @@ class DynamoDriver:
                     raise (failed(error) if failed else translate(error, operation)) from error
                 if not idempotent:
                     raise _outcome_unknown(operation, f"the store failed ({cause})") from error
-            except EndpointUnreachable as error:
-                cause = type(error).__name__
-            except HTTPClientError as error:
+            except RequestNotSent as error:
+                cause = str(error)
+            except ResponseLost as error:
                 if not idempotent:
-                    raise _outcome_unknown(operation, "the connection broke") from error
-                cause = type(error).__name__
+                    raise _outcome_unknown(operation, f"the answer was lost ({error})") from error
+                cause = str(error)
             except BotoCoreError as error:
                 # Credentials, configuration, parameters: nothing a retry fixes.
                 raise ProofgateError(f"DynamoDB {operation}: {type(error).__name__}") from error

@@ -15,6 +15,7 @@ from tests.services.pipeline._support import CURSOR_KEY, utcnow
 
 FAST = PipelineSettings(
     poll_interval=timedelta(milliseconds=20),
+    idle_poll_interval=timedelta(milliseconds=20),
     lease=timedelta(seconds=5),
     retry_base=timedelta(milliseconds=10),
     retry_cap=timedelta(milliseconds=50),

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 
 from domain.errors import ServiceUnavailable
+from services.pipeline import periodic
 from services.pipeline.periodic import FailureReport, repeat
 
 HOUR = timedelta(hours=1)
@@ -113,3 +115,41 @@ async def test_a_new_run_of_failures_after_recovery_logs_its_traceback_again(
         report.succeeded()
         report.failed(RuntimeError("second run"))
     assert [str(r.exc_info[1]) for r in caplog.records if r.exc_info] == ["first", "second run"]
+
+
+async def test_idle_steps_back_off_and_a_busy_one_resets_the_interval() -> None:
+    """A falsy result doubles the wait up to the idle interval; a truthy one
+    goes back to the base. The waits are what the loop hands asyncio.timeout."""
+    results = iter([0, 0, 0, 0, 0, 1, 0])
+    waits: list[float] = []
+    done = asyncio.Event()
+    real_timeout = asyncio.timeout
+
+    def timeout(delay: float | None) -> asyncio.Timeout:
+        waits.append(round(delay or 0.0, 3))
+        return real_timeout(0)  # run the next step at once
+
+    async def step() -> int:
+        result = next(results, None)
+        if result is None:
+            done.set()
+            await asyncio.Event().wait()
+        return result or 0
+
+    with pytest.MonkeyPatch.context() as patch:
+        clock = SimpleNamespace(timeout=timeout, sleep=asyncio.sleep)
+        patch.setattr(periodic, "asyncio", clock)
+        loop = asyncio.create_task(
+            repeat(
+                step,
+                timedelta(milliseconds=250),
+                failure="unused",
+                wake=asyncio.Event(),
+                idle_interval=timedelta(seconds=2),
+            )
+        )
+        await asyncio.wait_for(done.wait(), 5)
+    loop.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await loop
+    assert waits == [0.5, 1.0, 2.0, 2.0, 2.0, 0.25, 0.5]

@@ -3,17 +3,12 @@ cannot produce them."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from botocore.exceptions import (
-    ClientError,
-    EndpointConnectionError,
-    NoCredentialsError,
-    ReadTimeoutError,
-)
+from botocore.exceptions import ClientError, NoCredentialsError
 
 from domain.errors import (
     ConditionFailed,
@@ -35,9 +30,11 @@ from storage import (
 )
 from storage.dynamodb import DynamoDriver
 from storage.dynamodb import driver as driver_module
+from storage.dynamodb._wire import RequestNotSent, ResponseLost
 from storage.registry import SortOperator, SortRange
 from storage.table import GSI1
 from tests._support.queries import query_request
+from tests._support.wire import Send, intercept
 
 Unique = Callable[[str], str]
 CANCELLED = "Transaction cancelled, please refer cancellation reasons for specific reasons"
@@ -48,19 +45,18 @@ def client_error(code: str, operation: str, message: str = "", **extra: Any) -> 
 
 
 def inject(
-    monkeypatch: pytest.MonkeyPatch, driver: DynamoDriver, method: str, failures: list[Exception]
+    monkeypatch: pytest.MonkeyPatch, driver: DynamoDriver, operation: str, failures: list[Exception]
 ) -> list[dict[str, Any]]:
-    """Raise ``failures`` from the client method, one per call, then call through."""
-    real: Callable[..., Awaitable[dict[str, Any]]] = getattr(driver.client, method)
+    """Raise ``failures`` from the operation's calls, one per call, then call through."""
     calls: list[dict[str, Any]] = []
 
-    async def fake(**parameters: Any) -> dict[str, Any]:
+    async def fake(parameters: dict[str, Any], send: Send) -> dict[str, Any]:
         calls.append(parameters)
         if failures:
             raise failures.pop(0)
-        return await real(**parameters)
+        return await send(parameters)
 
-    monkeypatch.setattr(driver.client, method, fake)
+    intercept(monkeypatch, driver, operation, fake)
     return calls
 
 
@@ -310,17 +306,16 @@ async def test_unprocessed_keys_come_back_as_keys(
 ) -> None:
     keys = [Key(unique("U"), str(n)) for n in range(3)]
     await driver.transact_write([Put({"PK": k.pk, "SK": k.sk}) for k in keys])
-    real = driver.client.batch_get_item
 
-    async def partial(**parameters: Any) -> dict[str, Any]:
+    async def partial(parameters: dict[str, Any], send: Send) -> dict[str, Any]:
         request = parameters["RequestItems"][driver.table_name]
         deferred = {**request, "Keys": request["Keys"][1:]}
-        parameters["RequestItems"][driver.table_name] = {**request, "Keys": request["Keys"][:1]}
-        response: dict[str, Any] = await real(**parameters)
+        first = {**request, "Keys": request["Keys"][:1]}
+        response = await send({**parameters, "RequestItems": {driver.table_name: first}})
         response["UnprocessedKeys"] = {driver.table_name: deferred}
         return response
 
-    monkeypatch.setattr(driver.client, "batch_get_item", partial)
+    intercept(monkeypatch, driver, "BatchGetItem", partial)
 
     result = await driver.batch_get_items(keys, consistent=True)
 
@@ -336,7 +331,7 @@ async def test_throttled_calls_are_retried_with_backoff(
     calls = inject(
         monkeypatch,
         driver,
-        "get_item",
+        "GetItem",
         [throttled("GetItem"), client_error("ThrottlingException", "GetItem")],
     )
 
@@ -351,7 +346,7 @@ async def test_throttled_calls_are_retried_with_backoff(
 async def test_persistent_throttling_is_service_unavailable(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int], code: str
 ) -> None:
-    calls = inject(monkeypatch, driver, "put_item", [client_error(code, "PutItem")] * 10)
+    calls = inject(monkeypatch, driver, "PutItem", [client_error(code, "PutItem")] * 10)
 
     with pytest.raises(ServiceUnavailable) as unavailable:
         await driver.write(Put({"PK": "THROTTLED", "SK": "META"}))
@@ -374,7 +369,7 @@ async def test_a_single_write_that_failed_on_the_server_is_not_sent_again(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
 ) -> None:
     """A 5xx write may have applied; sending an ADD again could count it twice."""
-    calls = inject(monkeypatch, driver, "update_item", [server_error("UpdateItem")])
+    calls = inject(monkeypatch, driver, "UpdateItem", [server_error("UpdateItem")])
 
     with pytest.raises(ServiceUnavailable) as unavailable:
         await driver.write(Update(Key("COUNT", "5XX"), add={"n": 1}))
@@ -391,7 +386,7 @@ async def test_an_html_500_counts_as_a_server_error(
     html = client_error(
         "500", "PutItem", "<!doctype html>", ResponseMetadata={"HTTPStatusCode": 500}
     )
-    calls = inject(monkeypatch, driver, "put_item", [html])
+    calls = inject(monkeypatch, driver, "PutItem", [html])
 
     with pytest.raises(ServiceUnavailable):
         await driver.write(Put({"PK": "HTML", "SK": "500"}))
@@ -402,7 +397,7 @@ async def test_an_html_500_counts_as_a_server_error(
 async def test_reads_are_retried_after_a_server_error(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
 ) -> None:
-    calls = inject(monkeypatch, driver, "get_item", [server_error("GetItem")])
+    calls = inject(monkeypatch, driver, "GetItem", [server_error("GetItem")])
 
     await driver.get_item(Key("X", "Y"), consistent=False)
 
@@ -413,7 +408,7 @@ async def test_a_transaction_is_retried_with_one_token_until_attempts_run_out(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int], unique: Unique
 ) -> None:
     calls = inject(
-        monkeypatch, driver, "transact_write_items", [server_error("TransactWriteItems")] * 10
+        monkeypatch, driver, "TransactWriteItems", [server_error("TransactWriteItems")] * 10
     )
 
     with pytest.raises(ServiceUnavailable) as unavailable:
@@ -428,7 +423,7 @@ async def test_a_transaction_is_retried_with_one_token_until_attempts_run_out(
 async def test_each_transaction_gets_its_own_token(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, unique: Unique
 ) -> None:
-    calls = inject(monkeypatch, driver, "transact_write_items", [])
+    calls = inject(monkeypatch, driver, "TransactWriteItems", [])
 
     await driver.transact_write([Put({"PK": unique("ONE"), "SK": "A"})])
     await driver.transact_write([Put({"PK": unique("TWO"), "SK": "A"})])
@@ -446,7 +441,7 @@ async def test_backoff_uses_the_store_policy(
         slept.append(seconds)
 
     monkeypatch.setattr(driver_module, "sleep", sleep)
-    inject(monkeypatch, driver, "get_item", [throttled("GetItem")] * 10)
+    inject(monkeypatch, driver, "GetItem", [throttled("GetItem")] * 10)
 
     with pytest.raises(ServiceUnavailable):
         await driver.get_item(Key("X", "Y"), consistent=False)
@@ -459,7 +454,7 @@ async def test_other_errors_are_not_retried(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
 ) -> None:
     calls = inject(
-        monkeypatch, driver, "get_item", [client_error("AccessDeniedException", "GetItem")]
+        monkeypatch, driver, "GetItem", [client_error("AccessDeniedException", "GetItem")]
     )
 
     with pytest.raises(ProofgateError) as failed:
@@ -473,7 +468,7 @@ async def test_other_errors_are_not_retried(
 async def test_client_side_failures_are_not_retried(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
 ) -> None:
-    calls = inject(monkeypatch, driver, "get_item", [NoCredentialsError()])
+    calls = inject(monkeypatch, driver, "GetItem", [NoCredentialsError()])
 
     with pytest.raises(ProofgateError, match="NoCredentialsError"):
         await driver.get_item(Key("X", "Y"), consistent=False)
@@ -481,12 +476,12 @@ async def test_client_side_failures_are_not_retried(
     assert len(calls) == 1 and backoffs == []
 
 
-async def test_unreachable_endpoint_is_retried_for_reads_and_writes(
+async def test_a_request_that_never_left_is_retried_for_reads_and_writes(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
 ) -> None:
-    unreachable = EndpointConnectionError(endpoint_url="http://127.0.0.1:1")
-    inject(monkeypatch, driver, "get_item", [unreachable])
-    writes = inject(monkeypatch, driver, "put_item", [unreachable])
+    unreachable = RequestNotSent("ClientConnectorError")
+    inject(monkeypatch, driver, "GetItem", [unreachable])
+    writes = inject(monkeypatch, driver, "PutItem", [unreachable])
 
     await driver.get_item(Key("X", "Y"), consistent=False)
     await driver.write(Put({"PK": "REACHED", "SK": "META"}))
@@ -497,9 +492,9 @@ async def test_unreachable_endpoint_is_retried_for_reads_and_writes(
 async def test_a_write_whose_outcome_is_unknown_is_not_sent_again(
     driver: DynamoDriver, monkeypatch: pytest.MonkeyPatch, backoffs: list[int]
 ) -> None:
-    timeout = ReadTimeoutError(endpoint_url="http://127.0.0.1:1")
-    reads = inject(monkeypatch, driver, "get_item", [timeout])
-    writes = inject(monkeypatch, driver, "update_item", [timeout])
+    timeout = ResponseLost("SocketTimeoutError")
+    reads = inject(monkeypatch, driver, "GetItem", [timeout])
+    writes = inject(monkeypatch, driver, "UpdateItem", [timeout])
 
     await driver.get_item(Key("X", "Y"), consistent=False)
     with pytest.raises(ServiceUnavailable):
@@ -520,7 +515,7 @@ async def test_transaction_conflict_is_a_retryable_cancellation(
             {"Code": "TransactionConflict", "Message": "Conflict"},
         ],
     )
-    calls = inject(monkeypatch, driver, "transact_write_items", [conflict])
+    calls = inject(monkeypatch, driver, "TransactWriteItems", [conflict])
 
     with pytest.raises(TransactionCanceled) as canceled:
         await driver.transact_write(
@@ -539,7 +534,7 @@ async def test_reasons_are_read_from_the_message_when_absent(
         "TransactWriteItems",
         f"{CANCELLED} [None, ConditionalCheckFailed]",
     )
-    inject(monkeypatch, driver, "transact_write_items", [canceled])
+    inject(monkeypatch, driver, "TransactWriteItems", [canceled])
     second = Key(unique("M"), "B")
 
     with pytest.raises(ConditionFailed) as failed:
@@ -558,7 +553,7 @@ async def test_throttled_transaction_is_retried(
         "TransactWriteItems",
         CancellationReasons=[{"Code": "ThrottlingError"}, {"Code": "None"}],
     )
-    calls = inject(monkeypatch, driver, "transact_write_items", [throttled_tx])
+    calls = inject(monkeypatch, driver, "TransactWriteItems", [throttled_tx])
     keys = [Key(unique("R"), "A"), Key(unique("R"), "B")]
 
     await driver.transact_write([Put({"PK": k.pk, "SK": k.sk}) for k in keys])
@@ -591,7 +586,7 @@ async def test_size_reasons_in_a_transaction_are_limit_exceeded(
             },
         ],
     )
-    inject(monkeypatch, driver, "transact_write_items", [too_big])
+    inject(monkeypatch, driver, "TransactWriteItems", [too_big])
 
     with pytest.raises(LimitExceeded):
         await driver.transact_write(

@@ -22,6 +22,7 @@ from storage.cursor import CursorCodec
 from storage.dynamodb import DynamoDriver, open_dynamodb
 from storage.store import Store
 from storage.trace import tracing
+from tests._support.wire import Send, intercept
 
 REGION = "us-east-1"
 Unique = Callable[[str], str]
@@ -131,21 +132,20 @@ async def test_unprocessed_keys_are_retried_until_read(
     await driver.transact_write(
         [Put({"PK": f"BRAND#{b}", "SK": "PROFILE", "name": b}) for b in brands]
     )
-    real = driver.client.batch_get_item
     requested: list[int] = []
 
-    async def one_at_a_time(**parameters: Any) -> dict[str, Any]:
+    async def one_at_a_time(parameters: dict[str, Any], send: Send) -> dict[str, Any]:
         request = parameters["RequestItems"][driver.table_name]
         requested.append(len(request["Keys"]))
-        parameters["RequestItems"][driver.table_name] = {**request, "Keys": request["Keys"][:1]}
-        response: dict[str, Any] = await real(**parameters)
+        first = {**request, "Keys": request["Keys"][:1]}
+        response = await send({**parameters, "RequestItems": {driver.table_name: first}})
         if len(request["Keys"]) > 1:
             response["UnprocessedKeys"] = {
                 driver.table_name: {**request, "Keys": request["Keys"][1:]}
             }
         return response
 
-    monkeypatch.setattr(driver.client, "batch_get_item", one_at_a_time)
+    intercept(monkeypatch, driver, "BatchGetItem", one_at_a_time)
     monkeypatch.setattr("storage.store.backoff_delay", lambda attempt: 0.0)
     store = Store(driver, CursorCodec(CursorCodec.generate_key()), REGISTRY)
 

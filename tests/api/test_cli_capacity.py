@@ -1,0 +1,94 @@
+"""``proofgate capacity``: units per operation, the table's load for a mix,
+the hottest partition against DynamoDB's limits, and costs only from prices
+given on the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from api.cli.main import main
+
+PROFILE = {
+    "source": "test",
+    "operations": {
+        "page": [
+            {"accessPattern": "AP01", "operation": "GetItem", "capacityUnits": 0.5},
+            {"accessPattern": "AP07", "operation": "Query", "capacityUnits": 5.0},
+        ],
+        "verifyProduct": [
+            {"accessPattern": "AP05", "operation": "GetItem", "capacityUnits": 0.5},
+            {"accessPattern": "AP04", "operation": "GetItem", "capacityUnits": 0.5},
+            {"accessPattern": "AP09", "operation": "Query", "capacityUnits": 0.5},
+            {"accessPattern": "AP11", "operation": "GetItem", "capacityUnits": 1.0},
+            {"accessPattern": None, "operation": "TransactWriteItems", "capacityUnits": 8.0},
+            {"accessPattern": "AP01", "operation": "GetItem", "capacityUnits": 0.5},
+        ],
+    },
+}
+
+
+@pytest.fixture
+def profile(tmp_path: Path) -> Path:
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(PROFILE))
+    return path
+
+
+def test_a_mix_gives_the_table_load_and_the_hottest_partition(
+    profile: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["capacity", "--profile", str(profile), "--mix", "page=100", "verifyProduct=10"])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "page                 2         5.5            0" in out
+    assert "verifyProduct        6           3            8" in out
+    assert "table: 580.0 read units/s, 80.0 write units/s" in out
+    # AP07 reads one brand's GSI1 partition: 100/s x 5 units; AP01 the table's.
+    assert "  GSI1 BRAND#{brand_id}: 500.0 read units/s, 16.7% of 3,000" in out
+    assert "  TABLE BRAND#{brand_id}: 55.0 read units/s, 1.8% of 3,000" in out
+    assert "8.0% of one partition's 1,000" in out
+    assert "give --read-price and --write-price" in out
+
+
+def test_costs_come_from_the_prices_given(
+    profile: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(
+        [
+            "capacity", "--profile", str(profile), "--mix", "page=100",
+            "--read-price", "0.25", "--write-price", "1.25",
+        ]
+    )  # fmt: skip
+
+    out = capsys.readouterr().out
+    assert "page                 2         5.5            0           1.38" in out
+    assert "verifyProduct        6           3            8          10.75" in out
+    # 550 read units/s x 0.25 per million x 3,600 s
+    assert "on demand: 0.4950 per hour at the given prices" in out
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--mix", "search=5"], "no operation 'search' in the profile"),
+        (["--mix", "page=fast"], "'fast' is not operations per second"),
+        (["--read-price", "0.25"], "Give both --read-price and --write-price"),
+    ],
+)
+def test_mistakes_are_one_line_with_a_hint(
+    profile: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
+) -> None:
+    assert main(["capacity", "--profile", str(profile), *arguments]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "proofgate: hint:" in err and "Traceback" not in err
+
+
+def test_a_missing_profile_says_how_to_measure_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["capacity", "--profile", str(tmp_path / "none.json")]) == 1
+    assert "python -m bench backends" in capsys.readouterr().err
