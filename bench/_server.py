@@ -124,7 +124,10 @@ def redis_serving(log_dir: Path) -> Iterator[str | None]:
 
 
 def post_json(
-    server: Server, body: Mapping[str, object], headers: Mapping[str, str] | None = None
+    server: Server,
+    body: Mapping[str, object],
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30,
 ) -> dict[str, object]:
     """One GraphQL request from the harness itself (set-up and traces)."""
     request = urllib.request.Request(
@@ -133,7 +136,7 @@ def post_json(
         headers={"Content-Type": "application/json", **(headers or {})},
         method="POST",
     )
-    with urllib.request.urlopen(request, timeout=30) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         result: dict[str, object] = json.load(response)
     if result.get("errors"):
         raise RuntimeError(f"{server.name}: {result['errors']}")

@@ -133,9 +133,15 @@ class Fixture:
     codes: list[str]
 
 
-def _gql(server: Server, query: str, variables: dict[str, Any], key: str | None = None) -> Any:
+def _gql(
+    server: Server,
+    query: str,
+    variables: dict[str, Any],
+    key: str | None = None,
+    timeout: float = 30,
+) -> Any:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return post_json(server, {"query": query, "variables": variables}, headers)["data"]
+    return post_json(server, {"query": query, "variables": variables}, headers, timeout)["data"]
 
 
 def _seed(server: Server, count: int = PRODUCTS, batch: int = 100) -> Fixture:
@@ -150,9 +156,10 @@ def _seed(server: Server, count: int = PRODUCTS, batch: int = 100) -> Fixture:
             {"brandId": brand_id, "name": f"Product {i}", "sku": f"SKU-{i:05d}"}
             for i in range(start, min(count, start + batch))
         ]
-        products = _gql(server, REGISTER_PRODUCTS, {"inputs": inputs}, key)["registerProducts"]
-        for product in products:
-            _gql(server, ADD_EVENT, {"id": product["id"]}, key)
+        # moto, on a busy machine, may take longer than a gateway should.
+        registered = _gql(server, REGISTER_PRODUCTS, {"inputs": inputs}, key, timeout=300)
+        for product in registered["registerProducts"]:
+            _gql(server, ADD_EVENT, {"id": product["id"]}, key, timeout=300)
             codes.append(product["verificationCode"])
     return Fixture(brand_id, key, codes)
 

@@ -1,12 +1,13 @@
-"""The data plane: DynamoDB's hot calls signed by botocore and sent on aiohttp.
+"""The data plane: DynamoDB's hot calls signed with SigV4 and sent on aiohttp.
 
 botocore validates, serialises, emits a dozen events and walks the output
 shape for every AttributeValue of a response; on a page of fifty products that
 parser alone was most of the gateway's CPU
 (docs/design.md, DynamoDB data plane). Here a request body is one
-``orjson.dumps``, signed with botocore's ``SigV4Auth`` and credentials from the
-session's provider chain (refreshed by it), sent on a pooled aiohttp session,
-and a 2xx body is one ``orjson.loads``. Everything else stays botocore's:
+``orjson.dumps``, signed with SigV4 (``_signing``, held to botocore's
+``SigV4Auth``) and credentials from the session's provider chain (refreshed
+by it), sent on a pooled aiohttp session, and a 2xx body is one
+``orjson.loads``. Everything else stays botocore's:
 endpoint resolution (the client's), and every error response, parsed by
 botocore's own parser into the exception class the client would have raised,
 so retry decisions and error mapping see exactly what they saw before.
@@ -23,17 +24,18 @@ import base64
 import ssl
 import zlib
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import aiohttp
 import orjson
 from aiohttp.helpers import get_env_proxy_for_url
-from botocore.auth import SigV4Auth  # type: ignore[import-untyped, unused-ignore]
-from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped, unused-ignore]
 from botocore.exceptions import NoCredentialsError  # type: ignore[import-untyped, unused-ignore]
 from botocore.httpsession import get_cert_path  # type: ignore[import-untyped, unused-ignore]
 from botocore.parsers import create_parser  # type: ignore[import-untyped, unused-ignore]
 from yarl import URL
+
+from ._signing import Signer
 
 __all__ = [
     "HOT_OPERATIONS",
@@ -143,6 +145,7 @@ class Wire:
         self._url: str = client.meta.endpoint_url
         self._region: str = client.meta.region_name
         self._proxy = _environment_proxy(self._url)
+        self._signer = Signer(self._url, self._region, _SIGNING_NAME)
         self.calls = 0
         """Calls sent on this path: the canary test's proof the fast path runs."""
 
@@ -208,18 +211,11 @@ class Wire:
             frozen = await self._credentials.get_frozen_credentials()
         if frozen is None or frozen.access_key is None:
             raise NoCredentialsError()
-        request = AWSRequest(
-            method="POST",
-            url=self._url,
-            data=body,
-            headers={
-                "X-Amz-Target": _TARGET_PREFIX + operation,
-                "Content-Type": _CONTENT_TYPE,
-                "Accept-Encoding": "identity",
-            },
+        headers = self._signer.headers(
+            frozen, _CONTENT_TYPE, _TARGET_PREFIX + operation, body, datetime.now(UTC)
         )
-        SigV4Auth(frozen, _SIGNING_NAME, self._region).add_auth(request)
-        return dict(request.headers.items())
+        headers["Accept-Encoding"] = "identity"
+        return headers
 
     async def close(self) -> None:
         await self._session.close()
