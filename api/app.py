@@ -8,7 +8,7 @@ connection) are expensive to create and meant to be shared.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.demo.loader import start_demo
 from api.graphql.prepared import prepared_lane
@@ -61,20 +61,25 @@ CORS_HEADERS = (
 
 
 class ProofgateApp(Starlette):
-    """Starlette, with POST /graphql taken by ``GraphQLEntry`` before the
+    """Starlette, with POST /graphql taken by ``GraphQLEntry`` in front of the
     middleware stack (``api/http/graphql_entry.py``); None: every request
-    takes the stack."""
+    takes the stack. Starlette's own ``__call__`` stays the ASGI entry point,
+    so servers that look for a coroutine function find one."""
 
     graphql_entry: GraphQLEntry | None = None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A coroutine function, so a server that guesses the ASGI version
-        from the callable (uvicorn without ``interface``) takes it as ASGI 3."""
-        entry = self.graphql_entry
-        if entry is not None and entry.takes(scope):
-            await entry(scope, receive, send)
-        else:
-            await super().__call__(scope, receive, send)
+    def build_middleware_stack(self) -> ASGIApp:
+        stack = super().build_middleware_stack()
+
+        def dispatch(scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+            """Returns the awaitable rather than awaiting it: no frame of its
+            own for a WebSocket's lifetime (docs/design.md, Alert fan-out)."""
+            entry = self.graphql_entry
+            if entry is not None and entry.takes(scope):
+                return entry(scope, receive, send)
+            return stack(scope, receive, send)
+
+        return dispatch
 
 
 def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateApp:

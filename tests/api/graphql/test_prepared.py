@@ -157,7 +157,7 @@ async def keys_read_gateway(request: pytest.FixtureRequest) -> AsyncIterator[Gat
 
 
 @pytest.fixture(scope="module")
-async def seeded(keys_read_gateway: Gateway) -> AsyncIterator[tuple[Gateway, Seed, Brand]]:
+async def seeded(keys_read_gateway: Gateway) -> tuple[Gateway, Seed, Brand]:
     gateway = keys_read_gateway
     seed = Seed()
     brand = await gateway.register_brand("Prepared", plan="PRO", credits=50)
@@ -172,7 +172,7 @@ async def seeded(keys_read_gateway: Gateway) -> AsyncIterator[tuple[Gateway, See
         {"p": seed.product_ids[-1]},
         key=brand.key,
     )
-    yield gateway, seed, brand
+    return gateway, seed, brand
 
 
 def _mutation_variables(value: str | None, seed: Seed) -> dict[str, Any]:
