@@ -13,8 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ValidationError, model_validator
-from pydantic_core.core_schema import ValidatorFunctionWrapHandler
+from pydantic import BaseModel, ValidationError, ValidatorFunctionWrapHandler, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from domain.errors import ConfigurationError
@@ -62,7 +61,7 @@ class Section(BaseModel):
     with the one-line error the variable would."""
 
     model_config: ClassVar[SettingsConfigDict] = SettingsConfigDict(
-        frozen=True, validate_default=False
+        frozen=True, validate_default=False, extra="forbid"
     )
     """The reader's own settings, so sections and ``EnvironmentReader`` combine."""
 

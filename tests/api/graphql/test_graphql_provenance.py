@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from _chain import offline_hash
@@ -128,18 +129,21 @@ async def test_provenance_is_public_through_the_code(gateway) -> None:
 async def test_an_event_earlier_than_the_head_is_bad_user_input(gateway) -> None:
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)
-    ok = await add_event(gateway, product["id"], brand.key, occurredAt="2030-01-02T00:00:00Z")
-    assert ok["data"]["addProvenanceEvent"]["occurredAt"] == "2030-01-02T00:00:00.000000Z"
-    same_time = await add_event(
-        gateway, product["id"], brand.key, occurredAt="2030-01-02T00:00:00Z"
-    )
+    # Ahead of the clock, within the hour an event's time may be (a skewed clock).
+    head = (datetime.now(UTC) + timedelta(minutes=30)).replace(microsecond=0)
+    stamp = head.strftime("%Y-%m-%dT%H:%M:%SZ")
+    ok = await add_event(gateway, product["id"], brand.key, occurredAt=stamp)
+    stored = head.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+    assert ok["data"]["addProvenanceEvent"]["occurredAt"] == stored
+    same_time = await add_event(gateway, product["id"], brand.key, occurredAt=stamp)
     assert same_time["data"]["addProvenanceEvent"]["sequence"] == 2
-    earlier = await add_event(gateway, product["id"], brand.key, occurredAt="2030-01-01T23:59:59Z")
+    before = (head - timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    earlier = await add_event(gateway, product["id"], brand.key, occurredAt=before)
     assert gateway.codes(earlier) == ["BAD_USER_INPUT"]
     assert "earlier than the latest event" in earlier["errors"][0]["message"]
     # A default time never precedes a head set in the future by a skewed clock.
     later = await add_event(gateway, product["id"], brand.key)
-    assert later["data"]["addProvenanceEvent"]["occurredAt"] == "2030-01-02T00:00:00.000000Z"
+    assert later["data"]["addProvenanceEvent"]["occurredAt"] == stored
     _, events = await chain(gateway, product["id"], brand.key)
     assert [e["sequence"] for e in events] == [1, 2, 3]
 

@@ -11,7 +11,7 @@ from _asgi import codes
 from _ingest import CREATE, post_signed
 from _limits import ADMIN_KEY, Client, grow_chain, serve
 
-from api.settings.limits import Limits, Rate
+from api.settings.limits import Limits
 from domain.chain import PARTNER_MAX_EVENTS
 from domain.ingest import INTEGRATION_HEADER, SIGNATURE_HEADER
 
@@ -51,7 +51,7 @@ async def test_row2_the_passport_keeps_to_the_response_budget_and_head_builds_no
 
 
 async def test_row2_passport_and_qr_take_from_the_callers_rate_limit() -> None:
-    limits = Limits(anonymous_rate=Rate(per_minute=60, burst=3))
+    limits = Limits(rate_limit=60, rate_burst=3)
     async with serve(limits) as gateway:
         brand_id, key = await gateway.brand()
         code = (await gateway.product(key, brand_id))["verificationCode"]

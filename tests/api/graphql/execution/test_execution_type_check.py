@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import strawberry
+from _operation_context import Context
 
 from api.graphql.execution import PlanCache, compiled_executor
 
@@ -52,10 +53,6 @@ class Query:
     @strawberry.field
     def named(self) -> Named:
         return Dog(name="Rex")
-
-
-class Context:
-    execution: str | None = None
 
 
 async def answer(query: str, *, compiled: bool) -> tuple[dict[str, Any], str | None]:
