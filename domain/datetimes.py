@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import Annotated, TypeAlias
+
+import msgspec
 
 from domain.errors import BadUserInput
 
-__all__ = ["DATETIME_FORMAT", "format_datetime", "parse_datetime", "utc"]
+__all__ = ["DATETIME_FORMAT", "AwareDatetime", "format_datetime", "parse_datetime", "utc"]
 
 DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+AwareDatetime: TypeAlias = Annotated[datetime, msgspec.Meta(tz=True)]
+"""A datetime msgspec refuses to decode without a zone, as ``utc`` refuses one."""
 
 _CANONICAL = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 

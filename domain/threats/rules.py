@@ -16,8 +16,10 @@ from decimal import ROUND_HALF_EVEN, Context, Decimal
 from fractions import Fraction
 from typing import TypeGuard
 
+import msgspec
+
 from domain.countries import is_country
-from domain.datetimes import format_datetime
+from domain.datetimes import AwareDatetime, format_datetime
 from domain.enums import ProductStatus, ScanResult, ThreatType
 
 from .alerts import AlertDraft, JSONValue
@@ -58,22 +60,24 @@ class RecentScan:
     scan_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ProductFacts:
+class ProductFacts(msgspec.Struct, frozen=True, rename="camel"):
+    """Stored camelCase inside a scan's outbox payload (``services.pipeline.events``)."""
+
     product_id: str
     brand_id: str
-    created_at: datetime
+    created_at: AwareDatetime
     status: ProductStatus
     scan_count: int
     """Scans recorded for the product, this one included."""
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimFacts:
+class ClaimFacts(msgspec.Struct, frozen=True, rename="camel"):
+    """Stored like ``ProductFacts``."""
+
     device_hash: str
-    expires_at: datetime | None
+    expires_at: AwareDatetime | None
     """``None``: the claim never expires."""
-    claimed_at: datetime | None = None
+    claimed_at: AwareDatetime | None = None
 
     def active_at(self, moment: datetime) -> bool:
         if self.claimed_at is not None and moment < self.claimed_at:

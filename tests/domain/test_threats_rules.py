@@ -4,6 +4,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import msgspec
 import pytest
 
 from domain.enums import ProductStatus, ScanResult, Severity, ThreatType
@@ -40,7 +41,7 @@ def product(**changes: object) -> ProductFacts:
         status=ProductStatus.ACTIVE,
         scan_count=1,
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return msgspec.structs.replace(base, **changes)  # type: ignore[arg-type]
 
 
 def context(**changes: object) -> ScanContext:
@@ -243,12 +244,12 @@ def test_scan_without_fingerprint_counts_as_foreign() -> None:
     ids=["expires-at-scan-time", "expired", "active", "never-expires"],
 )
 def test_claim_expiry(expires_at: datetime | None, alerts: bool) -> None:
-    ctx = context(claim=replace(CLAIM, expires_at=expires_at))
+    ctx = context(claim=msgspec.structs.replace(CLAIM, expires_at=expires_at))
     assert (claimed_product_scan(ctx, SETTINGS) is not None) is alerts
 
 
 def test_scan_before_the_claim_does_not_alert() -> None:
-    ctx = context(claim=replace(CLAIM, claimed_at=T0 + US))
+    ctx = context(claim=msgspec.structs.replace(CLAIM, claimed_at=T0 + US))
     assert claimed_product_scan(ctx, SETTINGS) is None
 
 
@@ -309,7 +310,7 @@ def attack(at: datetime, scan_id: str) -> ScanContext:
         result=ScanResult.COUNTERFEIT,
         recent=[*scans(11, start=at - 11 * US, step=US), *geo_recent("DE", "JP", at=at - US)],
         product=product(created_at=at - DAY, scan_count=40, status=ProductStatus.RECALLED),
-        claim=replace(CLAIM, expires_at=None, claimed_at=None),
+        claim=msgspec.structs.replace(CLAIM, expires_at=None, claimed_at=None),
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from domain.datetimes import format_datetime
 from domain.errors import ConditionFailed, ProofgateError, ServiceUnavailable
 from domain.webhooks import (
     DELIVERY_HEADER,
@@ -57,7 +58,7 @@ def delivery_body(event: WebhookEvent, alert: Item) -> bytes:
         "id": event.delivery_id,
         "type": EVENT_TYPE,
         "webhookId": event.webhook_id,
-        "createdAt": event.payload()["createdAt"],
+        "createdAt": format_datetime(event.created_at),
         "alert": {name: alert.get(name) for name in _ALERT_FIELDS},
     }
     return json.dumps(body, separators=(",", ":"), default=str).encode()
