@@ -13,15 +13,14 @@ broken on purpose must be caught.
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from _exchanges import Exchange, request_lines
 from conftest import Brand, Gateway, _serve, _settings
 from execution._differential import (
     Seed,
@@ -64,36 +63,6 @@ REFUSALS = [
 ]
 
 
-@dataclass(frozen=True)
-class Exchange:
-    status: int
-    headers: tuple[tuple[str, str | None], ...]
-    body: str
-    log: tuple[tuple[str, Any], ...]
-
-
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.fields: list[dict[str, Any]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.fields.append(dict(getattr(record, "fields", {})))
-
-
-@contextmanager
-def _request_lines() -> Iterator[_Lines]:
-    logger = logging.getLogger("proofgate.request")
-    lines, level = _Lines(), logger.level
-    logger.addHandler(lines)
-    logger.setLevel(logging.INFO)
-    try:
-        yield lines
-    finally:
-        logger.removeHandler(lines)
-        logger.setLevel(level)
-
-
 class Comparison:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
@@ -111,7 +80,7 @@ class Comparison:
             headers["Authorization"] = f"Bearer {key}"
         self.graphql.prepared_lane = self.lane if lane else None
         try:
-            with _request_lines() as lines:
+            with request_lines() as lines:
                 response = await self.gateway.http.post("/graphql", json=body, headers=headers)
         finally:
             self.graphql.prepared_lane = self.lane

@@ -13,15 +13,14 @@ entry must be caught, and an exception answers the same 500 both ways.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
 from itertools import chain
 from typing import Any
 
 import pytest
+from _exchanges import Exchange, request_lines
 from conftest import Gateway, _serve, _settings
 
 import api.http.graphql_entry
@@ -39,36 +38,6 @@ REFUSALS = [
     "query A { health { status } } query B { viewer { role } }",
     "{ viewer { role } ",
 ]
-
-
-@dataclass(frozen=True)
-class Exchange:
-    status: int
-    headers: tuple[tuple[str, str], ...]
-    body: str
-    log: tuple[tuple[str, Any], ...]
-
-
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.fields: list[dict[str, Any]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.fields.append(dict(getattr(record, "fields", {})))
-
-
-@contextmanager
-def _request_lines() -> Iterator[_Lines]:
-    logger = logging.getLogger("proofgate.request")
-    lines, level = _Lines(), logger.level
-    logger.addHandler(lines)
-    logger.setLevel(logging.INFO)
-    try:
-        yield lines
-    finally:
-        logger.removeHandler(lines)
-        logger.setLevel(level)
 
 
 class Comparison:
@@ -92,7 +61,7 @@ class Comparison:
 
         self.entry.observer.observe = counted  # type: ignore[method-assign]
         try:
-            with _request_lines() as lines:
+            with request_lines() as lines:
                 response = await self.gateway.http.post(
                     "/graphql", content=content, headers=headers
                 )
@@ -272,7 +241,7 @@ async def test_an_exception_answers_the_same_500_and_reaches_the_server(
     answers = []
     for through_entry in (False, True):
         app.graphql_entry = entry if through_entry else None
-        with _request_lines() as lines:
+        with request_lines() as lines:
             sent, error = await _raw(app, body)
         app.graphql_entry = entry
         assert isinstance(error, RuntimeError), "re-raised for the server to log"
