@@ -198,15 +198,21 @@ async def _check(fuzz: Fuzzed, response: Any, sent: str, who: str) -> None:
         assert not leaked, (who, sent, leaked)
 
 
-@settings(
-    max_examples=GENERATED_OPERATIONS // OPERATIONS_PER_EXAMPLE,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-    # A failing batch is reported whole; shrinking it can take many minutes.
-    phases=(Phase.explicit, Phase.generate),
-)
+def _batches(examples: int) -> Any:
+    """Hypothesis settings for a fuzz that sends a batch per example: the
+    same batches every run, and a failing batch reported whole (shrinking
+    it can take many minutes)."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.explicit, Phase.generate),
+    )
+
+
+@_batches(GENERATED_OPERATIONS // OPERATIONS_PER_EXAMPLE)
 @given(data=st.data())
 async def test_generated_operations_never_fail_the_server(
     fuzzed: Fuzzed, data: st.DataObject, caplog: pytest.LogCaptureFixture, record_property: Any
@@ -254,15 +260,7 @@ def _bodies() -> st.SearchStrategy[bytes]:
     return st.one_of(st.binary(max_size=200), _JSON.map(lambda v: json.dumps(v).encode()), shaped)
 
 
-@settings(
-    max_examples=MALFORMED_BODIES // BODIES_PER_EXAMPLE,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-    # A failing batch is reported whole; shrinking it can take many minutes.
-    phases=(Phase.explicit, Phase.generate),
-)
+@_batches(MALFORMED_BODIES // BODIES_PER_EXAMPLE)
 @given(data=st.data())
 async def test_malformed_bodies_never_fail_the_server(
     fuzzed: Fuzzed, data: st.DataObject, caplog: pytest.LogCaptureFixture, record_property: Any
@@ -313,14 +311,7 @@ def _tool_calls(fuzz: Fuzzed, tools: dict[str, list[str]]) -> st.SearchStrategy[
     return st.one_of(calls, calls, calls, _JSON.map(lambda params: {"name": "x", "p": params}))
 
 
-@settings(
-    max_examples=TOOL_CALLS // 10,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-    phases=(Phase.explicit, Phase.generate),
-)
+@_batches(TOOL_CALLS // 10)
 @given(data=st.data())
 async def test_generated_tool_calls_never_fail_the_server(
     fuzzed: Fuzzed, data: st.DataObject, caplog: pytest.LogCaptureFixture, record_property: Any
@@ -354,14 +345,7 @@ def _events(fuzz: Fuzzed) -> st.SearchStrategy[bytes]:
     return st.one_of(shaped, shaped, _JSON.map(lambda v: json.dumps(v).encode()), st.binary())
 
 
-@settings(
-    max_examples=INGEST_POSTS // BODIES_PER_EXAMPLE,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-    phases=(Phase.explicit, Phase.generate),
-)
+@_batches(INGEST_POSTS // BODIES_PER_EXAMPLE)
 @given(data=st.data())
 async def test_generated_ingest_posts_never_fail_the_server(
     fuzzed: Fuzzed, data: st.DataObject, caplog: pytest.LogCaptureFixture, record_property: Any
