@@ -117,7 +117,8 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                     )
                     yield
         finally:
-            await _close(schema, throttle)
+            await schema.close()
+            await throttle.close()
             await app.state.storage.close()
             if spans is not None:
                 spans.shutdown()
@@ -189,14 +190,6 @@ def _graphql_app(
             schema, settings.limits, registry, settings.operations.trusted_documents
         ),
     )
-
-
-async def _close(schema: ProofgateSchema, throttle: object) -> None:
-    """The Redis clients of the shared limits, when there is a Redis."""
-    await schema.close()
-    close = getattr(throttle, "close", None)
-    if close is not None:
-        await close()
 
 
 def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline) -> None:

@@ -44,6 +44,9 @@ class FailedAuthThrottle(Protocol):
 
     async def failed(self, client: str | None) -> None: ...
 
+    async def close(self) -> None:
+        """Its Redis client, when it has one; the app's lifespan calls it."""
+
 
 def client_address(connection: HTTPConnection) -> str | None:
     return connection.client.host if connection.client else None

@@ -103,6 +103,9 @@ class InProcessThrottle:
     async def failed(self, client: str | None) -> None:
         self.local.failed(client)
 
+    async def close(self) -> None:
+        """Nothing held outside the process."""
+
 
 def too_many_failures(rate: Rate, tokens: float) -> RateLimited:
     wait = math.ceil((1 - tokens) / rate.per_second * 1000) / 1000
