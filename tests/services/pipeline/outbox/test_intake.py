@@ -183,4 +183,5 @@ async def test_an_item_is_claimed_once_whether_a_poll_or_its_hint_finds_it(
     finally:
         await pipeline.stop()
     assert sorted(worked) == sorted(event.event_id for event in events)
-    assert len(claims) == len(events), "no claim that could only lose"
+    # Items born claimed (the lane had room at their commit) take no claim.
+    assert len(claims) == len(set(claims)), "no claim that could only lose"
