@@ -38,7 +38,7 @@ from services.pipeline.alerts.stamping import Stamper
 from services.pipeline.events import WebhookEvent
 from services.pipeline.live.broker import Broker
 from services.pipeline.live.tailer import PIPELINE_TENANT
-from services.pipeline.outbox.intake import Intake, is_webhook
+from services.pipeline.outbox.intake import HINTS_PER_BATCH, Intake, is_webhook
 from services.pipeline.outbox.items import (
     ClaimedItem,
     Lease,
@@ -103,7 +103,7 @@ class Relay:
         """Claimed alert items; never more than ``claim_batch`` (the intake's room)."""
         self._intake = Intake(settings)
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
-        self._settling = asyncio.Semaphore(settings.claim_batch)
+        self._settling = asyncio.Semaphore(HINTS_PER_BATCH * settings.claim_batch)
         """Worked alert items whose delete (or retry) has not committed yet."""
         self._wake = asyncio.Event()
         """Polls the table now."""
