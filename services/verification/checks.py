@@ -116,9 +116,9 @@ async def run_checks(
             loaders.item(PRODUCT_CLAIM, product_id=product["id"]),
         )
     else:
-        # The embedded store reads where a read is awaited (docs/design.md,
-        # Storage): there is nothing to overlap, and a gather's two tasks and
-        # loop turns were pure cost.
+        # The embedded store reads where a read is awaited: there is nothing
+        # to overlap, and a gather's two tasks and loop turns were pure cost
+        # (docs/design.md, Storage).
         chain = await load_chain(loaders, product["id"])
         claim = await loaders.item(PRODUCT_CLAIM, product_id=product["id"])
     context.loaders.prime(PRODUCT_BY_ID, product, product_id=product["id"])
