@@ -4,12 +4,14 @@ Every setting is a ``PROOFGATE_*`` variable, read by one pydantic-settings
 reader (``api.settings.environment``): ``Environment`` is every variable the gateway
 reads, declared in sections (``Limits`` in ``api.settings.limits``, ...). A
 ``Section`` is itself the value the code reads (``settings.limits``); the
-pipeline's and threat rules' variables make the dataclasses of the layers
-that must not import the gateway. An empty value counts as unset; a
+pipeline's and threat rules' dataclasses, in layers that must not import the
+gateway, mark their tunable fields and the reader makes their sections from
+the marks (``api.settings.declared``). An empty value counts as unset; a
 malformed one stops start-up with an error naming the variable, rather than
 surfacing later as a confusing request failure. To add a setting, add a
 field to a section (its variable is ``PROOFGATE_`` + the field name in
-capitals) and a row to README.md's Settings tables.
+capitals), or a ``variable(...)`` field to the pipeline's or threat rules'
+settings, and a row to README.md's Settings tables.
 """
 
 from __future__ import annotations
