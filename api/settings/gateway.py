@@ -246,12 +246,17 @@ def _require_shared_secrets(environ: Mapping[str, str], data_dir: Path) -> None:
         )
 
 
-def _decode_cursor_key(text: str, source: str) -> bytes:
-    key = b""
+def _base64url(text: str) -> bytes:
+    """The bytes ``text`` encodes, padded or not; empty when it is not base64url."""
     if _BASE64URL.fullmatch(text):
         unpadded = text.rstrip("=")
         with contextlib.suppress(binascii.Error, ValueError):
-            key = base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
+            return base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
+    return b""
+
+
+def _decode_cursor_key(text: str, source: str) -> bytes:
+    key = _base64url(text)
     if len(key) not in (16, 24, 32):
         raise ConfigurationError(
             f"Invalid cursor key in {source}: expected 16, 24 or 32 bytes, base64url encoded",
@@ -295,11 +300,7 @@ def _verifying_keys(env: ProcessVariables) -> tuple[str, ...]:
 
 
 def _decode_salt(text: str) -> bytes:
-    salt = b""
-    if _BASE64URL.fullmatch(text):
-        unpadded = text.rstrip("=")
-        with contextlib.suppress(binascii.Error, ValueError):
-            salt = base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
+    salt = _base64url(text)
     if len(salt) < HASH_SALT_MIN_BYTES:
         raise Malformed(f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded")
     return salt
