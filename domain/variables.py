@@ -50,10 +50,10 @@ def variable(
     return dataclasses.field(default=default, repr=repr, metadata={_MARK: mark})
 
 
-def declared(settings: type[Any]) -> Iterator[tuple[str, Any, Variable]]:
-    """(field name, default, variable) for each field of the ``settings``
-    dataclass a variable sets, in declaration order."""
+def declared(settings: type[Any]) -> Iterator[tuple[dataclasses.Field[Any], Variable]]:
+    """Each field of the ``settings`` dataclass a variable sets, with its
+    variable, in declaration order."""
     for field in dataclasses.fields(settings):
         mark = field.metadata.get(_MARK)
         if isinstance(mark, Variable):
-            yield field.name, field.default, mark
+            yield field, mark

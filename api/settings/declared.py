@@ -12,11 +12,22 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from api.settings.formats import MillisecondsOrOff, PlainDecimal, Positive
+from api.settings.formats import (
+    Addresses,
+    HttpUrl,
+    MillisecondsOrOff,
+    OneOrZero,
+    Origins,
+    PlainDecimal,
+    Port,
+    Positive,
+    UserPath,
+    choice,
+)
 from domain.variables import declared
 
 __all__ = ["FORMATS", "Declared"]
@@ -27,8 +38,16 @@ FORMATS: Mapping[str, object] = {
     "positive": Positive,
     "decimal": PlainDecimal,
     "milliseconds_or_off": MillisecondsOrOff,
+    "one_or_zero": OneOrZero,
+    "text": str,
+    "path": UserPath,
+    "port": Port,
+    "http_url": HttpUrl,
+    "origins": Origins,
+    "addresses": Addresses,
 }
-"""The formats a mark may name; a section adds its own with ``formats=``."""
+"""The formats a mark may name; a section adds its own with ``formats=``.
+``choice`` is one more: a value of the default's enum, in any letter case."""
 
 
 class Declared(BaseModel):
@@ -50,13 +69,19 @@ class Declared(BaseModel):
         if declares is not None:
             known = {**FORMATS, **(formats or {})}
             annotations = dict(inspect.get_annotations(cls))
-            for field, default, mark in declared(declares):
-                if mark.format not in known:
-                    raise TypeError(f"{declares.__name__}.{field}: no format {mark.format!r}")
+            for field, mark in declared(declares):
+                where = f"{declares.__name__}.{field.name}"
+                default: Any = field.default  # variable() gives every field one
+                if mark.format == "choice":
+                    annotations[mark.name] = Annotated[type(default), choice(type(default))]
+                elif mark.format in known:
+                    annotations[mark.name] = known[mark.format]
+                else:
+                    raise TypeError(f"{where}: no format {mark.format!r}")
                 if mark.unit is not None and default % mark.unit:
-                    raise TypeError(f"{declares.__name__}.{field}: default not whole {mark.unit}")
-                annotations[mark.name] = known[mark.format]
-                setattr(cls, mark.name, default if mark.unit is None else default // mark.unit)
+                    raise TypeError(f"{where}: default not whole {mark.unit}")
+                value = default if mark.unit is None else default // mark.unit
+                setattr(cls, mark.name, Field(value, repr=field.repr))
             cls.__annotations__ = annotations
         super().__init_subclass__(**kwargs)
 
@@ -64,10 +89,10 @@ class Declared(BaseModel):
         """The ``settings`` dataclass with the values read; ``others`` are
         its fields no variable sets."""
         values: dict[str, Any] = {}
-        for field, _default, mark in declared(settings):
+        for field, mark in declared(settings):
             value = getattr(self, mark.name)
             if mark.unit is not None:
                 value = mark.unit * value
-            for name in (field, *mark.also):
+            for name in (field.name, *mark.also):
                 values[name] = value
         return settings(**values, **others)

@@ -30,6 +30,7 @@ __all__ = [
     "CreditAmount",
     "EntriesOrOff",
     "HttpUrl",
+    "OneOrZero",
     "Origins",
     "PerMinuteOrOff",
     "PlainDecimal",
@@ -99,6 +100,15 @@ def _per_minute_or_off(value: object) -> int | None:
     if number is None or number < 1:
         raise Malformed(f"must be calls per minute or off, got {value!r}")
     return number
+
+
+def _one_or_zero(value: str | bool) -> bool:
+    """Stricter than ``Switch``: what the pipeline's flags always accepted."""
+    if isinstance(value, bool):
+        return value
+    if value.lower() not in ("0", "1", "true", "false"):
+        raise Malformed("use 1 or 0")
+    return value.lower() in ("1", "true")
 
 
 def _plain_decimal(value: str) -> Decimal:
@@ -189,6 +199,7 @@ Positive = Annotated[int, BeforeValidator(_positive)]
 Addresses = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_addresses)]
 Port = Annotated[int, BeforeValidator(_port)]
 Switch = Annotated[bool, BeforeValidator(_switch)]
+OneOrZero = Annotated[bool, BeforeValidator(_one_or_zero)]
 EntriesOrOff = Annotated[int, _count_or_off("a number of entries")]
 
 MillisecondsOrOff = Annotated[int, _count_or_off("milliseconds")]

@@ -74,25 +74,14 @@ def _sweep_ms(value: int) -> int:
     return value
 
 
-def _one_or_zero(text: str) -> bool:
-    if text.lower() not in ("0", "1", "true", "false"):
-        raise Malformed("use 1 or 0")
-    return text.lower() in ("1", "true")
-
-
 _FORMATS = {
     "shard_layouts": Annotated[tuple[ShardLayout, ...], NoDecode, BeforeValidator(_layouts)],
     "redis_url": Annotated[str | None, BeforeValidator(_redis_url)],
     "redis_prefix": Annotated[str, BeforeValidator(_redis_prefix)],
     "sweep_ms": Annotated[Positive, AfterValidator(_sweep_ms)],
-    "one_or_zero": Annotated[bool, BeforeValidator(_one_or_zero)],
 }
 
 
 class PipelineVariables(Declared, declares=PipelineSettings, formats=_FORMATS):
-    redis_start_degraded: Annotated[bool, BeforeValidator(_one_or_zero)] = False
-    """``serve`` starts while Redis is unreachable instead of refusing (the
-    operator decides a fleet may run degraded, not a typo in the URL)."""
-
     def pipeline(self, threats: ThreatSettings) -> PipelineSettings:
         return self.build(PipelineSettings, threats=threats)
