@@ -5,7 +5,8 @@ may not import the gateway, yet an operator tunes some of their fields. Such
 a field is declared once, here where it lives: ``variable(default, name)``
 gives it its default and marks it with the variable that sets it, and the
 gateway's reader (``api/settings/declared.py``) makes its section from those
-marks. A new tunable field is that one line and a row in README's tables.
+marks (the gateway's own settings dataclasses are declared the same way).
+A new tunable field is that one line and a row in README's tables.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ class Variable:
     """The variable is ``PROOFGATE_`` and this in capitals."""
     format: str = "positive"
     """How its value is written: a format the gateway's reader knows by this
-    name (``positive``, ``decimal``, ``milliseconds_or_off``, or one the
-    section adds for itself)."""
+    name (``positive``, ``decimal``, ``choice`` of the default's enum, ... in
+    ``api/settings/declared.py``, or one the section adds for itself)."""
     unit: timedelta | None = None
     """For a ``timedelta`` field: what one of the variable's numbers counts."""
     also: tuple[str, ...] = ()

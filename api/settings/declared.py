@@ -2,10 +2,11 @@
 
 The threat rules' and the pipeline's settings live in layers that may not
 import the gateway; their tunable fields carry ``domain.variables.variable``
-marks. ``class ThreatVariables(Declared, declares=ThreatSettings)`` gets one
-field per mark (the variable's name, its format's parser, the dataclass
-default counted in the variable's unit), and ``build`` makes the dataclass
-from what was read, so a field is declared once and copied by nothing.
+marks, and so do the gateway's own ``Settings``, ``TableLocation`` and
+``OperationSettings``. ``class ThreatVariables(Declared, declares=ThreatSettings)``
+gets one field per mark (the variable's name, its format's parser, the
+dataclass default counted in the variable's unit), and ``build`` makes the
+dataclass from what was read, so a field is declared once and copied by nothing.
 """
 
 from __future__ import annotations
