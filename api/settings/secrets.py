@@ -22,12 +22,13 @@ from api.settings.environment import Malformed
 from api.settings.key_ring import parse_signing_key, parse_verifying_keys
 from api.settings.keyfile import SHARED_SECRETS
 from domain.errors import ConfigurationError
+from domain.identifiers import SALT_MIN_BYTES
 
 __all__ = [
     "ADMIN_KEY_MIN_LENGTH",
-    "HASH_SALT_MIN_BYTES",
     "HashSalt",
     "SecretVariables",
+    "base64url_bytes",
     "decode_cursor_key",
     "require_shared_secrets",
     "signing_key_of",
@@ -35,7 +36,6 @@ __all__ = [
 ]
 
 ADMIN_KEY_MIN_LENGTH = 16
-HASH_SALT_MIN_BYTES = 16
 
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+={0,2}")
 
@@ -59,7 +59,7 @@ def require_shared_secrets(environ: Mapping[str, str], data_dir: Path) -> None:
         )
 
 
-def _base64url(text: str) -> bytes:
+def base64url_bytes(text: str) -> bytes:
     """The bytes ``text`` encodes, padded or not; empty when it is not base64url."""
     if _BASE64URL.fullmatch(text):
         unpadded = text.rstrip("=")
@@ -69,7 +69,7 @@ def _base64url(text: str) -> bytes:
 
 
 def decode_cursor_key(text: str, source: str) -> bytes:
-    key = _base64url(text)
+    key = base64url_bytes(text)
     if len(key) not in (16, 24, 32):
         raise ConfigurationError(
             f"Invalid cursor key in {source}: expected 16, 24 or 32 bytes, base64url encoded",
@@ -113,9 +113,9 @@ def verifying_keys_of(env: SecretVariables) -> tuple[str, ...]:
 
 
 def _decode_salt(text: str) -> bytes:
-    salt = _base64url(text)
-    if len(salt) < HASH_SALT_MIN_BYTES:
-        raise Malformed(f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded")
+    salt = base64url_bytes(text)
+    if len(salt) < SALT_MIN_BYTES:
+        raise Malformed(f"expected at least {SALT_MIN_BYTES} bytes, base64url encoded")
     return salt
 
 
