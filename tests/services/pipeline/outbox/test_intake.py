@@ -212,8 +212,8 @@ async def test_hinted_items_are_claimed_side_by_side(
 ) -> None:
     """Four hints with room for them: four claims wait for their commits at
     once. One after another, the hints drained no faster than one commit at
-    a time, slower than a busy process commits scans (docs/design.md, Verify
-    path)."""
+    a time, slower than a busy process commits scans
+    (docs/design.md, Verify path)."""
     quiet = dataclasses.replace(
         settings, poll_interval=timedelta(seconds=60), idle_poll_interval=timedelta(seconds=60)
     )
