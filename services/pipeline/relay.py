@@ -100,7 +100,8 @@ class Relay:
         self._clock = clock
         self.owner = owner or _owner()
         self._lane: asyncio.Queue[ClaimedItem] = asyncio.Queue()
-        """Claimed alert items; never more than ``claim_batch`` (the intake's room)."""
+        """Claimed alert items: the intake's room (at most ``claim_batch``),
+        and a few more when commits of born items race for its last place."""
         self._intake = Intake(settings)
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
         self._settling = asyncio.Semaphore(HINTS_PER_BATCH * settings.claim_batch)
@@ -159,10 +160,10 @@ class Relay:
 
     def reserve(self) -> Lease | None:
         """A lease for an outbox item a command of this process is about to
-        commit, when the alert lane has room for it: written
-        with it (``born_put``), the item goes to the lane when it commits
-        (``born``), with no claim's write and no hint. None otherwise: the
-        item is written ready and hinted as before (docs/design.md, Pipeline)."""
+        commit, when the alert lane has room for it: written with it
+        (``born_put``), the item goes to the lane when it commits (``born``),
+        with no claim's write and no hint. None otherwise: the item is
+        written ready and hinted (docs/design.md, Pipeline)."""
         intake = self._intake
         if not self._running or not intake.has_room(webhook=False):
             return None
