@@ -82,15 +82,18 @@ class RequestObserver:
             with observing(observation), accounting(observation.storage):
                 await app(scope, receive, send_with_id)
         finally:
-            seconds = time.perf_counter() - started
-            route = observed_route(scope["path"])
-            if route == GRAPHQL_PATH:
-                self.metrics.observe(observation, status, seconds)
-            elif route is not None:
-                self.metrics.observe_route(route, observation, status, seconds)
-            level = logging.DEBUG if route is None else logging.INFO
-            if logger.isEnabledFor(level):
-                _lines.write(level, _fields(scope, status, seconds, observation))
+            self.record(scope, observation, status, time.perf_counter() - started)
+
+    def record(self, scope: Scope, observation: Observation, status: int, seconds: float) -> None:
+        """The request's metrics and log line, once it is answered."""
+        route = observed_route(scope["path"])
+        if route == GRAPHQL_PATH:
+            self.metrics.observe(observation, status, seconds)
+        elif route is not None:
+            self.metrics.observe_route(route, observation, status, seconds)
+        level = logging.DEBUG if route is None else logging.INFO
+        if logger.isEnabledFor(level):
+            _lines.write(level, _fields(scope, status, seconds, observation))
 
 
 def observed_route(path: str) -> str | None:

@@ -53,13 +53,13 @@ class Comparison:
 
     async def send(self, content: bytes, headers: dict[str, str], *, entry: bool) -> Exchange:
         self.app.graphql_entry = self.entry if entry else None
-        taken = self.entry.observer.observe
+        taken = self.entry.observer.record
 
-        async def counted(*arguments: Any) -> None:
+        def counted(*arguments: Any) -> None:
             self.taken += 1
-            await taken(*arguments)
+            taken(*arguments)
 
-        self.entry.observer.observe = counted  # type: ignore[method-assign]
+        self.entry.observer.record = counted  # type: ignore[method-assign]
         try:
             with request_lines() as lines:
                 response = await self.gateway.http.post(
@@ -67,7 +67,7 @@ class Comparison:
                 )
         finally:
             self.app.graphql_entry = self.entry
-            del self.entry.observer.observe
+            del self.entry.observer.record
         (fields,) = lines.fields
         fields.pop("durationMs")
         response_headers = tuple(response.headers.multi_items())
