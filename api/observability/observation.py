@@ -12,12 +12,11 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from storage.trace import Trace
+from storage.trace import ContextValue, Trace
 
 __all__ = [
     "REQUEST_ID_HEADER",
@@ -94,10 +93,5 @@ def note_error_codes(codes: Iterable[str]) -> None:
         observation.error_codes.extend(codes)
 
 
-@contextmanager
-def observing(observation: Observation) -> Iterator[Observation]:
-    token = _current.set(observation)
-    try:
-        yield observation
-    finally:
-        _current.reset(token)
+def observing(observation: Observation) -> ContextValue[Observation]:
+    return ContextValue(_current, observation)
