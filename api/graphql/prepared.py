@@ -46,7 +46,6 @@ from graphql import (
 from graphql import OperationType as CoreOperationType
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.types import ExecutionResult
-from strawberry.utils.await_maybe import await_maybe
 
 from api.graphql.errors import map_errors
 from api.graphql.execution.executor import OperationStart
@@ -201,7 +200,8 @@ class PreparedLane:
     async def run(self, prepared: PreparedRequest, context: Any) -> ExecutionResult | None:
         """The result, errors mapped and the operation recorded; or None
         (nothing done, no token taken) for the full path to answer."""
-        if not await _took_tokens(self.schema, prepared, context):
+        mutation = prepared.operation.operation is CoreOperationType.MUTATION
+        if mutation and not await _took_tokens(self.schema, prepared, context):
             return None
         self.answered += 1
         result = await self._execute(prepared, context)
@@ -213,24 +213,14 @@ class PreparedLane:
         return result
 
     async def _execute(self, prepared: PreparedRequest, context: Any) -> ExecutionResult:
-        schema, limits = self.schema, self.limits
+        limits = self.limits
         try:
             with reading_within(ReadBudget(limits.max_read_items, limits.max_read_units)):
-                started = prepared.prepared.start.start(context, prepared.variables)
-                if started is not None:  # the compiled plan, without graphql-core's build
-                    result = await await_maybe(started)
-                    return ExecutionResult(data=result.data, errors=result.errors)
-                result = await await_maybe(
-                    experimental_execute_incrementally(
-                        schema._schema,
-                        prepared.document,
-                        variable_values=prepared.variables,
-                        operation_name=prepared.operation_name,
-                        context_value=context,
-                        is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
-                        executor_class=schema.execution_context_class,
-                    )
-                )
+                result = prepared.prepared.start.start(context, prepared.variables)
+                if result is None:  # not on its compiled plan: through graphql-core's build
+                    result = self._core(prepared, context)
+                if optimized_is_awaitable(result):
+                    result = await result
         except Exception as error:  # as Strawberry does: a result error, masked later
             unexpected = error if isinstance(error, GraphQLError) else None
             return ExecutionResult(
@@ -239,12 +229,23 @@ class PreparedLane:
         assert isinstance(result, CoreExecutionResult)  # no @defer or @stream here
         return ExecutionResult(data=result.data, errors=result.errors)
 
+    def _core(self, prepared: PreparedRequest, context: Any) -> Any:
+        """graphql-core's ``execute``, as Strawberry calls it."""
+        schema = self.schema
+        return experimental_execute_incrementally(
+            schema._schema,
+            prepared.document,
+            variable_values=prepared.variables,
+            operation_name=prepared.operation_name,
+            context_value=context,
+            is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
+            executor_class=schema.execution_context_class,
+        )
+
 
 async def _took_tokens(schema: ProofgateSchema, prepared: PreparedRequest, context: Any) -> bool:
     """The caller's rate tokens for the public mutations it calls (``RateLimit``);
     False, with nothing taken, when the bucket is short."""
-    if prepared.operation.operation is not CoreOperationType.MUTATION:
-        return True
     client = getattr(context.request, "client", None)
     calls = public_calls(prepared.document, prepared.operation_name)
     check: RateCheck | None = schema.rate_check

@@ -20,6 +20,7 @@ from graphql import (
     GraphQLLeafType,
     GraphQLObjectType,
     GraphQLOutputType,
+    GraphQLResolveInfoHelpers,
     OperationType,
     located_error,
 )
@@ -60,9 +61,24 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     """Who a subscription's events are shared by, worked out when it starts
     from its plan, visibility and variables (None: run on graphql-core)."""
 
+    _helpers: GraphQLResolveInfoHelpers | None = None
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.async_helpers = weak_helpers(self)
+        self._helpers = None
+
+    @property
+    def async_helpers(self) -> GraphQLResolveInfoHelpers:
+        """The resolvers' helpers, held without a cycle (``weak_helpers``),
+        made when a resolve info first asks: most operations build none."""
+        helpers = self._helpers
+        if helpers is None:
+            helpers = self._helpers = weak_helpers(self)
+        return helpers
+
+    @async_helpers.setter
+    def async_helpers(self, helpers: GraphQLResolveInfoHelpers) -> None:
+        """graphql-core's ``__init__`` sets its own, over a cycle: ours replace them."""
 
     @classmethod
     def build(cls, *args: Any, **kwargs: Any) -> list[GraphQLError] | Executor[Any]:
@@ -308,7 +324,7 @@ class OperationStart:
         executor.collected_errors = CollectedErrors()
         executor.background_futures = set()
         executor.pending_incremental_futures = set()
-        executor.async_helpers = weak_helpers(executor)
+        executor._helpers = None
         plan = executor._plan()
         if plan is None:
             return None
