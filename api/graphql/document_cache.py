@@ -165,9 +165,10 @@ class DocumentCache:
         the operation ``name``, made once and kept with the document, so it
         goes when the document does; None when ``query`` is not a validated
         document. The lane keeps its answers here, None ones too: whatever
-        depends only on the text is worked out once (docs/design.md, Prepared
-        lane). The names kept per document are bounded by its operations:
-        ``prepare`` keeps nothing for a name the document does not hold."""
+        depends only on the text is worked out once
+        (docs/design.md, Prepared lane). The names kept per document are
+        bounded by its operations: nothing is kept for a name the document
+        does not hold."""
         entry = self._valid_entry(query, max_tokens)
         if entry is None:
             return None
