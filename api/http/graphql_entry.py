@@ -122,8 +122,10 @@ class GraphQLEntry:
             elif name == _TRACE or (name == _ACCEPT and _streaming(value)):
                 layered = True
         scope["app"] = self.app
-        graphql = self.app.state.graphql
-        if not layered and content_type == _JSON and isinstance(graphql, GraphQLApp):
+        # Before start-up completes there is none: the stack answers as it did.
+        graphql = getattr(self.app.state, "graphql", None)
+        # An exact type test: ``isinstance`` against Strawberry's ABC costs more.
+        if not layered and content_type == _JSON and type(graphql) is GraphQLApp:
             reply = _Reply(send, self.cors)
             try:
                 await self._direct(scope, receive, reply, graphql, incoming, length, authorization)
