@@ -9,7 +9,6 @@ strings sort in time order.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Annotated, TypeAlias
 
@@ -23,8 +22,6 @@ DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 AwareDatetime: TypeAlias = Annotated[datetime, msgspec.Meta(tz=True)]
 """A datetime msgspec refuses to decode without a zone, as ``utc`` refuses one."""
-
-_CANONICAL = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 
 
 def utc(value: datetime, *, field: str = "datetime") -> datetime:
@@ -54,12 +51,6 @@ def format_datetime(value: datetime) -> str:
 
 def parse_datetime(text: str, *, field: str = "datetime") -> datetime:
     """Parse ISO 8601 with an offset (any precision), returning an aware UTC datetime."""
-    if _CANONICAL.fullmatch(text):
-        # fromisoformat reads the canonical form exactly, ~10x faster than
-        # strptime, and reads its Z as UTC itself: ``replace`` (2.4 us, more
-        # than the rest together) only for a tzinfo that is not that object.
-        parsed = datetime.fromisoformat(text)
-        return parsed if parsed.tzinfo is UTC else parsed.replace(tzinfo=UTC)
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
@@ -67,4 +58,8 @@ def parse_datetime(text: str, *, field: str = "datetime") -> datetime:
             f"{field}: {text!r} is not an ISO 8601 timestamp",
             hint="Use e.g. 2026-11-29T12:00:00.000000Z.",
         ) from None
+    if parsed.tzinfo is UTC:
+        # fromisoformat reads a Z as this very object, so the stored form
+        # needs nothing more (``utc`` would return it unchanged, at 5x the cost).
+        return parsed
     return utc(parsed, field=field)

@@ -100,7 +100,9 @@ def test_burst_counts_the_new_scan_once_when_recent_already_holds_it() -> None:
     recent = scans(9, start=T0 - 30 * timedelta(minutes=1), step=timedelta(minutes=1))
     itself = RecentScan(T0, "FR", "dev_new", "scn_new")
     assert burst_scan(context(recent=[*recent, itself]), SETTINGS) is None
-    assert burst_scan(context(recent=[*recent, replace(itself, scan_id="scn_other")]), SETTINGS)
+    assert burst_scan(
+        context(recent=[*recent, msgspec.structs.replace(itself, scan_id="scn_other")]), SETTINGS
+    )
 
 
 def test_burst_threshold_is_a_setting() -> None:
