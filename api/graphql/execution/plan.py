@@ -65,6 +65,7 @@ from api.graphql.execution.fused import (
     inlinable,
 )
 from api.graphql.execution.leaf_coercion import enum_names
+from api.graphql.execution.projection import projected_edges
 from api.graphql.execution.protocols import PlanExecutor
 from api.graphql.execution.resolve import Direct, direct_resolver
 
@@ -189,7 +190,8 @@ class _Compiler:
             return FusedField(response_name, run, False, inline)
         run = _field_runner(spec, complete, complete_async, direct)
         sync = direct is not None and direct.sync and not complete_async
-        return FusedField(response_name, run, not sync)
+        general = FusedField(response_name, run, not sync)
+        return projected_edges(field_def, details, self.collect, general) or general
 
     def static_args(self, field_def: GraphQLField, node: FieldNode) -> dict[str, Any] | None:
         """Arguments without variables coerce the same every time; one that
@@ -239,8 +241,14 @@ class _Compiler:
         non_null: str | None = None,
     ) -> tuple[Completer, bool]:
         checked = _type_check(object_type)
+        fields = self.fields(object_type, self.collect(object_type, details))
+        selection_async = any(entry.maybe_async for entry in fields)
+        completer = complete_object(fused_selection(fields), non_null, checked)
+        return completer, selection_async
+
+    def collect(self, object_type: GraphQLObjectType, details: FieldDetailsList) -> GroupedFieldSet:
         executor = self.executor
-        grouped = collect_subfields(
+        return collect_subfields(
             self.schema,
             executor.fragments,
             executor.variable_values,
@@ -249,10 +257,6 @@ class _Compiler:
             details,
             executor.hide_suggestions,
         ).grouped_field_set
-        fields = self.fields(object_type, grouped)
-        selection_async = any(entry.maybe_async for entry in fields)
-        completer = complete_object(fused_selection(fields), non_null, checked)
-        return completer, selection_async
 
 
 def _type_check(object_type: GraphQLObjectType) -> tuple[str, tuple[type, ...]] | None:
