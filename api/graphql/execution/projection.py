@@ -86,11 +86,15 @@ def projected_edges(
     edge_type = _list_item_object(field_def.type)
     if edge_type is None:
         return None
-    builder = _Builder(collect)
-    edge = builder.selection(edge_type, details, edge=True)
-    if edge is None or builder.node_type is None:
+    node = next((f for f in edge_type.fields.values() if _declared(f) is EDGE_NODE), None)
+    node_type = None if node is None else _object_of(node.type)
+    origin = None if node_type is None else _origin(node_type)
+    if origin is None:
         return None
-    return FusedField(general.name, _runner(general, edge, builder.node_type), general.maybe_async)
+    edge = _Builder(collect).selection(edge_type, details, edge=True)
+    if edge is None:
+        return None
+    return FusedField(general.name, _runner(general, edge, origin), general.maybe_async)
 
 
 def _runner(general: FusedField, edge: Callable[..., Any], node_type: type) -> Any:
@@ -166,7 +170,6 @@ class _Builder:
 
     def __init__(self, collect: Collect) -> None:
         self.collect = collect
-        self.node_type: type | None = None
 
     def selection(
         self, object_type: GraphQLObjectType, details: FieldDetailsList, *, edge: bool = False
@@ -221,13 +224,7 @@ class _Builder:
         object_type = _object_of(field_def.type)
         if object_type is None:
             return False
-        if edge and declared is EDGE_NODE:
-            origin = _origin(object_type)
-            if origin is None:
-                return False
-            self.node_type = origin
-            source = "item"
-        elif not edge and declared is SAME_ITEM:
+        if (edge and declared is EDGE_NODE) or (not edge and declared is SAME_ITEM):
             source = "item"
         elif not edge and isinstance(declared, StoredReference):
             generated.namespace[f"cached_{index}"] = declared.cached
