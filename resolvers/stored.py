@@ -67,11 +67,16 @@ class StoredAttribute:
 
 @dataclass(frozen=True, slots=True)
 class StoredReference:
-    """The field is the item ``cached(context, item)`` finds, built by its
-    type's ``from_item``: ``cached`` answers (True, the item) when the request
-    already holds it, (False, None) when it must still be read."""
+    """The field is the item ``cached(context, item[attribute])`` finds,
+    built by its type's ``from_item``: ``cached`` answers (True, the item)
+    when the request already holds it, (False, None) when it must still be
+    read. The same key finds the same item within one request."""
 
-    cached: Callable[[Any, Item], tuple[bool, Item | None]]
+    attribute: str
+    cached: Callable[[Any, Any], tuple[bool, Item | None]]
+
+    def held(self, context: Any, item: Item) -> tuple[bool, Item | None]:
+        return self.cached(context, item[self.attribute])
 
 
 class _Marker:

@@ -45,9 +45,12 @@ def _json(value: object) -> JSON:
     return JSON(value or {})
 
 
-def _held_brand(context: RequestContext, item: Item) -> tuple[bool, Item | None]:
+def _held_brand(context: RequestContext, brand_id: str) -> tuple[bool, Item | None]:
     """The product's brand when this request already holds it."""
-    return context.loaders.cached(BRAND_BY_ID, brand_id=item["brandId"])
+    return context.loaders.cached(BRAND_BY_ID, brand_id=brand_id)
+
+
+_BRAND = StoredReference("brandId", _held_brand)
 
 
 @strawberry.type(
@@ -102,12 +105,12 @@ class Product(Node):
         brand_id: str = self._item["brandId"]
         return brand_id
 
-    @ap_field(BRAND_BY_ID, metadata={STORED_METADATA: StoredReference(_held_brand)})
+    @ap_field(BRAND_BY_ID, metadata={STORED_METADATA: _BRAND})
     def brand(self, info: Info) -> Brand:
         # Synchronous when the brand is already loaded (graphql-core awaits
         # the coroutine otherwise): a page of one brand's products then runs
         # no task per product.
-        hit, item = _held_brand(info.context, self._item)
+        hit, item = _BRAND.held(info.context, self._item)
         if hit:
             return self._brand(info, item)
         return self._load_brand(info)  # type: ignore[return-value]

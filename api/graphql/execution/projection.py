@@ -109,10 +109,12 @@ def _runner(general: FusedField, edge: Callable[..., Any], node_type: type) -> A
         budget = executor.response_bytes
         used = budget.used
         context = executor.context_value
+        memo: dict[tuple[Any, Any], Any] = {}
         try:
             budget.used += size
             edges = [
-                edge(item, index, page, budget, context) for index, item in enumerate(page.items)
+                edge(item, index, page, budget, context, memo)
+                for index, item in enumerate(page.items)
             ]
             if budget.used > budget.limit:
                 raise _ABANDON
@@ -166,7 +168,8 @@ class _Generated:
 
 class _Builder:
     """Generates one function per selection set:
-    ``(item, index, page, budget, context) -> dict``, raising to abandon."""
+    ``(item, index, page, budget, context, memo) -> dict``, raising to
+    abandon; ``memo`` holds the page's referenced items by lookup and key."""
 
     def __init__(self, collect: Collect) -> None:
         self.collect = collect
@@ -181,7 +184,7 @@ class _Builder:
                 return None
         source = "\n".join(
             [
-                "def project(item, index, page, budget, context):",
+                "def project(item, index, page, budget, context, memo):",
                 "    results = {}",
                 *("    " + line for line in generated.lines),
                 "    return results",
@@ -227,11 +230,16 @@ class _Builder:
         if (edge and declared is EDGE_NODE) or (not edge and declared is SAME_ITEM):
             source = "item"
         elif not edge and isinstance(declared, StoredReference):
+            # Fifty products of one brand: its item is looked up once a page.
             generated.namespace[f"cached_{index}"] = declared.cached
             lines += [
-                f"hit, held = cached_{index}(context, item)",
-                "if not hit or held is None:",
-                "    raise ABANDON",
+                f"key = (cached_{index}, item[{declared.attribute!r}])",
+                "held = memo.get(key)",
+                "if held is None:",
+                f"    hit, held = cached_{index}(context, key[1])",
+                "    if not hit or held is None:",
+                "        raise ABANDON",
+                "    memo[key] = held",
             ]
             source = "held"
         else:
@@ -242,7 +250,7 @@ class _Builder:
         generated.namespace[f"select_{index}"] = selection
         lines += [
             f"budget.used += {size}",
-            f"results[{key}] = select_{index}({source}, index, page, budget, context)",
+            f"results[{key}] = select_{index}({source}, index, page, budget, context, memo)",
         ]
         return True
 
