@@ -394,6 +394,7 @@ def _field_runner(
     node = nodes[0]
     of_source = direct.of_source if direct is not None else None
     with_info = direct.with_info if direct is not None else None
+    arguments = direct.arguments if direct is not None else ()
     maybe_awaitable = direct is None or not direct.sync
     size = key_bytes(response_name)
 
@@ -404,7 +405,10 @@ def _field_runner(
             if of_source is not None:
                 result = of_source(source)
             elif with_info is not None:
-                result = with_info(executor, source, path)
+                if arguments:
+                    result = with_info(executor, source, path, _kwargs(executor, spec, arguments))
+                else:
+                    result = with_info(executor, source, path)
             else:
                 args = static_args
                 if args is None:
@@ -424,6 +428,23 @@ def _field_runner(
         return completed
 
     return run
+
+
+def _kwargs(
+    executor: PlanExecutor, spec: _FieldSpec, arguments: tuple[tuple[str, str], ...]
+) -> dict[str, Any]:
+    """A direct resolver's keyword arguments, as Strawberry names them; an
+    argument the operation leaves out is left to the resolver's default."""
+    args = spec.static_args
+    if args is None:
+        args = get_argument_values(
+            spec.field_def,
+            spec.details[0].node,
+            executor.variable_values,
+            None,
+            executor.hide_suggestions,
+        )
+    return {python: args[name] for name, python in arguments if name in args}
 
 
 async def _complete_awaited(

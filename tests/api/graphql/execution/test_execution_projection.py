@@ -22,6 +22,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import api.graphql.execution.projection as projection
+import api.graphql.execution.resolve as resolve
 from services.auth import ANONYMOUS, Principal, Role, authenticate
 
 ADMIN = Principal(Role.ADMIN)
@@ -202,3 +203,26 @@ async def test_an_undercounted_key_is_caught(
         monkeypatch.setattr(schema.execution_context_class, "max_response_bytes", fits - 1)
     agreed, mode = await differential.agree(LAST_IN_EDGES, variables, ADMIN)
     assert (agreed, mode) == (False, "compiled")
+
+
+async def test_a_resolver_given_the_wrong_argument_is_caught(
+    seeded: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planted fault in the direct call of a resolver with plain scalar
+    arguments (the page's ``products(first:)``): each argument goes to the
+    next one's Python name."""
+    real = resolve._plain_arguments
+
+    def shifted(field: Any, config: Any) -> tuple[tuple[str, str], ...] | None:
+        names = real(field, config)
+        if not names or len(names) < 2:
+            return names
+        pythons = [python for _, python in names]
+        return tuple(zip([name for name, _ in names], pythons[1:] + pythons[:1], strict=True))
+
+    query = "query($b: ID!) { brand(id: $b) { products(first: 1) { edges { node { id } } } } }"
+    variables = {"b": seeded["brands"][0]}
+    assert await seeded["differential"].agree(query, variables, ADMIN) == (True, "compiled")
+    monkeypatch.setattr(resolve, "_plain_arguments", shifted)
+    differential = Differential(seeded["differential"].services)
+    assert await differential.agree(query, variables, ADMIN) == (False, "compiled")
