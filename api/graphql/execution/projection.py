@@ -91,13 +91,13 @@ def projected_edges(
     origin = None if node_type is None else _origin(node_type)
     if origin is None:
         return None
-    edge = _Builder(collect).selection(edge_type, details, edge=True)
-    if edge is None:
+    project = _Builder(collect).edges(edge_type, details)
+    if project is None:
         return None
-    return FusedField(general.name, _runner(general, edge, origin), general.maybe_async)
+    return FusedField(general.name, _runner(general, project, origin), general.maybe_async)
 
 
-def _runner(general: FusedField, edge: Callable[..., Any], node_type: type) -> Any:
+def _runner(general: FusedField, project: Callable[..., Any], node_type: type) -> Any:
     size = key_bytes(general.name)
     fallback = general.run
 
@@ -107,21 +107,15 @@ def _runner(general: FusedField, edge: Callable[..., Any], node_type: type) -> A
             return fallback(executor, source, path)
         page = stored[0]
         budget = executor.response_bytes
-        used = budget.used
-        context = executor.context_value
-        memo: dict[tuple[Any, Any], Any] = {}
         try:
-            budget.used += size
-            edges = [
-                edge(item, index, page, budget, context, memo)
-                for index, item in enumerate(page.items)
-            ]
-            if budget.used > budget.limit:
-                raise _ABANDON
+            edges, used = project(page.items, page, executor.context_value)
         except Exception:
-            budget.used = used
             COUNTS["abandoned"] += 1
             return fallback(executor, source, path)
+        if budget.used + size + used > budget.limit:
+            COUNTS["abandoned"] += 1
+            return fallback(executor, source, path)
+        budget.used += size + used
         COUNTS["projected"] += 1
         return edges
 
@@ -160,59 +154,69 @@ def _origin(object_type: GraphQLObjectType) -> type | None:
     return definition.origin
 
 
-@dataclass
-class _Generated:
-    lines: list[str]
-    namespace: dict[str, Any]
-
-
 class _Builder:
-    """Generates one function per selection set:
-    ``(item, index, page, budget, context, memo) -> dict``, raising to
-    abandon; ``memo`` holds the page's referenced items by lookup and key."""
+    """Generates, for an edge's selection, one function
+    ``(items, page, context) -> (edges, bytes)``: a loop over the page's
+    items in which each selection set is a few lines writing a dict, and
+    which raises to abandon. ``memo`` holds the page's referenced items by
+    lookup and key; the bytes reach the budget only once the page is done."""
 
     def __init__(self, collect: Collect) -> None:
         self.collect = collect
+        self.namespace: dict[str, Any] = {"ABANDON": _ABANDON}
+        self.lines: list[str] = []
+        self.objects = 0
 
-    def selection(
-        self, object_type: GraphQLObjectType, details: FieldDetailsList, *, edge: bool = False
+    def edges(
+        self, edge_type: GraphQLObjectType, details: FieldDetailsList
     ) -> Callable[..., Any] | None:
-        grouped = self.collect(object_type, details)
-        generated = _Generated([], {"ABANDON": _ABANDON})
-        for index, (response_name, field_details) in enumerate(grouped.items()):
-            if not self.field(generated, index, object_type, response_name, field_details, edge):
-                return None
+        if not self.selection(edge_type, details, "item", edge=True):
+            return None
         source = "\n".join(
             [
-                "def project(item, index, page, budget, context, memo):",
-                "    results = {}",
-                *("    " + line for line in generated.lines),
-                "    return results",
+                "def project(items, page, context):",
+                "    used = 0",
+                "    memo = {}",
+                "    edges = []",
+                "    for index, item in enumerate(items):",
+                *("        " + line for line in self.lines),
+                "        edges.append(r0)",
+                "    return edges, used",
             ]
         )
-        namespace = generated.namespace
+        namespace = self.namespace
         exec(compile(source, "<projected selection>", "exec", dont_inherit=True), namespace)
         project: Callable[..., Any] = namespace.pop("project")
         return project
 
-    def field(
+    def selection(
         self,
-        generated: _Generated,
-        index: int,
-        parent: GraphQLObjectType,
-        response_name: str,
+        object_type: GraphQLObjectType,
         details: FieldDetailsList,
-        edge: bool,
-    ) -> bool:
+        item: str,
+        *,
+        edge: bool = False,
+    ) -> str | None:
+        """The lines that fill a new dict from ``item``; its variable's name."""
+        results = f"r{self.objects}"
+        self.objects += 1
+        self.lines.append(f"{results} = {{}}")
+        for response_name, field_details in self.collect(object_type, details).items():
+            site = _Site(object_type, response_name, field_details, item, results)
+            if not self.field(site, edge):
+                return None
+        return results
+
+    def field(self, site: _Site, edge: bool) -> bool:
+        details = site.details
         if any(d.fragment_variable_values is not None for d in details):
             return False
         name = details[0].node.name.value
-        key, size = repr(response_name), key_bytes(response_name)
-        lines = generated.lines
+        parent, lines = site.parent, self.lines
         if name == "__typename":
             lines += [
-                f"budget.used += {size + leaf_bytes(parent.name)}",
-                f"results[{key}] = {parent.name!r}",
+                f"used += {site.size + leaf_bytes(parent.name)}",
+                f"{site.target} = {parent.name!r}",
             ]
             return True
         field_def = parent.fields.get(name)
@@ -220,39 +224,96 @@ class _Builder:
             return False
         declared = _declared(field_def)
         if edge and declared is EDGE_CURSOR and _text(field_def.type):
-            lines += ["value = page.cursor(index)", *_text_lines(key, size, nullable=False)]
+            lines += ["value = page.cursor(index)", *_text_lines(site, nullable=False)]
             return True
         if isinstance(declared, StoredAttribute) and not edge:
-            return _attribute(generated, index, field_def.type, declared, key, size)
+            return self.attribute(site, field_def.type, declared)
         object_type = _object_of(field_def.type)
         if object_type is None:
             return False
         if (edge and declared is EDGE_NODE) or (not edge and declared is SAME_ITEM):
-            source = "item"
+            item = site.item
         elif not edge and isinstance(declared, StoredReference):
-            # Fifty products of one brand: its item is looked up once a page.
-            generated.namespace[f"cached_{index}"] = declared.cached
-            lines += [
-                f"key = (cached_{index}, item[{declared.attribute!r}])",
-                "held = memo.get(key)",
-                "if held is None:",
-                f"    hit, held = cached_{index}(context, key[1])",
-                "    if not hit or held is None:",
-                "        raise ABANDON",
-                "    memo[key] = held",
-            ]
-            source = "held"
+            item = self.reference(site.item, declared)
         else:
             return False
-        selection = self.selection(object_type, details)
-        if selection is None:
+        lines.append(f"used += {site.size}")
+        nested = self.selection(object_type, details, item)
+        if nested is None:
             return False
-        generated.namespace[f"select_{index}"] = selection
-        lines += [
-            f"budget.used += {size}",
-            f"results[{key}] = select_{index}({source}, index, page, budget, context, memo)",
+        lines.append(f"{site.target} = {nested}")
+        return True
+
+    def reference(self, item: str, declared: StoredReference) -> str:
+        """Fifty products of one brand: its item is looked up once a page."""
+        number = self.objects
+        self.objects += 1
+        cached, key, held = f"cached_{number}", f"k{number}", f"h{number}"
+        self.namespace[cached] = declared.cached
+        self.lines += [
+            f"{key} = ({cached}, {item}[{declared.attribute!r}])",
+            f"{held} = memo.get({key})",
+            f"if {held} is None:",
+            f"    hit, {held} = {cached}(context, {key}[1])",
+            f"    if not hit or {held} is None:",
+            "        raise ABANDON",
+            f"    memo[{key}] = {held}",
+        ]
+        return held
+
+    def attribute(
+        self, site: _Site, return_type: GraphQLOutputType, declared: StoredAttribute
+    ) -> bool:
+        nullable = not isinstance(return_type, GraphQLNonNull)
+        leaf = return_type.of_type if isinstance(return_type, GraphQLNonNull) else return_type
+        attribute, item = repr(declared.attribute), site.item
+        read = f"{item}.get({attribute})" if declared.optional else f"{item}[{attribute}]"
+        if declared.convert is None and (leaf is GraphQLString or leaf is GraphQLID):
+            self.lines += [f"value = {read}", *_text_lines(site, nullable)]
+            return True
+        enum = declared.enum
+        if not isinstance(leaf, GraphQLEnumType) or enum is None or leaf.wrapped_cls is not enum:  # type: ignore[attr-defined]
+            return False
+        names = enum_names(leaf)
+        if names is None:
+            return False
+        members = f"members_{self.objects}"
+        self.objects += 1
+        self.namespace[members] = {
+            member.value: (name, site.size + leaf_bytes(name)) for member, name in names.items()
+        }
+        self.lines.append(f"value = {read}")
+        indent = ""
+        if nullable:
+            self.lines += [*_null_lines(site), "else:"]
+            indent = "    "
+        self.lines += [
+            f"{indent}name, count = {members}[value]",
+            f"{indent}used += count",
+            f"{indent}{site.target} = name",
         ]
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """A field of a selection: where its value comes from and goes."""
+
+    parent: GraphQLObjectType
+    response_name: str
+    details: FieldDetailsList
+    item: str
+    """The variable holding the stored item the selection reads."""
+    results: str
+    """The variable holding the selection's dict."""
+
+    @property
+    def size(self) -> int:
+        return key_bytes(self.response_name)
+
+    @property
+    def target(self) -> str:
+        return f"{self.results}[{self.response_name!r}]"
 
 
 def _text(return_type: GraphQLOutputType) -> bool:
@@ -261,55 +322,18 @@ def _text(return_type: GraphQLOutputType) -> bool:
     return return_type is GraphQLString or return_type is GraphQLID
 
 
-def _attribute(
-    generated: _Generated,
-    index: int,
-    return_type: GraphQLOutputType,
-    declared: StoredAttribute,
-    key: str,
-    size: int,
-) -> bool:
-    nullable = not isinstance(return_type, GraphQLNonNull)
-    leaf = return_type.of_type if isinstance(return_type, GraphQLNonNull) else return_type
-    attribute = repr(declared.attribute)
-    read = f"item.get({attribute})" if declared.optional else f"item[{attribute}]"
-    lines = generated.lines
-    if declared.convert is None and (leaf is GraphQLString or leaf is GraphQLID):
-        lines += [f"value = {read}", *_text_lines(key, size, nullable)]
-        return True
-    enum = declared.enum
-    if enum is None or not isinstance(leaf, GraphQLEnumType) or leaf.wrapped_cls is not enum:  # type: ignore[attr-defined]
-        return False
-    names = enum_names(leaf)
-    if names is None:
-        return False
-    generated.namespace[f"members_{index}"] = {
-        member.value: (name, size + leaf_bytes(name)) for member, name in names.items()
-    }
-    lines += [f"value = {read}"]
-    if nullable:
-        lines += ["if value is None:", f"    budget.used += {size}", f"    results[{key}] = None"]
-        lines += ["else:", f"    name, count = members_{index}[value]"]
-    else:
-        lines += [f"name, count = members_{index}[value]"]
-    indent = "    " if nullable else ""
-    lines += [f"{indent}budget.used += count", f"{indent}results[{key}] = name"]
-    return True
+def _null_lines(site: _Site) -> list[str]:
+    """A None costs its key alone, as the general path counts it."""
+    return ["if value is None:", f"    used += {site.size}", f"    {site.target} = None"]
 
 
-def _text_lines(key: str, size: int, nullable: bool) -> list[str]:
-    """Printable ASCII escapes only the backslash (budget.leaf_bytes); a
-    None costs its key alone, as the general path counts it."""
-    lines = []
-    if nullable:
-        lines += ["if value is None:", f"    budget.used += {size}", f"    results[{key}] = None"]
-        lines += [f"elif {_TEXT_TEST}:"]
-    else:
-        lines += [f"if {_TEXT_TEST}:"]
+def _text_lines(site: _Site, nullable: bool) -> list[str]:
+    """Printable ASCII escapes only the backslash (budget.leaf_bytes)."""
+    lines = [*_null_lines(site), f"elif {_TEXT_TEST}:"] if nullable else [f"if {_TEXT_TEST}:"]
     return [
         *lines,
-        f"    budget.used += {size + 2} + len(value) + value.count('\\\\')",
-        f"    results[{key}] = value",
+        f"    used += {site.size + 2} + len(value) + value.count('\\\\')",
+        f"    {site.target} = value",
         "else:",
         "    raise ABANDON",
     ]
