@@ -21,7 +21,6 @@ it was given (``api.demo.keys``), to print them again on the next start.
 from __future__ import annotations
 
 import hashlib
-import secrets
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,76 +30,16 @@ from typing import Any, TextIO
 
 import strawberry
 
+from api.demo import documents
 from api.demo.catalog import CATALOG, HISTORY_DAYS, BrandPlan, EventPlan, HistoryScan, ProductPlan
-from api.demo.keys import DEMO_KEYS_FILE, HINT, DemoBrand, locked, read_keys, write_keys
+from api.demo.client import DemoClient
+from api.demo.keys import DEMO_KEYS_FILE, DemoBrand, locked, read_keys, write_keys
 from api.settings.gateway import Settings
-from domain.errors import ErrorCode, ProofgateError
-from resolvers.context import RequestContext
-from resolvers.loaders import Loaders
-from services.auth import ANONYMOUS, Principal, authenticate
+from domain.errors import ErrorCode
+from services.auth import ANONYMOUS, Principal
 from services.context import Services
 
 __all__ = ["DEMO_KEYS_FILE", "Demo", "DemoBrand", "load_demo", "render_demo", "start_demo"]
-
-_HINT = HINT
-
-_BRAND = "query($id: ID!) { brand(id: $id) { id } }"
-_REGISTER_BRAND = """
-mutation($input: RegisterBrandInput!) { registerBrand(input: $input) { apiKey brand { id } } }
-"""
-_BRAND_PRODUCTS = """
-query($id: ID!) {
-  brand(id: $id) {
-    ledger { balance { available } }
-    products(first: 100) { edges { node { id sku verificationCode } } }
-  }
-}
-"""
-_GRANT = """
-mutation($brandId: ID!, $amount: Decimal!, $key: String!) {
-  grantCredits(brandId: $brandId, amount: $amount, idempotencyKey: $key, memo: "Demo") { id }
-}
-"""
-_REGISTER_PRODUCTS = """
-mutation($inputs: [RegisterProductInput!]!, $key: String!) {
-  registerProducts(inputs: $inputs, idempotencyKey: $key) { id sku verificationCode }
-}
-"""
-_PRODUCT_STATE = """
-query($id: ID!) {
-  product(id: $id) {
-    status scanCount claim { claimedAt }
-    provenance(first: 100) { edges { cursor } }
-  }
-}
-"""
-_ADD_EVENT = """
-mutation($id: ID!, $input: ProvenanceEventInput!) {
-  addProvenanceEvent(productId: $id, input: $input) { sequence }
-}
-"""
-_CLAIM = """
-mutation($code: String!, $device: String!) {
-  claimProduct(code: $code, deviceFingerprint: $device) { claimedAt }
-}
-"""
-_TRANSFER = """
-mutation($id: ID!, $to: String!) { transferProduct(productId: $id, to: $to) { status } }
-"""
-_RECALL = """
-mutation($id: ID!, $reason: String!) { recallProduct(productId: $id, reason: $reason) { status } }
-"""
-_VERIFY = """
-mutation($code: String!, $scan: ScanInput) { verifyProduct(code: $code, scan: $scan) { result } }
-"""
-_CREATE_INTEGRATION = """
-mutation($brandId: ID!, $name: String!, $type: IntegrationType!) {
-  createIntegration(brandId: $brandId, name: $name, type: $type) { ingestKey integration { id } }
-}
-"""
-_INGEST = """
-mutation($input: IngestEventInput!) { ingestEvent(input: $input) { event { sequence } } }
-"""
 
 
 @dataclass(frozen=True)
@@ -118,71 +57,6 @@ class Demo:
     def brand(self) -> DemoBrand:
         """The brand whose key the explorer and the banner offer."""
         return self.brands[0]
-
-
-@dataclass(frozen=True)
-class _Result:
-    data: dict[str, Any] | None
-    errors: tuple[tuple[str, str], ...]
-    """(extensions.code, message) of each error."""
-
-    @property
-    def codes(self) -> list[str]:
-        return [code for code, _ in self.errors]
-
-
-class _Client:
-    """Runs operations the way the HTTP endpoint does: the key is
-    authenticated, and each operation gets a fresh context and loaders."""
-
-    def __init__(self, schema: strawberry.Schema, services: Services) -> None:
-        self._schema = schema
-        self._services = services
-        self.mutations = 0
-        """Mutations run: none means the demo was already in the store."""
-
-    async def principal(self, key: str) -> Principal:
-        return await authenticate(
-            self._services.storage, f"Bearer {key}", self._services.admin_key_hash
-        )
-
-    async def execute(
-        self,
-        query: str,
-        variables: Mapping[str, Any],
-        principal: Principal,
-        at: datetime | None = None,
-    ) -> _Result:
-        """``at``: run as of that time (the services' clock fixed to it)."""
-        services = self._services if at is None else replace(self._services, clock=lambda: at)
-        self.mutations += query.lstrip().startswith("mutation")
-        context = RequestContext(
-            services=services,
-            principal=principal,
-            loaders=Loaders(self._services.storage, principal.tenant),
-            request_id=secrets.token_hex(8),
-        )
-        result = await self._schema.execute(
-            query, variable_values=dict(variables), context_value=context
-        )
-        errors = tuple(
-            (str((error.extensions or {}).get("code", "")), error.message)
-            for error in result.errors or ()
-        )
-        return _Result(result.data, errors)
-
-    async def data(
-        self,
-        query: str,
-        variables: Mapping[str, Any],
-        principal: Principal,
-        at: datetime | None = None,
-    ) -> dict[str, Any]:
-        result = await self.execute(query, variables, principal, at)
-        if result.errors or result.data is None:
-            problems = "; ".join(message for _, message in result.errors) or "no data"
-            raise ProofgateError(f"Loading the demo data failed: {problems}", hint=_HINT)
-        return result.data
 
 
 @dataclass(frozen=True)
@@ -220,7 +94,7 @@ async def load_demo(
     catalog: Sequence[BrandPlan] = CATALOG,
 ) -> Demo:
     """The demo brands, registering and filling in whatever is missing."""
-    client = _Client(schema, services)
+    client = DemoClient(schema, services)
     admin = await client.principal(settings.admin_key)
     timeline = _Timeline.of(services.clock())
     path = settings.data_dir / DEMO_KEYS_FILE
@@ -248,32 +122,34 @@ async def load_demo(
 
 
 async def _ensure_brand(
-    client: _Client,
+    client: DemoClient,
     admin: Principal,
     plan: BrandPlan,
     saved: DemoBrand | None,
     timeline: _Timeline,
 ) -> DemoBrand:
     if saved is not None:
-        found = await client.execute(_BRAND, {"id": saved.id}, admin)
+        found = await client.execute(documents.BRAND, {"id": saved.id}, admin)
         if not found.errors:
             return saved
         if found.codes != [ErrorCode.NOT_FOUND.value]:
-            await client.data(_BRAND, {"id": saved.id}, admin)
-    data = await client.data(_REGISTER_BRAND, {"input": plan.as_input()}, admin, timeline.setup())
+            await client.data(documents.BRAND, {"id": saved.id}, admin)
+    data = await client.data(
+        documents.REGISTER_BRAND, {"input": plan.as_input()}, admin, timeline.setup()
+    )
     payload = data["registerBrand"]
     return DemoBrand(plan.slug, payload["brand"]["id"], plan.name, plan.plan, payload["apiKey"])
 
 
 async def _ensure_integration(
-    client: _Client, plan: BrandPlan, brand: DemoBrand, timeline: _Timeline
+    client: DemoClient, plan: BrandPlan, brand: DemoBrand, timeline: _Timeline
 ) -> DemoBrand:
     """An ingest key is shown once: without a saved one, a new integration."""
     if plan.integration is None or brand.ingest_key is not None:
         return brand
     key = await client.principal(brand.api_key)
     variables = {"brandId": brand.id, "name": plan.integration.name, "type": plan.integration.type}
-    data = await client.data(_CREATE_INTEGRATION, variables, key, timeline.setup(1))
+    data = await client.data(documents.CREATE_INTEGRATION, variables, key, timeline.setup(1))
     payload = data["createIntegration"]
     return replace(
         brand, ingest_key=payload["ingestKey"], integration_id=payload["integration"]["id"]
@@ -289,10 +165,10 @@ class _Loaded:
 
 
 async def _ensure_products(
-    client: _Client, admin: Principal, plan: BrandPlan, brand: DemoBrand, timeline: _Timeline
+    client: DemoClient, admin: Principal, plan: BrandPlan, brand: DemoBrand, timeline: _Timeline
 ) -> _Loaded:
     key = await client.principal(brand.api_key)
-    data = await client.data(_BRAND_PRODUCTS, {"id": brand.id}, key)
+    data = await client.data(documents.BRAND_PRODUCTS, {"id": brand.id}, key)
     existing = {edge["node"]["sku"]: edge["node"] for edge in data["brand"]["products"]["edges"]}
     missing = [p for p in plan.products if p.sku not in existing]
     if missing:
@@ -300,12 +176,12 @@ async def _ensure_products(
         if plan.credits and available < len(missing):
             amount = str(plan.credits)
             grant = {"brandId": brand.id, "amount": amount, "key": f"demo-credits-{brand.id}"}
-            await client.data(_GRANT, grant, admin, timeline.setup(1))
+            await client.data(documents.GRANT, grant, admin, timeline.setup(1))
         inputs = [p.as_input(brand.id) for p in missing]
         # Keyed by what is registered: a retry of this very call replays it.
         skus = hashlib.sha256(",".join(p.sku for p in missing).encode()).hexdigest()[:16]
         variables = {"inputs": inputs, "key": f"demo-products-{skus}"}
-        created = await client.data(_REGISTER_PRODUCTS, variables, key, timeline.setup(2))
+        created = await client.data(documents.REGISTER_PRODUCTS, variables, key, timeline.setup(2))
         existing.update({p["sku"]: p for p in created["registerProducts"]})
     ingest = await client.principal(brand.ingest_key) if brand.ingest_key else None
     keys = _Keys(key, ingest)
@@ -328,7 +204,7 @@ def _ingest_variables(event: EventPlan, product_id: str) -> dict[str, Any]:
 
 
 async def _ensure_events(
-    client: _Client,
+    client: DemoClient,
     keys: _Keys,
     plan: ProductPlan,
     product: Mapping[str, Any],
@@ -340,14 +216,14 @@ async def _ensure_events(
             continue
         if event.ingested_as and keys.ingest is not None:
             variables = _ingest_variables(event, product["id"])
-            await client.data(_INGEST, variables, keys.ingest, at(sequence))
+            await client.data(documents.INGEST, variables, keys.ingest, at(sequence))
         else:
             variables = {"id": product["id"], "input": event.as_input()}
-            await client.data(_ADD_EVENT, variables, keys.brand, at(sequence))
+            await client.data(documents.ADD_EVENT, variables, keys.brand, at(sequence))
 
 
 async def _ensure_history(
-    client: _Client,
+    client: DemoClient,
     keys: _Keys,
     plan: ProductPlan,
     product: Mapping[str, Any],
@@ -356,23 +232,27 @@ async def _ensure_history(
 ) -> None:
     """Events, then the week of scans, then the claim, transfer or recall and
     today's scans: each step counted against what the product already shows."""
-    state = (await client.data(_PRODUCT_STATE, {"id": product["id"]}, keys.brand))["product"]
+    state = (await client.data(documents.PRODUCT_STATE, {"id": product["id"]}, keys.brand))[
+        "product"
+    ]
     code = product["verificationCode"]
     appended = len(state["provenance"]["edges"])
     await _ensure_events(client, keys, plan, product, appended, lambda n: timeline.event(index, n))
     scanned = state["scanCount"]
     for number, past in enumerate(plan.history[scanned:], start=scanned):
         variables = {"code": code, "scan": past.scan.as_input()}
-        await client.data(_VERIFY, variables, ANONYMOUS, timeline.scanned_at(past, number))
+        await client.data(documents.VERIFY, variables, ANONYMOUS, timeline.scanned_at(past, number))
     if plan.claimed_by is not None and state["claim"] is None:
-        await client.data(_CLAIM, {"code": code, "device": plan.claimed_by}, ANONYMOUS)
+        await client.data(documents.CLAIM, {"code": code, "device": plan.claimed_by}, ANONYMOUS)
     if plan.transfer_to is not None and state["status"] == "ACTIVE":
-        await client.data(_TRANSFER, {"id": product["id"], "to": plan.transfer_to}, keys.brand)
+        await client.data(
+            documents.TRANSFER, {"id": product["id"], "to": plan.transfer_to}, keys.brand
+        )
     if plan.recall_reason is not None and state["status"] != "RECALLED":
         variables = {"id": product["id"], "reason": plan.recall_reason}
-        await client.data(_RECALL, variables, keys.brand)
+        await client.data(documents.RECALL, variables, keys.brand)
     for scan in plan.scans[max(0, scanned - len(plan.history)) :]:
-        await client.data(_VERIFY, {"code": code, "scan": scan.as_input()}, ANONYMOUS)
+        await client.data(documents.VERIFY, {"code": code, "scan": scan.as_input()}, ANONYMOUS)
 
 
 def render_demo(demo: Demo, settings: Settings) -> str:

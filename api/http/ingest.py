@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from api.graphql.errors import error_response
+from api.graphql.schema import ProofgateSchema
 from api.http.authentication import Authenticator, client_address
 from api.http.guard import JSON_CONTENT_TYPES
 from api.http.request_json import MalformedJSON, decode_request_json
@@ -192,7 +193,8 @@ async def _receive(request: Request, services: Services, source: EventSource) ->
     except Unauthenticated:
         await authenticator.failed(client)
         raise
-    rate_check = getattr(request.app.state.graphql.schema, "rate_check", None)
+    schema: ProofgateSchema = request.app.state.graphql.schema
+    rate_check = schema.rate_check
     if rate_check is not None:
         await rate_check(principal, request.client.host if request.client else None, 1)
     context = RequestContext(

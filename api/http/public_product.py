@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from api.graphql.errors import error_response
+from api.graphql.schema import ProofgateSchema
 from api.http.authentication import client_address
 from domain.errors import ProofgateError, RateLimited, ResponseTooLarge
 from services.auth import ANONYMOUS
@@ -43,7 +44,8 @@ class PublicRefusal(Exception):
 async def public_product(request: Request) -> tuple[Services, StorageReads, Item | None]:
     """The product the path's code names, after the caller's rate limit;
     raises ``PublicRefusal`` (429)."""
-    rate_check = getattr(request.app.state.graphql.schema, "rate_check", None)
+    schema: ProofgateSchema = request.app.state.graphql.schema
+    rate_check = schema.rate_check
     if rate_check is not None:
         try:
             await rate_check(ANONYMOUS, client_address(request), 1)

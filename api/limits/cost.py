@@ -2,20 +2,12 @@
 
 The walk follows the operation (fragments, ``@skip``/``@include`` and
 variables applied, fields merged by response key as execution merges them)
-through the schema, reading the access pattern each field declares
-(``resolvers.fields``):
+through the schema, pricing each field by the access pattern it declares
+(``resolvers.fields``; the prices in ``api.limits.field_cost``):
 
-- a get pattern costs 1, and so does the entity a field ``loads`` through it;
-- a query pattern costs its page size: ``first``, else the pattern's default
-  page (20), or its maximum page when the field takes no ``first``; a field
-  that ``loads`` one entity per entry costs the page again;
 - everything below a query field is counted once per item of its page, and
   below a list field without paging (``registerProducts``) once per element
   of the longest list argument;
-- a field that reads a list to its end (a product's whole chain, for a
-  verification or the passport) costs the longest that list can be, and a
-  filter no key condition can express (``threats(minSeverity:)``) the most
-  items it may examine (docs/design.md, Limits and cost);
 - a subscription's root field counts once per event, so its cost is that
   of one event.
 
@@ -28,8 +20,6 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 import strawberry
@@ -39,9 +29,7 @@ from graphql import (
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLError,
-    GraphQLField,
     GraphQLIncludeDirective,
-    GraphQLList,
     GraphQLNamedType,
     GraphQLObjectType,
     GraphQLSchema,
@@ -55,7 +43,6 @@ from graphql import (
     ValueNode,
     VariableNode,
     get_named_type,
-    get_nullable_type,
     get_operation_ast,
     is_abstract_type,
 )
@@ -67,58 +54,27 @@ from graphql.execution.values import (
 )
 from strawberry.extensions import SchemaExtension
 
+from api.limits.field_cost import (
+    DAY_RANGES,
+    FieldReads,
+    check_first,
+    counts_arguments,
+    days_covered,
+    field_cost,
+    field_reads,
+)
 from api.limits.refuse_operation import refuse
-from domain.analytics import BRAND_SHARDS, MAX_DAYS
-from domain.errors import BadUserInput, ProofgateError, QueryTooComplex
+from domain.errors import ProofgateError, QueryTooComplex
 from resolvers.fields import field_access_patterns
-from resolvers.threats.paging import SCAN_MAX_ITEMS
-from services.provenance.walk import CHAIN_READ_ITEMS
-from storage.access_patterns import REGISTRY
-from storage.limits import PAGE_SIZE_MAX
-from storage.registry import AccessPattern, Operation
 
 __all__ = [
-    "EXTRA_READS",
-    "FAN_OUT",
-    "FILTERED",
     "MAX_FIELDS",
-    "READS_TO_THE_END",
     "STATIC_COSTS",
     "CostBudget",
     "CostModel",
     "cost_model",
 ]
 
-FAN_OUT: Mapping[tuple[str, str], str] = {("Query", "auditLog"): "days"}
-"""Fields that run their query once per unit of an argument: ``auditLog``
-reads one partition per day (a scatter-gather)."""
-
-_CLAIM_AND_CHAIN = 1 + CHAIN_READ_ITEMS
-EXTRA_READS: Mapping[tuple[str, str], int] = {
-    ("Mutation", "verifyProduct"): 1 + _CLAIM_AND_CHAIN,
-    ("Query", "verification"): _CLAIM_AND_CHAIN,
-}
-"""Reads a field makes beyond the access pattern it declares (and the entity it
-declares it loads): checking a product reads the product (AP04, declared by
-``verification`` as what it loads), its claim (AP11) and its whole chain
-(AP09, page after page, at most ``CHAIN_READ_ITEMS`` events: docs/design.md,
-Limits and cost)."""
-READS_TO_THE_END: Mapping[tuple[str, str], int] = {("Product", "passport"): CHAIN_READ_ITEMS}
-"""Fields that read their query pattern to its end rather than one page, with
-the most items that end can be: the passport lists the whole chain."""
-FILTERED: Mapping[tuple[str, str], tuple[str, int]] = {
-    ("Brand", "threats"): ("minSeverity", SCAN_MAX_ITEMS)
-}
-"""Fields that, given a filter no key condition can express, read past their
-page for matches, up to a bound: ``threats(minSeverity:)`` examines up to
-``SCAN_MAX_ITEMS`` alerts to fill its page."""
-DAY_RANGES: Mapping[tuple[str, str], int] = {
-    ("Brand", "analytics"): BRAND_SHARDS,
-    ("Product", "analytics"): 1,
-}
-"""Fields that read items per day of their ``from``..``to`` range: a brand's
-analytics read every shard of every day (one batch its fields share), so an
-alias costs days x shards, not 1 (docs/design.md, Analytics)."""
 MAX_FIELDS = 10_000
 """Selected fields after fragments are expanded. Fragments spread inside
 fragments multiply; past this the operation is refused whatever it reads."""
@@ -127,20 +83,6 @@ STATIC_COSTS = 1024
 """Operations remembered with their cost, the most recently used."""
 
 _SMALLER = "Ask for smaller pages (first) or fewer nested connections, or split the operation."
-
-
-@dataclass(frozen=True, slots=True)
-class _Reads:
-    pattern: AccessPattern
-    loads: AccessPattern | None
-    fan_out: str | None
-    extra: int = 0
-    to_the_end: int | None = None
-    """The most items a field that reads its pattern to the end can read."""
-    filtered: tuple[str, int] | None = None
-    """The filter argument that makes the field read past its page, and how far."""
-    per_element: bool = False
-    """A list field whose get runs once per element of its list argument."""
 
 
 _Known = tuple[weakref.ref[DocumentNode], int]
@@ -155,24 +97,12 @@ class CostModel:
 
     def __init__(self, schema: strawberry.Schema) -> None:
         self.schema: GraphQLSchema = schema._schema
-        self.reads: dict[tuple[str, str], _Reads] = {}
+        self.reads: dict[tuple[str, str], FieldReads] = {}
         self._static: OrderedDict[tuple[int, str | None], _Known] = OrderedDict()
         for access in field_access_patterns(schema):
-            # node(id:): each type's pattern is a get, costing 1 whichever the id names.
-            pattern = access.access_pattern or next(iter(dict(access.by_type).values()), None)
-            if pattern is None:
-                continue
-            key = (access.type_name, access.field_name)
-            loads = REGISTRY[access.loads] if access.loads else None
-            self.reads[key] = _Reads(
-                REGISTRY[pattern],
-                loads,
-                FAN_OUT.get(key),
-                EXTRA_READS.get(key, 0),
-                READS_TO_THE_END.get(key),
-                FILTERED.get(key),
-                per_element=bool(access.by_type),
-            )
+            reads = field_reads(access)
+            if reads is not None:
+                self.reads[(access.type_name, access.field_name)] = reads
 
     def measure(
         self,
@@ -273,16 +203,16 @@ class _Walk:
         reads = self.model.reads.get((parent.name, name))
         per_day = DAY_RANGES.get((parent.name, name))
         arguments: dict[str, Any] = {}
-        if per_day is not None or _counts_arguments(definition, reads):
+        if per_day is not None or counts_arguments(definition, reads):
             self.dynamic = self.dynamic or any(_has_variable(a.value) for a in node.arguments or ())
             try:
                 arguments = get_argument_values(definition, node, self.variables)
             except GraphQLError:
                 raise _Unmeasurable from None
-        _check_first(parent.name, name, arguments, reads)
-        own, per_item = _cost(definition, arguments, reads, per_event=self.per_event and root)
+        check_first(parent.name, name, arguments, reads)
+        own, per_item = field_cost(definition, arguments, reads, per_event=self.per_event and root)
         if per_day is not None:
-            own += per_day * _days(arguments)
+            own += per_day * days_covered(arguments)
         selection_sets = [n.selection_set for n in nodes if n.selection_set is not None]
         below = 0
         if selection_sets:
@@ -343,16 +273,6 @@ class _Walk:
         return False
 
 
-def _counts_arguments(definition: GraphQLField, reads: _Reads | None) -> bool:
-    """Whether the field's arguments change its cost: a page size, a fan-out
-    or, for a list without paging, the lists it is given."""
-    return (
-        "first" in definition.args
-        or (reads is not None and reads.fan_out is not None)
-        or isinstance(get_nullable_type(definition.type), GraphQLList)
-    )
-
-
 def _has_variable(value: ValueNode) -> bool:
     if isinstance(value, VariableNode):
         return True
@@ -361,65 +281,6 @@ def _has_variable(value: ValueNode) -> bool:
     if isinstance(value, ObjectValueNode):
         return any(_has_variable(f.value) for f in value.fields)
     return False
-
-
-def _check_first(
-    type_name: str, field_name: str, arguments: Mapping[str, Any], reads: _Reads | None
-) -> None:
-    first = arguments.get("first")
-    if first is None:
-        return
-    maximum = PAGE_SIZE_MAX
-    if reads is not None and reads.pattern.operation is Operation.QUERY:
-        maximum = reads.pattern.max_page
-    if not 0 <= first <= maximum:
-        raise BadUserInput(
-            f"first on {type_name}.{field_name} must be between 0 and {maximum}, got {first}",
-            hint="Page through with after: pageInfo.endCursor.",
-        )
-
-
-def _cost(
-    definition: GraphQLField, arguments: Mapping[str, Any], reads: _Reads | None, *, per_event: bool
-) -> tuple[int, int]:
-    """What one resolution of the field reads, and how many times the fields
-    below it resolve."""
-    if reads is None:
-        return 0, _list_length(definition, arguments)
-    pattern = reads.pattern
-    if reads.to_the_end is not None:
-        return reads.to_the_end + (reads.loads is not None) + reads.extra, 1
-    if pattern.operation is not Operation.QUERY or per_event:
-        reads_once = 1 + (reads.loads is not None) + reads.extra
-        length = _list_length(definition, arguments)
-        # A list of gets (nodes(ids:)) reads once per element.
-        return reads_once * (length if reads.per_element else 1), length
-    if "first" in definition.args:
-        first = arguments.get("first")
-        page = pattern.default_page if first is None else first
-    else:
-        page = pattern.max_page
-    fan_out = arguments.get(reads.fan_out, 1) if reads.fan_out else 1
-    entries = max(page, 1) * max(fan_out, 1)
-    if reads.filtered is not None and arguments.get(reads.filtered[0]) is not None:
-        entries = max(entries, reads.filtered[1])
-    return entries + (page if reads.loads is not None else 0), page
-
-
-def _days(arguments: Mapping[str, Any]) -> int:
-    """The days a ``from``..``to`` range covers, within what ``days_in`` allows
-    (a range it refuses fails at execution, before any read)."""
-    dates = sorted(value for value in arguments.values() if isinstance(value, date))
-    if len(dates) != 2:
-        return MAX_DAYS
-    return min(max((dates[1] - dates[0]).days + 1, 1), MAX_DAYS)
-
-
-def _list_length(definition: GraphQLField, arguments: Mapping[str, Any]) -> int:
-    if not isinstance(get_nullable_type(definition.type), GraphQLList):
-        return 1
-    lengths = [len(value) for value in arguments.values() if isinstance(value, list)]
-    return max(lengths, default=1)
 
 
 _models: weakref.WeakKeyDictionary[strawberry.Schema, CostModel] = weakref.WeakKeyDictionary()

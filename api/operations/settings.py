@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
 
-from pydantic import BaseModel
-
-from api.settings.formats import UserPath, choice
+from api.settings.declared import Declared
+from domain.variables import variable
 
 __all__ = ["OperationSettings", "OperationVariables", "TrustedDocuments"]
 
@@ -25,16 +23,13 @@ class TrustedDocuments(StrEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class OperationSettings:
-    directory: Path | None = None
+    directory: Path | None = variable(None, "operations_dir", format="path")
     """Folder of ``.graphql`` files registered next to the default set."""
-    trusted_documents: TrustedDocuments = TrustedDocuments.OFF
+    trusted_documents: TrustedDocuments = variable(
+        TrustedDocuments.OFF, "trusted_documents", format="choice"
+    )
 
 
-class OperationVariables(BaseModel):
-    operations_dir: UserPath | None = None
-    trusted_documents: Annotated[TrustedDocuments, choice(TrustedDocuments)] = TrustedDocuments.OFF
-
+class OperationVariables(Declared, declares=OperationSettings):
     def operations(self) -> OperationSettings:
-        return OperationSettings(
-            directory=self.operations_dir, trusted_documents=self.trusted_documents
-        )
+        return self.build(OperationSettings)

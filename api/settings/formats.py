@@ -30,6 +30,7 @@ __all__ = [
     "CreditAmount",
     "EntriesOrOff",
     "HttpUrl",
+    "OneOrZero",
     "Origins",
     "PerMinuteOrOff",
     "PlainDecimal",
@@ -78,22 +79,18 @@ def _switch(value: str | bool) -> bool:
     raise Malformed(f"must be on or off, got {value!r}")
 
 
-def _entries_or_off(value: object) -> int:
-    if isinstance(value, str) and value.lower() in _OFF:
-        return 0
-    number = _whole(value)
-    if number is None or number < 0:
-        raise Malformed(f"must be a number of entries or off, got {value!r}")
-    return number
+def _count_or_off(what: str) -> BeforeValidator:
+    """A whole number of ``what``, where ``off`` is 0."""
 
+    def parse(value: object) -> int:
+        if isinstance(value, str) and value.lower() in _OFF:
+            return 0
+        number = _whole(value)
+        if number is None or number < 0:
+            raise Malformed(f"must be {what} or off, got {value!r}")
+        return number
 
-def _milliseconds_or_off(value: object) -> int:
-    if isinstance(value, str) and value.lower() in _OFF:
-        return 0
-    number = _whole(value)
-    if number is None or number < 0:
-        raise Malformed(f"must be milliseconds or off, got {value!r}")
-    return number
+    return BeforeValidator(parse)
 
 
 def _per_minute_or_off(value: object) -> int | None:
@@ -103,6 +100,15 @@ def _per_minute_or_off(value: object) -> int | None:
     if number is None or number < 1:
         raise Malformed(f"must be calls per minute or off, got {value!r}")
     return number
+
+
+def _one_or_zero(value: str | bool) -> bool:
+    """Stricter than ``Switch``: what the pipeline's flags always accepted."""
+    if isinstance(value, bool):
+        return value
+    if value.lower() not in ("0", "1", "true", "false"):
+        raise Malformed("use 1 or 0")
+    return value.lower() in ("1", "true")
 
 
 def _plain_decimal(value: str) -> Decimal:
@@ -193,9 +199,10 @@ Positive = Annotated[int, BeforeValidator(_positive)]
 Addresses = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_addresses)]
 Port = Annotated[int, BeforeValidator(_port)]
 Switch = Annotated[bool, BeforeValidator(_switch)]
-EntriesOrOff = Annotated[int, BeforeValidator(_entries_or_off)]
+OneOrZero = Annotated[bool, BeforeValidator(_one_or_zero)]
+EntriesOrOff = Annotated[int, _count_or_off("a number of entries")]
 
-MillisecondsOrOff = Annotated[int, BeforeValidator(_milliseconds_or_off)]
+MillisecondsOrOff = Annotated[int, _count_or_off("milliseconds")]
 """A count where ``off`` is 0."""
 PerMinuteOrOff = Annotated[int | None, BeforeValidator(_per_minute_or_off)]
 """A rate where ``off`` is None: unlimited."""

@@ -3,13 +3,16 @@
 Every setting is a ``PROOFGATE_*`` variable, read by one pydantic-settings
 reader (``api.settings.environment``): ``Environment`` is every variable the gateway
 reads, declared in sections (``Limits`` in ``api.settings.limits``, ...). A
-``Section`` is itself the value the code reads (``settings.limits``); the
-pipeline's and threat rules' variables make the dataclasses of the layers
-that must not import the gateway. An empty value counts as unset; a
+``Section`` is itself the value the code reads (``settings.limits``). The
+dataclasses ``Settings`` and ``TableLocation`` here, and the pipeline's and
+threat rules' in layers that must not import the gateway, mark the fields a
+variable sets (``variable(...)``), and the reader makes their sections from
+the marks (``api.settings.declared``). An empty value counts as unset; a
 malformed one stops start-up with an error naming the variable, rather than
 surfacing later as a confusing request failure. To add a setting, add a
 field to a section (its variable is ``PROOFGATE_`` + the field name in
-capitals) and a row to README.md's Settings tables.
+capitals) or a ``variable(...)`` field to one of those dataclasses, and a
+row to README.md's Settings tables.
 """
 
 from __future__ import annotations
@@ -23,23 +26,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from api.limits.auth_throttle import AUTH_FAILURE_RATE, AuthVariables
 from api.mcp.settings import MCPVariables
 from api.observability.logs import LogFormat, LogLevel
 from api.operations.settings import OperationSettings, OperationVariables
+from api.settings.declared import Declared
 from api.settings.environment import EnvironmentReader, Malformed
 from api.settings.formats import (
-    Addresses,
-    HttpUrl,
-    Origins,
-    Port,
-    Positive,
-    UserPath,
-    choice,
     matching,
 )
 from api.settings.key_ring import parse_signing_key, parse_verifying_keys
@@ -58,6 +55,7 @@ from api.settings.pipeline import PipelineVariables
 from api.settings.policy import Policy
 from api.settings.threats import ThreatVariables
 from domain.errors import ConfigurationError
+from domain.variables import variable
 from services.pipeline.settings import PipelineSettings
 from storage.sqlite import DEFAULT_CACHE_MIB
 
@@ -90,6 +88,23 @@ class Backend(StrEnum):
     DYNAMODB = "dynamodb"
 
 
+@dataclass(frozen=True)
+class TableLocation:
+    """Where the DynamoDB table lives: all ``create-table`` needs, without the
+    key files ``Settings.from_env`` creates."""
+
+    table: str = variable("proofgate", "table", format="table_name")
+    region: str = variable("us-east-1", "aws_region", format="region")
+    endpoint: str | None = variable(None, "dynamodb_endpoint", format="http_url")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> TableLocation:
+        return _TableEnvironment.read(environ).build(cls)
+
+
+_TABLE = TableLocation()
+
+
 @dataclass(frozen=True, kw_only=True)
 class Settings:
     """Typed settings. ``from_env`` is the way in; constructing one directly
@@ -97,31 +112,35 @@ class Settings:
 
     cursor_key: bytes = field(repr=False)
     admin_key: str = field(repr=False)
-    backend: Backend = Backend.SQLITE
-    data_dir: Path = Path(".data")
+    backend: Backend = variable(Backend.SQLITE, "backend", format="choice")
+    data_dir: Path = variable(Path(".data"), "data_dir", format="path")
     sqlite_path: str = str(Path(".data") / "proofgate.db")
-    sqlite_cache_mb: int = DEFAULT_CACHE_MIB
-    table: str = "proofgate"
-    dynamodb_endpoint: str | None = None
-    aws_region: str = "us-east-1"
+    sqlite_cache_mb: int = variable(DEFAULT_CACHE_MIB, "sqlite_cache_mb")
+    table: str = _TABLE.table
+    dynamodb_endpoint: str | None = _TABLE.endpoint
+    aws_region: str = _TABLE.region
     admin_key_file: Path | None = None
     """Where the admin key came from; None when it was set in the environment."""
-    cors_origins: tuple[str, ...] = ()
-    host: str = "127.0.0.1"
-    port: int = 8000
-    public_url: str | None = None
+    cors_origins: tuple[str, ...] = variable((), "cors_origins", format="origins")
+    host: str = variable("127.0.0.1", "host", format="text")
+    port: int = variable(8000, "port", format="port")
+    public_url: str | None = variable(None, "public_url", format="http_url")
     """Base of the URLs printed on labels; None: ``url``, for a local gateway."""
     demo: bool = False
-    log_format: LogFormat = LogFormat.TEXT
-    log_level: LogLevel = LogLevel.INFO
-    forwarded_allow_ips: tuple[str, ...] = ("127.0.0.1",)
+    log_format: LogFormat = variable(LogFormat.TEXT, "log_format", format="choice")
+    log_level: LogLevel = variable(LogLevel.INFO, "log_level", format="choice")
+    forwarded_allow_ips: tuple[str, ...] = variable(
+        ("127.0.0.1",), "forwarded_allow_ips", format="addresses"
+    )
     """Proxies whose X-Forwarded-For and X-Forwarded-Proto are believed."""
-    shutdown_seconds: int = 10
+    shutdown_seconds: int = variable(10, "shutdown_seconds")
     """How long a stopping process waits for requests in flight."""
-    max_connections: int = 4096
+    max_connections: int = variable(4096, "max_connections")
     """Open connections (HTTP and WebSocket) one process accepts; more get 503."""
-    redis_start_degraded: bool = False
-    """Whether ``serve`` starts while PROOFGATE_REDIS_URL is unreachable."""
+    redis_start_degraded: bool = variable(False, "redis_start_degraded", format="one_or_zero")
+    """Whether ``serve`` starts while PROOFGATE_REDIS_URL is unreachable instead
+    of refusing (the operator decides a fleet may run degraded, not a typo in
+    the URL)."""
     auth_failure_rate: Rate | None = AUTH_FAILURE_RATE
     """Failed authentications a client address may make; None: unlimited."""
     signing_key: str | None = field(default=None, repr=False)
@@ -131,7 +150,7 @@ class Settings:
     start. With neither set (direct construction) the key is ephemeral."""
     verifying_keys: tuple[str, ...] = ()
     """PEM bundles of retired public keys, still accepted for verification."""
-    hash_salt: bytes | None = field(default=None, repr=False)
+    hash_salt: bytes | None = variable(None, "hash_salt", format="hash_salt", repr=False)
     """Keys the salted hashes of device fingerprints and IPs."""
     hash_salt_file: Path | None = None
     """Where the embedded default keeps the salt it generates on first start."""
@@ -166,32 +185,20 @@ class Settings:
         if admin_key is None:
             admin_key_file = data_dir / ADMIN_KEY_FILE
             admin_key = read_or_create(admin_key_file, new_admin_key)
-        return cls(
-            backend=env.backend,
-            data_dir=data_dir,
+        location = env.build(TableLocation)
+        return env.build(
+            cls,
             sqlite_path=env.sqlite_path or str(data_dir / "proofgate.db"),
-            sqlite_cache_mb=env.sqlite_cache_mb,
-            table=env.table,
-            dynamodb_endpoint=env.dynamodb_endpoint,
-            aws_region=env.aws_region,
+            table=location.table,
+            aws_region=location.region,
+            dynamodb_endpoint=location.endpoint,
             cursor_key=cursor_key,
             admin_key=admin_key,
             admin_key_file=admin_key_file,
-            cors_origins=env.cors_origins,
-            host=env.host,
-            port=env.port,
-            public_url=env.public_url,
-            log_format=env.log_format,
-            log_level=env.log_level,
-            forwarded_allow_ips=env.forwarded_allow_ips,
-            shutdown_seconds=env.shutdown_seconds,
-            max_connections=env.max_connections,
-            redis_start_degraded=env.redis_start_degraded,
             auth_failure_rate=env.auth_failure_rate(),
             signing_key=signing_key,
             signing_key_file=data_dir / SIGNING_KEY_FILE if signing_key is None else None,
             verifying_keys=verifying_keys,
-            hash_salt=env.hash_salt,
             hash_salt_file=data_dir / HASH_SALT_FILE if env.hash_salt is None else None,
             pipeline=pipeline,
             limits=limits,
@@ -208,21 +215,6 @@ class Settings:
     def label_url(self) -> str:
         """The base every label URL starts with (``PROOFGATE_PUBLIC_URL``)."""
         return self.public_url or self.url
-
-
-@dataclass(frozen=True)
-class TableLocation:
-    """Where the DynamoDB table lives: all ``create-table`` needs, without the
-    key files ``Settings.from_env`` creates."""
-
-    table: str = "proofgate"
-    region: str = "us-east-1"
-    endpoint: str | None = None
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> TableLocation:
-        env = _TableEnvironment.read(environ)
-        return cls(table=env.table, region=env.aws_region, endpoint=env.dynamodb_endpoint)
 
 
 def _require_shared_secrets(environ: Mapping[str, str], data_dir: Path) -> None:
@@ -244,12 +236,17 @@ def _require_shared_secrets(environ: Mapping[str, str], data_dir: Path) -> None:
         )
 
 
-def _decode_cursor_key(text: str, source: str) -> bytes:
-    key = b""
+def _base64url(text: str) -> bytes:
+    """The bytes ``text`` encodes, padded or not; empty when it is not base64url."""
     if _BASE64URL.fullmatch(text):
         unpadded = text.rstrip("=")
         with contextlib.suppress(binascii.Error, ValueError):
-            key = base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
+            return base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
+    return b""
+
+
+def _decode_cursor_key(text: str, source: str) -> bytes:
+    key = _base64url(text)
     if len(key) not in (16, 24, 32):
         raise ConfigurationError(
             f"Invalid cursor key in {source}: expected 16, 24 or 32 bytes, base64url encoded",
@@ -293,11 +290,7 @@ def _verifying_keys(env: ProcessVariables) -> tuple[str, ...]:
 
 
 def _decode_salt(text: str) -> bytes:
-    salt = b""
-    if _BASE64URL.fullmatch(text):
-        unpadded = text.rstrip("=")
-        with contextlib.suppress(binascii.Error, ValueError):
-            salt = base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
+    salt = _base64url(text)
     if len(salt) < HASH_SALT_MIN_BYTES:
         raise Malformed(f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded")
     return salt
@@ -313,32 +306,29 @@ def _long_enough_admin_key(key: str) -> str:
     return key
 
 
-class TableVariables(BaseModel):
+_FORMATS = {
+    "table_name": Annotated[str, matching(_TABLE_NAME, _TABLE_RULE)],
+    "region": Annotated[str, matching(_REGION, _REGION_RULE)],
+    "hash_salt": Annotated[bytes | None, BeforeValidator(_decode_salt)],
+}
+
+
+class TableVariables(Declared, declares=TableLocation, formats=_FORMATS):
     """Where the DynamoDB table lives: all ``create-table`` reads."""
 
-    table: Annotated[str, matching(_TABLE_NAME, _TABLE_RULE)] = "proofgate"
-    aws_region: Annotated[str, matching(_REGION, _REGION_RULE)] = "us-east-1"
-    dynamodb_endpoint: HttpUrl = None
 
-
-class ProcessVariables(TableVariables):
+class ProcessVariables(TableVariables, declares=Settings, formats=_FORMATS):
     """Storage, the process and its secrets. Secrets are only checked here;
     the key files for unset ones are written by ``Settings.from_env`` once
     every variable has been read."""
 
-    backend: Annotated[Backend, choice(Backend)] = Backend.SQLITE
-    data_dir: UserPath = Path(".data")
+    if TYPE_CHECKING:
+        # Fields Settings declares, which from_env reads before it builds one.
+        backend: Backend
+        data_dir: Path
+        hash_salt: bytes | None
+
     sqlite_path: str | None = None
-    sqlite_cache_mb: Positive = DEFAULT_CACHE_MIB
-    host: str = "127.0.0.1"
-    port: Port = 8000
-    public_url: HttpUrl = None
-    log_format: Annotated[LogFormat, choice(LogFormat)] = LogFormat.TEXT
-    log_level: Annotated[LogLevel, choice(LogLevel)] = LogLevel.INFO
-    forwarded_allow_ips: Addresses = ("127.0.0.1",)
-    shutdown_seconds: Positive = 10
-    max_connections: Positive = 4096
-    cors_origins: Origins = ()
     cursor_key: Annotated[bytes | None, BeforeValidator(_cursor_key)] = Field(None, repr=False)
     admin_key: Annotated[str | None, AfterValidator(_long_enough_admin_key)] = Field(
         None, repr=False
@@ -349,7 +339,6 @@ class ProcessVariables(TableVariables):
     """A PEM in a variable may spell its line breaks as ``\\n``."""
     signing_key_file: str | None = None
     verifying_keys_file: str | None = None
-    hash_salt: Annotated[bytes | None, BeforeValidator(_decode_salt)] = Field(None, repr=False)
 
 
 class Environment(

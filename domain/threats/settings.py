@@ -14,9 +14,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 from domain.errors import ProofgateError
+from domain.variables import variable
 
 __all__ = ["ThreatSettings"]
 
+_MINUTE = timedelta(minutes=1)
 _HOUR = timedelta(hours=1)
 _DAY = timedelta(days=1)
 
@@ -24,16 +26,22 @@ _DAY = timedelta(days=1)
 @dataclass(frozen=True, slots=True)
 class ThreatSettings:
     # GEOGRAPHIC_ANOMALY: alert at this many distinct countries within the window.
-    geo_min_countries: int = 3
-    geo_window: timedelta = _DAY
+    geo_min_countries: int = variable(3, "threat_geo_min_countries")
+    geo_window: timedelta = variable(
+        _DAY, "threat_geo_window_hours", unit=_HOUR, also=("geo_dedupe",)
+    )
     geo_dedupe: timedelta = _DAY
     # BURST_SCAN: alert when the window holds more scans than this.
-    burst_max_scans: int = 10
-    burst_window: timedelta = _HOUR
+    burst_max_scans: int = variable(10, "threat_burst_max_scans")
+    burst_window: timedelta = variable(
+        _HOUR, "threat_burst_window_minutes", unit=_MINUTE, also=("burst_dedupe",)
+    )
     burst_dedupe: timedelta = _HOUR
     # SCAN_VELOCITY: alert when both the total and the daily average exceed these.
-    velocity_max_total: int = 20
-    velocity_max_per_day: Decimal = Decimal(5)
+    velocity_max_total: int = variable(20, "threat_velocity_max_total")
+    velocity_max_per_day: Decimal = variable(
+        Decimal(5), "threat_velocity_max_per_day", format="decimal"
+    )
     velocity_dedupe: timedelta = _DAY
     # CLAIMED_PRODUCT_SCAN: one alert per product and day while foreign scans go on.
     claimed_scan_dedupe: timedelta = _DAY
@@ -42,7 +50,7 @@ class ThreatSettings:
     # RECALLED_PRODUCT_SCAN: informational, so daily.
     recalled_scan_dedupe: timedelta = _DAY
     # CHAIN_GAP: alert when an event follows its predecessor by more than this.
-    chain_gap_max: timedelta = timedelta(hours=72)
+    chain_gap_max: timedelta = variable(72 * _HOUR, "threat_chain_gap_hours", unit=_HOUR)
     # OWNERSHIP_DISPUTE: None raises one alert per dispute.
     dispute_dedupe: timedelta | None = None
 

@@ -19,16 +19,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import ClassVar
 
 from domain.chain import ProvenanceEvent
 from domain.datetimes import format_datetime
 from domain.enums import EventSource, IntegrationType
-from domain.errors import BadUserInput
-from domain.identifiers import is_id
 from storage import All, AttributeAbsent, Item, ItemAbsent, ItemExists, Put, Update
 from storage.access_patterns import API_KEY_BY_HASH, INGESTED_EVENT, INTEGRATION_BY_ID
 
 from ..auth import Role
+from ..brand_scoped import BrandScopedRef
 from ..provenance.items import event_item
 
 __all__ = [
@@ -45,26 +45,14 @@ INTEGRATION_ID_PREFIX = "int_"
 
 
 @dataclass(frozen=True, slots=True)
-class IntegrationRef:
-    brand_id: str
-    local_id: str
-
-    @property
-    def id(self) -> str:
-        return f"{INTEGRATION_ID_PREFIX}{self.brand_id}_{self.local_id}"
-
-    @property
-    def params(self) -> dict[str, str]:
-        return {"brand_id": self.brand_id, "integration_id": self.local_id}
+class IntegrationRef(BrandScopedRef):
+    prefix: ClassVar[str] = INTEGRATION_ID_PREFIX
+    param: ClassVar[str] = "integration_id"
+    type_name: ClassVar[str] = "Integration"
 
 
 def parse_integration_id(text: str) -> IntegrationRef:
-    brand_id, _, local_id = text.removeprefix(INTEGRATION_ID_PREFIX).partition("_")
-    if not text.startswith(INTEGRATION_ID_PREFIX) or not (is_id(brand_id) and is_id(local_id)):
-        raise BadUserInput(
-            "Invalid integration id", hint="Use an Integration.id returned by the API."
-        )
-    return IntegrationRef(brand_id, local_id)
+    return IntegrationRef.parse(text)
 
 
 def integration_item(

@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from domain.certificates import CertificateRecord
-from domain.datetimes import parse_datetime
 from domain.gtin import gtin_from_sku
 from domain.labels import qr_url, verify_url
 from storage import Item
 from storage.access_patterns import BRAND_BY_ID
 
 from ..context import Reads, Services
+from ..products.items import certificate_record
 from ..provenance.recipients import public_data
 from ..provenance.walk import check_chain, load_chain
 
@@ -45,16 +44,7 @@ _EVENT_FIELDS = (
 
 def _record(product: Item) -> dict[str, Any]:
     """The signed record, exactly as hashed (sorted keys, no whitespace)."""
-    return dict(
-        CertificateRecord(
-            product_id=product["id"],
-            brand_id=product["brandId"],
-            name=product["name"],
-            created_at=parse_datetime(product["createdAt"]),
-            sku=product.get("sku"),
-            metadata=product.get("metadata"),
-        ).document()
-    )
+    return dict(certificate_record(product).document())
 
 
 def _event(item: Item, public_salt: bytes | None) -> dict[str, Any]:

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from domain.canonical import canonical_json, sha256_hex
-from domain.certificates import Certificate
-from domain.datetimes import format_datetime
+from domain.certificates import Certificate, CertificateRecord
+from domain.datetimes import format_datetime, parse_datetime
 from domain.enums import ProductStatus
 from storage import Item, Key, KeyTemplate
 from storage.access_patterns import (
@@ -39,6 +39,7 @@ __all__ = [
     "PRODUCT_NAME_KEY",
     "PRODUCT_SORT",
     "certificate_hash_item",
+    "certificate_record",
     "product_index_item",
     "product_item",
     "product_name_digest",
@@ -91,6 +92,20 @@ def product_item(
         "chainHead": certificate.hash,
         "scanCount": 0,
     }
+
+
+def certificate_record(product: Item) -> CertificateRecord:
+    """The record a stored product's certificate signs, as registration built
+    it; raises ``KeyError``, ``TypeError`` or ``ValueError`` (or a
+    ``ProofgateError``) for an item that does not hold one."""
+    return CertificateRecord(
+        product_id=product["id"],
+        brand_id=product["brandId"],
+        name=product["name"],
+        created_at=parse_datetime(product["createdAt"]),
+        sku=product.get("sku"),
+        metadata=product.get("metadata"),
+    )
 
 
 def verification_code_item(*, code: str, product_id: str, brand_id: str) -> Item:

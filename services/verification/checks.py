@@ -17,7 +17,6 @@ from domain.certificates import (
     CertificateRecord,
     verify_certificate,
 )
-from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus
 from domain.errors import ProofgateError
 from domain.signing import KeyRing
@@ -27,6 +26,7 @@ from storage.access_patterns import PRODUCT_BY_ID, PRODUCT_CLAIM
 
 from ..claims.items import claim_is_active
 from ..context import CommandContext
+from ..products.items import certificate_record
 from ..provenance.walk import check_chain, load_chain
 from ..reads import StorageReads
 from .lookup import product_for_code
@@ -55,14 +55,7 @@ def check_certificate(product: Item, key_ring: KeyRing) -> CertificateCheck:
 
 def _record(product: Item) -> CertificateRecord | None:
     try:
-        return CertificateRecord(
-            product_id=product["id"],
-            brand_id=product["brandId"],
-            name=product["name"],
-            created_at=parse_datetime(product["createdAt"]),
-            sku=product.get("sku"),
-            metadata=product.get("metadata"),
-        )
+        return certificate_record(product)
     except _MALFORMED:
         return None
 

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from domain.datetimes import format_datetime
 from domain.enums import Severity, ThreatType
-from domain.errors import BadUserInput
-from domain.identifiers import is_id
 from storage import Item, ItemAbsent, ItemExists, Key, KeyTemplate, Put, Update
 from storage.access_patterns import WEBHOOK_BY_ID, WEBHOOK_DELIVERIES
+
+from ..brand_scoped import BrandScopedRef
 
 __all__ = [
     "DeliveryStatus",
@@ -50,28 +50,18 @@ class DeliveryStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class WebhookRef:
-    brand_id: str
-    local_id: str
-
-    @property
-    def id(self) -> str:
-        return webhook_id(self.brand_id, self.local_id)
-
-    @property
-    def params(self) -> dict[str, str]:
-        return {"brand_id": self.brand_id, "webhook_id": self.local_id}
+class WebhookRef(BrandScopedRef):
+    prefix: ClassVar[str] = WEBHOOK_ID_PREFIX
+    param: ClassVar[str] = "webhook_id"
+    type_name: ClassVar[str] = "Webhook"
 
 
 def webhook_id(brand_id: str, local_id: str) -> str:
-    return f"{WEBHOOK_ID_PREFIX}{brand_id}_{local_id}"
+    return WebhookRef(brand_id, local_id).id
 
 
 def parse_webhook_id(text: str) -> WebhookRef:
-    brand_id, _, local_id = text.removeprefix(WEBHOOK_ID_PREFIX).partition("_")
-    if not text.startswith(WEBHOOK_ID_PREFIX) or not (is_id(brand_id) and is_id(local_id)):
-        raise BadUserInput("Invalid webhook id", hint="Use a Webhook.id returned by the API.")
-    return WebhookRef(brand_id, local_id)
+    return WebhookRef.parse(text)
 
 
 def webhook_item(

@@ -42,6 +42,7 @@ MESSAGES = [
     ("PROOFGATE_INTROSPECTION", "maybe", "must be on or off, got 'maybe'", None),
     ("PROOFGATE_RATE_LIMIT", "-5", "must be calls per minute or off, got '-5'", None),
     ("PROOFGATE_PERSISTED_QUERIES", "many", "must be a number of entries or off, got 'many'", None),
+    ("PROOFGATE_KEY_CACHE_MS", "-1", "must be milliseconds or off, got '-1'", None),
     ("PROOFGATE_REGISTRATION_FEE", "0.00", "must be greater than zero, got 0.00", None),
     ("PROOFGATE_FREE_PLAN_CREDITS", "-5", "must not be negative, got -5.00", None),
     (
