@@ -46,7 +46,8 @@ T = TypeVar("T")
 class StoredAttribute:
     """The field is ``item[attribute]`` (``item.get`` when ``optional``),
     through ``convert`` when one is given: an ``Enum`` class is the member
-    whose value is stored; any other callable leaves the field to the
+    whose value is stored (None stays None); any other callable, which gets
+    None for a missing optional attribute too, leaves the field to the
     general path."""
 
     attribute: str
@@ -55,9 +56,9 @@ class StoredAttribute:
 
     def read(self, item: Item) -> Any:
         value = item.get(self.attribute) if self.optional else item[self.attribute]
-        if self.convert is None or (value is None and self.optional):
+        if self.convert is None or (value is None and self.enum is not None):
             return value
-        return self.convert(value)
+        return self.convert(value)  # a missing ``metadata`` converts to {}
 
     @property
     def enum(self) -> type[Enum] | None:
