@@ -10,12 +10,11 @@ resolvers, commands and DataLoaders carry no plumbing; work outside a request
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 from domain.errors import ReadBudgetExceeded
+from storage.trace import ContextValue
 
 __all__ = ["ReadBudget", "before_read", "current_budget", "reading_within", "spend_read"]
 
@@ -71,10 +70,5 @@ def current_budget() -> ReadBudget | None:
     return _current.get()
 
 
-@contextmanager
-def reading_within(budget: ReadBudget) -> Iterator[ReadBudget]:
-    token = _current.set(budget)
-    try:
-        yield budget
-    finally:
-        _current.reset(token)
+def reading_within(budget: ReadBudget) -> ContextValue[ReadBudget]:
+    return ContextValue(_current, budget)

@@ -25,8 +25,9 @@ import sys
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
-from graphql import DocumentNode, GraphQLError, parse
+from graphql import DocumentNode, GraphQLError, OperationDefinitionNode, parse
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 
@@ -45,6 +46,10 @@ _ERROR_BYTES = 1024
 # One document may take this share of the budget at most, so a single huge
 # query cannot flush every hot one.
 _ENTRY_SHARE = 4
+# What the prepared lane keeps of one operation of a document: its small
+# record and an executor template of about forty references (no copies of
+# the text or the nodes, which the entry already holds).
+_PREPARED_BYTES = 4096
 _MIXED = object()
 
 
@@ -78,6 +83,8 @@ class _Entry:
     weight: int
     validations: dict[Hashable, list[GraphQLError]] = field(default_factory=dict)
     pinned: bool = False
+    prepared: dict[str | None, Any] = field(default_factory=dict)
+    """The prepared lane's answers by operation name (``prepared``)."""
 
 
 class DocumentCache:
@@ -131,6 +138,10 @@ class DocumentCache:
     def validated(self, query: str, max_tokens: int) -> DocumentNode | None:
         """The cached document of ``query`` if it passed validation without
         an error, for the prepared lane (``api/graphql/prepared.py``); else None."""
+        entry = self._valid_entry(query, max_tokens)
+        return None if entry is None else entry.document
+
+    def _valid_entry(self, query: str, max_tokens: int) -> _Entry | None:
         key = (query, max_tokens)
         entry = self._pinned.get(key)
         if entry is None:
@@ -141,7 +152,38 @@ class DocumentCache:
         rules = self._rules
         if rules is None or rules is _MIXED or entry.validations.get(rules) != []:
             return None
-        return entry.document
+        return entry
+
+    def prepared(
+        self,
+        query: str,
+        max_tokens: int,
+        name: str | None,
+        prepare: Callable[[DocumentNode, str | None], Any],
+    ) -> Any:
+        """What ``prepare`` made of the validated document of ``query`` for
+        the operation ``name``, made once and kept with the document, so it
+        goes when the document does; None when ``query`` is not a validated
+        document. The lane keeps its answers here, None ones too: whatever
+        depends only on the text is worked out once
+        (docs/design.md, Prepared lane). The names kept per document are
+        bounded by its operations: nothing is kept for a name the document
+        does not hold."""
+        entry = self._valid_entry(query, max_tokens)
+        if entry is None:
+            return None
+        slots = entry.prepared
+        if name in slots:
+            return slots[name]
+        answer = prepare(entry.document, name)
+        if name is not None and name not in _operation_names(entry.document):
+            return answer
+        slots[name] = answer
+        if not entry.pinned:
+            entry.weight += _PREPARED_BYTES
+            self.bytes += _PREPARED_BYTES
+            self._evict()
+        return answer
 
     def validate(
         self,
@@ -176,6 +218,14 @@ class DocumentCache:
             _, evicted = self._entries.popitem(last=False)
             del self._keys[id(evicted.document)]
             self.bytes -= evicted.weight
+
+
+def _operation_names(document: DocumentNode) -> set[str]:
+    return {
+        definition.name.value
+        for definition in document.definitions
+        if isinstance(definition, OperationDefinitionNode) and definition.name is not None
+    }
 
 
 class ValidatedDocuments(SchemaExtension):

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFER_SPEC",
+    "STREAMING_ACCEPTS",
     "IncrementalTransport",
     "accepts_parts",
     "asks_for_parts",
@@ -50,11 +51,15 @@ def accepts_parts(request: HTTPConnection) -> bool:
     return "multipart/mixed" in request.headers.get("accept", "")
 
 
+STREAMING_ACCEPTS = ("multipart/mixed", "text/event-stream")
+"""What in an ``Accept`` header asks for an answer in parts or events."""
+
+
 def asks_for_parts(request: HTTPConnection) -> bool:
     """Whether the answer may come in parts or events (multipart, SSE),
     which only Strawberry's full path writes: the prepared lane answers JSON."""
     accept = request.headers.get("accept")
-    return accept is not None and ("multipart/mixed" in accept or "text/event-stream" in accept)
+    return accept is not None and any(kind in accept for kind in STREAMING_ACCEPTS)
 
 
 def map_increment_errors(value: Any, request_id: str | None) -> None:

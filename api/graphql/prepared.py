@@ -46,9 +46,9 @@ from graphql import (
 from graphql import OperationType as CoreOperationType
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.types import ExecutionResult
-from strawberry.utils.await_maybe import await_maybe
 
 from api.graphql.errors import map_errors
+from api.graphql.execution.executor import OperationStart
 from api.graphql.execution.plan import incremental
 from api.http.request_json import MalformedJSON, decode_request_json
 from api.limits.cost import cost_model
@@ -68,17 +68,42 @@ if TYPE_CHECKING:
     from api.settings.limits import Limits
     from services.auth import Principal
 
-__all__ = ["PreparedLane", "PreparedRequest", "prepared_lane"]
+__all__ = ["PreparedLane", "PreparedOperation", "PreparedRequest", "prepared_lane"]
 
 _FIELDS = frozenset({"query", "variables", "operationName"})
 
 
 @dataclass(frozen=True, slots=True)
-class PreparedRequest:
+class PreparedOperation:
+    """What the lane works out once per operation of a validated document,
+    kept with the document in its cache (``DocumentCache.prepared``)."""
+
     document: DocumentNode
     operation: OperationDefinitionNode
-    variables: dict[str, Any] | None
     operation_name: str | None
+    """As Strawberry names it: the one the request named, else the only one's."""
+    admitted: bool | None
+    """Within the cost budget whatever the variables (True, False), or None:
+    the cost depends on them and is measured per request."""
+    start: OperationStart
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRequest:
+    prepared: PreparedOperation
+    variables: dict[str, Any] | None
+
+    @property
+    def document(self) -> DocumentNode:
+        return self.prepared.document
+
+    @property
+    def operation(self) -> OperationDefinitionNode:
+        return self.prepared.operation
+
+    @property
+    def operation_name(self) -> str | None:
+        return self.prepared.operation_name
 
 
 def prepared_lane(
@@ -133,9 +158,11 @@ class PreparedLane:
             return None
         if not runs_freely(self.trusted_documents, self.registry, query, principal):
             return None
-        document = self.documents.validated(query, self.limits.max_tokens)
-        if document is None:
-            return None
+        prepared = self.documents.prepared(query, self.limits.max_tokens, name, self._prepare)
+        return None if prepared is None else PreparedRequest(prepared, variables)
+
+    def _prepare(self, document: DocumentNode, name: str | None) -> PreparedOperation | None:
+        """What depends on the text alone, once per document and operation name."""
         operation = get_operation_ast(document, name)
         if operation is None or operation.operation is CoreOperationType.SUBSCRIPTION:
             return None
@@ -143,13 +170,24 @@ class PreparedLane:
             return None
         if name is None and operation.name is not None:
             name = operation.name.value  # as Strawberry names the only operation
-        return PreparedRequest(document, operation, variables, name)
+        admitted = None
+        if not operation.variable_definitions:
+            admitted = self._within_cost(document, name, None)
+        schema = self.schema
+        start = OperationStart(schema.execution_context_class, schema._schema, document, name)
+        return PreparedOperation(document, operation, name, admitted, start)
 
     def within_cost(self, prepared: PreparedRequest) -> bool:
+        admitted = prepared.prepared.admitted
+        if admitted is not None:
+            return admitted
+        return self._within_cost(prepared.document, prepared.operation_name, prepared.variables)
+
+    def _within_cost(
+        self, document: DocumentNode, name: str | None, variables: dict[str, Any] | None
+    ) -> bool:
         try:
-            cost = cost_model(self.schema).measure(
-                prepared.document, prepared.operation_name, prepared.variables
-            )
+            cost = cost_model(self.schema).measure(document, name, variables)
         except ProofgateError:
             return False
         return cost is None or cost <= self.limits.max_cost
@@ -162,7 +200,8 @@ class PreparedLane:
     async def run(self, prepared: PreparedRequest, context: Any) -> ExecutionResult | None:
         """The result, errors mapped and the operation recorded; or None
         (nothing done, no token taken) for the full path to answer."""
-        if not await _took_tokens(self.schema, prepared, context):
+        mutation = prepared.operation.operation is CoreOperationType.MUTATION
+        if mutation and not await _took_tokens(self.schema, prepared, context):
             return None
         self.answered += 1
         result = await self._execute(prepared, context)
@@ -174,20 +213,14 @@ class PreparedLane:
         return result
 
     async def _execute(self, prepared: PreparedRequest, context: Any) -> ExecutionResult:
-        schema, limits = self.schema, self.limits
+        limits = self.limits
         try:
             with reading_within(ReadBudget(limits.max_read_items, limits.max_read_units)):
-                result = await await_maybe(
-                    experimental_execute_incrementally(
-                        schema._schema,
-                        prepared.document,
-                        variable_values=prepared.variables,
-                        operation_name=prepared.operation_name,
-                        context_value=context,
-                        is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
-                        executor_class=schema.execution_context_class,
-                    )
-                )
+                result = prepared.prepared.start.start(context, prepared.variables)
+                if result is None:  # not on its compiled plan: through graphql-core's build
+                    result = self._core(prepared, context)
+                if optimized_is_awaitable(result):
+                    result = await result
         except Exception as error:  # as Strawberry does: a result error, masked later
             unexpected = error if isinstance(error, GraphQLError) else None
             return ExecutionResult(
@@ -196,12 +229,23 @@ class PreparedLane:
         assert isinstance(result, CoreExecutionResult)  # no @defer or @stream here
         return ExecutionResult(data=result.data, errors=result.errors)
 
+    def _core(self, prepared: PreparedRequest, context: Any) -> Any:
+        """graphql-core's ``execute``, as Strawberry calls it."""
+        schema = self.schema
+        return experimental_execute_incrementally(
+            schema._schema,
+            prepared.document,
+            variable_values=prepared.variables,
+            operation_name=prepared.operation_name,
+            context_value=context,
+            is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
+            executor_class=schema.execution_context_class,
+        )
+
 
 async def _took_tokens(schema: ProofgateSchema, prepared: PreparedRequest, context: Any) -> bool:
     """The caller's rate tokens for the public mutations it calls (``RateLimit``);
     False, with nothing taken, when the bucket is short."""
-    if prepared.operation.operation is not CoreOperationType.MUTATION:
-        return True
     client = getattr(context.request, "client", None)
     calls = public_calls(prepared.document, prepared.operation_name)
     check: RateCheck | None = schema.rate_check

@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
-from strawberry.http import GraphQLHTTPResponse, GraphQLRequestProtocol
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestProtocol, process_result
 from strawberry.http.base import BaseRequestProtocol
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.subscriptions import (
@@ -39,7 +39,8 @@ from api.graphql.prepared import PreparedLane
 from api.graphql.streams import StreamContext, open_stream, stream_response
 from api.http.authentication import Authenticator, authentication_refusal
 from api.http.explorer import explorer_page
-from api.http.guard import BODY_SCOPE_KEY
+from api.http.guard import BODY_SCOPE_KEY, replay_body
+from api.http.json_response import encode_json_bytes
 from api.http.request_json import MalformedJSON, decode_request_json
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
@@ -155,6 +156,51 @@ class GraphQLApp(GraphQL[RequestContext, None]):
                 return
         lane.declined += 1
         await super().__call__(scope, receive, send)
+
+    async def answer_post(
+        self, scope: Scope, receive: Receive, send: Send, body: bytes, authorization: str | None
+    ) -> bytes | None:
+        """POST /graphql from ``GraphQLEntry`` (``api/http/graphql_entry.py``),
+        which checked the headers and read ``body``: what ``_http`` does for
+        it, but a prepared answer comes back as its JSON body, for the entry
+        to send with every header in one message; None once the request was
+        answered through ``send`` (a refused key, or the full path)."""
+        client = scope.get("client")
+        try:
+            principal = await self.authenticate(authorization, client[0] if client else None)
+        except ProofgateError as error:
+            await authentication_refusal(error)(scope, receive, send)
+            return None
+        scope[_PRINCIPAL] = principal
+        lane = self.prepared_lane
+        if lane is not None:
+            answer = await self._laned(scope, receive, lane, body, principal)
+            if answer is not None:
+                return answer
+            lane.declined += 1
+        await super().__call__(scope, replay_body(body, receive), send)
+        return None
+
+    async def _laned(
+        self, scope: Scope, receive: Receive, lane: PreparedLane, body: bytes, principal: Principal
+    ) -> bytes | None:
+        """The prepared lane's answer as ``_post`` sends it, encoded once: the
+        entry took no request with a trace or a streaming ``Accept``, so the
+        context is a plain one, and nothing in the lane sets a header or a
+        status on a sub-response (the differential tests compare both)."""
+        prepared = lane.prepare(body, principal)
+        if prepared is None or not lane.admits(prepared):
+            return None
+        services = self.services
+        context = RequestContext(
+            services=services,
+            principal=principal,
+            loaders=Loaders(services.storage, principal.tenant),
+            request_id=scope[REQUEST_ID_SCOPE_KEY],
+            request=Request(scope, receive),
+        )
+        result = await lane.run(prepared, context)
+        return None if result is None else encode_json_bytes(process_result(result))
 
     async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
         """Every route's rules: the failed-auth throttle, the observation's principal."""

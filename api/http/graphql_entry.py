@@ -11,6 +11,15 @@ metrics), the guard (CSRF, size, the body read once), the route's scope keys,
 the view, and a 500 for an exception before the response started, re-raised
 for the server to log, as Starlette's error middleware does.
 
+The common request (JSON, no ``Origin``, no trace header, no streaming
+``Accept``) goes further in one coroutine (``_direct``): its observation and
+the guard's checks inline, the view's ``answer_post`` for authentication and
+the prepared lane, and a prepared answer sent as one ``http.response.start``
+with every header (the request id included) and one body, the headers
+Starlette's ``Response`` writes, in its order. Anything else on the way
+(a refusal, a declined lane) is answered through the same functions as the
+stack, with the request id added to its headers.
+
 Not for a request with spans on (their middleware sits between the observer
 and the guard) or a ``root_path`` (the router strips it): those take the
 stack. ``tests/api/http/test_graphql_entry.py`` sends the suite's operations
@@ -20,6 +29,7 @@ planted in the entry must fail it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable
 from functools import partial
 from typing import Any
@@ -29,16 +39,35 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.http.guard import PREFLIGHT_HEADERS, HTTPGuard, media_type_of
-from api.observability.observation import REQUEST_ID_HEADER
-from api.observability.request_log import RequestObserver
+from api.graphql.incremental import STREAMING_ACCEPTS
+from api.graphql.view import GraphQLApp
+from api.http.guard import BODY_SCOPE_KEY, PREFLIGHT_HEADERS, HTTPGuard, media_type_of, refuse
+from api.observability.observation import (
+    REQUEST_ID_HEADER,
+    Observation,
+    observing,
+    request_id_from,
+)
+from api.observability.request_log import REQUEST_ID_SCOPE_KEY, RequestObserver
+from storage.trace import accounting
 
 __all__ = ["GraphQLEntry"]
 
 _CONTENT_TYPE = b"content-type"
 _CONTENT_LENGTH = b"content-length"
 _REQUEST_ID = REQUEST_ID_HEADER.encode()
+_ID_HEADER = REQUEST_ID_HEADER.encode()
+"""The response's header; ``_REQUEST_ID`` is the request's, read in the one pass."""
 _PREFLIGHT = frozenset(h.encode() for h in PREFLIGHT_HEADERS)
+_ORIGIN = b"origin"
+_ACCEPT = b"accept"
+_AUTHORIZATION = b"authorization"
+_TRACE = b"x-proofgate-trace"
+_JSON = b"application/json"
+_VARY = (b"vary", b"Origin")
+_NO_HEADERS = Headers(raw=[])
+"""A request's headers as CORS reads them on the direct path: no ``Origin``."""
+_STREAMING = tuple(accept.encode() for accept in STREAMING_ACCEPTS)
 
 
 class GraphQLEntry:
@@ -71,6 +100,55 @@ class GraphQLEntry:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        content_type: bytes | None = None
+        length: bytes | None = None
+        incoming: bytes | None = None
+        authorization: bytes | None = None
+        preflighted = layered = False
+        for name, value in scope["headers"]:
+            # As Headers(scope=...).get: the first of a repeated name counts.
+            if name == _CONTENT_TYPE:
+                content_type = value if content_type is None else content_type
+            elif name == _CONTENT_LENGTH:
+                length = value if length is None else length
+            elif name == _REQUEST_ID:
+                incoming = value if incoming is None else incoming
+            elif name == _AUTHORIZATION:
+                authorization = value if authorization is None else authorization
+            elif name in _PREFLIGHT:
+                preflighted = True
+            elif name == _ORIGIN:
+                layered = layered or self.cors is not None  # CORS writes its headers
+            elif name == _TRACE or (name == _ACCEPT and _streaming(value)):
+                layered = True
+        scope["app"] = self.app
+        # Before start-up completes there is none: the stack answers as it did.
+        graphql = getattr(self.app.state, "graphql", None)
+        # An exact type test: ``isinstance`` against Strawberry's ABC costs more.
+        if not layered and content_type == _JSON and type(graphql) is GraphQLApp:
+            reply = _Reply(send, self.cors)
+            try:
+                await self._direct(scope, receive, reply, graphql, incoming, length, authorization)
+            except Exception:
+                if not reply.started:
+                    await PlainTextResponse("Internal Server Error", status_code=500)(
+                        scope, receive, send
+                    )
+                raise
+            return
+        await self._layered(scope, receive, send, content_type, length, incoming, preflighted)
+
+    async def _layered(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        content_type: bytes | None,
+        length: bytes | None,
+        incoming: bytes | None,
+        preflighted: bool,
+    ) -> None:
+        """The stack's functions, one after another, for every other request."""
         started = False
 
         async def watched(message: Message) -> None:
@@ -79,9 +157,10 @@ class GraphQLEntry:
                 started = True
             await send(message)
 
-        scope["app"] = self.app
         try:
-            await self._observed(scope, receive, watched)
+            await self._observed(
+                scope, receive, watched, content_type, length, incoming, preflighted
+            )
         except Exception:
             if not started:
                 await PlainTextResponse("Internal Server Error", status_code=500)(
@@ -89,34 +168,127 @@ class GraphQLEntry:
                 )
             raise
 
-    def _observed(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        content_type: str | None = None
-        length: str | None = None
-        incoming: str | None = None
-        preflighted = False
-        for name, value in scope["headers"]:
-            # As Headers(scope=...).get: the first of a repeated name counts.
-            if name == _CONTENT_TYPE:
-                content_type = value.decode("latin-1") if content_type is None else content_type
-            elif name == _CONTENT_LENGTH:
-                length = value.decode("latin-1") if length is None else length
-            elif name == _REQUEST_ID:
-                incoming = value.decode("latin-1") if incoming is None else incoming
-            elif name in _PREFLIGHT:
-                preflighted = True
+    def _observed(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        content_type: bytes | None,
+        length: bytes | None,
+        incoming: bytes | None,
+        preflighted: bool,
+    ) -> Awaitable[None]:
         if self.cors is not None:
             send = partial(self.cors.send, send=send, request_headers=Headers(scope=scope))
         guarded = partial(
             self.guard.guard,
-            media_type=media_type_of(content_type or ""),
+            media_type=media_type_of(_text(content_type) or ""),
             preflighted=preflighted,
-            declared=length,
+            declared=_text(length),
         )
-        return self.observer.observe(scope, receive, send, guarded, incoming)
+        return self.observer.observe(scope, receive, send, guarded, _text(incoming))
+
+    async def _direct(
+        self,
+        scope: Scope,
+        receive: Receive,
+        reply: _Reply,
+        graphql: GraphQLApp,
+        incoming: bytes | None,
+        length: bytes | None,
+        authorization: bytes | None,
+    ) -> None:
+        """The observer's work around the guard's and the view's, inline."""
+        observation = Observation(request_id_from(_text(incoming)))
+        request_id = scope[REQUEST_ID_SCOPE_KEY] = observation.request_id
+        reply.header = (_ID_HEADER, request_id.encode())
+        started = time.perf_counter()
+        try:
+            with observing(observation), accounting(observation.storage):
+                await self._answer(scope, receive, reply, graphql, length, authorization)
+        finally:
+            self.observer.record(scope, observation, reply.status, time.perf_counter() - started)
+
+    async def _answer(
+        self,
+        scope: Scope,
+        receive: Receive,
+        reply: _Reply,
+        graphql: GraphQLApp,
+        length: bytes | None,
+        authorization: bytes | None,
+    ) -> None:
+        guard = self.guard
+        refusal = guard.refusal("application/json", False, _text(length) or "")
+        if refusal is not None:
+            await refuse(scope, receive, reply.send, *refusal)
+            return
+        body = await guard.read(receive)
+        if body is None:
+            await refuse(scope, receive, reply.send, guard.too_large(), 413)
+            return
+        scope[BODY_SCOPE_KEY] = body
+        self._route(scope)
+        answer = await graphql.answer_post(scope, receive, reply.send, body, _text(authorization))
+        if answer is not None:
+            await reply.json(answer)
 
     def _routed(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        self._route(scope)
+        return self.endpoint(scope, receive, send)
+
+    def _route(self, scope: Scope) -> None:
         """The keys Starlette's router sets for the ``/graphql`` route."""
         scope["router"] = self.app.router
         scope["endpoint"] = self.endpoint
         scope["path_params"] = {}
-        return self.endpoint(scope, receive, send)
+
+
+class _Reply:
+    """The response of a request on the direct path: a prepared answer sent
+    in two messages with all its headers, anything else through ``send``
+    with the request id added, as the observer adds it, and CORS's ``Vary``
+    for a request without an ``Origin``; and its status, for the log line and
+    the metrics (500 until one is sent)."""
+
+    __slots__ = ("_send", "cors", "header", "started", "status")
+
+    def __init__(self, send: Send, cors: CORSMiddleware | None) -> None:
+        self._send = send
+        self.cors = cors
+        self.header: tuple[bytes, bytes] = (b"", b"")
+        self.started = False
+        self.status = 500
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+            self.status = message["status"]
+            message["headers"] = [*message.get("headers", ()), self.header]
+        if self.cors is not None:
+            await self.cors.send(message, send=self._send, request_headers=_NO_HEADERS)
+        else:
+            await self._send(message)
+
+    async def json(self, body: bytes) -> None:
+        """A 200 with a JSON body, headed as Starlette's ``Response`` heads it."""
+        self.started = True
+        self.status = 200
+        headers = [
+            (_CONTENT_LENGTH, str(len(body)).encode()),
+            (_CONTENT_TYPE, _JSON),
+            self.header,
+        ]
+        if self.cors is not None:
+            headers.append(_VARY)  # as CORSMiddleware.send, to a response without one
+        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+        await self._send({"type": "http.response.body", "body": body})
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("latin-1")
+
+
+def _streaming(accept: bytes) -> bool:
+    """As ``asks_for_parts``: an ``Accept`` the full path answers in parts or events."""
+    return any(kind in accept for kind in _STREAMING)

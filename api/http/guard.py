@@ -33,6 +33,8 @@ __all__ = [
     "PREFLIGHT_HEADERS",
     "HTTPGuard",
     "media_type_of",
+    "refuse",
+    "replay_body",
 ]
 
 JSON_CONTENT_TYPES = frozenset({"application/json", "application/graphql-response+json"})
@@ -79,16 +81,16 @@ class HTTPGuard:
         (``api/http/graphql_entry.py``) reads them in its one pass over the headers."""
         refusal = self.refusal(media_type, preflighted, declared or "")
         if refusal is not None:
-            await _refuse(scope, receive, send, *refusal)
+            await refuse(scope, receive, send, *refusal)
             return
-        body = await self._read(receive)
+        body = await self.read(receive)
         if body is None:
-            await _refuse(scope, receive, send, self._too_large(), 413)
+            await refuse(scope, receive, send, self.too_large(), 413)
             return
         if media_type != "application/json":
             scope = {**scope, "headers": _with_json_content_type(scope["headers"])}
         scope[BODY_SCOPE_KEY] = body
-        await self.app(scope, _replay(body, receive), send)
+        await self.app(scope, replay_body(body, receive), send)
 
     def refusal(
         self, media_type: str, preflighted: bool, declared: str
@@ -101,17 +103,17 @@ class HTTPGuard:
             )
             return error, 415
         if ascii_digits(declared) and int(declared) > self.max_bytes:
-            return self._too_large(), 413
+            return self.too_large(), 413
         return None
 
-    def _too_large(self) -> BadUserInput:
+    def too_large(self) -> BadUserInput:
         return BadUserInput(
             f"The request body is larger than {self.max_bytes} bytes",
             hint="Send fewer or smaller inputs per request.",
             maxBytes=self.max_bytes,
         )
 
-    async def _read(self, receive: Receive) -> bytes | None:
+    async def read(self, receive: Receive) -> bytes | None:
         """The whole body, or None as soon as it is over the limit."""
         chunks: list[bytes] = []
         size = 0
@@ -136,7 +138,9 @@ def _with_json_content_type(headers: list[tuple[bytes, bytes]]) -> list[tuple[by
     return [(k, v) for k, v in headers if k.lower() != b"content-type"] + [(b"content-type", _JSON)]
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for an app that reads the body again: ``body`` first, then
+    whatever the server sends (a disconnect)."""
     sent = False
 
     async def replay() -> Message:
@@ -149,7 +153,7 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _refuse(
+async def refuse(
     scope: Scope, receive: Receive, send: Send, error: BadUserInput, status: int
 ) -> None:
     await error_response(error, status)(scope, receive, send)

@@ -13,7 +13,7 @@ import json
 
 import orjson
 
-__all__ = ["encode_json"]
+__all__ = ["encode_json", "encode_json_bytes"]
 
 
 def encode_json(data: object) -> str:
@@ -23,3 +23,11 @@ def encode_json(data: object) -> str:
         return orjson.dumps(data).decode()
     except orjson.JSONEncodeError:
         return json.dumps(data, separators=(",", ":"))
+
+
+def encode_json_bytes(data: object) -> bytes:
+    """``encode_json(data)`` as the UTF-8 bytes a response sends, encoded once."""
+    try:
+        return orjson.dumps(data)
+    except orjson.JSONEncodeError:
+        return json.dumps(data, separators=(",", ":")).encode()

@@ -9,19 +9,20 @@ mapper, the operation extension) add to it without being handed it.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from storage.trace import Trace
+from storage.trace import ContextValue, Trace
 
 __all__ = [
     "REQUEST_ID_HEADER",
     "Observation",
     "current_observation",
+    "new_request_id",
     "note_error_codes",
     "observing",
     "request_id_from",
@@ -49,7 +50,37 @@ _current: ContextVar[Observation | None] = ContextVar("proofgate_observation", d
 def request_id_from(incoming: str | None) -> str:
     if incoming is not None and _REQUEST_ID.fullmatch(incoming):
         return incoming
-    return secrets.token_hex(8)
+    return new_request_id()
+
+
+class _RequestIds:
+    """Ids unique within the process and, with a random prefix per process,
+    across processes: 16 hex digits, as ``secrets.token_hex(8)`` wrote them,
+    without a system call each. An id only correlates a response with its log
+    lines (a client may send its own), so nothing relies on guessing it being
+    hard. The prefix is drawn again in a forked child (``serve --workers``)
+    and when the counter wraps."""
+
+    def __init__(self) -> None:
+        self._prefix = ""
+        self._next = _WRAP
+
+    def __call__(self) -> str:
+        count = self._next
+        if count >= _WRAP:
+            self._prefix = secrets.token_hex(4)
+            count = 0
+        self._next = count + 1
+        return f"{self._prefix}{count:08x}"
+
+    def forked(self) -> None:
+        self._next = _WRAP
+
+
+_WRAP = 1 << 32
+new_request_id = _RequestIds()
+os.register_at_fork(after_in_child=new_request_id.forked)
+"""A new request id (``_RequestIds``)."""
 
 
 def current_observation() -> Observation | None:
@@ -62,10 +93,5 @@ def note_error_codes(codes: Iterable[str]) -> None:
         observation.error_codes.extend(codes)
 
 
-@contextmanager
-def observing(observation: Observation) -> Iterator[Observation]:
-    token = _current.set(observation)
-    try:
-        yield observation
-    finally:
-        _current.reset(token)
+def observing(observation: Observation) -> ContextValue[Observation]:
+    return ContextValue(_current, observation)

@@ -3,14 +3,13 @@ the store is open."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import os
 
 from api.settings.gateway import Settings
 from api.settings.key_ring import new_signing_key_pem, parse_signing_key, parse_verifying_keys
 from api.settings.keyfile import new_hash_salt, read_or_create
+from api.settings.secrets import base64url_bytes
 from domain.errors import ConfigurationError
 from domain.identifiers import SALT_MIN_BYTES, hash_api_key
 from domain.signing import KeyRing, SigningKey
@@ -33,10 +32,7 @@ def load_hash_salt(settings: Settings) -> bytes:
         )
         return os.urandom(32)
     text = read_or_create(settings.hash_salt_file, new_hash_salt)
-    try:
-        salt = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        salt = b""
+    salt = base64url_bytes(text)
     if len(salt) < SALT_MIN_BYTES:
         raise ConfigurationError(
             f"Key file {settings.hash_salt_file} holds fewer than {SALT_MIN_BYTES} bytes"

@@ -17,9 +17,6 @@ row to README.md's Settings tables.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -28,23 +25,19 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import AfterValidator, BeforeValidator, Field
-
 from api.limits.auth_throttle import AUTH_FAILURE_RATE, AuthVariables
 from api.mcp.settings import MCPVariables
 from api.observability.logs import LogFormat, LogLevel
 from api.operations.settings import OperationSettings, OperationVariables
 from api.settings.declared import Declared
-from api.settings.environment import EnvironmentReader, Malformed
+from api.settings.environment import EnvironmentReader
 from api.settings.formats import (
     matching,
 )
-from api.settings.key_ring import parse_signing_key, parse_verifying_keys
 from api.settings.keyfile import (
     ADMIN_KEY_FILE,
     CURSOR_KEY_FILE,
     HASH_SALT_FILE,
-    SHARED_SECRETS,
     SIGNING_KEY_FILE,
     new_admin_key,
     new_cursor_key,
@@ -53,15 +46,21 @@ from api.settings.keyfile import (
 from api.settings.limits import Limits, Rate
 from api.settings.pipeline import PipelineVariables
 from api.settings.policy import Policy
+from api.settings.secrets import (
+    HashSalt,
+    SecretVariables,
+    decode_cursor_key,
+    require_shared_secrets,
+    signing_key_of,
+    verifying_keys_of,
+)
 from api.settings.threats import ThreatVariables
-from domain.errors import ConfigurationError
 from domain.variables import variable
 from services.pipeline.settings import PipelineSettings
 from storage.sqlite import DEFAULT_CACHE_MIB
 
 __all__ = [
     "ADMIN_KEY_FILE",
-    "ADMIN_KEY_MIN_LENGTH",
     "CURSOR_KEY_FILE",
     "HASH_SALT_FILE",
     "MEMORY",
@@ -73,14 +72,11 @@ __all__ = [
 ]
 
 MEMORY = ":memory:"
-ADMIN_KEY_MIN_LENGTH = 16
-HASH_SALT_MIN_BYTES = 16
 
 _TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
 _TABLE_RULE = "3 to 255 of the characters A-Z a-z 0-9 _ . -"
 _REGION_RULE = "an AWS region such as eu-west-1"
 _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
-_BASE64URL = re.compile(r"[A-Za-z0-9_-]+={0,2}")
 
 
 class Backend(StrEnum):
@@ -169,18 +165,16 @@ class Settings:
         file one names, is checked before a key file is written, so a typo
         leaves the data directory alone."""
         env = Environment.read(environ)
-        signing_key = _signing_key(env)
-        verifying_keys = _verifying_keys(env)
+        signing_key = signing_key_of(env)
+        verifying_keys = verifying_keys_of(env)
         limits, policy, pipeline = Limits.of(env), Policy.of(env), env.pipeline(env.threats())
         data_dir = env.data_dir
         if env.backend is Backend.DYNAMODB:
-            _require_shared_secrets(environ, data_dir)
+            require_shared_secrets(environ, data_dir)
         cursor_key = env.cursor_key
         if cursor_key is None:
             path = data_dir / CURSOR_KEY_FILE
-            cursor_key = _decode_cursor_key(
-                read_or_create(path, new_cursor_key), f"key file {path}"
-            )
+            cursor_key = decode_cursor_key(read_or_create(path, new_cursor_key), f"key file {path}")
         admin_key, admin_key_file = env.admin_key, None
         if admin_key is None:
             admin_key_file = data_dir / ADMIN_KEY_FILE
@@ -217,99 +211,10 @@ class Settings:
         return self.public_url or self.url
 
 
-def _require_shared_secrets(environ: Mapping[str, str], data_dir: Path) -> None:
-    """On DynamoDB, processes share one table, so a secret one of them made up
-    alone breaks the others (certificates that fail to verify, cursors
-    refused): every secret must be set or already in the data directory."""
-    missing = [
-        secret.variable
-        for secret in SHARED_SECRETS
-        if not any(environ.get(v, "").strip() for v in (secret.variable, *secret.alternatives))
-        and not (data_dir / secret.file_name).exists()
-    ]
-    if missing:
-        raise ConfigurationError(
-            f"PROOFGATE_BACKEND=dynamodb needs the secrets all its processes share; "
-            f"missing: {', '.join(missing)}",
-            hint="Run `proofgate init-secrets DIR` once and start every process with "
-            "the environment it prints (or with PROOFGATE_DATA_DIR=DIR).",
-        )
-
-
-def _base64url(text: str) -> bytes:
-    """The bytes ``text`` encodes, padded or not; empty when it is not base64url."""
-    if _BASE64URL.fullmatch(text):
-        unpadded = text.rstrip("=")
-        with contextlib.suppress(binascii.Error, ValueError):
-            return base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))
-    return b""
-
-
-def _decode_cursor_key(text: str, source: str) -> bytes:
-    key = _base64url(text)
-    if len(key) not in (16, 24, 32):
-        raise ConfigurationError(
-            f"Invalid cursor key in {source}: expected 16, 24 or 32 bytes, base64url encoded",
-            hint='Generate one with: python -c "import os,base64;'
-            'print(base64.urlsafe_b64encode(os.urandom(32)).decode())"',
-        )
-    return key
-
-
-def _read_named_file(name: str, path: str) -> str:
-    try:
-        return Path(path).read_text()
-    except OSError as error:
-        raise ConfigurationError(f"Invalid {name}: cannot read {path}: {error.strerror}") from None
-
-
-def _signing_key(env: ProcessVariables) -> str | None:
-    """Parsed here, so a bad key stops start-up before any file is written."""
-    text, path = env.signing_key, env.signing_key_file
-    if text is not None and path is not None:
-        raise ConfigurationError(
-            "Invalid PROOFGATE_SIGNING_KEY: set it or PROOFGATE_SIGNING_KEY_FILE, not both"
-        )
-    if text is not None:
-        parse_signing_key(text, "PROOFGATE_SIGNING_KEY")
-        return text
-    if path is not None:
-        pem = _read_named_file("PROOFGATE_SIGNING_KEY_FILE", path)
-        parse_signing_key(pem, f"PROOFGATE_SIGNING_KEY_FILE ({path})")
-        return pem
-    return None
-
-
-def _verifying_keys(env: ProcessVariables) -> tuple[str, ...]:
-    path = env.verifying_keys_file
-    if path is None:
-        return ()
-    text = _read_named_file("PROOFGATE_VERIFYING_KEYS_FILE", path)
-    parse_verifying_keys(text, f"PROOFGATE_VERIFYING_KEYS_FILE ({path})")
-    return (text,)
-
-
-def _decode_salt(text: str) -> bytes:
-    salt = _base64url(text)
-    if len(salt) < HASH_SALT_MIN_BYTES:
-        raise Malformed(f"expected at least {HASH_SALT_MIN_BYTES} bytes, base64url encoded")
-    return salt
-
-
-def _cursor_key(text: str) -> bytes:
-    return _decode_cursor_key(text, "PROOFGATE_CURSOR_KEY")
-
-
-def _long_enough_admin_key(key: str) -> str:
-    if len(key) < ADMIN_KEY_MIN_LENGTH:
-        raise Malformed(f"needs at least {ADMIN_KEY_MIN_LENGTH} characters")
-    return key
-
-
 _FORMATS = {
     "table_name": Annotated[str, matching(_TABLE_NAME, _TABLE_RULE)],
     "region": Annotated[str, matching(_REGION, _REGION_RULE)],
-    "hash_salt": Annotated[bytes | None, BeforeValidator(_decode_salt)],
+    "hash_salt": HashSalt,
 }
 
 
@@ -317,7 +222,7 @@ class TableVariables(Declared, declares=TableLocation, formats=_FORMATS):
     """Where the DynamoDB table lives: all ``create-table`` reads."""
 
 
-class ProcessVariables(TableVariables, declares=Settings, formats=_FORMATS):
+class ProcessVariables(TableVariables, SecretVariables, declares=Settings, formats=_FORMATS):
     """Storage, the process and its secrets. Secrets are only checked here;
     the key files for unset ones are written by ``Settings.from_env`` once
     every variable has been read."""
@@ -329,16 +234,6 @@ class ProcessVariables(TableVariables, declares=Settings, formats=_FORMATS):
         hash_salt: bytes | None
 
     sqlite_path: str | None = None
-    cursor_key: Annotated[bytes | None, BeforeValidator(_cursor_key)] = Field(None, repr=False)
-    admin_key: Annotated[str | None, AfterValidator(_long_enough_admin_key)] = Field(
-        None, repr=False
-    )
-    signing_key: Annotated[str | None, BeforeValidator(lambda t: t.replace("\\n", "\n"))] = Field(
-        None, repr=False
-    )
-    """A PEM in a variable may spell its line breaks as ``\\n``."""
-    signing_key_file: str | None = None
-    verifying_keys_file: str | None = None
 
 
 class Environment(

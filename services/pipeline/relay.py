@@ -38,7 +38,7 @@ from services.pipeline.alerts.stamping import Stamper
 from services.pipeline.events import WebhookEvent
 from services.pipeline.live.broker import Broker
 from services.pipeline.live.tailer import PIPELINE_TENANT
-from services.pipeline.outbox.intake import Intake, is_webhook
+from services.pipeline.outbox.intake import HINTS_PER_BATCH, Intake, is_webhook
 from services.pipeline.outbox.items import (
     ClaimedItem,
     Lease,
@@ -100,9 +100,12 @@ class Relay:
         self._clock = clock
         self.owner = owner or _owner()
         self._lane: asyncio.Queue[ClaimedItem] = asyncio.Queue()
-        """Claimed alert items; never more than ``claim_batch`` (the intake's room)."""
+        """Claimed alert items: the intake's room (at most ``claim_batch``),
+        and a few more when commits of born items race for its last place."""
         self._intake = Intake(settings)
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
+        self._settling = asyncio.Semaphore(HINTS_PER_BATCH * settings.claim_batch)
+        """Worked alert items whose delete (or retry) has not committed yet."""
         self._wake = asyncio.Event()
         """Polls the table now."""
         self._hinted = asyncio.Event()
@@ -155,6 +158,32 @@ class Relay:
         """Polls the table at once."""
         self._wake.set()
 
+    def reserve(self) -> Lease | None:
+        """A lease for an outbox item a command of this process is about to
+        commit, when the alert lane has room for it: written with it
+        (``born_put``), the item goes to the lane when it commits (``born``),
+        with no claim's write and no hint. None otherwise: the item is
+        written ready and hinted (docs/design.md, Pipeline)."""
+        intake = self._intake
+        if not self._running or not intake.has_room(webhook=False):
+            return None
+        return Lease(self.owner, secrets.token_hex(8), self._clock() + self._settings.lease)
+
+    def born(self, item: Item, lease: Lease) -> None:
+        """The item written with ``reserve``'s lease has committed: held here
+        and queued in the lane. Commits that raced for the last room may take
+        a little more than the room; the lane's lease check still holds."""
+        try:
+            claimed = ClaimedItem.born(item, lease)
+        except ProofgateError:
+            # Never raised to the command, whose write has committed: the
+            # item's next claimer, once the lease ends, parks it.
+            logger.exception("Outbox item %s does not parse", item["id"])
+            return
+        self._intake.take(False)
+        self._held[lease.token] = item["id"]
+        self._lane.put_nowait(claimed)
+
     def expect(self, item: Item) -> None:
         """An item this process just committed: claimed as soon as there is
         room, without waiting for a poll (or left to the poll, if the hints
@@ -201,12 +230,26 @@ class Relay:
                     "Outbox item %s waited past its lease; left to its next claimer",
                     claimed.event_id,
                 )
-            else:
-                started = time.monotonic()
-                await self.handle(claimed)
-                self._intake.worked(time.monotonic() - started)
-            self._held.pop(claimed.lease.token, None)
+                self._held.pop(claimed.lease.token, None)
+                self._freed(webhook=False)
+                continue
+            started = time.monotonic()
+            error = await self._outcome(claimed)
+            self._intake.worked(time.monotonic() - started)
+            # Settling (a delete, or the retry's update) waits for a commit;
+            # the lane goes on meanwhile, or it works no faster than the
+            # writer commits one item at a time. Its room is free now: no
+            # lease is left to run out unworked (docs/design.md, Verify path).
+            await self._settling.acquire()
             self._freed(webhook=False)
+            self._spawn(self._finish(claimed, error))
+
+    async def _finish(self, claimed: ClaimedItem, error: Exception | None) -> None:
+        try:
+            await self._settle_outcome(claimed, error)
+            self._held.pop(claimed.lease.token, None)
+        finally:
+            self._settling.release()
 
     async def _release_held(self) -> None:
         """A stopping process gives its unsettled items back at once instead of
@@ -232,14 +275,20 @@ class Relay:
                 # A poll claimed it first; this claim could only lose.
                 self._intake.done(is_webhook(item))
                 continue
-            try:
-                await self._claim_reserved(item)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                logger.warning(
-                    "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
-                )
+            # Side by side, not one after another: each claim waits for a
+            # commit, and in turn they claimed fewer items than a busy
+            # process commits, so the hints never drained.
+            self._spawn(self._claim_hint(item))
+
+    async def _claim_hint(self, item: Item) -> None:
+        try:
+            await self._claim_reserved(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.warning(
+                "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
+            )
 
     async def _claim_reserved(self, item: Item) -> bool:
         """Claims ``item`` in room already taken for it; gives the room back
@@ -349,6 +398,10 @@ class Relay:
     async def handle(self, claimed: ClaimedItem) -> None:
         """Never raises but on cancellation: whatever fails here, the lease
         expires and another attempt follows."""
+        await self._settle_outcome(claimed, await self._outcome(claimed))
+
+    async def _outcome(self, claimed: ClaimedItem) -> Exception | None:
+        """Works the item; what made it fail, if anything did."""
         try:
             await self._process(claimed)
         except asyncio.CancelledError:
@@ -358,13 +411,17 @@ class Relay:
                 logger.warning("Outbox item %s failed: %s", claimed.event_id, error.message)
             else:
                 logger.exception("Outbox item %s failed", claimed.event_id)
-            await self._settle(self._fail(claimed, error), claimed)
-            return
-        await self._settle(self._complete(claimed), claimed)
+            return error
+        return None
 
-    async def _settle(self, step: Coroutine[Any, Any, None], claimed: ClaimedItem) -> None:
+    async def _settle_outcome(self, claimed: ClaimedItem, error: Exception | None) -> None:
+        """Deletes a worked item, or records its failure; never raises but on
+        cancellation."""
         try:
-            await step
+            if error is None:
+                await self._complete(claimed)
+            else:
+                await self._fail(claimed, error)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -137,7 +137,7 @@ class Pipeline:
     def committing(self, storage: Storage) -> CommittingStorage:
         """``storage`` for commands: outbox items they commit go straight to
         this process's relay instead of waiting for its next poll."""
-        return CommittingStorage(storage, self.relay.expect)
+        return CommittingStorage(storage, self.relay)
 
     # --- subscriptions -------------------------------------------------------------
 

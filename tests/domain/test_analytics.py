@@ -5,11 +5,14 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from domain.analytics import (
     BRAND_SHARDS,
     MAX_DAYS,
     alert_counters,
+    day_key,
     days_in,
     scan_counters,
     shard_of,
@@ -52,3 +55,12 @@ def test_shards_of_a_day_merge_into_one_summary() -> None:
     assert summary.countries == Counter({"DE": 2})
     assert summary.results == Counter({"AUTHENTIC": 2, "SUSPICIOUS": 1})
     assert summary.threats == Counter({"BURST_SCAN": 1})
+
+
+_MOMENTS = st.datetimes(min_value=datetime(1000, 1, 1), timezones=st.just(UTC))
+
+
+@given(_MOMENTS | st.dates(date(1000, 1, 1)))
+def test_day_key_spells_a_day_as_strftime_does(moment: datetime | date) -> None:
+    """Held to strftime, the spelling it replaced (the differential oracle)."""
+    assert day_key(moment) == moment.strftime("%Y-%m-%d")

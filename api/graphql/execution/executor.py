@@ -20,11 +20,14 @@ from graphql import (
     GraphQLLeafType,
     GraphQLObjectType,
     GraphQLOutputType,
+    GraphQLResolveInfoHelpers,
     OperationType,
     located_error,
 )
 from graphql.execution.collect_fields import FieldDetailsList
 from graphql.execution.executor import CollectedErrors, Executor
+from graphql.execution.values import get_variable_values
+from graphql.language import DocumentNode
 from graphql.pyutils import Path
 from strawberry.execution.is_awaitable import optimized_is_awaitable as is_awaitable
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
@@ -39,7 +42,7 @@ from api.graphql.execution.protocols import OperationContext
 from api.settings.limits import MAX_RESPONSE_BYTES
 from domain.errors import BudgetExceeded
 
-__all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "compiled_executor"]
+__all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "OperationStart", "compiled_executor"]
 
 COMPILED = "compiled"
 GRAPHQL_CORE = "graphql-core"
@@ -58,9 +61,24 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     """Who a subscription's events are shared by, worked out when it starts
     from its plan, visibility and variables (None: run on graphql-core)."""
 
+    _helpers: GraphQLResolveInfoHelpers | None = None
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.async_helpers = weak_helpers(self)
+        self._helpers = None
+
+    @property
+    def async_helpers(self) -> GraphQLResolveInfoHelpers:
+        """The resolvers' helpers, held without a cycle (``weak_helpers``),
+        made when a resolve info first asks: most operations build none."""
+        helpers = self._helpers
+        if helpers is None:
+            helpers = self._helpers = weak_helpers(self)
+        return helpers
+
+    @async_helpers.setter
+    def async_helpers(self, helpers: GraphQLResolveInfoHelpers) -> None:
+        """graphql-core's ``__init__`` sets its own, over a cycle: ours replace them."""
 
     @classmethod
     def build(cls, *args: Any, **kwargs: Any) -> list[GraphQLError] | Executor[Any]:
@@ -243,6 +261,89 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             plan = None
         plans.store(entry, values, plan)
         return plan
+
+
+class OperationStart:
+    """One operation of one validated document, started per request without
+    graphql-core's ``build``.
+
+    ``build`` finds the operation and its fragments in the document, checks
+    the schema and makes an executor of some forty attributes; for a small
+    query that cost more than running its plan. All of it but the context and
+    the variables is fixed by the document, so the first start builds an
+    executor once, as a template, and every start copies its attributes (as
+    ``build_per_event_executor`` does for a subscription's events) with this
+    request's context, coerced variables and fresh per-execution state
+    (docs/design.md, Prepared lane).
+
+    Only an operation its compiled plan runs starts here: ``start`` answers
+    None, having run nothing, for one graphql-core would run (no plan for
+    these ``@skip``/``@include`` values) or whose variables do not coerce, and
+    the caller runs it through graphql-core's ``execute``, which says why.
+    graphql-core's own executor fills caches keyed by its per-request objects;
+    a plan touches none of them, so the copies share the template's.
+    """
+
+    __slots__ = ("_document", "_executor_class", "_name", "_schema", "_template", "_variables")
+
+    def __init__(
+        self,
+        executor_class: type[Executor[Any]],
+        schema: Any,
+        document: DocumentNode,
+        operation_name: str | None,
+    ) -> None:
+        self._executor_class = executor_class
+        self._schema = schema
+        self._document = document
+        self._name = operation_name
+        self._template: CompiledExecutor | None = None
+        self._variables = True
+        """Whether the operation declares variables, to coerce per start."""
+
+    def start(self, context: Any, variables: dict[str, Any] | None) -> Any:
+        """The operation's ``ExecutionResult``, or an awaitable of it; None
+        when the caller should run it through graphql-core's ``execute``."""
+        template = self._template or self._build(variables)
+        if template is None:
+            return None
+        executor = object.__new__(type(template))
+        state = executor.__dict__
+        state.update(template.__dict__)
+        if self._variables:
+            coerced = get_variable_values(
+                template.schema,
+                template.operation.variable_definitions or (),
+                variables or {},
+                hide_suggestions=template.hide_suggestions,
+            )
+            if isinstance(coerced, list):
+                return None
+            executor.variable_values = coerced
+        executor.context_value = context
+        executor.collected_errors = CollectedErrors()
+        executor.background_futures = set()
+        executor.pending_incremental_futures = set()
+        executor._helpers = None
+        plan = executor._plan()
+        if plan is None:
+            return None
+        executor._begin(COMPILED)
+        return executor._run(plan)
+
+    def _build(self, variables: dict[str, Any] | None) -> CompiledExecutor | None:
+        built = self._executor_class.build(
+            self._schema,
+            self._document,
+            raw_variable_values=variables,
+            operation_name=self._name,
+            is_awaitable=is_awaitable,  # type: ignore[arg-type]
+        )
+        if not isinstance(built, CompiledExecutor):
+            return None  # variables that do not coerce: graphql-core says why
+        self._variables = bool(built.operation.variable_definitions)
+        self._template = built
+        return built
 
 
 def compiled_executor(

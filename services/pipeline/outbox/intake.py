@@ -66,7 +66,9 @@ class Intake:
                 return
 
     def fits(self, item: Item) -> bool:
-        webhook = is_webhook(item)
+        return self.has_room(is_webhook(item))
+
+    def has_room(self, webhook: bool) -> bool:
         return self._taken[webhook] < self._room[webhook]
 
     @property

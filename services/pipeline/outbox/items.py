@@ -41,6 +41,7 @@ __all__ = [
     "ClaimedItem",
     "Lease",
     "OutboxStatus",
+    "born_put",
     "claim_update",
     "complete_delete",
     "describe",
@@ -132,6 +133,32 @@ class ClaimedItem:
     def from_item(cls, item: Item, lease: Lease) -> ClaimedItem:
         event = event_from_payload(item["kind"], item["payload"])
         return cls(event, lease, int(item.get("attempts", 0)) + 1, int(item["shard"]))
+
+    @classmethod
+    def born(cls, item: Item, lease: Lease) -> ClaimedItem:
+        """An item ``born_put`` wrote under ``lease``: its first attempt."""
+        return cls(event_from_payload(item["kind"], item["payload"]), lease, 1, int(item["shard"]))
+
+
+def born_put(put: Put, lease: Lease) -> Put:
+    """``put`` (an ``outbox_put``) with its item born claimed under ``lease``,
+    as ``claim_update`` would leave it: first attempt, due again when the
+    lease ends. The relay holding the lease works it after the commit
+    without a claim's write; if the process dies first, the item is
+    claimable once the lease ends, as any item a dead process claimed
+    (docs/design.md, Pipeline)."""
+    item = dict(put.item)
+    item.update(
+        {
+            "status": OutboxStatus.LEASED.value,
+            "leaseOwner": lease.owner,
+            "leaseToken": lease.token,
+            "leaseUntil": format_datetime(lease.until),
+            "GSI2SK": due_sort(lease.until, item["id"]),
+            "attempts": 1,
+        }
+    )
+    return Put(item, put.condition)
 
 
 def claim_update(item: Item, lease: Lease) -> Update:

@@ -105,6 +105,31 @@ def test_validation_is_remembered_while_the_document_is_cached() -> None:
     assert len(runs) == 3
 
 
+def test_preparations_are_kept_per_operation_name_charged_and_evicted_with_the_document() -> None:
+    """What the prepared lane keeps: once per name the document holds (a name
+    it does not hold is never kept, so clients cannot grow an entry), counted
+    against the budget, gone when the document is."""
+    cache = DocumentCache(256 * 1024)
+    text = "query A { health { status } } query B { viewer { role } }"
+    cache.validate(cache.parse(text, 2000), "rules", list)
+    made: list[str | None] = []
+
+    def prepare(document: object, name: str | None) -> str:
+        made.append(name)
+        return f"prepared {name}"
+
+    assert cache.prepared("{ health { status } }", 2000, None, prepare) is None, "not cached"
+    before = cache.bytes
+    for name in ("A", "B", "A", "C", "C", None, None):
+        assert cache.prepared(text, 2000, name, prepare) == f"prepared {name}"
+    assert made == ["A", "B", "C", "C", None], "kept for A, B and None; never for C"
+    assert cache.bytes == before + 3 * 4096
+    for index in range(cache.max_bytes // 4096):  # each weighs more: the oldest goes
+        cache.parse(f"{{ health {{ status }} }} # {index}", 2000)
+    assert cache.prepared(text, 2000, "A", prepare) is None, "evicted with its document"
+    assert cache.bytes <= cache.max_bytes
+
+
 @pytest.mark.slow
 async def test_the_schema_holds_no_more_than_its_budget_after_distinct_queries() -> None:
     """End to end through the schema's extensions: 100 distinct 1 MB queries."""

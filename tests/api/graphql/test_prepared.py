@@ -14,7 +14,7 @@ broken on purpose must be caught.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -32,8 +32,10 @@ from execution._differential import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+import api.graphql.execution.executor
 import api.graphql.prepared
-from api.graphql.prepared import PreparedLane, prepared_lane
+from api.graphql.execution.executor import OperationStart
+from api.graphql.prepared import PreparedLane, PreparedOperation, prepared_lane
 from api.graphql.schema import build_schema
 from api.operations.settings import TrustedDocuments
 from api.settings.limits import Execution, Limits
@@ -61,6 +63,9 @@ REFUSALS = [
     "query A { health { status } } query B { viewer { role } }",
     "{ viewer { role } }",
 ]
+TWO_OPERATIONS = "query A { health { status } } query B { viewer { role brandId } }"
+PRODUCT = "query($p: ID!) { product(id: $p) { id name status } }"
+"""Sent once per product: one document, its variables different each time."""
 
 
 class Comparison:
@@ -163,9 +168,12 @@ async def _corpus(
     cases = [(text, seed_variables(text, seed)) for text in suite_operations(_schema(gateway))]
     cases += [(text, _mutation_variables(value, seed)) for text, value in MUTATIONS]
     cases += [(text, {"b": seed.brand_ids[0]}) for text in REFUSALS]
-    for text, variables in cases:
+    cases += [(PRODUCT, {"p": product}) for product in seed.product_ids]
+    bodies = [{"query": text, "variables": variables} for text, variables in cases]
+    bodies += [{"query": TWO_OPERATIONS, "operationName": name} for name in ("B", "A", "C")]
+    for body in bodies:
         for key in (gateway.admin_key, brand.key, None):
-            agreed = await comparison.agree({"query": text, "variables": variables}, key)
+            agreed = await comparison.agree(body, key)
             if until_mismatch and not agreed:
                 return comparison
     return comparison
@@ -225,6 +233,75 @@ async def test_a_broken_lane_is_caught(
     else:
         monkeypatch.setattr(api.graphql.prepared, "record_operation", lambda *arguments: None)
     comparison = await _corpus(*seeded, until_mismatch=True)
+    assert comparison.mismatches
+
+
+@pytest.fixture
+def unprepared(seeded: Any) -> Iterator[Any]:
+    """The lane's preparations forgotten before and after the test, so what a
+    planted fault prepares is prepared under it, and is not kept for others."""
+    documents = seeded[0].app.state.graphql.prepared_lane.documents
+
+    def forget() -> None:
+        for entry in [*documents._entries.values(), *documents._pinned.values()]:
+            entry.prepared.clear()
+
+    forget()
+    yield seeded
+    forget()
+
+
+def _first_variables_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    build = OperationStart._build
+
+    def built_once(self: OperationStart, variables: Any) -> Any:
+        template = build(self, variables)
+        self._variables = False
+        return template
+
+    monkeypatch.setattr(OperationStart, "_build", built_once)
+
+
+def _errors_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = api.graphql.execution.executor.CollectedErrors()
+    monkeypatch.setattr(api.graphql.execution.executor, "CollectedErrors", lambda: shared)
+
+
+def _admitted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    prepare = PreparedLane._prepare
+
+    def admitted(self: PreparedLane, document: Any, name: str | None) -> Any:
+        prepared: PreparedOperation | None = prepare(self, document, name)
+        return prepared and replace(prepared, admitted=True)
+
+    monkeypatch.setattr(PreparedLane, "_prepare", admitted)
+
+
+def _names_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    prepare = PreparedLane._prepare
+    first: dict[int, Any] = {}
+
+    def by_document(self: PreparedLane, document: Any, name: str | None) -> Any:
+        """The first named operation's preparation, for every name."""
+        prepared = prepare(self, document, name)
+        if name is None:
+            return prepared
+        kept = (document, prepared)  # the document kept: its id stays its own
+        return first.setdefault(id(document), kept)[1]
+
+    monkeypatch.setattr(PreparedLane, "_prepare", by_document)
+
+
+@pytest.mark.parametrize(
+    "plant", [_first_variables_kept, _errors_shared, _admitted_once, _names_ignored]
+)
+async def test_a_fault_planted_in_what_the_lane_keeps_is_caught(
+    unprepared: Any, monkeypatch: pytest.MonkeyPatch, plant: Any
+) -> None:
+    """Per document, once: the operation's start (variables coerced and
+    errors collected per request), its cost admission, its name."""
+    plant(monkeypatch)
+    comparison = await _corpus(*unprepared, until_mismatch=True)
     assert comparison.mismatches
 
 

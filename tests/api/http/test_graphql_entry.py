@@ -53,13 +53,13 @@ class Comparison:
 
     async def send(self, content: bytes, headers: dict[str, str], *, entry: bool) -> Exchange:
         self.app.graphql_entry = self.entry if entry else None
-        taken = self.entry.observer.observe
+        taken = self.entry.observer.record
 
-        async def counted(*arguments: Any) -> None:
+        def counted(*arguments: Any) -> None:
             self.taken += 1
-            await taken(*arguments)
+            taken(*arguments)
 
-        self.entry.observer.observe = counted  # type: ignore[method-assign]
+        self.entry.observer.record = counted  # type: ignore[method-assign]
         try:
             with request_lines() as lines:
                 response = await self.gateway.http.post(
@@ -67,7 +67,7 @@ class Comparison:
                 )
         finally:
             self.app.graphql_entry = self.entry
-            del self.entry.observer.observe
+            del self.entry.observer.record
         (fields,) = lines.fields
         fields.pop("durationMs")
         response_headers = tuple(response.headers.multi_items())
@@ -77,7 +77,8 @@ class Comparison:
                 (k, v if k != "x-request-id" else str(len(v))) for k, v in response_headers
             )
             fields["requestId"] = len(fields["requestId"])
-            response_text = response.text.replace(response.headers["x-request-id"], "<id>")
+            sent_id = response.headers.get("x-request-id")  # none: a fault planted
+            response_text = response.text.replace(sent_id, "<id>") if sent_id else response.text
         else:
             response_text = response.text
         if fields["errorCodes"]:
@@ -144,6 +145,17 @@ def _http_cases() -> Iterator[tuple[bytes, dict[str, str]]]:
     yield small, {"Content-Type": "text/plain", "Origin": ORIGIN}
 
 
+def _direct_path_cases(gateway: Gateway) -> Iterator[tuple[bytes, dict[str, str]]]:
+    """What the entry's direct path leaves to the stack's functions: a
+    streaming ``Accept``, a trace header (answered for a key only)."""
+    small = json.dumps({"query": "{ viewer { role } }"}).encode()
+    json_type = {"Content-Type": "application/json", "X-Request-Id": "direct-1"}
+    yield small, {**json_type, "Accept": "multipart/mixed;deferSpec=20220824, application/json"}
+    yield small, {**json_type, "Accept": "text/event-stream"}
+    admin = {**json_type, "Authorization": f"Bearer {gateway.admin_key}"}
+    yield small, {**admin, "X-Proofgate-Trace": "1"}
+
+
 def _operation_cases(
     gateway: Gateway, seed: Seed, key: str
 ) -> Iterator[tuple[bytes, dict[str, str]]]:
@@ -167,7 +179,8 @@ async def _corpus(
     gateway: Gateway, seed: Seed, key: str, *, until_mismatch: bool = False
 ) -> Comparison:
     comparison = Comparison(gateway)
-    for content, headers in chain(_http_cases(), _operation_cases(gateway, seed, key)):
+    cases = chain(_http_cases(), _direct_path_cases(gateway), _operation_cases(gateway, seed, key))
+    for content, headers in cases:
         if not await comparison.agree(content, headers) and until_mismatch:
             break
     return comparison
@@ -191,7 +204,29 @@ def _csrf_header_unread(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) ->
     monkeypatch.setattr(api.http.graphql_entry, "_PREFLIGHT", frozenset())
 
 
-@pytest.mark.parametrize("plant", [_forget_the_request_id, _no_cors, _csrf_header_unread])
+def _answer_without_the_id(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
+    monkeypatch.setattr(api.http.graphql_entry, "_ID_HEADER", b"x-request-ref")
+
+
+def _streams_taken_direct(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
+    monkeypatch.setattr(api.http.graphql_entry, "_streaming", lambda accept: False)
+
+
+def _trace_header_unread(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
+    monkeypatch.setattr(api.http.graphql_entry, "_TRACE", b"x-not-the-trace-header")
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        _forget_the_request_id,
+        _no_cors,
+        _csrf_header_unread,
+        _answer_without_the_id,
+        _streams_taken_direct,
+        _trace_header_unread,
+    ],
+)
 async def test_a_fault_planted_in_the_entry_is_caught(
     seeded: Any, monkeypatch: pytest.MonkeyPatch, plant: Any
 ) -> None:

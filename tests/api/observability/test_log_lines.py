@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import api.observability.log_lines
-from api.observability.log_lines import MAX_PENDING, RequestLines
+from api.observability.log_lines import FLUSH_SECONDS, MAX_PENDING, RequestLines
 from api.observability.logs import JsonFormatter, TextFormatter
 
 INSTANTS = [1_700_000_000.0, 1_700_000_000.0004, 1_700_000_000.9996, 1_764_590_000.5, 86_399.999]
@@ -105,10 +105,11 @@ def test_a_fault_planted_in_the_fast_line_is_caught(
     assert mismatches
 
 
-async def test_lines_of_one_turn_are_written_together_at_its_end() -> None:
+async def test_lines_are_written_together_once_the_first_has_waited() -> None:
     logger, stream = _logger(TextFormatter())
     lines = RequestLines(logger)
     writes = []
+    flushed = asyncio.Event()
     assert logger.parent is not None
     handler = logger.parent.handlers[0]
     original = handler.flush
@@ -116,18 +117,30 @@ async def test_lines_of_one_turn_are_written_together_at_its_end() -> None:
     def counted() -> None:
         writes.append(stream.getvalue().count("\n"))
         original()
+        flushed.set()
 
     handler.flush = counted  # type: ignore[method-assign]
     for index in range(3):
         lines.write(logging.INFO, {"requestId": f"r{index}"})
-    assert stream.getvalue() == "", "held until the turn ends"
     await asyncio.sleep(0)
+    assert stream.getvalue() == "", "held past the end of the turn"
+    await asyncio.wait_for(flushed.wait(), 10 * FLUSH_SECONDS + 5)
     assert writes == [3]
     for index in range(MAX_PENDING + 1):
         lines.write(logging.INFO, {"requestId": f"s{index}"})
     assert writes == [3, 3 + MAX_PENDING], "no more than MAX_PENDING held"
-    await asyncio.sleep(0)
+    flushed.clear()
+    await asyncio.wait_for(flushed.wait(), 10 * FLUSH_SECONDS + 5)
     assert writes == [3, 3 + MAX_PENDING, 3 + MAX_PENDING + 1]
+
+
+async def test_lines_held_at_exit_are_written() -> None:
+    logger, stream = _logger(TextFormatter())
+    lines = RequestLines(logger)
+    lines.write(logging.INFO, {"requestId": "r1"})
+    assert stream.getvalue() == "", "held"
+    lines._flush_held()  # what atexit calls
+    assert stream.getvalue().endswith("request requestId=r1\n")
 
 
 async def test_with_a_handler_not_ours_each_line_is_a_record() -> None:

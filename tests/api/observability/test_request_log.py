@@ -13,10 +13,15 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from api.cli.serve import _banner
-from api.observability.observation import request_id_from
+from api.observability.log_lines import _pairs
+from api.observability.observation import Observation, request_id_from
+from api.observability.request_log import RequestFields
 from api.settings.gateway import Settings
+from storage.trace import StorageCall
 from tests._support.ports import free_port
 
 ADMIN_KEY = "request-log-admin-key-0123456789"
@@ -144,3 +149,50 @@ def test_in_json_mode_every_line_is_json_with_its_process_id(served: Served) -> 
     (banner,) = [entry for entry in entries if entry["message"] == "proofgate serving"]
     assert banner["url"] == served.url and ADMIN_KEY not in json.dumps(banner)
     assert any(entry.get("requestId") == request_id for entry in entries)
+
+
+_TEXTS = st.none() | st.text(max_size=12)
+
+
+@given(
+    request_id=st.text(min_size=1, max_size=20),
+    method=st.sampled_from(["POST", "GET"]),
+    path=st.sampled_from(["/graphql", "/mcp", "/ingest/x"]),
+    status=st.integers(100, 599),
+    seconds=st.floats(0, 100, allow_nan=False),
+    name=_TEXTS,
+    kind=_TEXTS,
+    principal=_TEXTS,
+    codes=st.lists(st.sampled_from(["BAD_USER_INPUT", "NOT_FOUND", "x'y"]), max_size=3),
+    calls=st.lists(
+        st.tuples(st.sampled_from(["GetItem", "Query"]), st.floats(0, 1e6, allow_nan=False)),
+        max_size=4,
+    ),
+)
+def test_a_lines_text_is_its_fields_as_log_lines_writes_them(
+    request_id: str,
+    method: str,
+    path: str,
+    status: int,
+    seconds: float,
+    name: str | None,
+    kind: str | None,
+    principal: str | None,
+    codes: list[str],
+    calls: list[tuple[str, float]],
+) -> None:
+    """``RequestFields.pairs`` writes in one f-string what ``_pairs`` writes
+    from the dict; a field left out or misnamed fails here."""
+    observation = Observation(request_id, name, kind, principal, codes)
+    observation.storage.calls.extend(StorageCall(op, "AP01", 1, units) for op, units in calls)
+    fields = RequestFields({"method": method, "path": path}, status, seconds, observation)
+    assert fields.pairs() == _pairs(fields.as_dict())
+
+
+def test_a_lines_text_that_leaves_a_field_out_is_caught() -> None:
+    """The positive control of the comparison above."""
+    observation = Observation("r1", "Q", "query", "ANONYMOUS")
+    fields = RequestFields({"method": "POST", "path": "/graphql"}, 200, 0.001, observation)
+    dropped = fields.as_dict()
+    del dropped["principal"]
+    assert fields.pairs() != _pairs(dropped)
