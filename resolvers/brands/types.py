@@ -32,9 +32,10 @@ from ..fields import ap_field, computed_field
 from ..ingest.types import Integration
 from ..ledger.types import Ledger
 from ..node.types import Node
+from ..stored import stored, stored_values
 from ..threats.paging import THREATS_EPOCH, severe_threats
 from ..threats.types import ThreatAlert
-from ..types.connection import Connection, connection
+from ..types.connection import Connection, connection, stored_connection
 from ..types.scalars import DateTime
 from ..webhooks.types import Webhook, WebhookDelivery
 
@@ -72,23 +73,16 @@ class BrandStats:
     "the other fields need one of the brand's own keys."
 )
 class Brand(Node):
-    id: strawberry.ID
-    name: str
-    domain: str
-    industry: str | None
-    created_at: DateTime
+    id: strawberry.ID = stored("id")
+    name: str = stored("name")
+    domain: str = stored("domain")
+    industry: str | None = stored("industry", optional=True)
+    created_at: DateTime = stored("createdAt", convert=parse_datetime)
     _item: strawberry.Private[Item]
 
     @classmethod
     def from_item(cls, item: Item) -> Brand:
-        return cls(
-            id=strawberry.ID(item["id"]),
-            name=item["name"],
-            domain=item["domain"],
-            industry=item.get("industry"),
-            created_at=parse_datetime(item["createdAt"]),
-            _item=item,
-        )
+        return cls(**stored_values(cls, item), _item=item)
 
     @computed_field
     def plan(self, info: Info) -> Plan | None:
@@ -121,7 +115,7 @@ class Brand(Node):
         loaders = info.context.loaders
         page = await loaders.page(BRAND_PRODUCTS, {"brand_id": self.id}, first=first, after=after)
         loaders.hold_page(PRODUCT_BY_ID, page.items, param="product_id", attribute="id")
-        return connection(page, Product.from_item)
+        return stored_connection(page, Product)
 
     @computed_field(description="The brand's credits; the operator and the brand's BRAND keys only")
     def ledger(self, info: Info) -> Ledger | None:

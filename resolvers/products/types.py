@@ -26,11 +26,12 @@ from storage.access_patterns import (
 from ..analytics.types import ProductAnalytics, analytics_range
 from ..brands.types import Brand
 from ..claims.types import Claim
-from ..context import Info
+from ..context import Info, RequestContext
 from ..fields import ap_field, computed_field
 from ..node.types import Node
 from ..provenance.types import ProvenanceEvent
 from ..scans.types import Scan
+from ..stored import SAME_ITEM, STORED_METADATA, StoredReference, stored, stored_values
 from ..types.connection import Connection, connection
 from ..types.scalars import JSON, DateTime
 
@@ -40,8 +41,16 @@ SCANS_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _AFTER_NOW = timedelta(seconds=1)
 
 
-_STATUSES = {status.value: status for status in ProductStatus}
-"""``ProductStatus(value)`` is a Python-level lookup, once per product of a page."""
+def _json(value: object) -> JSON:
+    return JSON(value or {})
+
+
+def _held_brand(context: RequestContext, brand_id: str) -> tuple[bool, Item | None]:
+    """The product's brand when this request already holds it."""
+    return context.loaders.cached(BRAND_BY_ID, brand_id=brand_id)
+
+
+_BRAND = StoredReference("brandId", _held_brand)
 
 
 @strawberry.type(
@@ -49,23 +58,18 @@ _STATUSES = {status.value: status for status in ProductStatus}
     "canonical record; verify offline with the `signingKeys` entry named `keyId`."
 )
 class Certificate:
-    hash: str
-    signature: str
-    key_id: str
-    algorithm: str
-    chain_head: str = strawberry.field(
-        description="Hash of the latest provenance event (the certificate hash before any)"
+    hash: str = stored("certificateHash")
+    signature: str = stored("signature")
+    key_id: str = stored("keyId")
+    algorithm: str = stored("algorithm")
+    chain_head: str = stored(
+        "chainHead",
+        description="Hash of the latest provenance event (the certificate hash before any)",
     )
 
     @classmethod
     def from_item(cls, item: Item) -> Certificate:
-        return cls(
-            hash=item["certificateHash"],
-            signature=item["signature"],
-            key_id=item["keyId"],
-            algorithm=item["algorithm"],
-            chain_head=item["chainHead"],
-        )
+        return cls(**stored_values(cls, item))
 
 
 @strawberry.type(
@@ -73,13 +77,13 @@ class Certificate:
     "brand's own keys; every other field is public to whoever found the product."
 )
 class Product(Node):
-    id: strawberry.ID
-    name: str
-    sku: str | None
-    category: str | None
-    description: str | None
-    metadata: JSON
-    status: ProductStatus
+    id: strawberry.ID = stored("id")
+    name: str = stored("name")
+    sku: str | None = stored("sku", optional=True)
+    category: str | None = stored("category", optional=True)
+    description: str | None = stored("description", optional=True)
+    metadata: JSON = stored("metadata", optional=True, convert=_json)
+    status: ProductStatus = stored("status", convert=ProductStatus)
 
     @computed_field
     def created_at(self) -> DateTime:
@@ -94,28 +98,19 @@ class Product(Node):
 
     @classmethod
     def from_item(cls, item: Item) -> Product:
-        return cls(
-            id=strawberry.ID(item["id"]),
-            name=item["name"],
-            sku=item.get("sku"),
-            category=item.get("category"),
-            description=item.get("description"),
-            metadata=JSON(item.get("metadata") or {}),
-            status=_STATUSES.get(item["status"]) or ProductStatus(item["status"]),
-            _item=item,
-        )
+        return cls(**stored_values(cls, item), _item=item)
 
     @property
     def brand_id(self) -> str:
         brand_id: str = self._item["brandId"]
         return brand_id
 
-    @ap_field(BRAND_BY_ID)
+    @ap_field(BRAND_BY_ID, metadata={STORED_METADATA: _BRAND})
     def brand(self, info: Info) -> Brand:
         # Synchronous when the brand is already loaded (graphql-core awaits
         # the coroutine otherwise): a page of one brand's products then runs
         # no task per product.
-        hit, item = info.context.loaders.cached(BRAND_BY_ID, brand_id=self.brand_id)
+        hit, item = _BRAND.held(info.context, self._item)
         if hit:
             return self._brand(info, item)
         return self._load_brand(info)  # type: ignore[return-value]
@@ -129,7 +124,7 @@ class Product(Node):
             raise ProofgateError(f"Product {self.id} names a brand that does not exist")
         return info.context.loaders.built(item, Brand.from_item)
 
-    @computed_field
+    @computed_field(metadata={STORED_METADATA: SAME_ITEM})
     def certificate(self) -> Certificate:
         return Certificate.from_item(self._item)
 

@@ -68,4 +68,4 @@ async def severe_threats(
         end_cursor = shown[-1][0].cursor(shown[-1][1]) if shown else None
     start = shown[0] if shown else None
     info = PageInfo(has_next_page=more, _end_cursor=end_cursor, _start=start)
-    return Connection(edges=edges, page_info=info)
+    return Connection(_edges=edges, page_info=info)

@@ -65,6 +65,7 @@ from api.graphql.execution.fused import (
     inlinable,
 )
 from api.graphql.execution.leaf_coercion import enum_names
+from api.graphql.execution.projection import projected_edges
 from api.graphql.execution.protocols import PlanExecutor
 from api.graphql.execution.resolve import Direct, direct_resolver
 
@@ -189,7 +190,8 @@ class _Compiler:
             return FusedField(response_name, run, False, inline)
         run = _field_runner(spec, complete, complete_async, direct)
         sync = direct is not None and direct.sync and not complete_async
-        return FusedField(response_name, run, not sync)
+        general = FusedField(response_name, run, not sync)
+        return projected_edges(field_def, details, self.collect, general) or general
 
     def static_args(self, field_def: GraphQLField, node: FieldNode) -> dict[str, Any] | None:
         """Arguments without variables coerce the same every time; one that
@@ -239,8 +241,14 @@ class _Compiler:
         non_null: str | None = None,
     ) -> tuple[Completer, bool]:
         checked = _type_check(object_type)
+        fields = self.fields(object_type, self.collect(object_type, details))
+        selection_async = any(entry.maybe_async for entry in fields)
+        completer = complete_object(fused_selection(fields), non_null, checked)
+        return completer, selection_async
+
+    def collect(self, object_type: GraphQLObjectType, details: FieldDetailsList) -> GroupedFieldSet:
         executor = self.executor
-        grouped = collect_subfields(
+        return collect_subfields(
             self.schema,
             executor.fragments,
             executor.variable_values,
@@ -249,10 +257,6 @@ class _Compiler:
             details,
             executor.hide_suggestions,
         ).grouped_field_set
-        fields = self.fields(object_type, grouped)
-        selection_async = any(entry.maybe_async for entry in fields)
-        completer = complete_object(fused_selection(fields), non_null, checked)
-        return completer, selection_async
 
 
 def _type_check(object_type: GraphQLObjectType) -> tuple[str, tuple[type, ...]] | None:
@@ -390,6 +394,7 @@ def _field_runner(
     node = nodes[0]
     of_source = direct.of_source if direct is not None else None
     with_info = direct.with_info if direct is not None else None
+    arguments = direct.arguments if direct is not None else ()
     maybe_awaitable = direct is None or not direct.sync
     size = key_bytes(response_name)
 
@@ -400,7 +405,10 @@ def _field_runner(
             if of_source is not None:
                 result = of_source(source)
             elif with_info is not None:
-                result = with_info(executor, source, path)
+                if arguments:
+                    result = with_info(executor, source, path, _kwargs(executor, spec, arguments))
+                else:
+                    result = with_info(executor, source, path)
             else:
                 args = static_args
                 if args is None:
@@ -420,6 +428,23 @@ def _field_runner(
         return completed
 
     return run
+
+
+def _kwargs(
+    executor: PlanExecutor, spec: _FieldSpec, arguments: tuple[tuple[str, str], ...]
+) -> dict[str, Any]:
+    """A direct resolver's keyword arguments, as Strawberry names them; an
+    argument the operation leaves out is left to the resolver's default."""
+    args = spec.static_args
+    if args is None:
+        args = get_argument_values(
+            spec.field_def,
+            spec.details[0].node,
+            executor.variable_values,
+            None,
+            executor.hide_suggestions,
+        )
+    return {python: args[name] for name, python in arguments if name in args}
 
 
 async def _complete_awaited(

@@ -1,12 +1,15 @@
 """Calling a Strawberry field's resolver without Strawberry's per-call wrapper.
 
-For a field with no GraphQL arguments, no field extensions and no exception
-handlers, Strawberry's wrapper does nothing a plan cannot decide once: it
-converts no arguments, and only chooses whether the resolver gets the source
-as ``self`` and a Strawberry ``Info`` (here one that builds graphql-core's
-resolve info only if read: ``lazy_info.py``). An attribute read becomes an
-``attrgetter``. Anything else keeps Strawberry's wrapper, and so does a
-subscription field, whose resolver for an event returns the event.
+For a field with no field extensions and no exception handlers whose
+arguments, if any, are plain scalars (which Strawberry passes on as
+graphql-core coerced them, under their Python names), Strawberry's wrapper
+does nothing a plan cannot decide once: it only chooses whether the resolver
+gets the source as ``self`` and a Strawberry ``Info`` (here one that builds
+graphql-core's resolve info only if read: ``lazy_info.py``). An attribute
+read becomes an ``attrgetter``. Anything else keeps Strawberry's wrapper
+(an input type, an enum or a list argument, a resolver with arguments but
+no ``Info``), and so does a subscription field, whose resolver for an event
+returns the event.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 
 from graphql import GraphQLSchema
 from graphql.pyutils import Path
+from strawberry.scalars import ID
+from strawberry.types.base import StrawberryMaybe, StrawberryOptional
 from strawberry.types.field import StrawberryField
 
 from api.graphql.execution.lazy_info import Site, lazy_info_class
@@ -35,12 +40,15 @@ class Direct:
 
     of_source: Callable[[Any], Any] | None
     """The call for a field that reads nothing but its source."""
-    with_info: Callable[[PlanExecutor, Any, Path], Any] | None
+    with_info: Callable[..., Any] | None
     """The call for a resolver that takes Strawberry's ``Info``, on a source at a path."""
     sync: bool
     """An attribute read: never an awaitable."""
     attribute: str | None = None
     """The attribute an attribute read reads."""
+    arguments: tuple[tuple[str, str], ...] = ()
+    """(GraphQL name, Python name) of each argument, for ``with_info``'s
+    keyword arguments: plain scalars, which Strawberry passes unconverted."""
 
 
 def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
@@ -52,13 +60,15 @@ def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
         or strawberry_schema is None
         or strawberry_schema.exception_handlers
         or field.extensions
-        or field_def.args
         or field.is_subscription
     ):
         return None
+    arguments = _plain_arguments(field, strawberry_schema.config) if field_def.args else ()
+    if arguments is None:
+        return None
     resolver = field.base_resolver
     if resolver is None:
-        if field.default_resolver is not getattr:
+        if arguments or field.default_resolver is not getattr:
             return None
         return Direct(attrgetter(field.python_name), None, sync=True, attribute=field.python_name)
     if resolver.parent_parameter or resolver.root_parameter or not resolver.self_parameter:
@@ -70,22 +80,44 @@ def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
     function = resolver.wrapped_func
     call: Callable[..., Any] = function if callable(function) else resolver
     if info is None:
-        return Direct(call, None, sync=False)
+        return None if arguments else Direct(call, None, sync=False)
     lazy_info = lazy_info_class(strawberry_schema.config.info_class)
     if lazy_info is None:
         return None
     name = info.name
     if _second_positional(resolver.wrapped_func) == name:
 
-        def positional(executor: PlanExecutor, source: Any, path: Path) -> Any:
-            return call(source, lazy_info(executor, site, path, field))
+        def positional(
+            executor: PlanExecutor, source: Any, path: Path, kwargs: dict[str, Any] = _NONE
+        ) -> Any:
+            return call(source, lazy_info(executor, site, path, field), **kwargs)
 
-        return Direct(None, positional, sync=False)
+        return Direct(None, positional, sync=False, arguments=arguments)
 
-    def by_name(executor: PlanExecutor, source: Any, path: Path) -> Any:
-        return call(source, **{name: lazy_info(executor, site, path, field)})
+    def by_name(
+        executor: PlanExecutor, source: Any, path: Path, kwargs: dict[str, Any] = _NONE
+    ) -> Any:
+        return call(source, **{name: lazy_info(executor, site, path, field)}, **kwargs)
 
-    return Direct(None, by_name, sync=False)
+    return Direct(None, by_name, sync=False, arguments=arguments)
+
+
+_NONE: dict[str, Any] = {}
+_PLAIN = (int, str, bool, float, ID)
+"""Argument types Strawberry passes on as graphql-core coerced them."""
+
+
+def _plain_arguments(field: StrawberryField, config: Any) -> tuple[tuple[str, str], ...] | None:
+    """The arguments' names when every one is a plain scalar, else None."""
+    names = []
+    for argument in field.arguments:
+        kind = argument.type
+        if isinstance(kind, StrawberryOptional) and not isinstance(kind, StrawberryMaybe):
+            kind = kind.of_type
+        if not any(kind is plain for plain in _PLAIN):
+            return None
+        names.append((config.name_converter.from_argument(argument), argument.python_name))
+    return tuple(names)
 
 
 def _second_positional(function: Any) -> str | None:
