@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 import strawberry
-from graphql import DocumentNode, execute, parse
+from graphql import DocumentNode, experimental_execute_incrementally, parse
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 
 from api.app import create_app
@@ -110,9 +110,10 @@ async def execute_page(
     principal: Principal,
     brand: str,
 ) -> None:
-    """The execution phase alone: graphql-core's ``execute`` of the parsed
-    page with the schema's executor class."""
-    result: Any = execute(
+    """The execution phase alone: graphql-core's execution of the parsed page
+    with the schema's executor class (the incremental entry point, as the
+    schema declares @defer and @stream)."""
+    result: Any = experimental_execute_incrementally(
         schema._schema,
         document,
         context_value=_context(services, principal),
