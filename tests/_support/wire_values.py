@@ -90,4 +90,6 @@ class WireValues:
 
     def item(self) -> dict[str, Any]:
         attributes = {self.text(12, 1): self.value() for _ in range(self._rng.randint(0, 7))}
+        attributes.pop("PK", None)  # the key's own names: a table's key is a string
+        attributes.pop("SK", None)
         return {"PK": {"S": self.text(20)}, "SK": {"S": self.text(20)}, **attributes}
