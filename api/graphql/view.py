@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
@@ -43,6 +42,7 @@ from api.http.guard import BODY_SCOPE_KEY, replay_body
 from api.http.json_response import encode_json_bytes
 from api.http.request_json import MalformedJSON, decode_request_json
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
+from api.observability.observation import new_request_id
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.operations.trusted import with_document_id
 from api.settings.limits import MAX_BODY_BYTES
@@ -253,7 +253,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
                 services=self.services,
                 principal=principal,
                 loaders=Loaders(self.services.storage, principal.tenant),
-                request_id=secrets.token_hex(8),
+                request_id=new_request_id(),
                 request=request,
                 response=response,
             )
@@ -262,7 +262,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             services=self.services,
             principal=principal,
             loaders=Loaders(self.services.storage, principal.tenant),
-            request_id=request.scope.get(REQUEST_ID_SCOPE_KEY) or secrets.token_hex(8),
+            request_id=request.scope.get(REQUEST_ID_SCOPE_KEY) or new_request_id(),
             trace=_trace(principal, request),
             request=request,
             response=response,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import math
-import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,6 +29,7 @@ from api.graphql.schema import ProofgateSchema
 from api.http.authentication import Authenticator, client_address
 from api.http.guard import JSON_CONTENT_TYPES
 from api.http.request_json import MalformedJSON, decode_request_json
+from api.observability.observation import new_request_id
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from domain.chain import ProvenanceEvent
 from domain.datetimes import parse_datetime
@@ -201,7 +201,7 @@ async def _receive(request: Request, services: Services, source: EventSource) ->
         services=services,
         principal=principal,
         loaders=Loaders(services.storage, principal.tenant),
-        request_id=request.scope.get(REQUEST_ID_SCOPE_KEY) or secrets.token_hex(8),
+        request_id=request.scope.get(REQUEST_ID_SCOPE_KEY) or new_request_id(),
         request=request,
     )
     return await ingest_event(context, _parse(body))

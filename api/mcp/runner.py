@@ -6,7 +6,6 @@ documents, access control and error mapping apply unchanged
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,7 @@ import strawberry
 from api.graphql.errors import error_extensions
 from api.http.json_response import encode_json
 from api.mcp.tools import ToolSpec
+from api.observability.observation import new_request_id
 from domain.errors import NotFound, ProofgateError, Unauthenticated
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
@@ -59,7 +59,7 @@ class ToolRunner:
             services=self.services,
             principal=principal,
             loaders=Loaders(self.services.storage, principal.tenant),
-            request_id=request_id or secrets.token_hex(8),
+            request_id=request_id or new_request_id(),
             request=request,
         )
         result = await self.schema.execute(

@@ -213,14 +213,7 @@ class Metrics:
         operation = self._operation(observation.operation_name, observation.principal)
         series(self.requests, operation, kind, _outcome(observation, status)).inc()
         series(self.latency, kind).observe(seconds)
-        for code in observation.error_codes:
-            series(self.errors, code).inc()
-        for call in observation.storage.calls:
-            pattern = call.access_pattern or "none"
-            series(self.storage_calls, pattern, call.operation).inc()
-            series(self.capacity, pattern).inc(call.capacity)
-        if self._shared:
-            self._refresh_counts()
+        self._observe_outcome(observation)
 
     def observe_route(
         self, route: str, observation: Observation, status: int, seconds: float
@@ -229,6 +222,12 @@ class Metrics:
         series = self._series
         series(self.route_requests, route, _outcome(observation, status)).inc()
         series(self.route_latency, route).observe(seconds)
+        self._observe_outcome(observation)
+
+    def _observe_outcome(self, observation: Observation) -> None:
+        """What every request counts, on /graphql and the other routes alike:
+        its error codes and its storage calls."""
+        series = self._series
         for code in observation.error_codes:
             series(self.errors, code).inc()
         for call in observation.storage.calls:
