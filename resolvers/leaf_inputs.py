@@ -13,13 +13,13 @@ Strawberry's walk builds (a differential test holds the two together).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from strawberry.types.arguments import InputContext
 from strawberry.types.base import StrawberryMaybe, StrawberryOptional, get_object_definition
 
-__all__ = ["leaf_input"]
+__all__ = ["LeafBuilder", "leaf_input"]
 
 T = TypeVar("T")
 
@@ -28,8 +28,10 @@ _LEAVES = (str, int, float, bool)
 ``GlobalID``, whose conversion is not, nor enums."""
 
 
-class _LeafBuilder:
-    """The ``from_input`` of one leaf input type."""
+class LeafBuilder:
+    """The ``from_input`` of one leaf input type; a compiled plan builds the
+    value itself through ``converter``, without Strawberry's resolver
+    wrapper (``api/graphql/execution/resolve.py``)."""
 
     def __init__(self, cls: type, fields: list[Any], required: tuple[str, ...]) -> None:
         self._cls = cls
@@ -39,8 +41,7 @@ class _LeafBuilder:
         """(name converter, (GraphQL name, Python name) per field): the names
         of the one schema config that builds this type."""
 
-    def _pairs(self, context: InputContext) -> tuple[tuple[str, str], ...]:
-        converter = context.config.name_converter
+    def _pairs(self, converter: Any) -> tuple[tuple[str, str], ...]:
         names = self._names
         if names is None or names[0] is not converter:
             pairs = tuple(
@@ -50,13 +51,32 @@ class _LeafBuilder:
         return names[1]
 
     def __call__(self, cls: type, value: Mapping[str, Any], context: InputContext) -> Any:
-        # As Strawberry does: None for a field without a default, which a
-        # valid document always overrides, then the fields the value holds.
-        kwargs: dict[str, Any] = dict.fromkeys(self._required)
-        for graphql_name, python_name in self._pairs(context):
-            if graphql_name in value:
-                kwargs[python_name] = value[graphql_name]
-        return cls(**kwargs)
+        return _build(cls, self._required, self._pairs(context.config.name_converter), value)
+
+    def converter(self, name_converter: Any) -> Callable[[Mapping[str, Any] | None], Any]:
+        """What Strawberry's ``convert_argument`` makes of a value of this
+        type (or of null) coerced by graphql-core, under ``name_converter``."""
+        cls, required, pairs = self._cls, self._required, self._pairs(name_converter)
+
+        def convert(value: Mapping[str, Any] | None) -> Any:
+            return None if value is None else _build(cls, required, pairs, value)
+
+        return convert
+
+
+def _build(
+    cls: type,
+    required: tuple[str, ...],
+    pairs: tuple[tuple[str, str], ...],
+    value: Mapping[str, Any],
+) -> Any:
+    # As Strawberry does: None for a field without a default, which a valid
+    # document always overrides, then the fields the value holds.
+    kwargs: dict[str, Any] = dict.fromkeys(required)
+    for graphql_name, python_name in pairs:
+        if graphql_name in value:
+            kwargs[python_name] = value[graphql_name]
+    return cls(**kwargs)
 
 
 def _is_leaf(type_: Any) -> bool:
@@ -83,5 +103,5 @@ def leaf_input(cls: type[T]) -> type[T]:
         if field.default_value is dataclasses.MISSING
         and field.default_factory is dataclasses.MISSING
     )
-    definition.from_input = _LeafBuilder(cls, fields, required)
+    definition.from_input = LeafBuilder(cls, fields, required)
     return cls

@@ -67,7 +67,7 @@ from api.graphql.execution.fused import (
 from api.graphql.execution.leaf_coercion import enum_names
 from api.graphql.execution.projection import projected_edges
 from api.graphql.execution.protocols import PlanExecutor
-from api.graphql.execution.resolve import Direct, direct_resolver
+from api.graphql.execution.resolve import Argument, Direct, direct_resolver
 
 if TYPE_CHECKING:
     from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
@@ -431,10 +431,11 @@ def _field_runner(
 
 
 def _kwargs(
-    executor: PlanExecutor, spec: _FieldSpec, arguments: tuple[tuple[str, str], ...]
+    executor: PlanExecutor, spec: _FieldSpec, arguments: tuple[Argument, ...]
 ) -> dict[str, Any]:
-    """A direct resolver's keyword arguments, as Strawberry names them; an
-    argument the operation leaves out is left to the resolver's default."""
+    """A direct resolver's keyword arguments, as Strawberry names and
+    converts them; an argument the operation leaves out is left to the
+    resolver's default."""
     args = spec.static_args
     if args is None:
         args = get_argument_values(
@@ -444,7 +445,14 @@ def _kwargs(
             None,
             executor.hide_suggestions,
         )
-    return {python: args[name] for name, python in arguments if name in args}
+    kwargs = {}
+    for argument in arguments:
+        name = argument.name
+        if name in args:
+            convert = argument.convert
+            value = args[name]
+            kwargs[argument.python_name] = value if convert is None else convert(value)
+    return kwargs
 
 
 async def _complete_awaited(

@@ -2,13 +2,15 @@
 
 For a field with no field extensions and no exception handlers whose
 arguments, if any, are plain scalars (which Strawberry passes on as
-graphql-core coerced them, under their Python names), Strawberry's wrapper
-does nothing a plan cannot decide once: it only chooses whether the resolver
+graphql-core coerced them, under their Python names) or leaf input types
+(``resolvers/leaf_inputs.py``, built here by the type's own builder, as
+Strawberry's conversion builds them), Strawberry's wrapper does nothing a
+plan cannot decide once: it only chooses whether the resolver
 gets the source as ``self`` and a Strawberry ``Info`` (here one that builds
 graphql-core's resolve info only if read: ``lazy_info.py``). An attribute
 read becomes an ``attrgetter``. Anything else keeps Strawberry's wrapper
-(an input type, an enum or a list argument, a resolver with arguments but
-no ``Info``), and so does a subscription field, whose resolver for an event
+(any other input type, an enum or a list argument, a resolver with
+arguments but no ``Info``), and so does a subscription field, whose resolver for an event
 returns the event.
 """
 
@@ -23,13 +25,14 @@ from typing import Any
 from graphql import GraphQLSchema
 from graphql.pyutils import Path
 from strawberry.scalars import ID
-from strawberry.types.base import StrawberryMaybe, StrawberryOptional
+from strawberry.types.base import StrawberryMaybe, StrawberryOptional, get_object_definition
 from strawberry.types.field import StrawberryField
 
 from api.graphql.execution.lazy_info import Site, lazy_info_class
 from api.graphql.execution.protocols import PlanExecutor
+from resolvers.leaf_inputs import LeafBuilder
 
-__all__ = ["Direct", "direct_resolver"]
+__all__ = ["Argument", "Direct", "direct_resolver"]
 
 _DEFINITION = "strawberry-definition"
 
@@ -46,9 +49,18 @@ class Direct:
     """An attribute read: never an awaitable."""
     attribute: str | None = None
     """The attribute an attribute read reads."""
-    arguments: tuple[tuple[str, str], ...] = ()
-    """(GraphQL name, Python name) of each argument, for ``with_info``'s
-    keyword arguments: plain scalars, which Strawberry passes unconverted."""
+    arguments: tuple[Argument, ...] = ()
+    """Each argument of ``with_info``'s keyword arguments."""
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    name: str
+    """As GraphQL names it."""
+    python_name: str
+    convert: Callable[[Any], Any] | None
+    """What Strawberry makes of graphql-core's coerced value; None for a
+    plain scalar, which Strawberry passes on unconverted."""
 
 
 def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
@@ -107,17 +119,30 @@ _PLAIN = (int, str, bool, float, ID)
 """Argument types Strawberry passes on as graphql-core coerced them."""
 
 
-def _plain_arguments(field: StrawberryField, config: Any) -> tuple[tuple[str, str], ...] | None:
-    """The arguments' names when every one is a plain scalar, else None."""
-    names = []
+def _plain_arguments(field: StrawberryField, config: Any) -> tuple[Argument, ...] | None:
+    """The arguments when every one is a plain scalar or a leaf input, else None."""
+    converted = []
     for argument in field.arguments:
         kind = argument.type
         if isinstance(kind, StrawberryOptional) and not isinstance(kind, StrawberryMaybe):
             kind = kind.of_type
+        convert = None
         if not any(kind is plain for plain in _PLAIN):
-            return None
-        names.append((config.name_converter.from_argument(argument), argument.python_name))
-    return tuple(names)
+            convert = _leaf_input(kind, config)
+            if convert is None:
+                return None
+        name = config.name_converter.from_argument(argument)
+        converted.append(Argument(name, argument.python_name, convert))
+    return tuple(converted)
+
+
+def _leaf_input(kind: Any, config: Any) -> Callable[[Any], Any] | None:
+    """The conversion of a leaf input type (not in a list), else None."""
+    definition = get_object_definition(kind) if isinstance(kind, type) else None
+    if definition is None or not definition.is_input:
+        return None
+    builder = definition.from_input
+    return builder.converter(config.name_converter) if isinstance(builder, LeafBuilder) else None
 
 
 def _second_positional(function: Any) -> str | None:

@@ -13,6 +13,7 @@ projection must be caught.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -213,12 +214,15 @@ async def test_a_resolver_given_the_wrong_argument_is_caught(
     next one's Python name."""
     real = resolve._plain_arguments
 
-    def shifted(field: Any, config: Any) -> tuple[tuple[str, str], ...] | None:
-        names = real(field, config)
-        if not names or len(names) < 2:
-            return names
-        pythons = [python for _, python in names]
-        return tuple(zip([name for name, _ in names], pythons[1:] + pythons[:1], strict=True))
+    def shifted(field: Any, config: Any) -> tuple[resolve.Argument, ...] | None:
+        arguments = real(field, config)
+        if not arguments or len(arguments) < 2:
+            return arguments
+        pythons = [argument.python_name for argument in arguments]
+        return tuple(
+            dataclasses.replace(argument, python_name=python)
+            for argument, python in zip(arguments, pythons[1:] + pythons[:1], strict=True)
+        )
 
     query = "query($b: ID!) { brand(id: $b) { products(first: 1) { edges { node { id } } } } }"
     variables = {"b": seeded["brands"][0]}
