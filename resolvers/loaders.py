@@ -40,6 +40,11 @@ class Loaders:
         """Items the request already holds (``prime``): a plain dict entry
         costs less than a settled future per item, and most are never asked for."""
         self._built: dict[int, tuple[Item, Any]] = {}
+        self.single: frozenset[str] = frozenset()
+        """Access patterns that at most one field of the running operation
+        loads, outside any list (the compiled plan says which): no other load
+        can join theirs in a batch, so they read directly, without the
+        DataLoader's future, task and loop turn."""
 
     def _item_loader(self, ap: AccessPattern) -> DataLoader[Params, Item | None]:
         loader = self._items.get(ap.id)
@@ -63,6 +68,12 @@ class Loaders:
         held = self._held
         if held and (ap.id, key) in held:
             return held[ap.id, key]
+        if ap.id in self.single:
+            loader = self._items.get(ap.id)
+            if loader is None or loader.cache_map.get(key) is None:
+                item = await self._storage.get(ap, **params)
+                held[ap.id, key] = item
+                return item
         return await self._item_loader(ap).load(key)
 
     async def items(
@@ -82,7 +93,8 @@ class Loaders:
         held = self._held
         if held and (ap.id, key) in held:
             return True, held[ap.id, key]
-        future = self._item_loader(ap).cache_map.get(key)
+        loader = self._items.get(ap.id)  # none made only to be asked
+        future = None if loader is None else loader.cache_map.get(key)
         if future is None or not future.done() or future.cancelled() or future.exception():
             return False, None
         item: Item | None = future.result()

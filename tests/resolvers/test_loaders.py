@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -85,3 +86,32 @@ async def test_built_runs_once_per_item(storage: Storage) -> None:
     assert loaders.built(first, build) is shared
     assert loaders.built(second, build) is not shared  # an equal but different item
     assert calls == [first, second]
+
+
+async def test_a_single_load_reads_directly_and_is_held(storage: Storage) -> None:
+    """An access pattern the plan marks single reads without a DataLoader;
+    the item is held, so the same key later reads nothing."""
+    loaders = Loaders(storage, TENANT)
+    loaders.single = frozenset({PRODUCT_BY_ID.id})
+    with tracing() as trace:
+        first = await loaders.item(PRODUCT_BY_ID, product_id="P1")
+        again = await loaders.item(PRODUCT_BY_ID, product_id="P1")
+    assert first is again and first is not None and first["name"] == "stored P1"
+    assert trace.storage_calls == 1
+    assert not loaders._items, "no DataLoader was made"
+    assert loaders.cached(PRODUCT_BY_ID, product_id="P1") == (True, first)
+
+
+async def test_other_loads_still_batch(storage: Storage) -> None:
+    """Positive control: without the mark, concurrent loads share one
+    DataLoader batch; with it, a key the DataLoader is already loading is
+    joined rather than read twice."""
+    loaders = Loaders(storage, TENANT)
+    with tracing() as trace:
+        pending = asyncio.ensure_future(loaders.item(PRODUCT_BY_ID, product_id="P1"))
+        await asyncio.sleep(0)  # the load is queued in the DataLoader's batch
+        loaders.single = frozenset({PRODUCT_BY_ID.id})
+        joined = await loaders.item(PRODUCT_BY_ID, product_id="P1")
+        assert await pending is joined
+    assert trace.storage_calls == 1
+    assert PRODUCT_BY_ID.id in loaders._items

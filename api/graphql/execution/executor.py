@@ -39,6 +39,7 @@ from api.graphql.execution.deferred import within_read_budget
 from api.graphql.execution.fanout import SharedEvents, Sharers
 from api.graphql.execution.plan import OperationPlan, Unsupported, compile_operation
 from api.graphql.execution.protocols import OperationContext
+from api.graphql.execution.variables import Variables
 from api.settings.limits import MAX_RESPONSE_BYTES
 from domain.errors import BudgetExceeded
 
@@ -180,6 +181,10 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
         return self._run(sharers.plan)
 
     def _run(self, plan: OperationPlan) -> Any:
+        if plan.single_loads:
+            loaders = getattr(self.context_value, "loaders", None)
+            if loaders is not None:
+                loaders.single = plan.single_loads
         try:
             data = plan.run(self, self.root_value)
         except (GraphQLError, BudgetExceeded) as error:
@@ -298,8 +303,8 @@ class OperationStart:
         self._document = document
         self._name = operation_name
         self._template: CompiledExecutor | None = None
-        self._variables = True
-        """Whether the operation declares variables, to coerce per start."""
+        self._variables: Variables | None = None
+        """The operation's variables, to coerce per start; None when it declares none."""
 
     def start(self, context: Any, variables: dict[str, Any] | None) -> Any:
         """The operation's ``ExecutionResult``, or an awaitable of it; None
@@ -310,15 +315,20 @@ class OperationStart:
         executor = object.__new__(type(template))
         state = executor.__dict__
         state.update(template.__dict__)
-        if self._variables:
-            coerced = get_variable_values(
-                template.schema,
-                template.operation.variable_definitions or (),
-                variables or {},
-                hide_suggestions=template.hide_suggestions,
-            )
-            if isinstance(coerced, list):
-                return None
+        coercion = self._variables
+        if coercion is not None:
+            inputs = variables or {}
+            coerced = coercion.coerce(inputs)
+            if coerced is None:
+                checked = get_variable_values(
+                    template.schema,
+                    template.operation.variable_definitions or (),
+                    inputs,
+                    hide_suggestions=template.hide_suggestions,
+                )
+                if isinstance(checked, list):
+                    return None
+                coerced = checked
             executor.variable_values = coerced
         executor.context_value = context
         executor.collected_errors = CollectedErrors()
@@ -341,7 +351,8 @@ class OperationStart:
         )
         if not isinstance(built, CompiledExecutor):
             return None  # variables that do not coerce: graphql-core says why
-        self._variables = bool(built.operation.variable_definitions)
+        definitions = built.operation.variable_definitions
+        self._variables = Variables(self._schema, definitions) if definitions else None
         self._template = built
         return built
 

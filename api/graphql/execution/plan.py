@@ -10,6 +10,7 @@ calls resolvers and completes values. Whatever a plan does not cover raises
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -68,12 +69,15 @@ from api.graphql.execution.leaf_coercion import enum_names
 from api.graphql.execution.projection import projected_edges
 from api.graphql.execution.protocols import PlanExecutor
 from api.graphql.execution.resolve import Argument, Direct, direct_resolver
+from resolvers.fields import AP_METADATA, LOADS_METADATA, NODE_METADATA
 
 if TYPE_CHECKING:
     from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
 
 
 __all__ = ["OperationPlan", "Unsupported", "compile_operation"]
+
+_DEFINITION = "strawberry-definition"
 
 
 class Unsupported(Exception):
@@ -86,6 +90,9 @@ class OperationPlan:
     """Runs the root selection set on a root value: a dict, or an awaitable of one."""
     fields: int
     """How many field plans it holds, the measure of its size."""
+    single_loads: frozenset[str] = frozenset()
+    """Access patterns that one field at most declares it loads, outside
+    any list: no other load of theirs can share its batch (``Loaders.single``)."""
 
 
 def compile_operation(executor: PlanExecutor) -> OperationPlan:
@@ -111,7 +118,11 @@ def compile_operation(executor: PlanExecutor) -> OperationPlan:
     fields = compiler.fields(root_type, grouped)
     serial = operation.operation is OperationType.MUTATION
     selection = _serial_runner(fields) if serial else fused_selection(fields)
-    return OperationPlan(run=lambda ex, root: selection(ex, root, None), fields=compiler.count)
+    return OperationPlan(
+        run=lambda ex, root: selection(ex, root, None),
+        fields=compiler.count,
+        single_loads=compiler.single_loads(),
+    )
 
 
 def condition_variables(definitions: list[Any]) -> tuple[str, ...]:
@@ -152,6 +163,32 @@ class _Compiler:
         self.executor = executor
         self.schema = executor.schema
         self.count = 0
+        self.loads: Counter[str] = Counter()
+        """How many fields of the operation declare each access pattern."""
+        self.listed: set[str] = set()
+        """Access patterns a field under a list declares."""
+        self.lists = 0
+        """How many lists enclose the field being compiled."""
+
+    def note_loads(self, field_def: GraphQLField) -> None:
+        """A field returning a list may load many keys itself (``nodes``)."""
+        field = (field_def.extensions or {}).get(_DEFINITION)
+        metadata = getattr(field, "metadata", None) or {}
+        declared = [metadata.get(AP_METADATA), metadata.get(LOADS_METADATA)]
+        declared += [ap for _, ap in metadata.get(NODE_METADATA, ())]
+        return_type = field_def.type
+        if isinstance(return_type, GraphQLNonNull):
+            return_type = return_type.of_type
+        listed = self.lists > 0 or isinstance(return_type, GraphQLList)
+        for ap in declared:
+            if ap is not None:
+                self.loads[ap] += 1
+                if listed:
+                    self.listed.add(ap)
+
+    def single_loads(self) -> frozenset[str]:
+        loads = self.loads
+        return frozenset(ap for ap, n in loads.items() if n == 1 and ap not in self.listed)
 
     def fields(self, parent: GraphQLObjectType, grouped: GroupedFieldSet) -> list[FusedField]:
         entries = []
@@ -178,6 +215,7 @@ class _Compiler:
         field_def = self.schema.get_field(parent, name)
         if field_def is None:
             return None
+        self.note_loads(field_def)
         complete, complete_async = self.completer(field_def.type, parent, name, details)
         direct = direct_resolver(self.schema, (field_def, [d.node for d in details], parent))
         args = self.static_args(field_def, node)
@@ -223,7 +261,11 @@ class _Compiler:
             return complete_non_null(inner, parent.name, name), inner_async
         if isinstance(return_type, GraphQLList):
             item_type = return_type.of_type
-            item, item_async = self.completer(item_type, parent, name, details)
+            self.lists += 1
+            try:
+                item, item_async = self.completer(item_type, parent, name, details)
+            finally:
+                self.lists -= 1
             message = f"Expected Iterable, but did not find one for field '{parent}.{name}'."
             return complete_list(item, item_type, item_async, details, message), True
         if return_type is GraphQLString or return_type is GraphQLID:

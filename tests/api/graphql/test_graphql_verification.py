@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from api.graphql.execution import plan
 from domain.identifiers import hash_device_fingerprint, hash_ip
 from domain.verification import WARNINGS
+from resolvers.loaders import Loaders
 from storage import Put, Storage, Update
 from storage.access_patterns import PRODUCT_BY_ID, PRODUCT_SCANS, PROVENANCE_CHAIN
 
@@ -281,3 +283,50 @@ async def test_concurrent_verifications_count_every_scan(gateway) -> None:
     assert seen["product"]["scanCount"] == 50
     assert seen["product"]["brand"]["stats"]["scanCount"] == 50
     assert len({e["node"]["id"] for e in seen["product"]["scans"]["edges"]}) == 50
+
+
+BRANDED = """mutation($code: String!, $scan: ScanInput) {
+    verifyProduct(code: $code, scan: $scan) {
+        result product { id certificate { hash } brand { name } }
+    }
+}"""
+
+
+async def test_the_brand_is_one_read_with_or_without_its_dataloader(
+    gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The brand is the only load of its access pattern in the mutation, so
+    the plan reads it directly (``Loaders.single``): the same calls as
+    through its DataLoader, one AP01 among them."""
+    brand = await gateway.register_brand("Direct")
+    product = await gateway.register_product(brand)
+    made: list[str] = []
+    item_loader = Loaders._item_loader
+
+    def recording(self: Loaders, ap: Any) -> Any:
+        made.append(ap.id)
+        return item_loader(self, ap)
+
+    monkeypatch.setattr(Loaders, "_item_loader", recording)
+
+    async def traced(text: str) -> tuple[dict[str, Any], list[str]]:
+        made.clear()
+        body = await gateway.execute(
+            text,
+            {"code": product["verificationCode"], "scan": {"country": "FR"}},
+            trace=True,
+            key=gateway.admin_key,
+        )
+        assert "errors" not in body, body["errors"]
+        calls = [str(c["accessPattern"]) for c in body["extensions"]["trace"]["calls"]]
+        return body["data"], calls
+
+    direct_data, direct_calls = await traced(BRANDED)
+    assert "AP01" not in made
+    monkeypatch.setattr(plan, "_DEFINITION", "not-the-definition")  # nothing declared
+    loaded_data, loaded_calls = await traced(BRANDED + " ")  # a new plan
+    assert "AP01" in made, "positive control: the DataLoader's path"
+    assert direct_data["verifyProduct"]["product"]["brand"] == {"name": "Direct"}
+    assert direct_data == loaded_data
+    assert sorted(direct_calls) == sorted(loaded_calls)
+    assert direct_calls.count("AP01") == 1
