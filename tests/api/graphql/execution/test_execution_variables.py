@@ -32,11 +32,13 @@ _SCALARS = (
 )
 _VALUES = st.recursive(
     _SCALARS,
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(
-        st.sampled_from(["country", "city", "deviceFingerprint", "userAgent", "other"]),
-        inner,
-        max_size=4,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["country", "city", "deviceFingerprint", "userAgent", "other"]),
+            inner,
+            max_size=4,
+        )
     ),
     max_leaves=8,
 )
