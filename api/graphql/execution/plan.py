@@ -77,8 +77,6 @@ if TYPE_CHECKING:
 
 __all__ = ["OperationPlan", "Unsupported", "compile_operation"]
 
-_DEFINITION = "strawberry-definition"
-
 
 class Unsupported(Exception):
     """A document feature left to graphql-core."""
@@ -172,7 +170,7 @@ class _Compiler:
 
     def note_loads(self, field_def: GraphQLField) -> None:
         """A field returning a list may load many keys itself (``nodes``)."""
-        field = (field_def.extensions or {}).get(_DEFINITION)
+        field = (field_def.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
         metadata = getattr(field, "metadata", None) or {}
         declared = [metadata.get(AP_METADATA), metadata.get(LOADS_METADATA)]
         declared += [ap for _, ap in metadata.get(NODE_METADATA, ())]

@@ -323,7 +323,7 @@ async def test_the_brand_is_one_read_with_or_without_its_dataloader(
 
     direct_data, direct_calls = await traced(BRANDED)
     assert "AP01" not in made
-    monkeypatch.setattr(plan, "_DEFINITION", "not-the-definition")  # nothing declared
+    monkeypatch.setattr(plan, "AP_METADATA", "not-declared")  # no field declares a read
     loaded_data, loaded_calls = await traced(BRANDED + " ")  # a new plan
     assert "AP01" in made, "positive control: the DataLoader's path"
     assert direct_data["verifyProduct"]["product"]["brand"] == {"name": "Direct"}
