@@ -44,18 +44,25 @@ class CertificateRecord:
     metadata: Mapping[str, object] | None = None
 
     def document(self) -> JSONObject:
-        metadata = normalize_object(self.metadata or {}, field="metadata")
+        return self._fields(normalize_object(self.metadata or {}, field="metadata"))
+
+    def canonical_bytes(self) -> bytes:
+        # canonical_json normalises the whole record, so the metadata is
+        # walked once, not first by document() and then again here.
+        metadata = self.metadata or {}
+        if not isinstance(metadata, Mapping):
+            normalize_object(metadata, field="metadata")  # refused as document() refuses it
+        return canonical_json(self._fields(metadata), field="certificate")
+
+    def _fields(self, metadata: object) -> JSONObject:
         return {
             "brandId": self.brand_id,
             "createdAt": format_datetime(self.created_at),
-            "metadata": metadata,
+            "metadata": metadata,  # type: ignore[dict-item]
             "name": self.name,
             "productId": self.product_id,
             "sku": self.sku,
         }
-
-    def canonical_bytes(self) -> bytes:
-        return canonical_json(self.document(), field="certificate")
 
     def hash(self) -> str:
         return sha256_hex(self.canonical_bytes())
