@@ -91,6 +91,10 @@ def decode_int(encoded: str) -> int:
 
 
 def encode_time(value: datetime) -> str:
+    if type(value) is datetime and value.tzinfo is UTC:
+        # Already UTC, the common case: isoformat zero-pads the year to four
+        # digits and writes the offset as "+00:00", which becomes "Z".
+        return value.isoformat(timespec="microseconds")[:-6] + "Z"
     if not isinstance(value, datetime):
         raise AccessPatternError(f"Expected a datetime key value, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
