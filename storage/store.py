@@ -221,8 +221,6 @@ def _in_range(
 
 
 def _update_size(action: WriteAction) -> int:
-    """The size of what an Update writes; its clauses never share a name,
-    so their sizes add up to that of their union."""
     if isinstance(action, Update):
-        return item_size(action.set) + item_size(action.set_if_absent) + item_size(action.add)
+        return item_size({**action.set, **action.set_if_absent, **action.add})
     return 0
