@@ -46,7 +46,7 @@ def _check_key_attributes(values: Mapping[str, Any]) -> None:
             raise LimitExceeded(f"Key attribute {name} must be a non-empty string")
         # UTF-8 spends at most 4 bytes on a character: short keys need no encoding.
         if len(value) > limit // 4 and len(value.encode("utf-8")) > limit:
-            raise LimitExceeded(f"Key attribute {name} is longer than {_KEY_MAX_BYTES[name]} bytes")
+            raise LimitExceeded(f"Key attribute {name} is longer than {limit} bytes")
 
 
 @dataclass(frozen=True)
