@@ -65,6 +65,15 @@ def _deliver(outcomes: list[_Outcome]) -> None:
             loop.call_soon_threadsafe(_settle, settled)
 
 
+def _wake(fd: int) -> None:
+    os.write(fd, b"\0")
+
+
+def _sleep(fd: int) -> None:
+    """Until a wake-up byte; takes every byte written by then."""
+    os.read(fd, 4096)
+
+
 class Worker:
     def __init__(self, connect: Callable[[], sqlite3.Connection], name: str) -> None:
         self._jobs: deque[_Job] = deque()
@@ -90,7 +99,7 @@ class Worker:
         self._jobs.append(job)
         if self._asleep:
             self._asleep = False  # one byte wakes it; the calls until it runs need none
-            os.write(self._wake_writer, b"\0")
+            _wake(self._wake_writer)
 
     async def stop(self) -> None:
         """Finishes the jobs already queued, then closes the connection."""
@@ -112,7 +121,7 @@ class Worker:
         while not jobs:
             self._asleep = True
             if not jobs:
-                os.read(self._wake_reader, 4096)
+                _sleep(self._wake_reader)
             self._asleep = False
         return jobs.popleft()
 
