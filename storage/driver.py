@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from .keys import Key
 from .registry import SortRange
@@ -33,15 +33,13 @@ class QueryRequest:
     consistent: bool
 
 
-@dataclass(frozen=True)
-class QueryResult:
+class QueryResult(NamedTuple):
     items: list[Item]
     last_evaluated_key: dict[str, str] | None
     capacity: float
 
 
-@dataclass(frozen=True)
-class BatchGetResult:
+class BatchGetResult(NamedTuple):
     items: list[Item]
     unprocessed: list[Key]
     capacity: float

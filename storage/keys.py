@@ -48,6 +48,7 @@ INT_WIDTH = 12
 INT_MAX = 10**INT_WIDTH - 1
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _TIME_WIDTH = len("2000-01-01T00:00:00.000000Z")
+_TIME_TEXT = "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ"
 
 
 class Key(NamedTuple):
@@ -91,6 +92,18 @@ def decode_int(encoded: str) -> int:
 
 
 def encode_time(value: datetime) -> str:
+    if type(value) is datetime and value.tzinfo is UTC:
+        # Already UTC, the common case: no conversion, and %-formatting,
+        # the cheapest of the ways measured.
+        return _TIME_TEXT % (
+            value.year,
+            value.month,
+            value.day,
+            value.hour,
+            value.minute,
+            value.second,
+            value.microsecond,
+        )
     if not isinstance(value, datetime):
         raise AccessPatternError(f"Expected a datetime key value, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:

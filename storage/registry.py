@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from domain.errors import AccessPatternError, BadUserInput, LimitExceeded
 
@@ -51,9 +51,9 @@ class SortOperator(StrEnum):
     GTE = ">="
 
 
-@dataclass(frozen=True)
-class SortRange:
-    """A resolved sort-key condition: what a backend executes."""
+class SortRange(NamedTuple):
+    """A resolved sort-key condition: what a backend executes. A tuple: one
+    is made for every query."""
 
     operator: SortOperator
     value: str

@@ -10,13 +10,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 __all__ = ["ContextValue", "StorageCall", "Trace", "accounting", "record", "tracing"]
 
 
-@dataclass(frozen=True)
-class StorageCall:
+class StorageCall(NamedTuple):
+    """A tuple: one is made for every storage call a request makes."""
+
     operation: str
     access_pattern: str | None
     items: int

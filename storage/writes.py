@@ -27,16 +27,26 @@ _KEY_MAX_BYTES = {
     **{index.partition_key: PARTITION_KEY_MAX_BYTES for index in TABLE.indexes},
     **{index.sort_key: SORT_KEY_MAX_BYTES for index in TABLE.indexes},
 }
+_KEY_LIMITS = tuple(_KEY_MAX_BYTES.items())
+
+
+def _plain_names(names: list[str]) -> bool:
+    """Every name a str that is an identifier: what ``Update._check_names``
+    asks of each, answered for all at once."""
+    return all(type(name) is str and name.isidentifier() for name in names)
 
 
 def _check_key_attributes(values: Mapping[str, Any]) -> None:
     """Index keys obey the table's key rules too; DynamoDB refuses the write otherwise."""
-    for name in _KEY_ATTRIBUTES & values.keys():
+    for name, limit in _KEY_LIMITS:
+        if name not in values:
+            continue
         value = values[name]
         if not isinstance(value, str) or not value:
             raise LimitExceeded(f"Key attribute {name} must be a non-empty string")
-        if len(value.encode("utf-8")) > _KEY_MAX_BYTES[name]:
-            raise LimitExceeded(f"Key attribute {name} is longer than {_KEY_MAX_BYTES[name]} bytes")
+        # UTF-8 spends at most 4 bytes on a character: short keys need no encoding.
+        if len(value) > limit // 4 and len(value.encode("utf-8")) > limit:
+            raise LimitExceeded(f"Key attribute {name} is longer than {limit} bytes")
 
 
 @dataclass(frozen=True)
@@ -84,8 +94,27 @@ class Update:
         names = [*self.set, *self.set_if_absent, *self.add, *self.remove]
         if not names:
             raise AccessPatternError("Update changes nothing")
-        if len(names) != len(set(names)):
+        unique = set(names)
+        if len(names) != len(unique):
             raise AccessPatternError("An attribute may appear in only one clause of an Update")
+        if not (unique.isdisjoint(_KEY_ATTRIBUTES) and _plain_names(names)):
+            # Nearly every Update names plain non-key attributes only, which
+            # passes every check below; the rest take them one by one.
+            self._check_names(names)
+        set_ = self.set
+        set_if_absent = self.set_if_absent
+        add = self.add
+        setattr_ = object.__setattr__
+        setattr_(self, "set", {k: normalize_value(v) for k, v in set_.items()} if set_ else {})
+        setattr_(
+            self,
+            "set_if_absent",
+            {k: normalize_value(v) for k, v in set_if_absent.items()} if set_if_absent else {},
+        )
+        setattr_(self, "add", {k: normalize_number(v) for k, v in add.items()} if add else {})
+        setattr_(self, "remove", tuple(self.remove))
+
+    def _check_names(self, names: list[str]) -> None:
         for name in names:
             if not name.isidentifier():
                 raise AccessPatternError(f"Update attribute {name!r} must be a plain identifier")
@@ -95,12 +124,6 @@ class Update:
                 raise AccessPatternError(f"ADD cannot change the string key attribute {name}")
         _check_key_attributes(self.set)
         _check_key_attributes(self.set_if_absent)
-        object.__setattr__(self, "set", {k: normalize_value(v) for k, v in self.set.items()})
-        object.__setattr__(
-            self, "set_if_absent", {k: normalize_value(v) for k, v in self.set_if_absent.items()}
-        )
-        object.__setattr__(self, "add", {k: normalize_number(v) for k, v in self.add.items()})
-        object.__setattr__(self, "remove", tuple(self.remove))
 
 
 @dataclass(frozen=True)

@@ -63,11 +63,12 @@ class SqliteDriver:
         self._writer = Worker(
             partial(connect_writer, self.path, timeout, ready, cache_mib), "proofgate-sqlite-writer"
         )
-        self._reader: Worker | InlineReader = (
-            self._writer
+        self._inline = (
+            None
             if self.path == MEMORY
             else InlineReader(partial(connect_reader, self.path, timeout, ready, cache_mib))
         )
+        self._reader: Worker | InlineReader = self._writer if self._inline is None else self._inline
         self.checkpointer = (
             None
             if self.path == MEMORY
@@ -90,12 +91,18 @@ class SqliteDriver:
             self.ttl_sweeper.start()
 
     async def get_item(self, key: Key, consistent: bool) -> tuple[Item | None, float]:
+        if self._inline is not None:
+            return self._inline.run(_reads.get_item, key, consistent)
         return await self._reader.call(_reads.get_item, key, consistent)
 
     async def batch_get_items(self, keys: Sequence[Key], consistent: bool) -> BatchGetResult:
+        if self._inline is not None:
+            return self._inline.run(_reads.batch_get_items, list(keys), consistent)
         return await self._reader.call(_reads.batch_get_items, list(keys), consistent)
 
     async def query(self, request: QueryRequest) -> QueryResult:
+        if self._inline is not None:
+            return self._inline.run(query, request)
         return await self._reader.call(query, request)
 
     async def write(self, action: WriteAction) -> float:

@@ -40,12 +40,22 @@ class InlineReader:
             raise ServiceUnavailable("The SQLite store is closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         try:
+            future.set_result(self.run(function, *args))
+        except Exception as error:
+            future.set_exception(error)
+        return future
+
+    def run(self, function: Callable[[sqlite3.Connection, Unpack[Ts]], T], *args: *Ts) -> T:
+        """``call`` without the future: what the driver's reads use, as a
+        settled future only cost a read its making and awaiting."""
+        if self._stopped:
+            raise ServiceUnavailable("The SQLite store is closed")
+        try:
             if self._connection is None:
                 self._connection = self._connect()
-            future.set_result(function(self._connection, *args))
+            return function(self._connection, *args)
         except Exception as error:
-            future.set_exception(translate(error))
-        return future
+            raise translate(error) from None
 
     async def stop(self) -> None:
         self._stopped = True

@@ -5,14 +5,22 @@ Measured on this stack, a bare thread with a queue costs less per call than
 aiosqlite (a cursor object and a hop per fetch). Results are handed back in
 batches: whatever finished before the queue ran dry costs one wake-up of the
 loop, so concurrent callers share the thread hop instead of paying it each.
+
+The thread sleeps on a pipe, not on a lock: ``os.write`` wakes it with the
+GIL released. A lock's release wakes it holding the GIL, and when the
+scheduler runs the woken thread in the waker's place, the loop's thread is
+off its CPU holding the GIL that the woken thread needs first (measured under
+load: 5-7% of the loop thread's GIL time at that one call). A call wakes the
+thread only when it may be asleep.
 """
 
 from __future__ import annotations
 
 import asyncio
-import queue
+import os
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, TypeVar, TypeVarTuple, Unpack
@@ -57,9 +65,22 @@ def _deliver(outcomes: list[_Outcome]) -> None:
             loop.call_soon_threadsafe(_settle, settled)
 
 
+def _wake(fd: int) -> None:
+    os.write(fd, b"\0")
+
+
+def _sleep(fd: int) -> None:
+    """Until a wake-up byte; takes every byte written by then."""
+    os.read(fd, 4096)
+
+
 class Worker:
     def __init__(self, connect: Callable[[], sqlite3.Connection], name: str) -> None:
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._jobs: deque[_Job] = deque()
+        self._wake_reader, self._wake_writer = os.pipe()
+        self._asleep = False
+        """Set by the thread before it looks at the queue a last time and
+        sleeps; a call that sees it writes a wake-up byte."""
         self._stopped = False
         self._thread = threading.Thread(target=self._run, args=(connect,), name=name, daemon=True)
         self._thread.start()
@@ -71,8 +92,14 @@ class Worker:
         if self._stopped:
             raise ServiceUnavailable("The SQLite store is closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._jobs.put((function, args, future))
+        self._put((function, args, future))
         return future
+
+    def _put(self, job: _Job) -> None:
+        self._jobs.append(job)
+        if self._asleep:
+            self._asleep = False  # one byte wakes it; the calls until it runs need none
+            _wake(self._wake_writer)
 
     async def stop(self) -> None:
         """Finishes the jobs already queued, then closes the connection."""
@@ -80,9 +107,23 @@ class Worker:
             return
         self._stopped = True
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._jobs.put((None, (), done))
+        self._put((None, (), done))
         await done
         self._thread.join()
+        os.close(self._wake_reader)
+        os.close(self._wake_writer)
+
+    def _next(self) -> _Job:
+        """The next job, sleeping until there is one. A wake-up byte written
+        after the thread found a job anyway only makes one later sleep
+        return at once, to look again."""
+        jobs = self._jobs
+        while not jobs:
+            self._asleep = True
+            if not jobs:
+                _sleep(self._wake_reader)
+            self._asleep = False
+        return jobs.popleft()
 
     def _run(self, connect: Callable[[], sqlite3.Connection]) -> None:
         connection: sqlite3.Connection | None = None
@@ -93,7 +134,7 @@ class Worker:
             failure = error
         jobs = self._jobs
         while True:
-            job = jobs.get()
+            job = self._next()
             outcomes: list[_Outcome] = []
             while True:
                 function, args, future = job
@@ -110,8 +151,7 @@ class Worker:
                         outcomes.append((future, True, function(connection, *args)))
                     except BaseException as error:
                         outcomes.append((future, False, translate(error)))
-                try:
-                    job = jobs.get_nowait()
-                except queue.Empty:
+                if not jobs:
                     break
+                job = jobs.popleft()
             _deliver(outcomes)

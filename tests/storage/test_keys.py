@@ -291,3 +291,15 @@ def test_empty_key_attributes_are_refused(key: Key) -> None:
 def test_decode_time_refuses_non_canonical_text(encoded: str) -> None:
     with pytest.raises(ValueError):
         decode_time(encoded)
+
+
+class _Instant(datetime):
+    """A datetime subclass: ``encode_time`` takes its general path for it."""
+
+
+@given(st.datetimes(timezones=st.just(UTC)))
+def test_time_fast_path_agrees_with_the_general_path(value: datetime) -> None:
+    """A UTC datetime is written by ``isoformat``; anything else by the
+    general formatting, which any other aware datetime proves."""
+    general = _Instant.combine(value.date(), value.timetz())
+    assert encode_time(value) == encode_time(general)

@@ -4,6 +4,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from domain.errors import AccessPatternError, LimitExceeded
 from storage.conditions import ItemAbsent, ItemExists
@@ -187,3 +189,106 @@ def test_every_action_checks_its_key(key: Key) -> None:
 def test_delete_and_condition_check_keys() -> None:
     assert Delete(KEY, ItemExists()).key == KEY
     assert ConditionCheck(KEY, ItemExists()).key == KEY
+
+
+# --- differential: the checks as first written -------------------------------
+
+_NAMES = st.sampled_from(["a", "count", "PK", "SK", "GSI1PK", "GSI1SK", "GSI2SK", "1x", "a-b", ""])
+_KEY_VALUES = st.one_of(
+    st.text(max_size=3),
+    st.integers(0, 2),
+    # Lengths at the byte limits of 1-, 2- and 4-byte characters, either side.
+    st.builds(
+        lambda c, n: c * n,
+        st.sampled_from(["a", "é", "😀"]),
+        st.sampled_from([255, 256, 257, 511, 512, 513, 1024, 1025, 2048, 2049]),
+    ),
+)
+
+
+def _reference_key_attributes(values: dict[str, Any]) -> None:
+    for name in sorted(_INDEX_KEY_LIMITS.keys() & values.keys()):
+        value = values[name]
+        if not isinstance(value, str) or not value:
+            raise LimitExceeded(f"Key attribute {name} must be a non-empty string")
+        if len(value.encode("utf-8")) > _INDEX_KEY_LIMITS[name]:
+            raise LimitExceeded(
+                f"Key attribute {name} is longer than {_INDEX_KEY_LIMITS[name]} bytes"
+            )
+
+
+_INDEX_KEY_LIMITS = dict.fromkeys(("PK", "GSI1PK", "GSI2PK"), 2048) | dict.fromkeys(
+    ("SK", "GSI1SK", "GSI2SK"), 1024
+)
+
+
+def _reference_update_checks(
+    set_: dict[str, Any], set_if_absent: dict[str, Any], add: dict[str, Any]
+) -> None:
+    """``Update.__post_init__``'s name and key checks before their fast path."""
+    names = [*set_, *set_if_absent, *add]
+    if not names:
+        raise AccessPatternError("Update changes nothing")
+    if len(names) != len(set(names)):
+        raise AccessPatternError("An attribute may appear in only one clause of an Update")
+    for name in names:
+        if not name.isidentifier():
+            raise AccessPatternError(f"Update attribute {name!r} must be a plain identifier")
+        if name in ("PK", "SK"):
+            raise AccessPatternError(f"Update cannot change the key attribute {name}")
+        if name in add and name in _INDEX_KEY_LIMITS:
+            raise AccessPatternError(f"ADD cannot change the string key attribute {name}")
+    _reference_key_attributes(set_)
+    _reference_key_attributes(set_if_absent)
+
+
+def _outcome(build: Any, *args: Any, **kwargs: Any) -> tuple[str, str]:
+    try:
+        build(*args, **kwargs)
+    except (AccessPatternError, LimitExceeded) as error:
+        return type(error).__name__, str(error)
+    return "ok", ""
+
+
+@given(
+    st.dictionaries(_NAMES, _KEY_VALUES, max_size=3),
+    st.dictionaries(_NAMES, _KEY_VALUES, max_size=2),
+    st.dictionaries(_NAMES, st.integers(-5, 5), max_size=2),
+)
+def test_update_checks_agree_with_the_checks_as_first_written(
+    set_: dict[str, Any], set_if_absent: dict[str, Any], add: dict[str, Any]
+) -> None:
+    """At most one bad key attribute per clause: the first version checked
+    them in a set's order, so with two the error it named was arbitrary."""
+    for clause in (set_, set_if_absent):
+        bad = [n for n in clause if n in _INDEX_KEY_LIMITS]
+        for name in bad[1:]:
+            del clause[name]
+    expected = _outcome(lambda: _reference_update_checks(set_, set_if_absent, add))
+    actual = _outcome(lambda: Update(KEY, set=set_, set_if_absent=set_if_absent, add=add))
+    assert actual == expected
+
+
+@given(st.dictionaries(_NAMES, _KEY_VALUES, max_size=3))
+def test_put_key_checks_agree_with_the_checks_as_first_written(extra: dict[str, Any]) -> None:
+    extra.pop("PK", None)
+    extra.pop("SK", None)
+    bad = [n for n in extra if n in _INDEX_KEY_LIMITS]
+    for name in bad[1:]:
+        del extra[name]
+    item = {"PK": "P#1", "SK": "S", **{k: v for k, v in extra.items() if k.isidentifier()}}
+    assert _outcome(lambda: Put(item)) == _outcome(lambda: _reference_key_attributes(item))
+
+
+def test_key_limit_checks_agree_with_the_checks_as_first_written_at_every_boundary() -> None:
+    """Every index key attribute, with 1-, 2- and 4-byte characters, at and
+    either side of each length where the byte count crosses a limit."""
+    lengths = [n + d for n in (256, 512, 1024, 2048) for d in (-1, 0, 1)]
+    for name in _INDEX_KEY_LIMITS:
+        for char in ("a", "é", "😀"):
+            for length in lengths:
+                item = {"PK": "P#1", "SK": "S", name: char * length}
+                expected = _outcome(_reference_key_attributes, item)
+                assert _outcome(Put, item) == expected, (name, char, length)
+                if name not in ("PK", "SK"):
+                    assert _outcome(Update, KEY, set={name: char * length}) == expected
