@@ -119,7 +119,10 @@ def compile_operation(executor: PlanExecutor) -> OperationPlan:
     return OperationPlan(
         run=lambda ex, root: selection(ex, root, None),
         fields=compiler.count,
-        single_loads=compiler.single_loads(),
+        # Only a mutation's: a query's sibling fields resolve concurrently, and
+        # reads issued at once rather than batched on the next turn would
+        # settle, and list their errors, in another order than graphql-core's.
+        single_loads=compiler.single_loads() if serial else frozenset(),
     )
 
 
