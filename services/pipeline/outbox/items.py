@@ -36,6 +36,8 @@ from storage import (
 )
 from storage.access_patterns import OUTBOX_DUE, OUTBOX_PARKED
 
+from ...sort_keys import TimedSort
+
 __all__ = [
     "ERROR_MAX_CHARS",
     "ClaimedItem",
@@ -56,7 +58,8 @@ __all__ = [
 
 OUTBOX_PK = KeyTemplate("OUTBOX#{event_id}")
 OUTBOX_SK = "OUTBOX"
-DUE_SORT = KeyTemplate("DUE#{due:time}#{event_id}")
+_DUE = TimedSort("DUE", "due", "event_id")
+DUE_SORT = _DUE.template
 PARKED_SORT = KeyTemplate("PARKED#{parked_at:time}#{event_id}")
 ERROR_MAX_CHARS = 500
 _LEASE_ATTRIBUTES = ("leaseOwner", "leaseToken", "leaseUntil")
@@ -79,7 +82,7 @@ def outbox_key(event_id: str) -> Key:
 
 
 def due_sort(due: datetime, event_id: str) -> str:
-    return DUE_SORT.format({"due": due, "event_id": event_id})
+    return _DUE.format(due, event_id)
 
 
 def outbox_put(
@@ -90,12 +93,12 @@ def outbox_put(
     layout = settings.current_layout
     event_id = event.event_id
     shard = shard_of(event_id, layout.count)
-    created = format_datetime(now)
+    sort, created = _DUE.spell(now if due is None else due, event_id)
     item: Item = {
         "PK": OUTBOX_PK.format({"event_id": event_id}),
         "SK": OUTBOX_SK,
         "GSI2PK": OUTBOX_DUE.partition_key.format({"shard": shard}),
-        "GSI2SK": due_sort(due or now, event_id),
+        "GSI2SK": sort,
         "entity": "OutboxItem",
         "id": event_id,
         "kind": event.kind.value,
@@ -104,8 +107,8 @@ def outbox_put(
         "shardVersion": layout.version,
         "status": OutboxStatus.READY.value,
         "attempts": 0,
-        "createdAt": created,
-        "dueAt": created if due is None else format_datetime(due),
+        "createdAt": created if due is None else format_datetime(now),
+        "dueAt": created,
     }
     return Put(item, ItemAbsent())
 
@@ -152,30 +155,28 @@ def born_put(put: Put, lease: Lease) -> Put:
     claimable once the lease ends, as any item a dead process claimed
     (docs/design.md, Pipeline)."""
     item = dict(put.item)
-    item.update(
-        {
-            "status": OutboxStatus.LEASED.value,
-            "leaseOwner": lease.owner,
-            "leaseToken": lease.token,
-            "leaseUntil": format_datetime(lease.until),
-            "GSI2SK": due_sort(lease.until, item["id"]),
-            "attempts": 1,
-        }
-    )
+    sort, until = _DUE.spell(lease.until, item["id"])
+    item["status"] = OutboxStatus.LEASED.value
+    item["leaseOwner"] = lease.owner
+    item["leaseToken"] = lease.token
+    item["leaseUntil"] = until
+    item["GSI2SK"] = sort
+    item["attempts"] = 1
     return Put(item, put.condition)
 
 
 def claim_update(item: Item, lease: Lease) -> Update:
     """Wins only if nobody moved the item since ``item`` was read."""
     event_id = item["id"]
+    sort, until = _DUE.spell(lease.until, event_id)
     return Update(
         outbox_key(event_id),
         set={
             "status": OutboxStatus.LEASED.value,
             "leaseOwner": lease.owner,
             "leaseToken": lease.token,
-            "leaseUntil": format_datetime(lease.until),
-            "GSI2SK": due_sort(lease.until, event_id),
+            "leaseUntil": until,
+            "GSI2SK": sort,
         },
         add={"attempts": 1},
         condition=Compare("GSI2SK", Comparison.EQ, item["GSI2SK"]),
