@@ -86,14 +86,22 @@ def due_sort(due: datetime, event_id: str) -> str:
 
 
 def outbox_put(
-    event: OutboxEvent, *, now: datetime, settings: PipelineSettings, due: datetime | None = None
+    event: OutboxEvent,
+    *,
+    now: datetime,
+    settings: PipelineSettings,
+    due: datetime | None = None,
+    lease: Lease | None = None,
 ) -> Put:
     """The item a command writes in its own transaction. Conditional, so an
-    event is enqueued once however often its command is retried."""
+    event is enqueued once however often its command is retried. With
+    ``lease``: born claimed under it, the item ``born_put`` makes of the
+    ready one, built once (``CommittingStorage.enqueue``)."""
     layout = settings.current_layout
     event_id = event.event_id
     shard = shard_of(event_id, layout.count)
-    sort, created = _DUE.spell(now if due is None else due, event_id)
+    sort, due_at = _DUE.spell(now if due is None else due, event_id)
+    created = due_at if due is None else format_datetime(now)
     item: Item = {
         "PK": OUTBOX_PK.format({"event_id": event_id}),
         "SK": OUTBOX_SK,
@@ -107,9 +115,11 @@ def outbox_put(
         "shardVersion": layout.version,
         "status": OutboxStatus.READY.value,
         "attempts": 0,
-        "createdAt": created if due is None else format_datetime(now),
-        "dueAt": created,
+        "createdAt": created,
+        "dueAt": due_at,
     }
+    if lease is not None:
+        _claim(item, lease)
     return Put(item, ItemAbsent())
 
 
@@ -155,6 +165,12 @@ def born_put(put: Put, lease: Lease) -> Put:
     claimable once the lease ends, as any item a dead process claimed
     (docs/design.md, Pipeline)."""
     item = dict(put.item)
+    _claim(item, lease)
+    return Put(item, put.condition)
+
+
+def _claim(item: Item, lease: Lease) -> None:
+    """A ready item as ``claim_update`` leaves it, in place."""
     sort, until = _DUE.spell(lease.until, item["id"])
     item["status"] = OutboxStatus.LEASED.value
     item["leaseOwner"] = lease.owner
@@ -162,7 +178,6 @@ def born_put(put: Put, lease: Lease) -> Put:
     item["leaseUntil"] = until
     item["GSI2SK"] = sort
     item["attempts"] = 1
-    return Put(item, put.condition)
 
 
 def claim_update(item: Item, lease: Lease) -> Update:
