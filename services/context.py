@@ -19,6 +19,7 @@ from domain.signing import KeyRing
 from storage import AccessPattern, Item, Page, Storage, WriteAction
 
 from .auth import KeyCache, Principal
+from .pipeline.committing import CommittingStorage
 from .pipeline.events import OutboxEvent
 from .pipeline.service import Pipeline, outbox_actions
 
@@ -71,6 +72,9 @@ class Services:
         it describes commits. Without a pipeline in this process the outbox item
         is still written, for a relay elsewhere."""
         if self.pipeline is not None:
+            if isinstance(self.storage, CommittingStorage):
+                # Commands write through ``storage``: born claimed there.
+                return self.storage.enqueue(event)
             return self.pipeline.enqueue(event)
         return outbox_actions(event, now=self.clock())
 

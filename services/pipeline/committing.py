@@ -10,14 +10,16 @@ works it without a claim's write of its own (docs/design.md, Pipeline).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
 from storage import AccessPattern, Item, Page, Put, Storage, WriteAction
 
-from .events import OutboxEvent
+from .events import EventKind, OutboxEvent
 from .outbox.intake import is_webhook
-from .outbox.items import Lease, born_put
+from .outbox.items import Lease, born_put, outbox_put
+from .settings import PipelineSettings
 
 __all__ = ["HANDOVER_MAX", "CommittingStorage", "Handover", "Holder"]
 
@@ -44,18 +46,23 @@ class Handover:
 
     def __init__(self, limit: int = HANDOVER_MAX) -> None:
         self._limit = limit
-        self._built: dict[str, tuple[Put, OutboxEvent]] = {}
+        self._built: dict[str, tuple[Put, OutboxEvent, Lease | None]] = {}
 
-    def note(self, put: Put, event: OutboxEvent) -> Put:
+    def note(self, put: Put, event: OutboxEvent, lease: Lease | None = None) -> Put:
+        """``lease``: the one ``put`` was built born claimed under."""
         built = self._built
         if len(built) >= self._limit:
             del built[next(iter(built))]
-        built[event.event_id] = (put, event)
+        built[event.event_id] = (put, event, lease)
         return put
 
     def find(self, put: Put) -> OutboxEvent | None:
         built = self._built.get(put.item["id"])
         return built[1] if built is not None and built[0] is put else None
+
+    def lease(self, put: Put) -> Lease | None:
+        built = self._built.get(put.item["id"])
+        return built[2] if built is not None and built[0] is put else None
 
     def forget(self, put: Put) -> None:
         built = self._built.get(put.item["id"])
@@ -79,11 +86,33 @@ class CommittingStorage:
     ``transact_write`` created to ``relay``: born claimed when it reserved
     room, as a hint otherwise."""
 
-    def __init__(self, inner: Storage, relay: Holder, handover: Handover | None = None) -> None:
+    def __init__(
+        self,
+        inner: Storage,
+        relay: Holder,
+        handover: Handover | None = None,
+        *,
+        settings: PipelineSettings | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
         self.inner = inner
         self.backend = inner.backend
         self._relay = relay
         self._handover = handover if handover is not None else Handover()
+        self._settings = settings if settings is not None else PipelineSettings()
+        self._clock = clock
+
+    def enqueue(self, event: OutboxEvent) -> list[WriteAction]:
+        """``Pipeline.enqueue`` for a transaction written through this
+        storage: the item built born claimed at once while the relay has room,
+        rather than built ready and copied at the commit. Only for actions
+        this storage writes: anything else writes ``Pipeline.enqueue``'s ready
+        item, which no lease hides from the relays."""
+        if self._clock is None:
+            raise RuntimeError("CommittingStorage.enqueue needs the pipeline's clock")
+        lease = None if event.kind is EventKind.WEBHOOK else self._relay.reserve()
+        put = outbox_put(event, now=self._clock(), settings=self._settings, lease=lease)
+        return [self._handover.note(put, event, lease)]
 
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         return await self.inner.get(ap, **params)
@@ -128,6 +157,10 @@ class CommittingStorage:
         written: list[WriteAction] | None = None
         for index, action in enumerate(actions):
             if not isinstance(action, Put) or action.item.get("entity") != _OUTBOX_ENTITY:
+                continue
+            lease = self._handover.lease(action)
+            if lease is not None:  # built born claimed by ``enqueue``
+                born.append(_Born(action, action, lease, self._handover.find(action)))
                 continue
             lease = None if is_webhook(action.item) else self._relay.reserve()
             if lease is None:

@@ -140,7 +140,9 @@ class Pipeline:
     def committing(self, storage: Storage) -> CommittingStorage:
         """``storage`` for commands: outbox items they commit go straight to
         this process's relay instead of waiting for its next poll."""
-        return CommittingStorage(storage, self.relay, self._handover)
+        return CommittingStorage(
+            storage, self.relay, self._handover, settings=self.settings, clock=self._clock
+        )
 
     # --- subscriptions -------------------------------------------------------------
 

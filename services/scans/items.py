@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from domain.datetimes import format_datetime
 from domain.enums import ScanResult
-from storage import Item, KeyTemplate
+from storage import Item
 from storage.access_patterns import PRODUCT_SCANS
+
+from ..sort_keys import TimedSort, plain, prefix_of
 
 __all__ = ["SCAN_SORT", "scan_item"]
 
-SCAN_SORT = KeyTemplate("SCAN#{scanned_at:time}#{scan_id}")
+_SORT = TimedSort("SCAN", "scanned_at", "scan_id")
+SCAN_SORT = _SORT.template
+_PARTITION = prefix_of(PRODUCT_SCANS.partition_key, "product_id")
 
 
 def scan_item(
@@ -33,14 +36,19 @@ def scan_item(
     ip_hash: str | None,
     user_agent: str | None,
 ) -> Item:
+    sort, spelled = _SORT.spell(scanned_at, scan_id)
     return {
-        "PK": PRODUCT_SCANS.partition_key.format({"product_id": product_id}),
-        "SK": SCAN_SORT.format({"scanned_at": scanned_at, "scan_id": scan_id}),
+        "PK": (
+            _PARTITION + product_id
+            if plain(product_id)
+            else PRODUCT_SCANS.partition_key.format({"product_id": product_id})
+        ),
+        "SK": sort,
         "entity": "Scan",
         "id": scan_id,
         "productId": product_id,
         "brandId": brand_id,
-        "scannedAt": format_datetime(scanned_at),
+        "scannedAt": spelled,
         "result": result.value,
         "country": country,
         "city": city,

@@ -36,6 +36,8 @@ from storage import (
 )
 from storage.access_patterns import OUTBOX_DUE, OUTBOX_PARKED
 
+from ...sort_keys import TimedSort
+
 __all__ = [
     "ERROR_MAX_CHARS",
     "ClaimedItem",
@@ -56,7 +58,8 @@ __all__ = [
 
 OUTBOX_PK = KeyTemplate("OUTBOX#{event_id}")
 OUTBOX_SK = "OUTBOX"
-DUE_SORT = KeyTemplate("DUE#{due:time}#{event_id}")
+_DUE = TimedSort("DUE", "due", "event_id")
+DUE_SORT = _DUE.template
 PARKED_SORT = KeyTemplate("PARKED#{parked_at:time}#{event_id}")
 ERROR_MAX_CHARS = 500
 _LEASE_ATTRIBUTES = ("leaseOwner", "leaseToken", "leaseUntil")
@@ -79,23 +82,31 @@ def outbox_key(event_id: str) -> Key:
 
 
 def due_sort(due: datetime, event_id: str) -> str:
-    return DUE_SORT.format({"due": due, "event_id": event_id})
+    return _DUE.format(due, event_id)
 
 
 def outbox_put(
-    event: OutboxEvent, *, now: datetime, settings: PipelineSettings, due: datetime | None = None
+    event: OutboxEvent,
+    *,
+    now: datetime,
+    settings: PipelineSettings,
+    due: datetime | None = None,
+    lease: Lease | None = None,
 ) -> Put:
     """The item a command writes in its own transaction. Conditional, so an
-    event is enqueued once however often its command is retried."""
+    event is enqueued once however often its command is retried. With
+    ``lease``: born claimed under it, the item ``born_put`` makes of the
+    ready one, built once (``CommittingStorage.enqueue``)."""
     layout = settings.current_layout
     event_id = event.event_id
     shard = shard_of(event_id, layout.count)
-    created = format_datetime(now)
+    sort, due_at = _DUE.spell(now if due is None else due, event_id)
+    created = due_at if due is None else format_datetime(now)
     item: Item = {
         "PK": OUTBOX_PK.format({"event_id": event_id}),
         "SK": OUTBOX_SK,
         "GSI2PK": OUTBOX_DUE.partition_key.format({"shard": shard}),
-        "GSI2SK": due_sort(due or now, event_id),
+        "GSI2SK": sort,
         "entity": "OutboxItem",
         "id": event_id,
         "kind": event.kind.value,
@@ -105,8 +116,10 @@ def outbox_put(
         "status": OutboxStatus.READY.value,
         "attempts": 0,
         "createdAt": created,
-        "dueAt": created if due is None else format_datetime(due),
+        "dueAt": due_at,
     }
+    if lease is not None:
+        _claim(item, lease)
     return Put(item, ItemAbsent())
 
 
@@ -152,30 +165,33 @@ def born_put(put: Put, lease: Lease) -> Put:
     claimable once the lease ends, as any item a dead process claimed
     (docs/design.md, Pipeline)."""
     item = dict(put.item)
-    item.update(
-        {
-            "status": OutboxStatus.LEASED.value,
-            "leaseOwner": lease.owner,
-            "leaseToken": lease.token,
-            "leaseUntil": format_datetime(lease.until),
-            "GSI2SK": due_sort(lease.until, item["id"]),
-            "attempts": 1,
-        }
-    )
+    _claim(item, lease)
     return Put(item, put.condition)
+
+
+def _claim(item: Item, lease: Lease) -> None:
+    """A ready item as ``claim_update`` leaves it, in place."""
+    sort, until = _DUE.spell(lease.until, item["id"])
+    item["status"] = OutboxStatus.LEASED.value
+    item["leaseOwner"] = lease.owner
+    item["leaseToken"] = lease.token
+    item["leaseUntil"] = until
+    item["GSI2SK"] = sort
+    item["attempts"] = 1
 
 
 def claim_update(item: Item, lease: Lease) -> Update:
     """Wins only if nobody moved the item since ``item`` was read."""
     event_id = item["id"]
+    sort, until = _DUE.spell(lease.until, event_id)
     return Update(
         outbox_key(event_id),
         set={
             "status": OutboxStatus.LEASED.value,
             "leaseOwner": lease.owner,
             "leaseToken": lease.token,
-            "leaseUntil": format_datetime(lease.until),
-            "GSI2SK": due_sort(lease.until, event_id),
+            "leaseUntil": until,
+            "GSI2SK": sort,
         },
         add={"attempts": 1},
         condition=Compare("GSI2SK", Comparison.EQ, item["GSI2SK"]),

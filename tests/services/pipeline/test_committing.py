@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -15,7 +15,9 @@ from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus, ScanResult
 from domain.errors import ConditionFailed
 from domain.identifiers import new_id
+from domain.signing import KeyRing, SigningKey
 from domain.threats import ClaimFacts, ProductFacts
+from services.context import Services
 from services.pipeline import Pipeline, PipelineSettings, RecallEvent, ScanEvent
 from services.pipeline import relay as relay_module
 from services.pipeline.committing import CommittingStorage, Handover
@@ -54,8 +56,18 @@ async def _stored(storage: Storage, event: RecallEvent) -> dict[str, Any]:
     return item
 
 
+_VIA = pytest.mark.parametrize("via", ["commit", "enqueue"])
+"""Born claimed by the committing storage at the commit (``Pipeline.enqueue``'s
+ready item copied) or built so by its ``enqueue``."""
+
+
+@_VIA
 async def test_an_item_committed_with_room_is_born_claimed_and_worked_without_a_claim(
-    storage: Storage, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
+    storage: Storage,
+    settings: PipelineSettings,
+    t0: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+    via: str,
 ) -> None:
     """The first item fits the lane (one slot): written leased to this relay,
     first attempt, due when the lease ends, and worked with no claim. The
@@ -68,9 +80,10 @@ async def test_an_item_committed_with_room_is_born_claimed_and_worked_without_a_
     await pipeline.start()
     try:
         committing = pipeline.committing(storage)
+        enqueue = committing.enqueue if via == "enqueue" else pipeline.enqueue
         before = utcnow()
-        await committing.transact_write(pipeline.enqueue(first))
-        await committing.transact_write(pipeline.enqueue(second))
+        await committing.transact_write(enqueue(first))
+        await committing.transact_write(enqueue(second))
         born, ready = await _stored(storage, first), await _stored(storage, second)
         assert born["status"] == "LEASED"
         assert born["leaseOwner"] == pipeline.relay.owner
@@ -91,8 +104,13 @@ async def test_an_item_committed_with_room_is_born_claimed_and_worked_without_a_
     assert gated.claims == [second.event_id]
 
 
+@_VIA
 async def test_a_transaction_that_fails_takes_no_room_and_writes_nothing(
-    storage: Storage, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
+    storage: Storage,
+    settings: PipelineSettings,
+    t0: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+    via: str,
 ) -> None:
     """A command's write that fails its condition leaves no item; the next
     command's item is still born claimed in the lane's only slot."""
@@ -106,12 +124,13 @@ async def test_a_transaction_that_fails_takes_no_room_and_writes_nothing(
     await pipeline.start()
     try:
         committing = pipeline.committing(storage)
+        enqueue = committing.enqueue if via == "enqueue" else pipeline.enqueue
         with pytest.raises(ConditionFailed):
             await committing.transact_write(
-                [*pipeline.enqueue(failed), Put({"PK": missing.pk, "SK": "X"}, ItemExists())]
+                [*enqueue(failed), Put({"PK": missing.pk, "SK": "X"}, ItemExists())]
             )
         assert await queued(storage, one) == []
-        await committing.transact_write(pipeline.enqueue(later))
+        await committing.transact_write(enqueue(later))
 
         async def worked() -> bool:
             return gated.worked == [later.event_id]
@@ -212,3 +231,55 @@ def test_the_handover_forgets_the_oldest_past_its_bound(
     assert handover.find(third) is events[2]
     equal = Put(dict(third.item), third.condition)
     assert handover.find(equal) is None, "only the very Put noted"
+
+
+async def test_the_item_built_born_claimed_is_the_ready_one_born_claimed(
+    storage: Storage, pipeline: Pipeline, settings: PipelineSettings, t0: datetime
+) -> None:
+    """``CommittingStorage.enqueue`` builds at once what ``born_put`` makes of
+    ``Pipeline.enqueue``'s item at the commit: same attributes, same order."""
+    event = RecallEvent(new_id(), new_id(), t0, "reason")
+    committing = CommittingStorage(storage, pipeline.relay, settings=settings, clock=lambda: t0)
+    [put] = committing.enqueue(event)
+    assert isinstance(put, Put)
+    item = put.item
+    lease = Lease(item["leaseOwner"], item["leaseToken"], parse_datetime(item["leaseUntil"]))
+    [ready] = outbox_actions(event, settings, now=t0)
+    assert isinstance(ready, Put)
+    expected = born_put(ready, lease)
+    assert list(item.items()) == list(expected.item.items())
+    assert put.condition == expected.condition
+
+
+async def test_an_item_not_written_through_the_committing_storage_is_never_leased(
+    storage: Storage, pipeline: Pipeline, settings: PipelineSettings, t0: datetime
+) -> None:
+    """``Pipeline.enqueue``, for a transaction written anywhere, builds a
+    ready item even while the relay has room: written through plain storage
+    it is found by the poll and worked, not hidden behind a lease nobody holds.
+    ``Services`` builds born claimed only when its storage is the committing one."""
+    brand = await new_brand(storage)
+    event = RecallEvent(new_id(), brand, t0, "reason")
+    [put] = pipeline.enqueue(event)
+    assert isinstance(put, Put) and put.item["status"] == "READY"
+    await storage.transact_write([put])
+
+    async def drained() -> bool:
+        return not await queued(storage, settings)
+
+    await eventually(drained)
+    plain = _services(storage, pipeline).enqueue(RecallEvent(new_id(), brand, t0, None))
+    committed = _services(pipeline.committing(storage), pipeline).enqueue(
+        RecallEvent(new_id(), brand, t0, None)
+    )
+    assert [cast(Put, a).item["status"] for a in [*plain, *committed]] == ["READY", "LEASED"]
+
+
+def _services(storage: Storage, pipeline: Pipeline) -> Services:
+    return Services(
+        storage=storage,
+        admin_key_hash="0" * 64,
+        key_ring=KeyRing.of(SigningKey.generate()),
+        hash_salt=bytes(32),
+        pipeline=pipeline,
+    )
