@@ -33,7 +33,7 @@ from domain.threats import AlertDraft
 from domain.webhooks import delivery_id
 from services.pipeline.alerts.drafts import alert_drafts
 from services.pipeline.alerts.known import KnownAlerts
-from services.pipeline.alerts.records import alert_item, alert_key, alert_puts
+from services.pipeline.alerts.records import alert_item, alert_puts
 from services.pipeline.alerts.stamping import Stamper
 from services.pipeline.events import WebhookEvent
 from services.pipeline.live.broker import Broker
@@ -54,7 +54,7 @@ from services.pipeline.settings import PipelineSettings
 from services.pipeline.webhooks.delivery import deliver
 from services.transact import transact
 from services.webhooks.items import DeliveryStatus, delivery_item, webhook_matches
-from storage import Item, Key, Put, Storage, Update, WriteAction
+from storage import Item, Put, Storage, Update, WriteAction
 from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
 
 __all__ = ["Relay", "retry_delay"]
@@ -447,11 +447,9 @@ class Relay:
                 counted=self._on_delivery,
             )
             return
-        drafts = [
-            draft
-            for draft in await alert_drafts(self._storage, event, self._settings.threats)
-            if alert_key(draft.key) not in self.known_alerts
-        ]
+        drafts = await alert_drafts(
+            self._storage, event, self._settings.threats, known=self.known_alerts
+        )
         if not drafts:
             return
         webhooks = await self._webhooks(event.brand_id)
@@ -498,10 +496,10 @@ class Relay:
             await transact(self._storage, actions)
         except ConditionFailed as error:
             if error.index == 0:
-                self.known_alerts.add(Key(item["PK"], item["SK"]))
+                self.known_alerts.add(draft.key)
                 return False
             raise
-        self.known_alerts.add(Key(item["PK"], item["SK"]))
+        self.known_alerts.add(draft.key)
         self.alerts_created += 1
         item = await self.stamper.visible(self._storage, item)
         self._broker.publish(item)
