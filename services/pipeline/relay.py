@@ -38,6 +38,7 @@ from services.pipeline.alerts.stamping import Stamper
 from services.pipeline.events import WebhookEvent
 from services.pipeline.live.broker import Broker
 from services.pipeline.live.tailer import PIPELINE_TENANT
+from services.pipeline.outbox.completions import Completions
 from services.pipeline.outbox.intake import HINTS_PER_BATCH, Intake, is_webhook
 from services.pipeline.outbox.items import (
     ClaimedItem,
@@ -106,6 +107,7 @@ class Relay:
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
         self._settling = asyncio.Semaphore(HINTS_PER_BATCH * settings.claim_batch)
         """Worked alert items whose delete (or retry) has not committed yet."""
+        self._completions = Completions(storage, self._completed)
         self._wake = asyncio.Event()
         """Polls the table now."""
         self._hinted = asyncio.Event()
@@ -147,6 +149,7 @@ class Relay:
                 group.create_task(self._poll_loop())
                 group.create_task(self._hint_loop())
                 group.create_task(self._alert_lane())
+                group.create_task(self._completions.run())
         finally:
             self._running = False
             for task in list(self._tasks):
@@ -240,11 +243,19 @@ class Relay:
             # the lane goes on meanwhile, or it works no faster than the
             # writer commits one item at a time. Its room is free now: no
             # lease is left to run out unworked (docs/design.md, Verify path).
+            # Deletes that wait together commit together.
             await self._settling.acquire()
             self._freed(webhook=False)
-            self._spawn(self._finish(claimed, error))
+            if error is None:
+                self._completions.add(claimed)
+            else:
+                self._spawn(self._finish(claimed, error))
 
-    async def _finish(self, claimed: ClaimedItem, error: Exception | None) -> None:
+    def _completed(self, claimed: ClaimedItem) -> None:
+        self._held.pop(claimed.lease.token, None)
+        self._settling.release()
+
+    async def _finish(self, claimed: ClaimedItem, error: Exception) -> None:
         try:
             await self._settle_outcome(claimed, error)
             self._held.pop(claimed.lease.token, None)
