@@ -119,8 +119,20 @@ async def test_threats_by_type_count_the_alerts_raised(gateway) -> None:
             break
         await asyncio.sleep(0.02)
     alerts = as_counts(data["analytics"]["threatsByType"], "type", "alerts")
-    assert alerts == {"GEOGRAPHIC_ANOMALY": 1}
+    assert alerts == {"GEOGRAPHIC_ANOMALY": 1}, await _relay_state(gateway)
     assert sum(alerts.values()) == data["stats"]["threatCount"]
+
+
+async def _relay_state(gateway) -> str:
+    """What the relay holds when an alert is late, so a failure says whether
+    an outbox item was left waiting (the backlog) or the store was slow."""
+    pipeline = services_of(gateway).pipeline
+    assert pipeline is not None
+    relay = pipeline.relay
+    return (
+        f"backlog {await pipeline.backlog()}, alerts created {relay.alerts_created}, "
+        f"pressure {relay.pressure()}"
+    )
 
 
 async def test_bad_ranges_and_other_brands_read_nothing(sqlite_gateway) -> None:
