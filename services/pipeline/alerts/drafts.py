@@ -52,6 +52,10 @@ _GEO, _BURST = ThreatType.GEOGRAPHIC_ANOMALY, ThreatType.BURST_SCAN
 _SKIPPABLE = (_GEO, _BURST, ThreatType.SCAN_VELOCITY)
 """Rules not run when their alert is known: the two that read scans, and
 velocity's exact arithmetic. The others cost less than their key."""
+_FEW_SCANS = 12
+"""A product scanned this few times has about as few scans in its lookback
+(scans committing beside this one may add a few): reading them costs less
+than reading its day counters first. Either way decides the same."""
 
 
 def _recent(item: Item) -> RecentScan:
@@ -100,12 +104,14 @@ async def _ruled_out(
     window. This scan is counted in, stored yet or not."""
     days = _days(event, settings.lookback)
     params = [{"product_id": event.product_id, "day": day_key(day)} for day in days]
-    counters = dict(zip(days, await storage.batch_get(PRODUCT_ANALYTICS_DAY, params), strict=True))
+    items = await storage.batch_get(PRODUCT_ANALYTICS_DAY, params)
+    counters = dict(zip(days, items, strict=True))
     ruled: set[ThreatType] = set()
     if _GEO in pending:
-        geo_days = _days(event, settings.geo_window)
+        # Newest first: the geographic window's days lead the lookback's.
+        geo_days = len(_days(event, settings.geo_window))
         found: set[str | None] = {
-            code for day in geo_days if (item := counters[day]) for code in countries_counted(item)
+            code for item in items[:geo_days] if item for code in countries_counted(item)
         }
         found.add(event.country)
         if sum(map(counts_as_country, found)) < settings.geo_min_countries:
@@ -130,7 +136,7 @@ async def _scan_drafts(
         if scan_alert_key(type_, event.product, event.scanned_at, settings) in known
     }
     pending = {_GEO, _BURST} - skip
-    if pending:
+    if pending and event.product.scan_count > _FEW_SCANS:
         skip |= await _ruled_out(storage, event, settings, pending)
     if _GEO not in skip:
         window: timedelta | None = settings.lookback

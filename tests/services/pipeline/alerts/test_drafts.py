@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 from datetime import UTC, datetime, timedelta
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,7 @@ from domain.threats import (
 )
 from services.paging import query_all
 from services.pipeline import ScanEvent
+from services.pipeline.alerts import drafts
 from services.pipeline.alerts.drafts import RECENT_SCANS_MAX, alert_drafts
 from services.pipeline.live.tailer import PIPELINE_TENANT
 from storage import Storage
@@ -107,6 +109,7 @@ async def plain_drafts(
     rules=RULES,
     moment=MOMENTS,
     known_types=st.sets(st.sampled_from(sorted(SCAN_RULES_BY_TYPE))),
+    few=st.sampled_from((0, drafts._FEW_SCANS, 10**6)),
 )
 async def test_drafts_equal_the_plain_read(
     storage: Storage,
@@ -115,7 +118,10 @@ async def test_drafts_equal_the_plain_read(
     rules: ThreatSettings,
     moment: datetime,
     known_types: set[ThreatType],
+    few: int,
 ) -> None:
+    """``few``: how many scans a product may have for the relay to read them
+    all rather than its day counters first (both ways are checked)."""
     product = Product("brand_1", moment - timedelta(days=30))
     writes = [
         scan_writes(*product.scan(moment + offset, country=country, device=device))
@@ -128,6 +134,6 @@ async def test_drafts_equal_the_plain_read(
     for actions in writes:
         await storage.transact_write(actions)
     known = {scan_alert_key(type_, event.product, moment, rules) for type_ in known_types}
-    assert await alert_drafts(storage, event, rules, known) == await plain_drafts(
-        storage, event, rules, known
-    )
+    with patch.object(drafts, "_FEW_SCANS", few):
+        gathered = await alert_drafts(storage, event, rules, known)
+    assert gathered == await plain_drafts(storage, event, rules, known)
