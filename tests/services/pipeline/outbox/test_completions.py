@@ -5,6 +5,7 @@ rest of its batch still deleted."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
@@ -99,6 +100,8 @@ async def settle(storage: Counting, claimed: list[ClaimedItem]) -> list[str]:
         await asyncio.wait_for(done.wait(), 10)
     finally:
         runner.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await runner
     return settled
 
 
