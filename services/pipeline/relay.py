@@ -220,7 +220,9 @@ class Relay:
 
     def _freed(self, webhook: bool) -> None:
         self._intake.done(webhook)
-        self._hinted.set()
+        if self._intake.waiting:
+            # Only a waiting hint can use the room; a new one wakes the loop itself.
+            self._hinted.set()
         if self._intake.overflowed:
             self._wake.set()
 

@@ -5,12 +5,11 @@ their inputs. A scan event already carries the product and claim as the scan
 transaction read them; the product's recent scans come from AP10, read up to
 the scan's own time so a late reprocessing reaches the same verdict.
 
-Only what can still change the outcome is read (docs/design.md, "Verify
-path"): a rule whose alert for this scan's dedupe window is known to be
-stored is not run, and the scans it would read are not read; the
-geographic rule is not run either when the product's day counters (AP27,
-written with every scan) name too few countries for the window, which
-those days contain.
+Only what can still change the outcome is read: a rule whose alert for
+this scan's dedupe window is known to be stored is not run, and the scans
+it would read are not read; nor are the geographic and burst rules when
+the product's day counters (AP27, written with every scan) show too few
+countries or scans for them (docs/design.md, "Verify path").
 """
 
 from __future__ import annotations
