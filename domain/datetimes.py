@@ -40,13 +40,16 @@ def utc(value: datetime, *, field: str = "datetime") -> datetime:
         ) from None
 
 
+_SPELLING = "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ"
+
+
 def format_datetime(value: datetime) -> str:
-    # Spelled out because strftime("%Y") does not zero-pad years below 1000 on glibc.
-    v = utc(value)
-    return (
-        f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
-        f"T{v.hour:02d}:{v.minute:02d}:{v.second:02d}.{v.microsecond:06d}Z"
-    )
+    # Spelled out because strftime("%Y") does not zero-pad years below 1000 on
+    # glibc; one %-format rather than seven f-string fields, and a datetime
+    # already in UTC skips ``utc``'s checks and conversion: a scan spells
+    # several timestamps (tests/domain/test_datetimes.py holds the old form).
+    v = value if value.tzinfo is UTC else utc(value)
+    return _SPELLING % (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
 
 
 def parse_datetime(text: str, *, field: str = "datetime") -> datetime:

@@ -11,24 +11,67 @@ works it without a claim's write of its own (docs/design.md, Pipeline).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from storage import AccessPattern, Item, Page, Put, Storage, WriteAction
 
+from .events import OutboxEvent
 from .outbox.intake import is_webhook
 from .outbox.items import Lease, born_put
 
-__all__ = ["CommittingStorage", "Holder"]
+__all__ = ["HANDOVER_MAX", "CommittingStorage", "Handover", "Holder"]
 
 _OUTBOX_ENTITY = "OutboxItem"
+HANDOVER_MAX = 256
+"""Outbox items built and not yet committed (or abandoned) that the handover
+remembers: one per command in flight, the oldest forgotten first."""
 
 
 class Holder(Protocol):
     """What the relay offers commands (``Relay``)."""
 
     def reserve(self) -> Lease | None: ...
-    def born(self, item: Item, lease: Lease) -> None: ...
+    def born(self, item: Item, lease: Lease, event: OutboxEvent | None = None) -> None: ...
     def expect(self, item: Item) -> None: ...
+
+
+class Handover:
+    """The events of the outbox items this process's commands built, by
+    event id, so the committing store hands the relay the event itself rather
+    than the payload to parse back (the payload stays what every other reader
+    reads). Only the very ``Put`` noted counts (an equal one from elsewhere is
+    parsed); a transaction that never commits leaves an entry the bound forgets."""
+
+    def __init__(self, limit: int = HANDOVER_MAX) -> None:
+        self._limit = limit
+        self._built: dict[str, tuple[Put, OutboxEvent]] = {}
+
+    def note(self, put: Put, event: OutboxEvent) -> Put:
+        built = self._built
+        if len(built) >= self._limit:
+            del built[next(iter(built))]
+        built[event.event_id] = (put, event)
+        return put
+
+    def find(self, put: Put) -> OutboxEvent | None:
+        built = self._built.get(put.item["id"])
+        return built[1] if built is not None and built[0] is put else None
+
+    def forget(self, put: Put) -> None:
+        built = self._built.get(put.item["id"])
+        if built is not None and built[0] is put:
+            del self._built[put.item["id"]]
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+
+class _Born(NamedTuple):
+    put: Put
+    """As written; ``original`` as the command built it."""
+    original: Put
+    lease: Lease
+    event: OutboxEvent | None
 
 
 class CommittingStorage:
@@ -36,10 +79,11 @@ class CommittingStorage:
     ``transact_write`` created to ``relay``: born claimed when it reserved
     room, as a hint otherwise."""
 
-    def __init__(self, inner: Storage, relay: Holder) -> None:
+    def __init__(self, inner: Storage, relay: Holder, handover: Handover | None = None) -> None:
         self.inner = inner
         self.backend = inner.backend
         self._relay = relay
+        self._handover = handover if handover is not None else Handover()
 
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         return await self.inner.get(ap, **params)
@@ -66,29 +110,31 @@ class CommittingStorage:
         once its lease ends."""
         written, born, hinted = self._born(actions)
         await self.inner.transact_write(written)
-        for item, lease in born:
-            self._relay.born(item, lease)
-        for item in hinted:
-            self._relay.expect(item)
+        for entry in born:
+            self._handover.forget(entry.original)
+            self._relay.born(entry.put.item, entry.lease, entry.event)
+        for put in hinted:
+            self._handover.forget(put)
+            self._relay.expect(put.item)
 
     def _born(
         self, actions: Sequence[WriteAction]
-    ) -> tuple[Sequence[WriteAction], list[tuple[Item, Lease]], list[Item]]:
+    ) -> tuple[Sequence[WriteAction], list[_Born], list[Put]]:
         """``actions`` with each outbox item the relay has room for born
-        claimed by it; those items with their leases; the outbox items to
-        hint instead."""
-        born: list[tuple[Item, Lease]] = []
-        hinted: list[Item] = []
+        claimed by it; those items with their leases and events; the outbox
+        items to hint instead."""
+        born: list[_Born] = []
+        hinted: list[Put] = []
         written: list[WriteAction] | None = None
         for index, action in enumerate(actions):
             if not isinstance(action, Put) or action.item.get("entity") != _OUTBOX_ENTITY:
                 continue
             lease = None if is_webhook(action.item) else self._relay.reserve()
             if lease is None:
-                hinted.append(action.item)
+                hinted.append(action)
                 continue
             put = born_put(action, lease)
-            born.append((put.item, lease))
+            born.append(_Born(put, action, lease, self._handover.find(action)))
             written = written if written is not None else list(actions)
             written[index] = put
         return (actions if written is None else written), born, hinted

@@ -62,14 +62,14 @@ class _Event(msgspec.Struct, frozen=True, rename="camel", tag_field=_TAG):
 
 
 def _spelled(data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        key: format_datetime(value)
-        if isinstance(value, datetime)
-        else _spelled(value)
-        if isinstance(value, dict)
-        else value
-        for key, value in data.items()
-    }
+    """In place: ``to_builtins`` made these dicts for this payload alone, and
+    rebuilding each cost more than spelling its one or two timestamps."""
+    for key, value in data.items():
+        if isinstance(value, datetime):
+            data[key] = format_datetime(value)
+        elif isinstance(value, dict):
+            _spelled(value)
+    return data
 
 
 class ScanEvent(_Event, frozen=True, tag=EventKind.SCAN.value):

@@ -35,7 +35,7 @@ from services.pipeline.alerts.drafts import alert_drafts
 from services.pipeline.alerts.known import KnownAlerts
 from services.pipeline.alerts.records import alert_item, alert_puts
 from services.pipeline.alerts.stamping import Stamper
-from services.pipeline.events import WebhookEvent
+from services.pipeline.events import OutboxEvent, WebhookEvent
 from services.pipeline.live.broker import Broker
 from services.pipeline.live.tailer import PIPELINE_TENANT
 from services.pipeline.outbox.completions import Completions
@@ -172,12 +172,13 @@ class Relay:
             return None
         return Lease(self.owner, secrets.token_hex(8), self._clock() + self._settings.lease)
 
-    def born(self, item: Item, lease: Lease) -> None:
+    def born(self, item: Item, lease: Lease, event: OutboxEvent | None = None) -> None:
         """The item written with ``reserve``'s lease has committed: held here
         and queued in the lane. Commits that raced for the last room may take
-        a little more than the room; the lane's lease check still holds."""
+        a little more than the room; the lane's lease check still holds.
+        ``event``: the one the item was built from, if the caller has it."""
         try:
-            claimed = ClaimedItem.born(item, lease)
+            claimed = ClaimedItem.born(item, lease, event)
         except ProofgateError:
             # Never raised to the command, whose write has committed: the
             # item's next claimer, once the lease ends, parks it.

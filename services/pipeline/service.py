@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from domain.errors import BadUserInput, InvalidCursor
 from services.pipeline.alerts.records import ALERT_SORT
-from services.pipeline.committing import CommittingStorage
+from services.pipeline.committing import CommittingStorage, Handover
 from services.pipeline.events import OutboxEvent
 from services.pipeline.live.broker import Broker, Subscriber
 from services.pipeline.live.messages import MESSAGE_KEY_LABEL
@@ -101,6 +101,7 @@ class Pipeline:
             on_delivery=on_delivery,
         )
         self._clock = clock
+        self._handover = Handover()
         self._tasks: list[asyncio.Task[None]] = []
 
     # --- lifecycle -------------------------------------------------------------
@@ -131,13 +132,15 @@ class Pipeline:
 
     def enqueue(self, event: OutboxEvent) -> list[WriteAction]:
         """``outbox_actions`` with this pipeline's shard layout. The relay is
-        woken when they commit, by the storage ``committing`` wraps."""
-        return outbox_actions(event, self.settings, now=self._clock())
+        woken when they commit, by the storage ``committing`` wraps, and handed
+        ``event`` itself."""
+        put = outbox_put(event, now=self._clock(), settings=self.settings)
+        return [self._handover.note(put, event)]
 
     def committing(self, storage: Storage) -> CommittingStorage:
         """``storage`` for commands: outbox items they commit go straight to
         this process's relay instead of waiting for its next poll."""
-        return CommittingStorage(storage, self.relay)
+        return CommittingStorage(storage, self.relay, self._handover)
 
     # --- subscriptions -------------------------------------------------------------
 

@@ -74,3 +74,37 @@ def test_canonical_text_parses_as_strptime_reads_it(value: datetime) -> None:
 @given(st.datetimes(timezones=st.just(UTC)), st.datetimes(timezones=st.just(UTC)))
 def test_text_order_is_time_order(a: datetime, b: datetime) -> None:
     assert (format_datetime(a) < format_datetime(b)) == (a < b)
+
+
+def _format_reference(value: datetime) -> str:
+    """``format_datetime`` as it was before its UTC fast path and %-format."""
+    v = utc(value)
+    return (
+        f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+        f"T{v.hour:02d}:{v.minute:02d}:{v.second:02d}.{v.microsecond:06d}Z"
+    )
+
+
+_zones = st.one_of(
+    st.just(UTC),
+    st.none(),
+    st.builds(
+        timezone,
+        st.timedeltas(min_value=timedelta(hours=-23, minutes=-59), max_value=timedelta(hours=23)),
+    ),
+)
+
+
+@given(st.datetimes(timezones=_zones))
+def test_format_matches_the_reference_spelling(value: datetime) -> None:
+    """Differential: any zone (or none, refused by both), years 1-9999
+    (overflowing ones refused by both), the fast path for UTC included."""
+    try:
+        expected: str | type[BadUserInput] = _format_reference(value)
+    except BadUserInput:
+        expected = BadUserInput
+    try:
+        actual: str | type[BadUserInput] = format_datetime(value)
+    except BadUserInput:
+        actual = BadUserInput
+    assert actual == expected

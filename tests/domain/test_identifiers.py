@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import re
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -13,6 +14,7 @@ from domain.errors import ProofgateError
 from domain.identifiers import (
     CROCKFORD_ALPHABET,
     VERIFICATION_CODE_ALPHABET,
+    canonical_ip,
     format_verification_code,
     hash_api_key,
     hash_device_fingerprint,
@@ -203,3 +205,59 @@ def test_unparseable_ip_is_hashed_verbatim() -> None:
 def test_short_salt_is_refused() -> None:
     with pytest.raises(ProofgateError, match="salt"):
         hash_ip(b"s" * 15, "1.2.3.4")
+
+
+def _salted_reference(salt: bytes, purpose: str, value: str) -> str:
+    """``salted_hash`` as it was before it copied one keyed HMAC per salt."""
+    message = purpose.encode("utf-8") + b"\x00" + value.encode("utf-8", "surrogatepass")
+    return hmac.new(salt, message, hashlib.sha256).hexdigest()
+
+
+@given(
+    st.binary(min_size=16, max_size=80),
+    st.sampled_from(["device", "ip", "other"]),
+    st.text(st.characters(codec=None, exclude_categories=())),
+)
+def test_salted_hash_matches_a_fresh_hmac(salt: bytes, purpose: str, value: str) -> None:
+    """Differential: the copied keyed HMAC against one keyed per call, for
+    any salt and text (lone surrogates included), twice, so a copy that
+    leaked one value into the next would show."""
+    assert salted_hash(salt, purpose, value) == _salted_reference(salt, purpose, value)
+    assert salted_hash(salt, purpose, value + "x") == _salted_reference(salt, purpose, value + "x")
+
+
+def test_a_lone_surrogate_hashes_as_before() -> None:
+    assert salted_hash(SALT, "device", "a\udcff") == _salted_reference(SALT, "device", "a\udcff")
+
+
+def _canonical_reference(ip: str) -> str:
+    try:
+        return ipaddress.ip_address(ip.strip()).compressed
+    except ValueError:
+        return ip
+
+
+_octet = st.integers(0, 255).flatmap(
+    lambda n: st.sampled_from([str(n), f"0{n}", f"{n:03d}", f"{n:x}", "-1", "256", "٣"])
+)
+_spelled_ipv4 = st.lists(_octet, min_size=3, max_size=5).map(".".join)
+_addresses = (
+    st.ip_addresses()
+    .map(str)
+    .flatmap(
+        lambda text: st.sampled_from(
+            [text, text.upper(), f" {text}", f"{text}\n", f"::ffff:{text}"]
+        )
+    )
+)
+_noise = st.text(alphabet="0123456789.:abcdefABCDEF%/ -", max_size=50)
+
+
+@given(st.one_of(_addresses, _spelled_ipv4, _noise, st.text(max_size=80)))
+def test_canonical_ip_matches_ipaddress(ip: str) -> None:
+    """Differential against ``ipaddress``: canonical dotted quads (the fast
+    path), leading zeros, out-of-range and non-ASCII digits, IPv6 in any
+    case, spaces, junk (hashed verbatim); twice, the second from the memo."""
+    assert canonical_ip(ip) == _canonical_reference(ip)
+    assert canonical_ip(ip) == _canonical_reference(ip)
+    assert hash_ip(SALT, ip) == salted_hash(SALT, "ip", _canonical_reference(ip))

@@ -88,24 +88,24 @@ def outbox_put(
     """The item a command writes in its own transaction. Conditional, so an
     event is enqueued once however often its command is retried."""
     layout = settings.current_layout
-    shard = shard_of(event.event_id, layout.count)
-    key = outbox_key(event.event_id)
-    due = due or now
+    event_id = event.event_id
+    shard = shard_of(event_id, layout.count)
+    created = format_datetime(now)
     item: Item = {
-        "PK": key.pk,
-        "SK": key.sk,
+        "PK": OUTBOX_PK.format({"event_id": event_id}),
+        "SK": OUTBOX_SK,
         "GSI2PK": OUTBOX_DUE.partition_key.format({"shard": shard}),
-        "GSI2SK": due_sort(due, event.event_id),
+        "GSI2SK": due_sort(due or now, event_id),
         "entity": "OutboxItem",
-        "id": event.event_id,
+        "id": event_id,
         "kind": event.kind.value,
         "payload": event.payload(),
         "shard": shard,
         "shardVersion": layout.version,
         "status": OutboxStatus.READY.value,
         "attempts": 0,
-        "createdAt": format_datetime(now),
-        "dueAt": format_datetime(due),
+        "createdAt": created,
+        "dueAt": created if due is None else format_datetime(due),
     }
     return Put(item, ItemAbsent())
 
@@ -135,9 +135,13 @@ class ClaimedItem:
         return cls(event, lease, int(item.get("attempts", 0)) + 1, int(item["shard"]))
 
     @classmethod
-    def born(cls, item: Item, lease: Lease) -> ClaimedItem:
-        """An item ``born_put`` wrote under ``lease``: its first attempt."""
-        return cls(event_from_payload(item["kind"], item["payload"]), lease, 1, int(item["shard"]))
+    def born(cls, item: Item, lease: Lease, event: OutboxEvent | None = None) -> ClaimedItem:
+        """An item ``born_put`` wrote under ``lease``: its first attempt.
+        ``event``: the one the item's payload was made of, when the caller
+        holds it, so it is not parsed back (the payload stays what others read)."""
+        if event is None:
+            event = event_from_payload(item["kind"], item["payload"])
+        return cls(event, lease, 1, int(item["shard"]))
 
 
 def born_put(put: Put, lease: Lease) -> Put:

@@ -21,7 +21,7 @@ from _serve import Served, serve
 
 from api.cli import main as cli
 from api.demo.loader import DEMO_KEYS_FILE
-from api.runtime.gc_freeze import FreezeAfterStartup
+from api.runtime.gc_freeze import YOUNG_THRESHOLD, FreezeAfterStartup
 from api.ws.close_on_shutdown import GoingAwayOnExit
 from tests._support.ports import free_port
 
@@ -132,7 +132,7 @@ def test_serve_runs_uvicorn_on_uvloop_and_httptools_and_freezes_after_start(
     assert importlib.util.find_spec("uvloop") and importlib.util.find_spec("httptools")
 
 
-async def test_gc_is_frozen_once_startup_completes() -> None:
+async def test_gc_is_frozen_and_its_young_generation_widened_once_startup_completes() -> None:
     sent: list[dict[str, Any]] = []
     frozen_when_sent: list[int] = []
     messages = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
@@ -152,6 +152,7 @@ async def test_gc_is_frozen_once_startup_completes() -> None:
         await send({"type": "lifespan.shutdown.complete"})
 
     assert gc.get_freeze_count() == 0
+    threshold = gc.get_threshold()
     try:
         await FreezeAfterStartup(app)({"type": "lifespan"}, receive, send)
         assert [m["type"] for m in sent] == [
@@ -159,8 +160,10 @@ async def test_gc_is_frozen_once_startup_completes() -> None:
             "lifespan.shutdown.complete",
         ]
         assert frozen_when_sent[0] > 0
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, *threshold[1:])
     finally:
         gc.unfreeze()
+        gc.set_threshold(*threshold)
 
 
 async def test_requests_pass_through_without_freezing() -> None:

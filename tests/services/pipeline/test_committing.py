@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
 from domain.datetimes import parse_datetime
+from domain.enums import ProductStatus, ScanResult
 from domain.errors import ConditionFailed
 from domain.identifiers import new_id
-from services.pipeline import Pipeline, PipelineSettings, RecallEvent
+from domain.threats import ClaimFacts, ProductFacts
+from services.pipeline import Pipeline, PipelineSettings, RecallEvent, ScanEvent
 from services.pipeline import relay as relay_module
+from services.pipeline.committing import CommittingStorage, Handover
+from services.pipeline.events import event_from_payload
 from services.pipeline.outbox.items import Lease, born_put, due_sort, outbox_key
 from services.pipeline.service import outbox_actions
 from storage import CursorCodec, ItemExists, Put, Storage
@@ -137,3 +141,74 @@ async def test_an_item_born_claimed_by_a_process_that_died_is_taken_over_when_it
 
     await eventually(done)
     assert utcnow() >= until
+
+
+class _Recording:
+    """A relay that always has room, and records what it is handed."""
+
+    def __init__(self, until: datetime) -> None:
+        self.until = until
+        self.handed: list[tuple[dict[str, Any], Any]] = []
+
+    def reserve(self) -> Lease:
+        return Lease("here:1:abc", new_id(), self.until)
+
+    def born(self, item: dict[str, Any], lease: Lease, event: Any = None) -> None:
+        self.handed.append((item, event))
+
+    def expect(self, item: dict[str, Any]) -> None:
+        raise AssertionError("a relay with room is never hinted")
+
+
+def _scan_event(brand: str, t0: datetime) -> ScanEvent:
+    paris = timezone(timedelta(hours=1))
+    product = ProductFacts(new_id(), brand, t0.astimezone(paris), ProductStatus.ACTIVE, 7)
+    claim = ClaimFacts("d" * 64, t0 + timedelta(days=30), t0 - timedelta(seconds=1))
+    return ScanEvent(new_id(), t0, ScanResult.AUTHENTIC, product, "FR", None, "e" * 64, claim)
+
+
+async def test_the_relay_is_handed_the_event_the_item_was_built_from(
+    storage: Storage, settings: PipelineSettings, t0: datetime
+) -> None:
+    """The item enqueued by this pipeline reaches the relay with its very
+    event, not one parsed back; the stored payload is still the event's, and
+    parsing it gives an equal event (the relay judges the same facts). An
+    equal item built elsewhere (not noted) is parsed, as before; the
+    handover keeps nothing once its items committed."""
+    relay = _Recording(utcnow() + settings.lease)
+    handover = Handover()
+    committing = CommittingStorage(storage, relay, handover)
+    brand = await new_brand(storage)
+    event, other = _scan_event(brand, t0), _scan_event(brand, t0)
+    [noted] = outbox_actions(event, settings, now=utcnow())
+    assert isinstance(noted, Put)
+    handover.note(noted, event)
+    [elsewhere] = outbox_actions(other, settings, now=utcnow())
+    await committing.transact_write([noted, elsewhere])
+    [(item, handed), (other_item, parsed)] = relay.handed
+    assert handed is event
+    [stored] = [i for i in await queued(storage, settings) if i["id"] == event.event_id]
+    assert stored == item
+    assert stored["payload"] == event.payload()
+    assert event_from_payload(stored["kind"], stored["payload"]) == event
+    assert parsed is None and other_item["id"] == other.event_id
+    assert len(handover) == 0
+
+
+def test_the_handover_forgets_the_oldest_past_its_bound(
+    settings: PipelineSettings, t0: datetime
+) -> None:
+    handover = Handover(limit=2)
+    events = [_scan_event("B1", t0) for _ in range(3)]
+    puts = [outbox_actions(event, settings, now=t0)[0] for event in events]
+    for put, event in zip(puts, events, strict=True):
+        assert isinstance(put, Put)
+        handover.note(put, event)
+    assert len(handover) == 2
+    first, second, third = puts
+    assert isinstance(first, Put) and isinstance(second, Put) and isinstance(third, Put)
+    assert handover.find(first) is None
+    assert handover.find(second) is events[1]
+    assert handover.find(third) is events[2]
+    equal = Put(dict(third.item), third.condition)
+    assert handover.find(equal) is None, "only the very Put noted"
