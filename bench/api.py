@@ -123,12 +123,11 @@ MINIMUMS = {
         "+1 AP20 GetItem per request to resolve the Bearer key (before the trace opens)",
     ),
     VERIFY_SHAPE: Minimum(
-        6,
-        "AP05 GetItem (code -> product id) + AP04 GetItem (product) + AP09 Query (the "
-        "whole chain, one page) + AP11 GetItem (claim) + 1 TransactWriteItems (scan, two "
-        "counter ADDs, outbox item) + AP01 GetItem (product.brand{name}); AP04/AP09/AP11 "
-        "all need the product id, so 3 round trips at best: AP05, then AP04|AP09|AP11, "
-        "then the write with AP01",
+        4,
+        "AP05 GetItem (code -> product id) + AP33 Query (the product's item collection "
+        "CLAIM..META: claim, whole chain, product; one page) + 1 TransactWriteItems (scan, "
+        "counter ADDs, outbox item) + AP01 GetItem (product.brand{name}); AP33 needs the "
+        "product id, so 3 round trips at best: AP05, then AP33, then the write with AP01",
         "+1 AP20 GetItem for the key the trace needs (the measured load is anonymous)",
     ),
 }

@@ -16,12 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .canonical import JSONObject, canonical_json, normalize_object, sha256_hex
 from .datetimes import format_datetime
 from .encoding import b64url_decode, b64url_encode, is_sha256_hex
 from .errors import ProofgateError
-from .signing import ALGORITHM, KeyRing, SigningKey, VerifyingKey
+from .signing import ALGORITHM, VERIFIED_SIGNATURES, KeyRing, SigningKey, VerifyingKey
 
 __all__ = [
     "Certificate",
@@ -44,18 +47,25 @@ class CertificateRecord:
     metadata: Mapping[str, object] | None = None
 
     def document(self) -> JSONObject:
-        metadata = normalize_object(self.metadata or {}, field="metadata")
+        return self._fields(normalize_object(self.metadata or {}, field="metadata"))
+
+    def canonical_bytes(self) -> bytes:
+        # canonical_json normalises the whole record, so the metadata is
+        # walked once, not first by document() and then again here.
+        metadata = self.metadata or {}
+        if not isinstance(metadata, Mapping):
+            normalize_object(metadata, field="metadata")  # refused as document() refuses it
+        return canonical_json(self._fields(metadata), field="certificate")
+
+    def _fields(self, metadata: object) -> JSONObject:
         return {
             "brandId": self.brand_id,
             "createdAt": format_datetime(self.created_at),
-            "metadata": metadata,
+            "metadata": metadata,  # type: ignore[dict-item]
             "name": self.name,
             "productId": self.product_id,
             "sku": self.sku,
         }
-
-    def canonical_bytes(self) -> bytes:
-        return canonical_json(self.document(), field="certificate")
 
     def hash(self) -> str:
         return sha256_hex(self.canonical_bytes())
@@ -97,12 +107,29 @@ def verify_signature(
 ) -> bool:
     keys = public_keys.keys if isinstance(public_keys, KeyRing) else public_keys
     key = keys.get(certificate.key_id)
-    if key is None or certificate.algorithm != ALGORITHM or not is_sha256_hex(certificate.hash):
+    signature, hash_hex = certificate.signature, certificate.hash
+    if key is None or certificate.algorithm != ALGORITHM:
         return False
-    signature = b64url_decode(certificate.signature)
-    if signature is None:
+    if type(signature) is not str or type(hash_hex) is not str:
+        return False  # a stored value tampered into another type: no text to check
+    return _signed(key.raw, signature, hash_hex)
+
+
+@lru_cache(maxsize=VERIFIED_SIGNATURES)
+def _signed(raw_public: bytes, signature: str, hash_hex: str) -> bool:
+    """The verdict on the stored text as it is, remembered by all of it: the
+    key's raw bytes, the signature and the hash (a pure function of them, so a
+    change to any one misses). A product is scanned again and again with the
+    same certificate, and a hit skips the base64 and hex checks and decoding
+    too (docs/design.md, Verify path); a miss verifies, itself remembered by
+    bytes in ``domain.signing``."""
+    if not is_sha256_hex(hash_hex):
         return False
-    return key.verify(signature, bytes.fromhex(certificate.hash))
+    decoded = b64url_decode(signature)
+    if decoded is None:
+        return False
+    key = VerifyingKey.from_public_key(Ed25519PublicKey.from_public_bytes(raw_public))
+    return key.verify(decoded, bytes.fromhex(hash_hex))
 
 
 def verify_certificate(

@@ -104,9 +104,12 @@ class ProvenanceEvent:
     source: EventSource | None = None
 
     def content(self) -> JSONObject:
+        return self._fields(normalize_object(self.data or {}, field="data"))
+
+    def _fields(self, data: object) -> JSONObject:
         content: JSONObject = {
             "actor": self.actor,
-            "data": normalize_object(self.data or {}, field="data"),
+            "data": data,  # type: ignore[dict-item]
             "latitude": _coordinate(self.latitude),
             "location": self.location,
             "longitude": _coordinate(self.longitude),
@@ -121,8 +124,13 @@ class ProvenanceEvent:
 
 
 def event_hash(event: ProvenanceEvent) -> str:
-    """The hash ``event`` should carry, computed from its content (its ``hash`` is ignored)."""
-    return sha256_hex(canonical_json(event.content(), field="event"))
+    """The hash ``event`` should carry, computed from its content (its ``hash`` is ignored).
+    canonical_json normalises the whole content, so ``data`` is walked once,
+    not first by ``content()`` and then again."""
+    data = event.data or {}
+    if not isinstance(data, Mapping):
+        normalize_object(data, field="data")  # refused as content() refuses it
+    return sha256_hex(canonical_json(event._fields(data), field="event"))
 
 
 @dataclass(frozen=True)

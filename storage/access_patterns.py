@@ -38,6 +38,7 @@ __all__ = [
     "PRODUCT_BY_ID",
     "PRODUCT_CLAIM",
     "PRODUCT_GALLERY",
+    "PRODUCT_RECORD",
     "PRODUCT_SCANS",
     "PROVENANCE_CHAIN",
     "REGISTRY",
@@ -371,5 +372,17 @@ INGESTED_EVENT = _ap(
     "INGEST#{brand_id}#{integration_id}",
     SortCondition("=", "EVENT#{event_id}"),
     "IngestedEvent",
+    consistent=True,
+)
+PRODUCT_RECORD = _ap(
+    "AP33",
+    "a product with its claim and whole chain, in order (the verify path)",
+    _QUERY,
+    _TABLE,
+    "PRODUCT#{product_id}",
+    # The product's item collection up to META: CLAIM, then EVENT#..., then
+    # META itself; its scans sort after META (docs/design.md, Verify path).
+    SortCondition("between", "CLAIM", "META"),
+    "Claim, ProvenanceEvent, Product",
     consistent=True,
 )

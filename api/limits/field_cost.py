@@ -55,10 +55,10 @@ EXTRA_READS: Mapping[tuple[str, str], int] = {
     ("Query", "verification"): _CLAIM_AND_CHAIN,
 }
 """Reads a field makes beyond the access pattern it declares (and the entity it
-declares it loads): checking a product reads the product (AP04, declared by
-``verification`` as what it loads), its claim (AP11) and its whole chain
-(AP09, page after page, at most ``CHAIN_READ_ITEMS`` events: docs/design.md,
-Limits and cost)."""
+declares it loads): checking a product reads the product (declared by
+``verification`` as what it loads, AP04), its claim and its whole chain (at
+most ``CHAIN_READ_ITEMS`` events), all three in one Query paged like AP09
+(AP33: docs/design.md, Verify path; Limits and cost)."""
 READS_TO_THE_END: Mapping[tuple[str, str], int] = {("Product", "passport"): CHAIN_READ_ITEMS}
 """Fields that read their query pattern to its end rather than one page, with
 the most items that end can be: the passport lists the whole chain."""

@@ -4,9 +4,13 @@
   is the TTL attribute (epoch seconds); the TTL only schedules deletion, so
   every read and the conditional create check expiry themselves. The claimant
   is kept only as the salted hash of their device fingerprint.
-- ``PRODUCT#<id>`` / ``DISPUTE#<time>#<id>``: an open dispute of the claim,
-  written with the bump of the claim's ``disputeCount``. No access pattern
-  reads disputes yet; the OWNERSHIP_DISPUTE alert carries them to the brand.
+- ``PRODUCT#<id>`` / ``OWNERSHIP_DISPUTE#<time>#<id>``: an open dispute of
+  the claim, written with the bump of the claim's ``disputeCount``. No access
+  pattern reads disputes yet; the OWNERSHIP_DISPUTE alert carries them to the
+  brand. The key sorts after ``META``, outside the verify path's one read of
+  CLAIM..META (AP33), so disputes, which anyone may add, never lengthen it;
+  disputes stored before at ``DISPUTE#...`` sort inside and are skipped
+  (docs/design.md, Verify path).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ __all__ = [
     "from_epoch",
 ]
 
-DISPUTE_SORT = KeyTemplate("DISPUTE#{disputed_at:time}#{dispute_id}")
+DISPUTE_SORT = KeyTemplate("OWNERSHIP_DISPUTE#{disputed_at:time}#{dispute_id}")
 
 
 class DisputeStatus:

@@ -7,7 +7,6 @@ failed request: tampering must produce a verdict.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 from dataclasses import dataclass
 
@@ -22,19 +21,18 @@ from domain.errors import ProofgateError
 from domain.signing import KeyRing
 from domain.verification import Outcome, assess
 from storage import Item
-from storage.access_patterns import PRODUCT_BY_ID, PRODUCT_CLAIM
+from storage.access_patterns import PRODUCT_BY_ID
 
 from ..claims.items import claim_is_active
 from ..context import CommandContext
 from ..products.items import certificate_record
-from ..provenance.walk import check_chain, load_chain
+from ..provenance.walk import check_chain
 from ..reads import StorageReads
-from .lookup import product_for_code
+from .lookup import record_for_code
 
 __all__ = ["Checks", "check_certificate", "run_checks"]
 
 _MALFORMED = (KeyError, TypeError, ValueError, ProofgateError)
-_EMBEDDED = "sqlite"
 
 
 @dataclass(frozen=True)
@@ -84,15 +82,16 @@ async def run_checks(
     context: CommandContext, code: str, device_hash: str | None, *, shared: bool = False
 ) -> Checks:
     """A scan reads straight from storage rather than through the request's
-    DataLoaders: it reads each of its keys once, in three dependent rounds, so
-    batching has nothing to coalesce and each load's dispatch (a future, a
-    task, a turn of the loop) was pure cost. ``shared`` (the read-only
-    ``verification`` query, which one document may alias many times) reads
-    through the DataLoaders, so its aliases read each key once. The product
-    is then held for the fields of the result (docs/design.md, Verify path)."""
+    DataLoaders: two dependent reads, the code (AP05) and then the product
+    with its claim and chain in one Query (AP33), so batching has nothing to
+    coalesce and each load's dispatch (a future, a task, a turn of the loop)
+    was pure cost. ``shared`` (the read-only ``verification`` query, which
+    one document may alias many times) reads through the DataLoaders, so its
+    aliases read each page once. The product is then held for the fields of
+    the result (docs/design.md, Verify path)."""
     loaders = context.loaders if shared else StorageReads(context.storage, context.principal.tenant)
-    product = await product_for_code(loaders, code)
-    if product is None:
+    record = await record_for_code(loaders, code)
+    if record is None:
         return Checks(
             assess(
                 found=False,
@@ -103,17 +102,7 @@ async def run_checks(
                 claimed_by_other=False,
             )
         )
-    if shared or context.storage.backend != _EMBEDDED:
-        chain, claim = await asyncio.gather(
-            load_chain(loaders, product["id"]),
-            loaders.item(PRODUCT_CLAIM, product_id=product["id"]),
-        )
-    else:
-        # The embedded store reads where a read is awaited: there is nothing
-        # to overlap, and a gather's two tasks and loop turns were pure cost
-        # (docs/design.md, Storage).
-        chain = await load_chain(loaders, product["id"])
-        claim = await loaders.item(PRODUCT_CLAIM, product_id=product["id"])
+    product, chain, claim = record.product, record.chain, record.claim
     context.loaders.prime(PRODUCT_BY_ID, product, product_id=product["id"])
     certificate = check_certificate(product, context.services.key_ring)
     chain_intact = check_chain(product, chain).intact

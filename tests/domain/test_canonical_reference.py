@@ -8,13 +8,24 @@ import json
 import math
 import types
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
+from enum import IntEnum, StrEnum
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.canonical import MAX_NESTING, SAFE_INTEGER_MAX, canonical_json, normalize_json
+from domain.canonical import (
+    MAX_NESTING,
+    SAFE_INTEGER_MAX,
+    canonical_json,
+    normalize_json,
+    sha256_hex,
+)
+from domain.certificates import CertificateRecord
+from domain.chain import ProvenanceEvent, event_hash
+from domain.enums import ProvenanceEventType
 from domain.errors import BadUserInput
 from tests._support.identical import identical
 
@@ -119,3 +130,78 @@ def test_deep_paths_are_spelled_as_before() -> None:
     for _ in range(MAX_NESTING + 1):
         nested = [nested]
     assert _outcome(normalize_json, nested) == _outcome(lambda v: _reference(v, "value", 0), nested)
+
+
+class _Text(str):
+    pass
+
+
+class _Kind(StrEnum):
+    A = "a"
+    ACCENT = "é\x1f"
+
+
+class _Level(IntEnum):
+    HIGH = 2**53 - 1
+
+
+_any_text = st.text(max_size=6)
+_subclassed = st.one_of(_any_text, _any_text.map(_Text), st.sampled_from(list(_Kind)))
+_plain = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-SAFE_INTEGER_MAX, SAFE_INTEGER_MAX),
+        st.sampled_from(list(_Level)),
+        _subclassed,
+    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_subclassed, inner, max_size=4),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=400)
+@given(_plain)
+def test_the_bytes_are_json_dumps_on_every_valid_value(value: object) -> None:
+    """The encoder (orjson) against the stdlib's ``json.dumps``, kept as the
+    oracle, over text of any code point (controls, non-ASCII, astral), ``str``
+    and ``int`` subclasses as values and keys, and the integer bounds."""
+    oracle = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == oracle.encode("utf-8")
+
+
+def _oracle_bytes(document: Any) -> bytes:
+    plain = _reference(document, "value", 0)
+    return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _kind(function: Any) -> tuple[str, Any]:
+    try:
+        return "value", function()
+    except BadUserInput:
+        return "refused", None
+
+
+_objects = st.dictionaries(_keys, _values, max_size=4) | _values
+
+
+@settings(max_examples=300)
+@given(_objects, st.text(max_size=4) | st.just("\ud800"))
+def test_hashes_walk_the_record_once_and_match_the_document_walked_twice(
+    nested: Any, name: str
+) -> None:
+    """``CertificateRecord.canonical_bytes`` and ``event_hash`` normalise
+    metadata/data once, inside ``canonical_json``; the oracle is what they did
+    before: ``document()``/``content()`` (normalising the nested object), then
+    the plain walk and ``json.dumps`` over the result. Same bytes, or both refuse."""
+    when = datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+    record = CertificateRecord("p1", "b1", name, when, sku=None, metadata=nested)
+    ours = _kind(record.canonical_bytes)
+    theirs = _kind(lambda: _oracle_bytes(record.document()))
+    assert ours == theirs
+    event = ProvenanceEvent(
+        1, ProvenanceEventType.SHIPPED, when, "0" * 64, "", actor=name, data=nested
+    )
+    ours = _kind(lambda: event_hash(event))
+    theirs = _kind(lambda: sha256_hex(_oracle_bytes(event.content())))
+    assert ours == theirs

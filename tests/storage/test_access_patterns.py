@@ -121,12 +121,18 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
         "BRAND#b1",
         SortRange(SortOperator.BEGINS_WITH, "INTEGRATION#"),
     ),
+    "AP33": (
+        IndexName.TABLE,
+        {"product_id": "p1"},
+        "PRODUCT#p1",
+        SortRange(SortOperator.BETWEEN, "CLAIM", "META"),
+    ),
 }
 
 
-def test_all_32_patterns_are_registered_with_ids_ap01_to_ap32() -> None:
+def test_all_33_patterns_are_registered_with_ids_ap01_to_ap33() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 33)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 34)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 
@@ -191,6 +197,7 @@ def test_consistent_reads_only_on_the_table() -> None:
         "AP30",
         "AP31",
         "AP32",
+        "AP33",
     }
     assert all(REGISTRY[i].index is IndexName.TABLE for i in consistent)
 

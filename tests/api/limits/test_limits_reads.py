@@ -16,6 +16,7 @@ from _limits import ADMIN_KEY, Client, grow_chain, serve
 from api.settings.limits import Execution, Limits
 from domain.chain import CHAIN_MAX_EVENTS
 from services.provenance.walk import CHAIN_READ_ITEMS
+from services.verification.lookup import RECORD_READ_ITEMS
 
 LONG_CHAIN = 10_000
 VERIFICATION_COST = 1 + 1 + 1 + CHAIN_READ_ITEMS
@@ -71,10 +72,14 @@ async def test_a_verification_of_a_chain_past_the_cap_reads_one_full_chain(
     assert "errors" not in body, body
     assert body["data"]["verification"] == {"result": "SUSPICIOUS", "chainIntact": False}
     assert body["extensions"]["cost"] == VERIFICATION_COST
-    chain_reads = [c for c in body["extensions"]["trace"]["calls"] if c["accessPattern"] == "AP09"]
-    # Ten pages of 100 and one of 1, each reading one item past its page.
+    calls = body["extensions"]["trace"]["calls"]
+    chain_reads = [c for c in calls if c["accessPattern"] == "AP33"]
+    # The claim, the chain and the product in one Query (AP33): ten pages of
+    # 100 and one of 3, each reading one item past its page; cut before the
+    # product, which is then read alone, and the chain not read again.
     assert len(chain_reads) == 11
-    assert sum(c["items"] for c in chain_reads) <= CHAIN_READ_ITEMS + len(chain_reads)
+    assert sum(c["items"] for c in chain_reads) <= RECORD_READ_ITEMS + len(chain_reads)
+    assert sorted(c["accessPattern"] for c in calls if c not in chain_reads) == ["AP04", "AP05"]
     assert elapsed < 1.0
 
 
@@ -90,7 +95,7 @@ async def test_aliases_of_one_verification_read_its_chain_once(client: Client) -
     )
     assert "errors" not in body, body
     assert all(v["chainIntact"] for v in body["data"].values())
-    chain_reads = [c for c in body["extensions"]["trace"]["calls"] if c["accessPattern"] == "AP09"]
+    chain_reads = [c for c in body["extensions"]["trace"]["calls"] if c["accessPattern"] == "AP33"]
     assert len(chain_reads) == 3
 
 
