@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -26,8 +26,10 @@ __all__ = [
     "MAX_DAYS",
     "Summary",
     "alert_counters",
+    "countries_counted",
     "day_key",
     "days_in",
+    "hour_count",
     "scan_counters",
     "shard_of",
     "summarize",
@@ -59,6 +61,19 @@ def scan_counters(scanned_at: datetime, country: str | None, result: ScanResult)
     if country is not None:
         counters[f"{_COUNTRY}{country}"] = 1
     return counters
+
+
+def countries_counted(item: Mapping[str, object]) -> Iterator[str]:
+    """The countries a day item counted scans from: its ``c_<country>`` counters."""
+    for name, value in item.items():
+        if name.startswith(_COUNTRY) and value:
+            yield name[len(_COUNTRY) :]
+
+
+def hour_count(item: Mapping[str, object], hour: int) -> int:
+    """The scans a day item counted in one UTC hour of its day."""
+    value = item.get(f"{_HOUR}{hour:02d}", 0)
+    return int(value) if isinstance(value, int | Decimal) else 0
 
 
 def alert_counters(threat_type: ThreatType) -> dict[str, int]:

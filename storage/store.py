@@ -83,7 +83,11 @@ class Store:
             unique[i : i + BATCH_GET_MAX_KEYS] for i in range(0, len(unique), BATCH_GET_MAX_KEYS)
         ]
         found: dict[Key, Item] = {}
-        for items in await asyncio.gather(*(self._batch_chunk(ap, c) for c in chunks)):
+        if len(chunks) == 1:  # most batches: awaited in place, without a task
+            results = [await self._batch_chunk(ap, chunks[0])]
+        else:
+            results = await asyncio.gather(*(self._batch_chunk(ap, c) for c in chunks))
+        for items in results:
             found.update((_item_key(item), item) for item in items)
         return [found.get(key) for key in keys]
 

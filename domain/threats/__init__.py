@@ -17,6 +17,7 @@ from .alerts import (
 from .events import chain_gap, ownership_dispute, product_recall
 from .rules import (
     SCAN_RULES,
+    SCAN_RULES_BY_TYPE,
     ClaimFacts,
     ProductFacts,
     RecentScan,
@@ -29,6 +30,7 @@ from .rules import (
     geographic_anomaly,
     hash_tampering,
     recalled_product_scan,
+    scan_alert_key,
     scan_velocity,
 )
 from .settings import ThreatSettings
@@ -36,6 +38,7 @@ from .settings import ThreatSettings
 __all__ = [
     "ALERT_ID_PREFIX",
     "SCAN_RULES",
+    "SCAN_RULES_BY_TYPE",
     "SEVERITY_OF",
     "AlertDraft",
     "AlertKey",
@@ -60,6 +63,7 @@ __all__ = [
     "parse_alert_id",
     "product_recall",
     "recalled_product_scan",
+    "scan_alert_key",
     "scan_velocity",
     "severity_at_least",
 ]

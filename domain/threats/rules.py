@@ -9,7 +9,7 @@ window old is outside it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Context, Decimal
@@ -22,11 +22,12 @@ from domain.countries import is_country
 from domain.datetimes import AwareDatetime, format_datetime
 from domain.enums import ProductStatus, ScanResult, ThreatType
 
-from .alerts import AlertDraft, JSONValue
+from .alerts import AlertDraft, AlertKey, JSONValue, floor_time
 from .settings import ThreatSettings
 
 __all__ = [
     "SCAN_RULES",
+    "SCAN_RULES_BY_TYPE",
     "ClaimFacts",
     "ProductFacts",
     "RecentScan",
@@ -39,6 +40,7 @@ __all__ = [
     "geographic_anomaly",
     "hash_tampering",
     "recalled_product_scan",
+    "scan_alert_key",
     "scan_velocity",
 ]
 
@@ -233,18 +235,48 @@ def recalled_product_scan(ctx: ScanContext, settings: ThreatSettings) -> AlertDr
     return _draft(ctx, ThreatType.RECALLED_PRODUCT_SCAN, settings.recalled_scan_dedupe, details)
 
 
-SCAN_RULES: tuple[ScanRule, ...] = (
-    hash_tampering,
-    claimed_product_scan,
-    geographic_anomaly,
-    scan_velocity,
-    burst_scan,
-    recalled_product_scan,
-)
+SCAN_RULES_BY_TYPE: Mapping[ThreatType, ScanRule] = {
+    ThreatType.HASH_TAMPERING: hash_tampering,
+    ThreatType.CLAIMED_PRODUCT_SCAN: claimed_product_scan,
+    ThreatType.GEOGRAPHIC_ANOMALY: geographic_anomaly,
+    ThreatType.SCAN_VELOCITY: scan_velocity,
+    ThreatType.BURST_SCAN: burst_scan,
+    ThreatType.RECALLED_PRODUCT_SCAN: recalled_product_scan,
+}
+"""Each scan rule by the one type of alert it raises, in evaluation order."""
+SCAN_RULES: tuple[ScanRule, ...] = tuple(SCAN_RULES_BY_TYPE.values())
+
+_DEDUPE: Mapping[ThreatType, Callable[[ThreatSettings], timedelta]] = {
+    ThreatType.HASH_TAMPERING: lambda settings: settings.tampering_dedupe,
+    ThreatType.CLAIMED_PRODUCT_SCAN: lambda settings: settings.claimed_scan_dedupe,
+    ThreatType.GEOGRAPHIC_ANOMALY: lambda settings: settings.geo_dedupe,
+    ThreatType.SCAN_VELOCITY: lambda settings: settings.velocity_dedupe,
+    ThreatType.BURST_SCAN: lambda settings: settings.burst_dedupe,
+    ThreatType.RECALLED_PRODUCT_SCAN: lambda settings: settings.recalled_scan_dedupe,
+}
 
 
-def evaluate_scan(ctx: ScanContext, settings: ThreatSettings | None = None) -> list[AlertDraft]:
-    """Every alert one scan raises, most severe first (rule order is fixed)."""
+def scan_alert_key(
+    type_: ThreatType, product: ProductFacts, scanned_at: datetime, settings: ThreatSettings
+) -> AlertKey:
+    """The key of the alert the rule for ``type_`` raises, if it does, for a
+    scan of ``product`` at ``scanned_at``: known before the rule runs, so a
+    caller that knows that alert is stored need not gather the rule's
+    inputs, nor run it."""
+    window = floor_time(scanned_at, _DEDUPE[type_](settings))
+    return AlertKey(product.brand_id, product.product_id, type_, window)
+
+
+def evaluate_scan(
+    ctx: ScanContext,
+    settings: ThreatSettings | None = None,
+    *,
+    skip: Container[ThreatType] = (),
+) -> list[AlertDraft]:
+    """Every alert one scan raises, most severe first (rule order is fixed),
+    but those of the rules for ``skip``, whose alerts the caller already has."""
     settings = settings or ThreatSettings()
-    drafts = (rule(ctx, settings) for rule in SCAN_RULES)
+    drafts = (
+        rule(ctx, settings) for type_, rule in SCAN_RULES_BY_TYPE.items() if type_ not in skip
+    )
     return [draft for draft in drafts if draft is not None]

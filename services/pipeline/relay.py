@@ -33,11 +33,12 @@ from domain.threats import AlertDraft
 from domain.webhooks import delivery_id
 from services.pipeline.alerts.drafts import alert_drafts
 from services.pipeline.alerts.known import KnownAlerts
-from services.pipeline.alerts.records import alert_item, alert_key, alert_puts
+from services.pipeline.alerts.records import alert_item, alert_puts
 from services.pipeline.alerts.stamping import Stamper
 from services.pipeline.events import OutboxEvent, WebhookEvent
 from services.pipeline.live.broker import Broker
 from services.pipeline.live.tailer import PIPELINE_TENANT
+from services.pipeline.outbox.completions import Completions
 from services.pipeline.outbox.intake import HINTS_PER_BATCH, Intake, is_webhook
 from services.pipeline.outbox.items import (
     ClaimedItem,
@@ -54,7 +55,7 @@ from services.pipeline.settings import PipelineSettings
 from services.pipeline.webhooks.delivery import deliver
 from services.transact import transact
 from services.webhooks.items import DeliveryStatus, delivery_item, webhook_matches
-from storage import Item, Key, Put, Storage, Update, WriteAction
+from storage import Item, Put, Storage, Update, WriteAction
 from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
 
 __all__ = ["Relay", "retry_delay"]
@@ -106,6 +107,7 @@ class Relay:
         self._webhook_slots = asyncio.Semaphore(settings.webhook_concurrency)
         self._settling = asyncio.Semaphore(HINTS_PER_BATCH * settings.claim_batch)
         """Worked alert items whose delete (or retry) has not committed yet."""
+        self._completions = Completions(storage, self._completed)
         self._wake = asyncio.Event()
         """Polls the table now."""
         self._hinted = asyncio.Event()
@@ -147,6 +149,7 @@ class Relay:
                 group.create_task(self._poll_loop())
                 group.create_task(self._hint_loop())
                 group.create_task(self._alert_lane())
+                group.create_task(self._completions.run())
         finally:
             self._running = False
             for task in list(self._tasks):
@@ -218,7 +221,9 @@ class Relay:
 
     def _freed(self, webhook: bool) -> None:
         self._intake.done(webhook)
-        self._hinted.set()
+        if self._intake.waiting:
+            # Only a waiting hint can use the room; a new one wakes the loop itself.
+            self._hinted.set()
         if self._intake.overflowed:
             self._wake.set()
 
@@ -241,11 +246,19 @@ class Relay:
             # the lane goes on meanwhile, or it works no faster than the
             # writer commits one item at a time. Its room is free now: no
             # lease is left to run out unworked (docs/design.md, Verify path).
+            # Deletes that wait together commit together.
             await self._settling.acquire()
             self._freed(webhook=False)
-            self._spawn(self._finish(claimed, error))
+            if error is None:
+                self._completions.add(claimed)
+            else:
+                self._spawn(self._finish(claimed, error))
 
-    async def _finish(self, claimed: ClaimedItem, error: Exception | None) -> None:
+    def _completed(self, claimed: ClaimedItem) -> None:
+        self._held.pop(claimed.lease.token, None)
+        self._settling.release()
+
+    async def _finish(self, claimed: ClaimedItem, error: Exception) -> None:
         try:
             await self._settle_outcome(claimed, error)
             self._held.pop(claimed.lease.token, None)
@@ -448,11 +461,9 @@ class Relay:
                 counted=self._on_delivery,
             )
             return
-        drafts = [
-            draft
-            for draft in await alert_drafts(self._storage, event, self._settings.threats)
-            if alert_key(draft.key) not in self.known_alerts
-        ]
+        drafts = await alert_drafts(
+            self._storage, event, self._settings.threats, known=self.known_alerts
+        )
         if not drafts:
             return
         webhooks = await self._webhooks(event.brand_id)
@@ -499,10 +510,10 @@ class Relay:
             await transact(self._storage, actions)
         except ConditionFailed as error:
             if error.index == 0:
-                self.known_alerts.add(Key(item["PK"], item["SK"]))
+                self.known_alerts.add(draft.key)
                 return False
             raise
-        self.known_alerts.add(Key(item["PK"], item["SK"]))
+        self.known_alerts.add(draft.key)
         self.alerts_created += 1
         item = await self.stamper.visible(self._storage, item)
         self._broker.publish(item)

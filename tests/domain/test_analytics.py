@@ -12,8 +12,10 @@ from domain.analytics import (
     BRAND_SHARDS,
     MAX_DAYS,
     alert_counters,
+    countries_counted,
     day_key,
     days_in,
+    hour_count,
     scan_counters,
     shard_of,
     summarize,
@@ -55,6 +57,18 @@ def test_shards_of_a_day_merge_into_one_summary() -> None:
     assert summary.countries == Counter({"DE": 2})
     assert summary.results == Counter({"AUTHENTIC": 2, "SUSPICIOUS": 1})
     assert summary.threats == Counter({"BURST_SCAN": 1})
+
+
+def test_a_day_item_names_its_countries_and_counts_its_hours() -> None:
+    """What the relay reads to rule out the geographic and burst rules."""
+    at = datetime(2026, 11, 28, 23, 59, tzinfo=UTC)
+    stored = (
+        {k: Decimal(v) * 2 for k, v in scan_counters(at, "DE", ScanResult.AUTHENTIC).items()}
+        | {"entity": "AnalyticsDay", "c_FR": 1}
+        | alert_counters(ThreatType.BURST_SCAN)
+    )
+    assert sorted(countries_counted(stored)) == ["DE", "FR"]
+    assert hour_count(stored, 23) == 2 and hour_count(stored, 0) == 0
 
 
 _MOMENTS = st.datetimes(min_value=datetime(1000, 1, 1), timezones=st.just(UTC))

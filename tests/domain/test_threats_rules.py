@@ -23,6 +23,7 @@ from domain.threats import (
     geographic_anomaly,
     hash_tampering,
     recalled_product_scan,
+    scan_alert_key,
     scan_velocity,
 )
 
@@ -342,3 +343,20 @@ def test_daily_window_starts_at_utc_midnight() -> None:
     draft = geographic_anomaly(attack(T0, "scn_a"), SETTINGS)
     assert isinstance(draft, AlertDraft)
     assert draft.window_start == datetime(2026, 3, 10, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("at", [T0, T0 + DAY + 29 * timedelta(minutes=1), T0 - US])
+def test_a_rules_key_is_known_before_it_runs(at: datetime) -> None:
+    """The relay skips a rule whose alert it knows by this key: it must be
+    the key of the draft the rule raises, for every rule."""
+    drafts = evaluate_scan(attack(at, "scn_a"))
+    assert len(drafts) == 6
+    for draft in drafts:
+        assert scan_alert_key(draft.type, attack(at, "scn_a").product, at, SETTINGS) == draft.key
+
+
+def test_skipped_rules_do_not_run() -> None:
+    everything = evaluate_scan(attack(T0, "scn_a"))
+    skip = {ThreatType.BURST_SCAN, ThreatType.GEOGRAPHIC_ANOMALY}
+    rest = evaluate_scan(attack(T0, "scn_a"), skip=skip)
+    assert rest == [draft for draft in everything if draft.type not in skip]

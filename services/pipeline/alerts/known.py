@@ -12,7 +12,7 @@ a forgotten key only costs the refused write again
 
 from __future__ import annotations
 
-from storage import Key
+from domain.threats import AlertKey
 
 __all__ = ["KNOWN_ALERTS_MAX", "KnownAlerts"]
 
@@ -23,15 +23,15 @@ KNOWN_ALERTS_MAX = 4096
 class KnownAlerts:
     def __init__(self, limit: int = KNOWN_ALERTS_MAX) -> None:
         self._limit = limit
-        self._keys: dict[Key, None] = {}
+        self._keys: dict[AlertKey, None] = {}
 
-    def __contains__(self, key: Key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._keys
 
     def __len__(self) -> int:
         return len(self._keys)
 
-    def add(self, key: Key) -> None:
+    def add(self, key: AlertKey) -> None:
         if key in self._keys:
             return
         if len(self._keys) >= self._limit:

@@ -11,11 +11,12 @@ from domain.datetimes import format_datetime
 from domain.enums import ProductStatus, ScanResult
 from domain.identifiers import new_id
 from domain.threats import ClaimFacts, ProductFacts
+from services.analytics.counters import scan_counter_updates
 from services.brands.items import brand_stats_item
 from services.pipeline import Pipeline, PipelineSettings, ScanEvent
 from services.pipeline.service import outbox_actions
 from services.scans.items import SCAN_SORT
-from storage import Item, Put, Storage
+from storage import Item, Put, Storage, WriteAction
 from storage.access_patterns import BRAND_STATS, BRAND_THREATS, OUTBOX_DUE, PRODUCT_SCANS
 
 CURSOR_KEY = bytes(range(32))
@@ -75,15 +76,32 @@ async def new_brand(storage: Storage) -> str:
     return brand_id
 
 
+def scan_writes(item: Item, event: ScanEvent) -> list[WriteAction]:
+    """The scan item and its day counters (AP27, which the relay reads), as
+    verifyProduct's transaction writes them; the outbox item is the caller's."""
+    return [
+        Put(item),
+        *scan_counter_updates(
+            brand_id=event.brand_id,
+            product_id=event.product_id,
+            scan_id=event.scan_id,
+            scanned_at=event.scanned_at,
+            country=event.country,
+            result=event.result,
+        ),
+    ]
+
+
 async def record_scan(
     storage: Storage, product: Product, at: datetime, pipeline: Pipeline | None = None, **scan: Any
 ) -> ScanEvent:
     """The scan and its outbox item in one transaction, as verifyProduct commits them."""
     item, event = product.scan(at, **scan)
+    writes = scan_writes(item, event)
     if pipeline is None:
-        await storage.transact_write([Put(item), *outbox_actions(event)])
+        await storage.transact_write([*writes, *outbox_actions(event)])
     else:
-        await pipeline.committing(storage).transact_write([Put(item), *pipeline.enqueue(event)])
+        await pipeline.committing(storage).transact_write([*writes, *pipeline.enqueue(event)])
     return event
 
 

@@ -38,7 +38,7 @@ class Gated:
         self.claims: list[str] = []
         claim_update = relay_module.claim_update
 
-        async def slow(storage: Storage, event: Any, threats: Any) -> list[Any]:
+        async def slow(storage: Storage, event: Any, threats: Any, **_: Any) -> list[Any]:
             await self.gate.wait()
             self.worked.append(event.event_id)
             return []

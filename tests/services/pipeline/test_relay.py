@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from domain.enums import ProductStatus, ScanResult
+from domain.enums import ProductStatus, ScanResult, ThreatType
 from domain.errors import ProofgateError
 from domain.identifiers import new_id
-from domain.threats import ClaimFacts
+from domain.threats import AlertKey, ClaimFacts
 from services.pipeline import (
     AppendEvent,
     Broker,
@@ -24,7 +24,7 @@ from services.pipeline import (
 from services.pipeline import relay as relay_module
 from services.pipeline.alerts.known import KnownAlerts
 from services.pipeline.service import outbox_actions
-from storage import CursorCodec, Item, Key, Put, Storage
+from storage import CursorCodec, Item, Put, Storage
 from storage.access_patterns import OUTBOX_PARKED
 from tests.services.pipeline._support import (
     CURSOR_KEY,
@@ -183,7 +183,10 @@ async def test_an_alert_this_relay_does_not_know_is_refused_by_the_store(
 
 def test_known_alerts_are_bounded() -> None:
     known = KnownAlerts(limit=2)
-    keys = [Key(f"THREAT#{i}", "ALERT") for i in range(3)]
+    keys = [
+        AlertKey("brand", "product", ThreatType.BURST_SCAN, datetime(2026, 1, 1, i, tzinfo=UTC))
+        for i in range(3)
+    ]
     for key in keys:
         known.add(key)
     known.add(keys[2])
@@ -218,7 +221,7 @@ async def test_a_failing_item_is_retried_with_backoff_then_parked(
 ) -> None:
     calls: list[datetime] = []
 
-    async def broken(*args: Any) -> list[Any]:
+    async def broken(*args: Any, **kwargs: Any) -> list[Any]:
         calls.append(datetime.now(UTC))
         raise ProofgateError("rules exploded")
 
@@ -327,7 +330,7 @@ async def test_stopping_releases_the_leases_of_unfinished_items(
     once, unleased, with the attempt it never finished given back."""
     started = asyncio.Event()
 
-    async def stuck(*args: Any) -> list[Any]:
+    async def stuck(*args: Any, **kwargs: Any) -> list[Any]:
         started.set()
         await asyncio.Event().wait()
         return []

@@ -1,34 +1,48 @@
-"""The relay's cheap read of a product's recent scans decides exactly as the
-plain one: every stored attribute decoded, every ``scannedAt`` parsed by
-``strptime``. Generated histories crowd the window edges (exactly 24 h and
-1 h old, the scan's own microsecond, a microsecond after it)."""
+"""The relay's cheap gathering decides exactly as the plain read: every
+scan of the lookback, every stored attribute decoded, every ``scannedAt``
+parsed by ``strptime``, all six rules run, and then the alerts known to be
+stored dropped. The relay skips the rules of known alerts and the reads they
+need, and rules out the geographic and burst rules from the product's day
+counters. Generated histories crowd the window edges (exactly 24 h and 1 h
+old, the scan's own microsecond, a microsecond after it) around scans at
+noon, at midnight and a microsecond before it."""
 
 from __future__ import annotations
 
+from collections.abc import Container
 from datetime import UTC, datetime, timedelta
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.datetimes import DATETIME_FORMAT
-from domain.enums import ScanResult
+from domain.enums import ThreatType
 from domain.threats import (
+    SCAN_RULES_BY_TYPE,
     AlertDraft,
+    AlertKey,
     RecentScan,
     ScanContext,
     ThreatSettings,
     evaluate_scan,
+    scan_alert_key,
 )
 from services.paging import query_all
 from services.pipeline import ScanEvent
+from services.pipeline.alerts import drafts
 from services.pipeline.alerts.drafts import RECENT_SCANS_MAX, alert_drafts
 from services.pipeline.live.tailer import PIPELINE_TENANT
-from storage import Put, Storage
+from storage import Storage
 from storage.access_patterns import PRODUCT_SCANS
-from tests.services.pipeline._support import Product
+from tests.services.pipeline._support import Product, scan_writes
 
 T0 = datetime(2026, 3, 10, 12, 0, 0, 250000, tzinfo=UTC)
 US = timedelta(microseconds=1)
+MOMENTS = st.sampled_from(
+    (T0, datetime(2026, 3, 10, tzinfo=UTC), datetime(2026, 3, 11, tzinfo=UTC) - US)
+)
+"""Day and hour edges: the counters the relay reads are per day and hour."""
 EDGES = (-timedelta(days=1), -timedelta(hours=1), timedelta(0))
 OFFSETS = st.one_of(
     st.sampled_from(EDGES).flatmap(lambda edge: st.sampled_from((edge - US, edge, edge + US))),
@@ -43,13 +57,16 @@ RULES = st.builds(
     ThreatSettings,
     geo_min_countries=st.integers(1, 4),
     burst_max_scans=st.integers(0, 6),
+    geo_window=st.sampled_from((timedelta(hours=2), timedelta(days=1), timedelta(days=2))),
+    burst_window=st.sampled_from((timedelta(minutes=30), timedelta(hours=1), timedelta(hours=3))),
 )
 
 
 async def plain_drafts(
-    storage: Storage, event: ScanEvent, rules: ThreatSettings
+    storage: Storage, event: ScanEvent, rules: ThreatSettings, known: Container[AlertKey] = ()
 ) -> list[AlertDraft]:
-    """The read as first written: whole items, ``strptime`` per scan."""
+    """The read as first written: whole items, ``strptime`` per scan, every
+    rule run and then the known alerts dropped."""
     params = {
         "product_id": event.product_id,
         "start": event.scanned_at - rules.lookback,
@@ -78,7 +95,7 @@ async def plain_drafts(
         recent=recent,
         claim=event.claim,
     )
-    return evaluate_scan(context, rules)
+    return [draft for draft in evaluate_scan(context, rules) if draft.key not in known]
 
 
 @settings(
@@ -90,22 +107,33 @@ async def plain_drafts(
     history=st.lists(SCAN, max_size=30),
     own=st.tuples(st.sampled_from(("FR", "BR", None)), st.booleans()),
     rules=RULES,
+    moment=MOMENTS,
+    known_types=st.sets(st.sampled_from(sorted(SCAN_RULES_BY_TYPE))),
+    few=st.sampled_from((0, drafts._FEW_SCANS, 10**6)),
 )
 async def test_drafts_equal_the_plain_read(
     storage: Storage,
     history: list[tuple[timedelta, str | None, str | None]],
     own: tuple[str | None, bool],
     rules: ThreatSettings,
+    moment: datetime,
+    known_types: set[ThreatType],
+    few: int,
 ) -> None:
-    product = Product("brand_1", T0 - timedelta(days=30))
-    puts = [
-        Put(product.scan(T0 + offset, country=country, device=device)[0])
+    """``few``: how many scans a product may have for the relay to read them
+    all rather than its day counters first (both ways are checked)."""
+    product = Product("brand_1", moment - timedelta(days=30))
+    writes = [
+        scan_writes(*product.scan(moment + offset, country=country, device=device))
         for offset, country, device in history
     ]
     country, stored = own
-    item, event = product.scan(T0, country=country, device="dev_a", result=ScanResult.AUTHENTIC)
+    item, event = product.scan(moment, country=country, device="dev_a")
     if stored:  # the relay usually reads after the scan's own write, not always
-        puts.append(Put(item))
-    for put in puts:
-        await storage.transact_write([put])
-    assert await alert_drafts(storage, event, rules) == await plain_drafts(storage, event, rules)
+        writes.append(scan_writes(item, event))
+    for actions in writes:
+        await storage.transact_write(actions)
+    known = {scan_alert_key(type_, event.product, moment, rules) for type_ in known_types}
+    with patch.object(drafts, "_FEW_SCANS", few):
+        gathered = await alert_drafts(storage, event, rules, known)
+    assert gathered == await plain_drafts(storage, event, rules, known)

@@ -32,7 +32,7 @@ async def test_a_burst_of_commits_leases_no_more_than_one_batch(
     gate = asyncio.Event()
     worked: list[str] = []
 
-    async def slow(storage: Storage, event: Any, threats: Any) -> list[Any]:
+    async def slow(storage: Storage, event: Any, threats: Any, **_: Any) -> list[Any]:
         await gate.wait()
         worked.append(event.event_id)
         return []
@@ -78,7 +78,7 @@ async def test_an_item_whose_lease_ran_out_in_the_lane_is_not_worked_there(
     short = dataclasses.replace(settings, claim_batch=2, lease=timedelta(milliseconds=300))
     worked: list[str] = []
 
-    async def slow_first(storage: Storage, event: Any, threats: Any) -> list[Any]:
+    async def slow_first(storage: Storage, event: Any, threats: Any, **_: Any) -> list[Any]:
         if not worked:
             await asyncio.sleep(0.6)
         worked.append(event.event_id)
@@ -160,7 +160,7 @@ async def test_an_item_is_claimed_once_whether_a_poll_or_its_hint_finds_it(
         claims.append(item["id"])
         return claim_update(item, lease)
 
-    async def slow(storage: Storage, event: Any, threats: Any) -> list[Any]:
+    async def slow(storage: Storage, event: Any, threats: Any, **_: Any) -> list[Any]:
         await asyncio.sleep(0.002)
         worked.append(event.event_id)
         return []
