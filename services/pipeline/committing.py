@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
+from domain.errors import ConditionFailed
 from storage import AccessPattern, Item, Page, Put, Storage, WriteAction
 
 from .events import EventKind, OutboxEvent
@@ -134,17 +135,33 @@ class CommittingStorage:
         return await self.inner.query(ap, params, tenant=tenant, first=first, after=after)
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
-        """An item written with a lease that then did not commit (as far as
-        this process knows) costs nothing: if it did commit, it is claimable
-        once its lease ends."""
+        """A call that fails may still have committed (a reply lost after the
+        driver's retries, a request cancelled mid-commit): each of its outbox
+        items is then hinted, so one that committed is claimed now rather
+        than when its lease ends, and the claim of one that did not simply
+        loses. A failed condition is no such case: nothing was written."""
         written, born, hinted = self._born(actions)
-        await self.inner.transact_write(written)
+        try:
+            await self.inner.transact_write(written)
+        except ConditionFailed:
+            self._forget(born, hinted)
+            raise
+        except BaseException:
+            self._forget(born, hinted)
+            for item in [entry.put.item for entry in born] + [put.item for put in hinted]:
+                self._relay.expect(item)
+            raise
+        self._forget(born, hinted)
         for entry in born:
-            self._handover.forget(entry.original)
             self._relay.born(entry.put.item, entry.lease, entry.event)
         for put in hinted:
-            self._handover.forget(put)
             self._relay.expect(put.item)
+
+    def _forget(self, born: list[_Born], hinted: list[Put]) -> None:
+        for entry in born:
+            self._handover.forget(entry.original)
+        for put in hinted:
+            self._handover.forget(put)
 
     def _born(
         self, actions: Sequence[WriteAction]

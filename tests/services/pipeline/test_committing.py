@@ -13,7 +13,7 @@ import pytest
 
 from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus, ScanResult
-from domain.errors import ConditionFailed
+from domain.errors import ConditionFailed, ServiceUnavailable
 from domain.identifiers import new_id
 from domain.signing import KeyRing, SigningKey
 from domain.threats import ClaimFacts, ProductFacts
@@ -283,3 +283,52 @@ def _services(storage: Storage, pipeline: Pipeline) -> Services:
         hash_salt=bytes(32),
         pipeline=pipeline,
     )
+
+
+class _LostReply:
+    """A store whose transactions commit and then fail, as a reply lost after
+    the driver's retries does."""
+
+    def __init__(self, inner: Storage) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def transact_write(self, actions: Any) -> None:
+        await self.inner.transact_write(actions)
+        raise ServiceUnavailable("The reply was lost")
+
+
+@_VIA
+async def test_an_item_whose_commit_reported_a_failure_is_claimed_at_once(
+    storage: Storage,
+    settings: PipelineSettings,
+    t0: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+    via: str,
+) -> None:
+    """Born claimed, committed, but the call failed: the relay never got the
+    item, whose lease (30 s here) would keep it from every poll. It is hinted
+    instead, and claimed and worked at once."""
+    gated = Gated(monkeypatch)
+    gated.gate.set()
+    long_lease = dataclasses.replace(settings, lease=timedelta(seconds=30))
+    pipeline = Pipeline(storage, long_lease, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    brand = await new_brand(storage)
+    event = RecallEvent(new_id(), brand, t0, None)
+    await pipeline.start()
+    try:
+        committing = pipeline.committing(cast(Storage, _LostReply(storage)))
+        enqueue = committing.enqueue if via == "enqueue" else pipeline.enqueue
+        with pytest.raises(ServiceUnavailable):
+            await committing.transact_write(enqueue(event))
+
+        async def worked() -> bool:
+            return gated.worked == [event.event_id]
+
+        await eventually(worked)
+    finally:
+        await pipeline.stop()
+    assert gated.claims == [event.event_id]
