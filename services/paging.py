@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from storage import AccessPattern, Item, Storage
 
-__all__ = ["query_all", "query_pages"]
+if TYPE_CHECKING:
+    from .context import Reads
+
+__all__ = ["query_all", "query_pages", "read_up_to"]
 
 
 async def query_all(
@@ -42,3 +45,21 @@ async def query_pages(
         if not page.has_next_page:
             return
         after = page.end_cursor
+
+
+async def read_up_to(
+    reads: Reads, ap: AccessPattern, params: Mapping[str, Any], limit: int
+) -> tuple[list[Item], bool]:
+    """At most ``limit`` items through the request's reads, each page no
+    larger than what is left; whether the query went on past them."""
+    items: list[Item] = []
+    after: str | None = None
+    more = False
+    while len(items) < limit:
+        page = await reads.page(ap, params, first=min(ap.max_page, limit - len(items)), after=after)
+        items.extend(page.items)
+        more = page.has_next_page
+        if not more:
+            break
+        after = page.end_cursor
+    return items, more

@@ -8,6 +8,7 @@ from storage import Item
 from storage.access_patterns import PROVENANCE_CHAIN
 
 from ..context import Reads
+from ..paging import read_up_to
 from .items import chain_head, event_from_item
 
 __all__ = ["CHAIN_READ_ITEMS", "check_chain", "load_chain"]
@@ -21,19 +22,9 @@ async def load_chain(loaders: Reads, product_id: str) -> list[Item]:
     """The chain in order, cut at ``CHAIN_READ_ITEMS`` events: a longer chain
     (stored before chains were capped, or forged) fails ``check_chain`` and
     costs no more to check than a full one."""
-    items: list[Item] = []
-    after: str | None = None
-    while len(items) < CHAIN_READ_ITEMS:
-        page = await loaders.page(
-            PROVENANCE_CHAIN,
-            {"product_id": product_id},
-            first=min(PROVENANCE_CHAIN.max_page, CHAIN_READ_ITEMS - len(items)),
-            after=after,
-        )
-        items.extend(page.items)
-        if not page.has_next_page:
-            break
-        after = page.end_cursor
+    items, _ = await read_up_to(
+        loaders, PROVENANCE_CHAIN, {"product_id": product_id}, CHAIN_READ_ITEMS
+    )
     return items
 
 

@@ -11,6 +11,7 @@ from storage import Item
 from storage.access_patterns import PRODUCT_BY_CODE, PRODUCT_BY_ID, PRODUCT_RECORD
 
 from ..context import Reads
+from ..paging import read_up_to
 from ..provenance.walk import CHAIN_READ_ITEMS, load_chain
 
 __all__ = ["RECORD_READ_ITEMS", "ProductRecord", "product_for_code", "record_for_code"]
@@ -69,21 +70,9 @@ async def product_record(loaders: Reads, product_id: str) -> ProductRecord:
     ``RECORD_READ_ITEMS`` before META is an over-long chain, whose check
     fails whatever follows, or one padded by such items: then the product
     and the chain are read on their own (AP04, AP09), as bounded as before."""
-    items: list[Item] = []
-    after: str | None = None
-    cut = False
-    while len(items) < RECORD_READ_ITEMS:
-        page = await loaders.page(
-            PRODUCT_RECORD,
-            {"product_id": product_id},
-            first=min(PRODUCT_RECORD.max_page, RECORD_READ_ITEMS - len(items)),
-            after=after,
-        )
-        items.extend(page.items)
-        cut = page.has_next_page
-        if not cut:
-            break
-        after = page.end_cursor
+    items, cut = await read_up_to(
+        loaders, PRODUCT_RECORD, {"product_id": product_id}, RECORD_READ_ITEMS
+    )
     claim, product, chain = _split(items)
     if product is None:
         if not cut:
