@@ -112,7 +112,15 @@ def verify_signature(
         return False
     if type(signature) is not str or type(hash_hex) is not str:
         return False  # a stored value tampered into another type: no text to check
+    if len(signature) > _REMEMBERED_TEXT_MAX or len(hash_hex) > _REMEMBERED_TEXT_MAX:
+        # Longer than any signature or hash: checked, not remembered, so the
+        # memo stays a few hundred bytes an entry whatever a tampered item holds.
+        return _signed.__wrapped__(key.raw, signature, hash_hex)
     return _signed(key.raw, signature, hash_hex)
+
+
+_REMEMBERED_TEXT_MAX = 128
+"""An Ed25519 signature is 86 characters of base64url, a SHA-256 hash 64 of hex."""
 
 
 @lru_cache(maxsize=VERIFIED_SIGNATURES)

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.certificates import Certificate, sign_hash, verify_signature
+from domain.certificates import Certificate, _signed, sign_hash, verify_signature
 from domain.signing import ALGORITHM, KeyRing, SigningKey
 
 SIGNERS = [
@@ -99,3 +99,16 @@ def test_a_stored_value_of_another_type_is_a_verdict_not_an_error() -> None:
     ring = KeyRing.of(SIGNERS[0])
     assert not verify_signature(Certificate(good.hash, 12, good.key_id), ring)  # type: ignore[arg-type]
     assert not verify_signature(Certificate({"h": 1}, good.signature, good.key_id), ring)  # type: ignore[arg-type]
+
+
+def test_text_longer_than_any_signature_is_checked_but_not_remembered() -> None:
+    """The memo's entries stay small whatever a tampered item holds; the
+    verdict on such text is still the plain check's."""
+    good = sign_hash("ab" * 32, SIGNERS[0])
+    ring = KeyRing.of(SIGNERS[0])
+    _signed.cache_clear()
+    padded = Certificate(good.hash, good.signature + "A" * 10_000, good.key_id)
+    assert verify_signature(padded, ring) is plain(padded, ring) is False
+    assert _signed.cache_info().currsize == 0
+    assert verify_signature(good, ring)
+    assert _signed.cache_info().currsize == 1
