@@ -5,7 +5,6 @@ capacity units (docs/design.md, Limits and cost)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -49,13 +48,10 @@ async def test_thirty_aliased_verifications_of_a_long_chain_are_refused_before_r
     items in 7 s. Each alias is now charged the whole chain it reads."""
     query = aliased("verification(code: $code) { result chainIntact }", 30)
     variables = {"code": long_chain["verificationCode"]}
-    started = time.perf_counter()
     body = await client.execute(query, variables)
-    elapsed = time.perf_counter() - started
     assert body["data"] is None
     assert codes(body) == ["QUERY_TOO_COMPLEX"]
     assert body["errors"][0]["extensions"]["cost"] == 30 * VERIFICATION_COST
-    assert elapsed < 1.0
     traced = await client.execute(query, variables, key=ADMIN_KEY, trace=True)
     assert codes(traced) == ["QUERY_TOO_COMPLEX"]
     assert traced["extensions"]["trace"]["storageCalls"] == 0
@@ -66,9 +62,7 @@ async def test_a_verification_of_a_chain_past_the_cap_reads_one_full_chain(
 ) -> None:
     query = "query($code: String!) { verification(code: $code) { result chainIntact } }"
     variables = {"code": long_chain["verificationCode"]}
-    started = time.perf_counter()
     body = await client.execute(query, variables, key=ADMIN_KEY, trace=True)
-    elapsed = time.perf_counter() - started
     assert "errors" not in body, body
     assert body["data"]["verification"] == {"result": "SUSPICIOUS", "chainIntact": False}
     assert body["extensions"]["cost"] == VERIFICATION_COST
@@ -80,7 +74,6 @@ async def test_a_verification_of_a_chain_past_the_cap_reads_one_full_chain(
     assert len(chain_reads) == 11
     assert sum(c["items"] for c in chain_reads) <= RECORD_READ_ITEMS + len(chain_reads)
     assert sorted(c["accessPattern"] for c in calls if c not in chain_reads) == ["AP04", "AP05"]
-    assert elapsed < 1.0
 
 
 async def test_aliases_of_one_verification_read_its_chain_once(client: Client) -> None:
