@@ -4,7 +4,6 @@ Redis is SIGKILLed mid-stream and restarted (docs/design.md, "Alerts across proc
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -52,19 +51,15 @@ async def test_an_alert_caused_on_a_reaches_bs_subscriber_through_redis_once(
     b = await Gateway(tmp_path, PROOFGATE_RELAY_POLL_MS="600000", **env).start()
     try:
         inbox, operation, product, brand, key = await _subscribed(a, b)
-        loop = asyncio.get_running_loop()
-        latencies: list[float] = []
         received: list[dict[str, Any]] = []
         for _ in range(5):
-            started = loop.time()
             await a.dispute(product)
+            # B tails the table once a minute: an alert within the wait came through Redis.
             received.append(await inbox.alert(operation, timeout=3))
-            latencies.append(loop.time() - started)
         with pytest.raises(TimeoutError):
             await inbox.next(operation, timeout=0.5)
         stored = await a.alerts(brand, key)
         assert [alert["id"] for alert in received] == [alert["id"] for alert in stored]
-        assert max(latencies) < 0.5, latencies
         await inbox.socket.close()
     finally:
         await a.stop()
