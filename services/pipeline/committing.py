@@ -57,17 +57,20 @@ class Handover:
         built[event.event_id] = (put, event, lease)
         return put
 
-    def find(self, put: Put) -> OutboxEvent | None:
+    def _noted(self, put: Put) -> tuple[Put, OutboxEvent, Lease | None] | None:
         built = self._built.get(put.item["id"])
-        return built[1] if built is not None and built[0] is put else None
+        return built if built is not None and built[0] is put else None
+
+    def find(self, put: Put) -> OutboxEvent | None:
+        built = self._noted(put)
+        return None if built is None else built[1]
 
     def lease(self, put: Put) -> Lease | None:
-        built = self._built.get(put.item["id"])
-        return built[2] if built is not None and built[0] is put else None
+        built = self._noted(put)
+        return None if built is None else built[2]
 
     def forget(self, put: Put) -> None:
-        built = self._built.get(put.item["id"])
-        if built is not None and built[0] is put:
+        if self._noted(put) is not None:
             del self._built[put.item["id"]]
 
     def __len__(self) -> int:
