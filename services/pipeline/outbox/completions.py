@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from domain.errors import ConditionFailed
 from storage import Storage
+from storage.limits import TRANSACT_MAX_ITEMS
 
 from .items import ClaimedItem, complete_delete
 
@@ -26,7 +27,7 @@ __all__ = ["COMPLETIONS_MAX", "Completions"]
 
 logger = logging.getLogger("proofgate.pipeline")
 
-COMPLETIONS_MAX = 100
+COMPLETIONS_MAX = TRANSACT_MAX_ITEMS
 """A transaction's actions at most (docs/design.md, Storage)."""
 
 
