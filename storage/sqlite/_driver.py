@@ -24,11 +24,13 @@ from . import _reads
 from ._checkpoint import Checkpointer
 from ._group import GroupCommitter
 from ._inline import InlineReader
+from ._inline_writer import InlineWriter
 from ._query import query
 from ._schema import (
     DEFAULT_CACHE_MIB,
     MEMORY,
     connect_checkpointer,
+    connect_inline_writer,
     connect_reader,
     connect_writer,
 )
@@ -74,8 +76,15 @@ class SqliteDriver:
             if self.path == MEMORY
             else Checkpointer(partial(connect_checkpointer, self.path, timeout, ready))
         )
+        self._inline_writer = (
+            None
+            if self.path == MEMORY
+            else InlineWriter(partial(connect_inline_writer, self.path, ready, cache_mib))
+        )
         self._committer = GroupCommitter(
-            self._writer, self.checkpointer.nudge if self.checkpointer else None
+            self._writer,
+            self.checkpointer.nudge if self.checkpointer else None,
+            self._inline_writer,
         )
         self.ttl_sweeper = (
             None
@@ -115,6 +124,8 @@ class SqliteDriver:
         if self.ttl_sweeper is not None:
             await self.ttl_sweeper.stop()
         await self._reader.stop()
+        if self._inline_writer is not None:
+            self._inline_writer.stop()
         await self._writer.stop()
         if self.checkpointer is not None:
             await asyncio.to_thread(self.checkpointer.stop)

@@ -34,6 +34,7 @@ __all__ = [
     "UPSERT",
     "column",
     "connect_checkpointer",
+    "connect_inline_writer",
     "connect_reader",
     "connect_writer",
     "expiry",
@@ -184,6 +185,14 @@ def connect_writer(
         ready.set()
 
 
+def _commit_as_the_store_does(connection: sqlite3.Connection) -> None:
+    """Both writing connections' settings, which are each connection's own."""
+    # WAL + NORMAL: a power cut may lose the last commits but never corrupts.
+    connection.execute("PRAGMA synchronous = NORMAL")
+    # Checkpoints run on their own thread (_checkpoint.py); this is the bound.
+    connection.execute(f"PRAGMA wal_autocheckpoint = {FALLBACK_PAGES}")
+
+
 _UPGRADES = {0: _DDL, 1: _MIGRATE_FROM_1}
 
 
@@ -195,10 +204,7 @@ def _prepare(connection: sqlite3.Connection, path: str) -> None:
                 f"SQLite cannot use WAL mode for {path} (got {mode})",
                 hint="Put the data directory on a local file system.",
             )
-    # WAL + NORMAL: a power cut may lose the last commits but never corrupts.
-    connection.execute("PRAGMA synchronous = NORMAL")
-    # Checkpoints run on their own thread (_checkpoint.py); this is the bound.
-    connection.execute(f"PRAGMA wal_autocheckpoint = {FALLBACK_PAGES}")
+    _commit_as_the_store_does(connection)
     connection.execute("BEGIN IMMEDIATE")
     try:
         (version,) = connection.execute("PRAGMA user_version").fetchone()
@@ -223,6 +229,18 @@ def connect_checkpointer(path: str, timeout: float, ready: threading.Event) -> s
     ready.wait()
     with _opening(path):
         return _connect(path, timeout, cache_mib=1)
+
+
+def connect_inline_writer(
+    path: str, ready: threading.Event, cache_mib: int = DEFAULT_CACHE_MIB
+) -> sqlite3.Connection:
+    """The loop thread's writing connection (``_inline_writer.py``): it waits
+    for no lock, and commits as the writer thread's does."""
+    ready.wait()
+    with _opening(path):
+        connection = _connect(path, 0.0, cache_mib)
+        _commit_as_the_store_does(connection)
+        return connection
 
 
 def connect_reader(

@@ -27,7 +27,7 @@ from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 from domain.errors import ServiceUnavailable
 
-__all__ = ["Worker", "translate"]
+__all__ = ["Worker", "is_busy", "translate"]
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -37,8 +37,13 @@ _Outcome = tuple["asyncio.Future[Any]", bool, Any]
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+def is_busy(error: BaseException) -> bool:
+    """Another connection holds the lock this one needs."""
+    return isinstance(error, sqlite3.OperationalError) and error.sqlite_errorcode & 0xFF in _BUSY
+
+
 def translate(error: BaseException) -> BaseException:
-    if isinstance(error, sqlite3.OperationalError) and error.sqlite_errorcode & 0xFF in _BUSY:
+    if is_busy(error):
         return ServiceUnavailable(
             "The SQLite store stayed locked by another writer",
             hint="Another process holds the write lock; retry the request.",

@@ -22,8 +22,9 @@ from ._codec import decode_item, encode_item
 from ._reads import BATCH_STATEMENTS
 from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, UPSERT, expiry, index_columns, row_keys
 from ._update import apply_update
+from ._worker import is_busy
 
-__all__ = ["Outcome", "Request", "commit_group", "transact_write", "write"]
+__all__ = ["Outcome", "Request", "commit_group", "transact_write", "try_commit_group", "write"]
 
 _PK_COLUMN, _SK_COLUMN = index_columns(TABLE.primary)
 
@@ -181,25 +182,49 @@ def commit_group(connection: sqlite3.Connection, requests: Sequence[Request]) ->
     outbox's index) are written once, and the fixed cost of a commit is paid
     once. Nothing is acknowledged before the COMMIT; a COMMIT that fails
     fails every request of the group (docs/design.md, Storage)."""
-    if len(requests) == 1:
-        try:
-            with _transaction(connection):
-                return [(True, _one(connection, requests[0]))]
-        except Exception as error:
-            return [(False, error)]
-    outcomes: list[Outcome] = []
     try:
-        with _transaction(connection):
-            for request in requests:
-                connection.execute("SAVEPOINT request")
-                try:
-                    outcomes.append((True, _one(connection, request)))
-                except Exception as error:
-                    # A statement error that ended the transaction makes this
-                    # ROLLBACK TO fail too, and with it the whole group.
-                    connection.execute("ROLLBACK TO request")
-                    outcomes.append((False, error))
-                connection.execute("RELEASE request")
+        connection.execute("BEGIN IMMEDIATE")
     except Exception as error:
         return [(False, error)] * len(requests)
+    return _commit_begun(connection, requests)
+
+
+def try_commit_group(
+    connection: sqlite3.Connection, requests: Sequence[Request]
+) -> list[Outcome] | None:
+    """``commit_group``, or None at once, having done nothing, when another
+    connection holds the write lock (``connection`` waits for no lock)."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as error:
+        if is_busy(error):
+            return None
+        return [(False, error)] * len(requests)
+    return _commit_begun(connection, requests)
+
+
+def _commit_begun(connection: sqlite3.Connection, requests: Sequence[Request]) -> list[Outcome]:
+    try:
+        if len(requests) == 1:
+            outcomes: list[Outcome] = [(True, _one(connection, requests[0]))]
+        else:
+            outcomes = [_in_savepoint(connection, request) for request in requests]
+        connection.execute("COMMIT")
+    except Exception as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        return [(False, error)] * len(requests)
     return outcomes
+
+
+def _in_savepoint(connection: sqlite3.Connection, request: Request) -> Outcome:
+    connection.execute("SAVEPOINT request")
+    try:
+        outcome: Outcome = (True, _one(connection, request))
+    except Exception as error:
+        # A statement error that ended the transaction makes this ROLLBACK
+        # TO fail too, and with it the whole group.
+        connection.execute("ROLLBACK TO request")
+        outcome = (False, error)
+    connection.execute("RELEASE request")
+    return outcome

@@ -457,7 +457,7 @@ async def test_store_end_to_end_on_a_file(path: Path) -> None:
 
 async def test_each_connection_keeps_the_page_cache_it_was_given(tmp_path: Path) -> None:
     """``PROOFGATE_SQLITE_CACHE_MB`` is what the store adds to resident memory
-    as the table grows, so both connections must hold to it."""
+    as the table grows, so every connection must hold to it."""
     driver = SqliteDriver(tmp_path / "cache.db", cache_mib=3, ttl_sweep_seconds=None)
     try:
         await driver.wait_ready()
@@ -468,5 +468,8 @@ async def test_each_connection_keeps_the_page_cache_it_was_given(tmp_path: Path)
 
         assert await driver._writer.call(cache_size) == -3 * 1024
         assert await driver._reader.call(cache_size) == -3 * 1024
+        await driver.write(Put({"PK": "P#1", "SK": "META"}))  # opens the loop's writer
+        assert driver._inline_writer is not None and driver._inline_writer._connection
+        assert cache_size(driver._inline_writer._connection) == -3 * 1024
     finally:
         await driver.close()

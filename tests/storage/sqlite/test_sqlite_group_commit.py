@@ -1,12 +1,16 @@
-"""Group commit (storage/sqlite/_group.py): writes that wait while the writer
-is busy commit in one SQLite transaction, each in its own savepoint, and each
-caller learns its own outcome only once the group has committed. WAL
-checkpoints run on their own thread after commits (storage/sqlite/_checkpoint.py)."""
+"""Group commit (storage/sqlite/_group.py): writes submitted in one turn of the
+loop, or while the writer thread is busy, commit in one SQLite transaction,
+each in its own savepoint, and each caller learns its own outcome only once
+the group has committed. A group commits on the loop's thread when the write
+lock is free (storage/sqlite/_inline_writer.py) and on the writer thread when
+it is not. WAL checkpoints run on their own thread after commits
+(storage/sqlite/_checkpoint.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -16,9 +20,9 @@ import pytest
 from domain.errors import ConditionFailed, LimitExceeded, ServiceUnavailable
 from storage import ItemAbsent, Key, Put, Update
 from storage.limits import ITEM_MAX_BYTES
-from storage.sqlite import SqliteDriver, _group
+from storage.sqlite import SqliteDriver, _group, _inline_writer
 from storage.sqlite._checkpoint import FALLBACK_PAGES
-from storage.sqlite._writes import Outcome, Request, commit_group
+from storage.sqlite._writes import Outcome, Request, commit_group, try_commit_group
 
 
 @pytest.fixture
@@ -32,6 +36,23 @@ def group_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(_group, "commit_group", counted)
     return sizes
+
+
+@pytest.fixture
+def loop_groups(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool, str]]:
+    """Every group tried on the loop's thread: its size, whether it
+    committed there (False: the lock was taken) and the thread's name."""
+    groups: list[tuple[int, bool, str]] = []
+
+    def counted(
+        connection: sqlite3.Connection, requests: Sequence[Request]
+    ) -> list[Outcome] | None:
+        outcomes = try_commit_group(connection, requests)
+        groups.append((len(requests), outcomes is not None, threading.current_thread().name))
+        return outcomes
+
+    monkeypatch.setattr(_inline_writer, "try_commit_group", counted)
+    return groups
 
 
 @pytest.fixture
@@ -53,6 +74,59 @@ async def _queued_behind_the_lock(
     assert not any(task.done() for task in tasks), "nothing settles while the lock is held"
     lock.execute("ROLLBACK")
     return list(await asyncio.gather(*tasks, return_exceptions=True))
+
+
+async def test_writes_of_one_turn_commit_together_on_the_loops_thread(
+    tmp_path: Path, group_sizes: list[int], loop_groups: list[tuple[int, bool, str]]
+) -> None:
+    driver = SqliteDriver(tmp_path / "proofgate.sqlite", timeout=5)
+    await driver.wait_ready()
+    try:
+        await driver.write(Put({"PK": "TAKEN", "SK": "META"}))
+        loop_groups.clear()
+
+        outcomes = await asyncio.gather(
+            driver.write(Put({"PK": "A", "SK": "META"})),
+            driver.write(Put({"PK": "TAKEN", "SK": "META", "x": 1}, ItemAbsent())),
+            driver.transact_write([Put({"PK": "B", "SK": "META"})]),
+            return_exceptions=True,
+        )
+
+        assert loop_groups == [(3, True, threading.current_thread().name)]
+        assert group_sizes == [], "the writer thread committed nothing"
+        assert [type(o) for o in outcomes] == [float, ConditionFailed, float]
+        for pk in ("A", "B"):
+            assert (await driver.get_item(Key(pk, "META"), True))[0] is not None
+        taken = (await driver.get_item(Key("TAKEN", "META"), True))[0]
+        assert taken == {"PK": "TAKEN", "SK": "META"}, "the failed put changed nothing"
+    finally:
+        await driver.close()
+
+
+async def test_writes_that_wait_for_the_writer_thread_commit_next_on_the_loops_thread(
+    tmp_path: Path,
+    lock: sqlite3.Connection,
+    group_sizes: list[int],
+    loop_groups: list[tuple[int, bool, str]],
+) -> None:
+    driver = SqliteDriver(tmp_path / "proofgate.sqlite", timeout=5)
+    await driver.wait_ready()
+    try:
+        lock.execute("BEGIN IMMEDIATE")
+        first = asyncio.ensure_future(driver.write(Put({"PK": "FIRST", "SK": "META"})))
+        for _ in range(100):  # until the loop's try, which finds the lock taken
+            if loop_groups:
+                break
+            await asyncio.sleep(0)
+        later = [driver.write(Put({"PK": f"LATER#{i}", "SK": "META"})) for i in range(3)]
+        waiting = asyncio.gather(first, *later)
+        lock.execute("ROLLBACK")
+
+        assert await waiting == [1.0] * 4
+        assert group_sizes == [1], "the writer thread waited for the lock for the first"
+        assert [(size, committed) for size, committed, _ in loop_groups] == [(1, False), (3, True)]
+    finally:
+        await driver.close()
 
 
 async def test_writes_waiting_for_the_writer_commit_together_each_with_its_own_outcome(
@@ -77,7 +151,7 @@ async def test_writes_waiting_for_the_writer_commit_together_each_with_its_own_o
             driver.transact_write([Update(Key("COUNTER", "META"), add={"n": 1})]),
         )
 
-        assert group_sizes == [1, 4], "the four that waited behind the first commit together"
+        assert group_sizes == [5], "the five of one turn waited for the lock together"
         assert [type(o) for o in outcomes] == [float, float, ConditionFailed, LimitExceeded, float]
         present = {pk: (await driver.get_item(Key(pk, "META"), True))[0] for pk in
                    ("FIRST", "NEW", "TAKEN", "HALF", "COUNTER")}  # fmt: skip
