@@ -144,7 +144,7 @@ def row_keys(item: Item) -> Sequence[str | None]:
 
 
 DEFAULT_CACHE_MIB = 4
-"""Page cache per connection (a store has two). A miss costs a read from the
+"""Page cache per connection (a store has three). A miss costs a read from the
 OS's file cache, microseconds; the cache only fills, so its size is what the
 store adds to resident memory as the table grows (docs/design.md, Storage)."""
 
