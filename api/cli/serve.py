@@ -143,12 +143,14 @@ def _config(
     import uvicorn
 
     from api.observability.logs import logging_config
+    from api.runtime.http_protocol import OneWriteHttpProtocol
 
     return uvicorn.Config(
         app,
         factory=factory,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
-        http="httptools",
+        # httptools, a response's head and body in one write (api/runtime/http_protocol.py).
+        http=OneWriteHttpProtocol,
         # Stated rather than detected: the outermost app returns the inner
         # app's awaitable instead of being a coroutine function itself.
         interface="asgi3",

@@ -11,11 +11,21 @@ fault, with BAD_USER_INPUT.
 
 The error is a ``JSONDecodeError`` so Strawberry's WebSocket transports treat
 it as the non-JSON message it is (close 4400); the HTTP view unwraps it.
+
+A body is decoded by msgspec first (a verification's ~0.4 KB: ~3 us against
+``json.loads``'s ~15 us with the UTF-8 decode): what it takes it decodes to
+the value ``json.loads`` gives, integers of any size up to the same 4,300
+digits included; anything it refuses (NaN, a lone surrogate escape, a BOM,
+bad UTF-8, deep nesting, and every malformed body) goes the ``json.loads``
+way, which accepts or refuses it in its own words, as before.
+``tests/api/http/test_request_json.py`` holds the two ways together.
 """
 
 from __future__ import annotations
 
 import json
+
+import msgspec
 
 from domain.errors import BadUserInput
 
@@ -33,21 +43,35 @@ class MalformedJSON(json.JSONDecodeError):
         self.error = error
 
 
+_decode_fast = msgspec.json.Decoder().decode
+
+
 def decode_request_json(data: str | bytes) -> dict[str, object]:
     try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        value = json.loads(text)
+        value = _decode_fast(data)
+    except Exception:  # json.loads decides, and says what is wrong
+        value = _decode_with_json(data)
+    return _checked(value, data)
+
+
+def _decode_with_json(data: str | bytes) -> object:
+    try:
+        return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     except UnicodeDecodeError:
         raise _malformed("The request is not valid UTF-8") from None
     except RecursionError:
         raise _malformed(_too_deep()) from None
     except ValueError as error:  # JSONDecodeError, and integers over 4,300 digits
         raise _malformed(f"The request is not valid JSON: {_first_line(error)}") from None
+
+
+def _checked(value: object, data: str | bytes) -> dict[str, object]:
     if not isinstance(value, dict):
         raise _malformed(f"The request must be a JSON object, not {_json_type(value)}")
-    if "\\u" in text and not _encodable(value):
+    escaped = b"\\u" in data if isinstance(data, bytes) else "\\u" in data
+    if escaped and not _encodable(value):
         raise _malformed("The request holds an unpaired UTF-16 surrogate escape (\\ud800-\\udfff)")
-    if _bracket_bound(text) > REQUEST_JSON_MAX_DEPTH and _depth_over(value):
+    if _bracket_bound(data) > REQUEST_JSON_MAX_DEPTH and _depth_over(value):
         raise _malformed(_too_deep())
     return value
 
@@ -77,9 +101,11 @@ def _encodable(value: object) -> bool:
     return True
 
 
-def _bracket_bound(text: str) -> int:
+def _bracket_bound(text: str | bytes) -> int:
     """No value nests deeper than the brackets it contains: a cheap test that
     spares nearly every request the walk below."""
+    if isinstance(text, bytes):
+        return text.count(b"[") + text.count(b"{")
     return text.count("[") + text.count("{")
 
 

@@ -12,7 +12,7 @@ from graphql.execution.values import get_variable_values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.graphql.execution import variables
+from api.graphql.execution import input_coercion
 from api.graphql.execution.variables import Variables
 from api.graphql.schema import schema
 
@@ -60,7 +60,7 @@ def _theirs(text: str, inputs: dict[str, Any]) -> Any:
     return get_variable_values(SCHEMA, _definitions(text), inputs)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     text=st.sampled_from(OPERATIONS),
     inputs=st.dictionaries(st.sampled_from(NAMES), _VALUES, max_size=6),
@@ -92,10 +92,37 @@ def test_the_plain_case_is_taken_and_the_rest_left() -> None:
 
 
 def test_a_coercion_bug_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Planted fault: values passed on uncoerced (a single id not made a list)."""
-    monkeypatch.setattr(variables, "coerce_input_value", lambda value, kind: value)
+    """Planted fault: a single id not made a list (a string taken for a list)."""
+    monkeypatch.setattr(input_coercion, "is_iterable", lambda value: True)
     inputs = {"ids": "one", "s": {}}
     ours = Variables(SCHEMA, _definitions(OPERATIONS[1])).coerce(inputs)
     theirs = _theirs(OPERATIONS[1], inputs)
     assert ours is not None and not isinstance(theirs, list)
     assert _plain(ours) != _plain(theirs)
+
+
+CHOSEN = [
+    (0, {"code": "A", "scan": {"other": "x"}}),
+    (0, {"code": "A", "scan": {"country": "FR", "other": None}}),
+    (0, {"code": "A", "scan": {"country": 3}}),
+    (0, {"code": "A", "scan": ["FR"]}),
+    (0, {"code": "A", "scan": None}),
+    (0, {"code": None}),
+    (1, {"ids": ["a", None], "s": {}}),
+    (1, {"ids": [1, "b"], "s": {"city": "Paris"}, "n": 2.0, "f": 1, "b": True}),
+    (1, {"ids": "one", "s": {}, "n": 2**31}),
+    (2, {"ids": ["a", ["b"]], "c": "AUTHENTIC"}),
+    (2, {"ids": [[None]], "c": "NOT_A_RESULT"}),
+]
+
+
+@pytest.mark.parametrize(("operation", "inputs"), CHOSEN)
+def test_chosen_values_are_taken_exactly_when_graphql_core_takes_them(
+    operation: int, inputs: dict[str, Any]
+) -> None:
+    text = OPERATIONS[operation]
+    ours = Variables(SCHEMA, _definitions(text)).coerce(inputs)
+    theirs = _theirs(text, inputs)
+    assert (ours is None) == isinstance(theirs, list), theirs
+    if ours is not None:
+        assert _plain(ours) == _plain(theirs)
