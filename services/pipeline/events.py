@@ -68,9 +68,12 @@ def _spelled(data: dict[str, Any]) -> dict[str, Any]:
     """In place: ``to_builtins`` made these dicts for this payload alone, and
     rebuilding each cost more than spelling its one or two timestamps."""
     for key, value in data.items():
-        if isinstance(value, datetime):
+        kind = type(value)
+        if kind is str or value is None:
+            continue  # nearly every value: told apart without two isinstance calls
+        if kind is datetime or isinstance(value, datetime):
             data[key] = format_datetime(value)
-        elif isinstance(value, dict):
+        elif kind is dict or isinstance(value, dict):
             _spelled(value)
     return data
 
