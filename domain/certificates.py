@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from typing import NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -79,11 +80,11 @@ class Certificate:
     algorithm: str = ALGORITHM
 
 
-@dataclass(frozen=True)
-class CertificateCheck:
+class CertificateCheck(NamedTuple):
     """``hash_valid``: the record still produces the certificate's hash.
     ``signature_valid``: a known key signed that hash. Independent on purpose, so
-    a verifier can tell an altered record from a forged certificate."""
+    a verifier can tell an altered record from a forged certificate. A tuple:
+    one is made for every verification."""
 
     hash_valid: bool
     signature_valid: bool

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import NamedTuple
 
 from domain.errors import BadUserInput
 
@@ -133,10 +134,10 @@ def event_hash(event: ProvenanceEvent) -> str:
     return sha256_hex(canonical_json(event._fields(data), field="event"))
 
 
-@dataclass(frozen=True)
-class ChainHead:
+class ChainHead(NamedTuple):
     """What a product records about the end of its chain: 0 and the certificate
-    hash before the first event."""
+    hash before the first event. A tuple, as ``ChainReport``: one is made for
+    every verification (docs/design.md, Verify path)."""
 
     sequence: int
     hash: str
@@ -208,8 +209,7 @@ def next_event(
     return replace(draft, hash=event_hash(draft))
 
 
-@dataclass(frozen=True)
-class ChainReport:
+class ChainReport(NamedTuple):
     intact: bool
     broken_at: int | None = None
     reason: str | None = None

@@ -105,13 +105,25 @@ def new_verification_code() -> str:
     )
 
 
+_CANONICAL_CODE = re.compile(
+    "-".join([f"[{VERIFICATION_CODE_ALPHABET}]{{{_GROUP}}}"] * (VERIFICATION_CODE_LENGTH // _GROUP))
+)
+
+
 def parse_verification_code(text: str) -> str | None:
     """The canonical code a person meant, or ``None`` if ``text`` cannot be one.
 
     Case, spaces and hyphens are forgiven, so ``abcd efgh jkmn`` finds
     ``ABCD-EFGH-JKMN``. ``None`` (not an error) because an unknown code is an
-    ordinary answer of ``verifyProduct``.
-    """
+    ordinary answer of ``verifyProduct``. A code already canonical, as a
+    scanned label's is, is its own answer: one match rather than the
+    general path's five steps, on every verification."""
+    if type(text) is str and _CANONICAL_CODE.fullmatch(text) is not None:
+        return text
+    return _parse_code(text)
+
+
+def _parse_code(text: str) -> str | None:
     if len(text) > _CODE_INPUT_MAX:
         return None
     chars = _CODE_SEPARATORS.sub("", text).upper()

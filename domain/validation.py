@@ -108,6 +108,8 @@ class TextRule:
                 hint="Remove control characters"
                 + ("." if self.multiline else " (this field is a single line)."),
             )
+        if value.isascii():  # no surrogate is ASCII: nothing to encode
+            return value
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:

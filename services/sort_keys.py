@@ -13,9 +13,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from domain.datetimes import format_datetime
-from storage import KeyTemplate
+from storage import AccessPattern, Key, KeyTemplate
 
-__all__ = ["PLAIN_MAX_CHARS", "TimedSort", "plain", "prefix_of"]
+__all__ = ["PLAIN_MAX_CHARS", "PlainKey", "TimedSort", "plain", "prefix_of"]
 
 PLAIN_MAX_CHARS = 200
 """Far below what a key may hold in UTF-8 (``storage.limits``), so a key made
@@ -40,6 +40,28 @@ def prefix_of(template: KeyTemplate, name: str) -> str:
     if not field or rest or "{" in prefix:
         raise ValueError(f"Template {template.source!r} does not end with its one field {name!r}")
     return prefix
+
+
+class PlainKey:
+    """The key of a get-type pattern ``<prefix>{<name>}`` / constant sort key
+    (a product's META, a brand's STATS), spelled by appending a plain value;
+    the pattern's own ``key`` spells the rest. A pattern of another shape is
+    refused when the module that needs it is imported."""
+
+    __slots__ = ("_ap", "_name", "_prefix", "_sort")
+
+    def __init__(self, ap: AccessPattern, name: str) -> None:
+        if ap.sort_key.template.params:
+            raise ValueError(f"{ap.id}: the sort key {ap.sort_key.describe()} is not constant")
+        self._ap = ap
+        self._name = name
+        self._prefix = prefix_of(ap.partition_key, name)
+        self._sort = ap.sort_key.template.format({})
+
+    def __call__(self, value: str) -> Key:
+        if plain(value):
+            return Key(self._prefix + value, self._sort)
+        return self._ap.key(**{self._name: value})
 
 
 class TimedSort:

@@ -87,6 +87,7 @@ class SortCondition:
     operator: SortOperator
     template: KeyTemplate
     upper: KeyTemplate | None
+    _constant: SortRange | None = field(init=False, repr=False, compare=False)
 
     def __init__(
         self, operator: SortOperator | str, template: str, upper: str | None = None
@@ -97,6 +98,7 @@ class SortCondition:
         object.__setattr__(self, "operator", operator)
         object.__setattr__(self, "template", KeyTemplate(template))
         object.__setattr__(self, "upper", KeyTemplate(upper) if upper is not None else None)
+        object.__setattr__(self, "_constant", None if self.params else self._resolve({}))
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -104,6 +106,13 @@ class SortCondition:
         return (*self.template.params, *(p for p in upper if p not in self.template.params))
 
     def resolve(self, params: Mapping[str, Any]) -> SortRange:
+        """A condition without parameters (AP33's CLAIM..META) was resolved
+        once, when it was registered; a reversed constant range fails there."""
+        if self._constant is not None:
+            return self._constant
+        return self._resolve(params)
+
+    def _resolve(self, params: Mapping[str, Any]) -> SortRange:
         lower = self.template.format(params)
         upper = self.upper.format(params) if self.upper else None
         if upper is not None and lower.encode() > upper.encode():

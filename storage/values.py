@@ -168,8 +168,17 @@ def _sized_map(value: Mapping[Any, Value]) -> tuple[Item, int]:
         name_bytes = (
             len(name) if type(name) is str and name.isascii() and name else _name_size(name)
         )
-        if type(element) is str:
+        kind = type(element)
+        if kind is str:
             element_bytes = len(element) if element.isascii() else _utf8_size(element)
+        elif element is None:
+            element_bytes = 1
+        elif kind is int and -_DIGITS_CEILING < element < _DIGITS_CEILING:
+            # What ``_sized_value`` makes of them, without its chain of checks:
+            # an item's counters, shards and attempts are small ints.
+            element_bytes = (
+                _SMALL_INT_SIZES[element] if 0 <= element < _SMALL_INTS else _number_size(element)
+            )
         else:
             element, element_bytes = _sized_value(element)
         normalized[name] = element
@@ -195,6 +204,11 @@ def _number_size(number: int | Decimal) -> int:
     else:
         significant = len(_significant(Decimal(number))[1])
     return math.ceil(significant / 2) + 1
+
+
+_SMALL_INTS = 1024
+_SMALL_INT_SIZES = tuple(_number_size(number) for number in range(_SMALL_INTS))
+"""``_number_size`` of the small non-negative ints, looked up rather than spelled."""
 
 
 def value_size(value: Value) -> int:

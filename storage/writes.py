@@ -114,6 +114,17 @@ class Update:
         setattr_(self, "add", {k: normalize_number(v) for k, v in add.items()} if add else {})
         setattr_(self, "remove", tuple(self.remove))
 
+    def at(self, key: Key) -> Update:
+        """These clauses on the item at ``key``. They were checked and
+        normalised when this Update was built, so a command that writes the
+        same clauses on every call (a scan's counters) builds them once and
+        checks only the key (docs/design.md, Verify path). The copy shares
+        the clause maps, which no Update changes once built."""
+        check_key(key)
+        update = object.__new__(Update)
+        update.__dict__.update(self.__dict__, key=key)
+        return update
+
     def _check_names(self, names: list[str]) -> None:
         for name in names:
             if not name.isidentifier():

@@ -11,6 +11,7 @@ product is not scanned at a rate that needs more.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 
 from domain.analytics import alert_counters, day_key, scan_counters, shard_of
 from domain.enums import ProductStatus, ScanResult, ThreatType
@@ -42,14 +43,26 @@ def day_keys(brand_id: str, product_id: str, event_id: str, day: str) -> tuple[K
     )
 
 
+_SHAPE_KEY = Key("ANALYTICS#SHAPE", "DAY#SHAPE")
+"""Where a day-counter shape is built; ``Update.at`` moves it to real keys."""
+DAY_SHAPES = 1024
+"""Day-counter updates remembered by their counters: a scan's are one of
+24 hours x its result x its country, an alert's one of the threat types."""
+
+
+@lru_cache(maxsize=DAY_SHAPES)
+def _day_shape(counters: tuple[tuple[str, int], ...]) -> Update:
+    """The day items' update for these counters, built (and checked) once
+    per shape and moved onto each day's keys (``Update.at``)."""
+    return Update(_SHAPE_KEY, add=dict(counters), set_if_absent=_ENTITY)
+
+
 def _days(
     brand_id: str, product_id: str, event_id: str, moment: datetime, counters: dict[str, int]
 ) -> list[Update]:
     brand, product = day_keys(brand_id, product_id, event_id, day_key(moment))
-    return [
-        Update(brand, add=counters, set_if_absent=_ENTITY),
-        Update(product, add=counters, set_if_absent=_ENTITY),
-    ]
+    shape = _day_shape(tuple(counters.items()))
+    return [shape.at(brand), shape.at(product)]
 
 
 def scan_counter_updates(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from domain.datetimes import parse_datetime
-from storage import Item, KeyTemplate
+from storage import Item, Key, KeyTemplate
 from storage.access_patterns import BRAND_BY_ID, BRAND_STATS, BRANDS_NEWEST
+
+from ..sort_keys import PlainKey
 
 __all__ = [
     "BRAND_INDEX_SORT",
@@ -49,8 +49,12 @@ def brand_index_item(*, brand_id: str, created_at: str) -> Item:
     }
 
 
-def brand_stats_key(brand_id: str) -> Any:
-    return BRAND_STATS.key(brand_id=brand_id)
+_STATS_KEY = PlainKey(BRAND_STATS, "brand_id")
+
+
+def brand_stats_key(brand_id: str) -> Key:
+    """Spelled directly for a plain id: every scan adds to its brand's STATS."""
+    return _STATS_KEY(brand_id)
 
 
 # The counters BrandStats exposes; each is changed only by an atomic ADD.

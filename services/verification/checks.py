@@ -8,7 +8,7 @@ failed request: tampering must produce a verdict.
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from domain.certificates import (
     Certificate,
@@ -35,8 +35,9 @@ __all__ = ["Checks", "check_certificate", "run_checks"]
 _MALFORMED = (KeyError, TypeError, ValueError, ProofgateError)
 
 
-@dataclass(frozen=True)
-class Checks:
+class Checks(NamedTuple):
+    """What the checks found; a tuple, as one is made for every verification."""
+
     outcome: Outcome
     product: Item | None = None
     signature_valid: bool = False

@@ -34,11 +34,19 @@ class ScanDraft:
     def validate(cls, data: ScanFields | None, *, field: str = "scan") -> ScanDraft:
         if data is None:
             return cls()
+        names = _SCAN_FIELDS if field == "scan" else _names(field)
         return cls(
-            country=validate_country(data.country, field=f"{field}.country"),
-            city=CITY.optional(data.city, field=f"{field}.city"),
-            device_fingerprint=DEVICE_FINGERPRINT.optional(
-                data.device_fingerprint, field=f"{field}.deviceFingerprint"
-            ),
-            user_agent=USER_AGENT.optional(data.user_agent, field=f"{field}.userAgent"),
+            country=validate_country(data.country, field=names[0]),
+            city=CITY.optional(data.city, field=names[1]),
+            device_fingerprint=DEVICE_FINGERPRINT.optional(data.device_fingerprint, field=names[2]),
+            user_agent=USER_AGENT.optional(data.user_agent, field=names[3]),
         )
+
+
+def _names(field: str) -> tuple[str, str, str, str]:
+    """The paths errors name, e.g. ``scan.city``."""
+    return (f"{field}.country", f"{field}.city", f"{field}.deviceFingerprint", f"{field}.userAgent")
+
+
+_SCAN_FIELDS = _names("scan")
+"""Every verification's: spelled once, not four times a scan."""

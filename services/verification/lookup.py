@@ -3,7 +3,7 @@ and, for the checks, to the product with its claim and chain (AP05, then AP33)."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from domain.errors import ProofgateError
 from domain.identifiers import parse_verification_code
@@ -24,10 +24,10 @@ _CLAIM, _EVENT, _META = "CLAIM", "EVENT#", "META"
 _MISSING = "A verification code names a product that does not exist"
 
 
-@dataclass(frozen=True)
-class ProductRecord:
+class ProductRecord(NamedTuple):
     """What the checks read: the product, its chain in order (cut at
-    ``CHAIN_READ_ITEMS`` events) and its claim, active or not."""
+    ``CHAIN_READ_ITEMS`` events) and its claim, active or not. A tuple: one
+    is made for every verification."""
 
     product: Item
     chain: list[Item]

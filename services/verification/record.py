@@ -28,10 +28,18 @@ from ..claims.items import from_epoch
 from ..context import Services
 from ..pipeline.events import ScanEvent
 from ..scans.items import scan_item
+from ..sort_keys import PlainKey
 from .checks import Checks
 from .drafts import ScanDraft
 
 __all__ = ["scan_actions"]
+
+_PRODUCT_KEY = PlainKey(PRODUCT_BY_ID, "product_id")
+_COUNT_SCAN = Update(
+    PRODUCT_BY_ID.key(product_id="shape"), add={"scanCount": 1}, condition=ItemExists()
+)
+"""``ADD scanCount 1`` if the item exists, built once: each scan moves it
+onto its product and its brand's STATS (``Update.at``)."""
 
 
 def _claim_facts(checks: Checks) -> ClaimFacts | None:
@@ -90,10 +98,8 @@ def scan_actions(
     )
     return [
         Put(item, ItemAbsent()),
-        Update(
-            PRODUCT_BY_ID.key(product_id=product_id), add={"scanCount": 1}, condition=ItemExists()
-        ),
-        Update(brand_stats_key(brand_id), add={"scanCount": 1}, condition=ItemExists()),
+        _COUNT_SCAN.at(_PRODUCT_KEY(product_id)),
+        _COUNT_SCAN.at(brand_stats_key(brand_id)),
         *scan_counter_updates(
             brand_id=brand_id,
             product_id=product_id,

@@ -13,7 +13,7 @@ from decimal import Decimal
 from enum import IntEnum, StrEnum
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from domain.canonical import (
@@ -204,4 +204,51 @@ def test_hashes_walk_the_record_once_and_match_the_document_walked_twice(
     )
     ours = _kind(lambda: event_hash(event))
     theirs = _kind(lambda: sha256_hex(_oracle_bytes(event.content())))
+    assert ours == theirs
+
+
+_flat_keys = st.text(st.characters(max_codepoint=127), max_size=4) | _keys | _keys.map(_Text)
+_flat_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-SAFE_INTEGER_MAX, SAFE_INTEGER_MAX),
+    st.text(st.characters(max_codepoint=127), max_size=6),
+    st.just({}),
+)
+_edges = st.one_of(
+    _leaves,
+    st.sampled_from(
+        [2**53, -(2**53), "\ud800", "é", 1.0, Decimal(2), {"a": 1}, {"a": 1.5}, [], b"x"]
+    ),
+    st.sampled_from([_Kind.A, _Level.HIGH, _Text("x")]),
+    st.dictionaries(_keys, _leaves, max_size=2),
+)
+_flat_dicts = st.builds(
+    lambda plain, edge: {**plain, **edge},
+    st.dictionaries(_flat_keys, _flat_values, max_size=6),
+    st.dictionaries(_flat_keys, _edges, max_size=1),
+)
+"""Flat dicts, some with one value or key either side of a shortcut check."""
+
+
+@settings(max_examples=500)
+@given(_flat_dicts)
+@example({"id": "p1", "n": 2**53})
+@example({"id": "p1", "n": -(2**53)})
+@example({"id": "p1", "name": "\ud800"})
+@example({"id": "p1", "name": "é"})
+@example({"id": "p1", "data": {"a": 1.5}})
+@example({"id": "p1", "n": 2.0})
+@example({"é": "p1"})
+def test_a_flat_dict_takes_the_shortcut_to_the_same_bytes_or_refusal(value: object) -> None:
+    """``canonical_json`` encodes a flat dict without normalising it first:
+    the same bytes as the plain walk and ``json.dumps``, or the same refusal
+    with the same message, over values either side of every shortcut check."""
+    ours = _outcome(lambda v: canonical_json(v, field="data"), value)
+    theirs = _outcome(
+        lambda v: json.dumps(
+            _reference(v, "data", 0), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode("utf-8"),
+        value,
+    )
     assert ours == theirs

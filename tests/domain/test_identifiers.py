@@ -7,13 +7,14 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from domain.errors import ProofgateError
 from domain.identifiers import (
     CROCKFORD_ALPHABET,
     VERIFICATION_CODE_ALPHABET,
+    _parse_code,
     canonical_ip,
     format_verification_code,
     hash_api_key,
@@ -150,6 +151,32 @@ def test_parse_forgives_case_spaces_and_hyphens(chars: str) -> None:
     assert parse_verification_code(code) == code
     assert parse_verification_code(chars.lower()) == code
     assert parse_verification_code(f"  {chars[:6]} - {chars[6:]}\t") == code
+
+
+_ODD = "abz01OILU \n-_\u0660\uff21"
+near_codes = st.builds(
+    lambda code, position, char: code[:position] + char + code[position + 1 :],
+    codes.map(format_verification_code),
+    st.integers(0, 14),
+    st.sampled_from([*_ODD, "", "--"]),
+)
+"""Canonical codes with one character changed, dropped or doubled."""
+
+
+@given(
+    st.one_of(
+        near_codes,
+        codes.map(format_verification_code),
+        codes.map(lambda c: format_verification_code(c).lower()),
+        st.text(max_size=20),
+    )
+)
+@example("ABCD-EFGHJKMN")
+@example("ABCD-EFGH-JKMN\n")
+@example("abcd-efgh-jkmn")
+def test_parse_fast_path_agrees_with_the_general_path(text: str) -> None:
+    """The canonical-code shortcut answers what the general path answers."""
+    assert parse_verification_code(text) == _parse_code(text)
 
 
 @pytest.mark.parametrize(

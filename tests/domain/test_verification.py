@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from itertools import product
+
 import pytest
 
 from domain.enums import ProductStatus, ScanResult
-from domain.verification import WARNINGS, Outcome, assess
+from domain.verification import WARNINGS, Outcome, _weigh, assess
 
 A, T, R, F = (
     ProductStatus.ACTIVE,
@@ -84,3 +86,22 @@ def test_a_stranger_scanning_a_claimed_product_is_warned_of_a_cloned_tag(
     assert outcome.authentic is False
     assert outcome.warnings == tuple(WARNINGS[name] for name in warnings)
     assert "cloned tag" in WARNINGS["claimed"]
+
+
+@pytest.mark.parametrize("status", [*ProductStatus, None])
+@pytest.mark.parametrize("flags", list(product((False, True), repeat=4)))
+def test_the_all_clear_shortcut_is_the_weighed_outcome(
+    status: ProductStatus | None, flags: tuple[bool, bool, bool, bool]
+) -> None:
+    """``assess`` answers a passing verification with one shared Outcome:
+    every combination of checks gets what weighing them gives."""
+    hash_valid, signature_valid, chain_intact, claimed = flags
+    outcome = assess(
+        found=True,
+        hash_valid=hash_valid,
+        signature_valid=signature_valid,
+        chain_intact=chain_intact,
+        status=status,
+        claimed_by_other=claimed,
+    )
+    assert outcome == _weigh(hash_valid, signature_valid, chain_intact, status, claimed)

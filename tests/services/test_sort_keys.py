@@ -16,10 +16,17 @@ from domain.analytics import shard_of
 from domain.datetimes import format_datetime
 from domain.enums import ScanResult
 from services.analytics.counters import day_keys
+from services.brands.items import brand_stats_key
 from services.pipeline.outbox.items import DUE_SORT, due_sort
 from services.scans.items import SCAN_SORT, scan_item
-from services.sort_keys import TimedSort
-from storage.access_patterns import BRAND_ANALYTICS_DAY, PRODUCT_ANALYTICS_DAY, PRODUCT_SCANS
+from services.sort_keys import PlainKey, TimedSort
+from storage.access_patterns import (
+    BRAND_ANALYTICS_DAY,
+    BRAND_STATS,
+    PRODUCT_ANALYTICS_DAY,
+    PRODUCT_BY_ID,
+    PRODUCT_SCANS,
+)
 
 _IDS = st.one_of(
     st.text(max_size=12),
@@ -133,3 +140,33 @@ def test_a_planted_fault_is_caught(
     assert _outcome(lambda: _SORT.spell(moment, ident)) != _codec(
         SCAN_SORT, "scanned_at", "scan_id", moment, ident
     )
+
+
+@settings(max_examples=150, deadline=None)
+@given(ident=_IDS)
+def test_plain_keys_are_the_access_patterns_keys(ident: str) -> None:
+    product_key = PlainKey(PRODUCT_BY_ID, "product_id")
+    assert _outcome(lambda: product_key(ident)) == _outcome(
+        lambda: PRODUCT_BY_ID.key(product_id=ident)
+    )
+    assert _outcome(lambda: brand_stats_key(ident)) == _outcome(
+        lambda: BRAND_STATS.key(brand_id=ident)
+    )
+
+
+def test_a_plain_key_needs_a_constant_sort_key() -> None:
+    with pytest.raises(ValueError, match="not constant"):
+        PlainKey(BRAND_ANALYTICS_DAY, "brand_id")
+
+
+@pytest.mark.parametrize("ident", ["a#b", "50%", ""])
+def test_a_planted_fault_in_a_plain_key_is_caught(
+    monkeypatch: pytest.MonkeyPatch, ident: str
+) -> None:
+    """Positive control: a ``plain`` that lets an escape, a separator or an
+    empty value through spells a key the pattern does not."""
+    product_key = PlainKey(PRODUCT_BY_ID, "product_id")
+    codec = _outcome(lambda: PRODUCT_BY_ID.key(product_id=ident))
+    assert _outcome(lambda: product_key(ident)) == codec
+    monkeypatch.setattr(sort_keys, "plain", lambda value: type(value) is str)
+    assert _outcome(lambda: product_key(ident)) != codec

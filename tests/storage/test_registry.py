@@ -224,6 +224,29 @@ def test_a_range_that_starts_after_it_ends_is_bad_input() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("operator", "template", "upper"),
+    [
+        ("between", "CLAIM", "META"),
+        ("=", "META", None),
+        ("begins_with", "EVENT#", None),
+        (">", "A#b", None),
+    ],
+)
+def test_a_constant_sort_condition_is_resolved_once_to_the_same_range(
+    operator: str, template: str, upper: str | None
+) -> None:
+    condition = SortCondition(operator, template, upper)
+    resolved = condition.resolve({})
+    assert resolved == SortRange(SortOperator(operator), template, upper)
+    assert condition.resolve({"any": 1}) is resolved
+
+
+def test_a_constant_range_that_starts_after_it_ends_fails_at_definition() -> None:
+    with pytest.raises(BadUserInput):
+        SortCondition("between", "META", "CLAIM")
+
+
 def test_get_key_and_query_has_no_single_key() -> None:
     get = pattern(operation=Operation.GET, sort_key=SortCondition("=", "EVENT#{n:int}"))
     assert get.key(thing_id="t1", n=3) == Key("THING#t1", "EVENT#000000000003")

@@ -186,6 +186,28 @@ def test_every_action_checks_its_key(key: Key) -> None:
         ConditionCheck(key, ItemExists())
 
 
+@pytest.mark.parametrize("key", [Key("", "S"), Key("P", ""), Key("P" * 2049, "S")])
+def test_update_at_checks_the_key_as_update_does(key: Key) -> None:
+    with pytest.raises(LimitExceeded):
+        Update(KEY, set={"a": 1}).at(key)
+
+
+def test_update_at_is_the_update_built_at_that_key() -> None:
+    clauses: dict[str, Any] = {
+        "set": {"status": "ACTIVE", "price": Decimal("1.50")},
+        "set_if_absent": {"entity": "Day"},
+        "add": {"scans": Decimal("1.0")},
+        "remove": ("claim",),
+        "condition": ItemExists(),
+    }
+    other = Key("PRODUCT#p2", "DAY#2030-01-02")
+    moved = Update(KEY, **clauses).at(other)
+    assert moved == Update(other, **clauses)
+    assert (moved.key, moved.add, moved.set) == (other, {"scans": 1}, clauses["set"])
+    with pytest.raises(AttributeError):
+        moved.key = KEY  # type: ignore[misc]
+
+
 def test_delete_and_condition_check_keys() -> None:
     assert Delete(KEY, ItemExists()).key == KEY
     assert ConditionCheck(KEY, ItemExists()).key == KEY

@@ -10,6 +10,7 @@ import pytest
 
 from domain.certificates import CertificateCheck, CertificateRecord, issue_certificate
 from domain.datetimes import format_datetime
+from domain.errors import BadUserInput
 from domain.signing import KeyRing, SigningKey
 from resolvers.verification.inputs import ScanInput
 from services.verification.checks import check_certificate
@@ -84,3 +85,18 @@ def test_scan_input_is_optional_and_normalised() -> None:
     assert ScanDraft.validate(None) == ScanDraft()
     draft = ScanDraft.validate(ScanInput(country="jp", city="Ōsaka", device_fingerprint="d1"))
     assert (draft.country, draft.city, draft.device_fingerprint) == ("JP", "Ōsaka", "d1")
+
+
+@pytest.mark.parametrize(
+    ("field", "scan", "path"),
+    [
+        ("scan", ScanInput(city="\x00"), "scan.city"),
+        ("scan", ScanInput(country="XX"), "scan.country"),
+        ("scan", ScanInput(device_fingerprint=""), "scan.deviceFingerprint"),
+        ("input", ScanInput(user_agent="\ud800"), "input.userAgent"),
+    ],
+)
+def test_scan_input_errors_name_the_field(field: str, scan: ScanInput, path: str) -> None:
+    with pytest.raises(BadUserInput) as raised:
+        ScanDraft.validate(scan, field=field)
+    assert raised.value.message.startswith(f"{path}: ")
