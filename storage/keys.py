@@ -14,6 +14,11 @@ fills in values. Converters:
 
 A placeholder is followed by ``#`` or ends the template: an encoded value never
 contains ``#``, so every key has exactly one reading.
+
+``format`` spells a key whose values are all plain (text the ``str``
+converter returns unchanged, an int in range, a datetime already in UTC)
+directly, as most keys are; any other value takes the general path, so keys
+and errors stay the converters' (docs/design.md, "Storage").
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from .limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
 
 __all__ = [
     "INT_WIDTH",
+    "PLAIN_MAX_CHARS",
     "SEPARATOR",
     "Key",
     "KeyTemplate",
@@ -135,6 +141,7 @@ _DECODERS: dict[str, Callable[[str], Any]] = {
     "int": decode_int,
     "time": decode_time,
 }
+_FIXED_WIDTHS = {"int": INT_WIDTH, "time": _TIME_WIDTH}
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -161,6 +168,75 @@ def check_key(key: Key) -> Key:
 class _Field:
     name: str
     converter: str
+
+
+PLAIN_MAX_CHARS = 200
+"""The longest plain text value: far below what a key may hold in UTF-8
+(``storage.limits``), so a key made of a few plain values is short too."""
+
+
+_PLAIN: dict[str, tuple[str, str]] = {
+    # converter: (when a value ``$`` is plain, its encoding then)
+    "str": (
+        "type($) is str and 0 < len($) <= PLAIN_MAX_CHARS and $.isascii()"
+        " and SEPARATOR not in $ and '%' not in $",
+        "$",
+    ),
+    "int": ("type($) is int and 0 <= $ <= INT_MAX", "f'{$:0" + str(INT_WIDTH) + "d}'"),
+    "time": (
+        "type($) is datetime and $.tzinfo is UTC",
+        "_TIME_TEXT % ($.year, $.month, $.day, $.hour, $.minute, $.second, $.microsecond)",
+    ),
+}
+"""Plain values: text ``encode_str`` returns unchanged (ASCII, no ``#`` or
+``%``, not empty), an int in range (``bool`` is not ``int``), a datetime
+already in UTC; each spelled exactly as its converter spells it."""
+
+
+def _plain_format(
+    parts: tuple[str | _Field, ...], general: Callable[[Mapping[str, Any]], str]
+) -> Callable[[Mapping[str, Any]], str]:
+    """One straight-line function per template, compiled once as
+    ``namedtuple`` and ``dataclasses`` compile theirs: the key spelled in one
+    expression when every value is plain, ``general`` otherwise. Names are
+    identifiers and literals go in as ``repr``, so no value reaches the source."""
+    reads: list[str] = []
+    tests: list[str] = []
+    pieces: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            pieces.append(repr(part))
+            continue
+        value = f"v{len(reads)}"
+        test, text = _PLAIN[part.converter]
+        reads.append(f"        {value} = params[{part.name!r}]\n")
+        tests.append(f"({test.replace('$', value)})")
+        pieces.append(f"({text.replace('$', value)})")
+    if not reads:
+        constant = "".join(parts)  # type: ignore[arg-type]
+        return lambda params: constant
+    source = (
+        "def format(params):\n"
+        + "    try:\n"
+        + "".join(reads)
+        + "    except KeyError:\n"
+        + "        return general(params)\n"
+        + f"    if {' and '.join(tests)}:\n"
+        + f"        return {' + '.join(pieces)}\n"
+        + "    return general(params)\n"
+    )
+    namespace: dict[str, Any] = {
+        "general": general,
+        "datetime": datetime,
+        "UTC": UTC,
+        "PLAIN_MAX_CHARS": PLAIN_MAX_CHARS,
+        "SEPARATOR": SEPARATOR,
+        "INT_MAX": INT_MAX,
+        "_TIME_TEXT": _TIME_TEXT,
+    }
+    exec(source, namespace)
+    format_plain: Callable[[Mapping[str, Any]], str] = namespace["format"]
+    return format_plain
 
 
 @dataclass(frozen=True, init=False)
@@ -209,32 +285,12 @@ class KeyTemplate:
         object.__setattr__(self, "source", source)
         object.__setattr__(self, "parts", tuple(parts))
         object.__setattr__(self, "params", tuple(names))
-        object.__setattr__(self, "format", self._compile())
+        object.__setattr__(self, "format", _plain_format(self.parts, self.format_general))
 
-    def _compile(self) -> Callable[[Mapping[str, Any]], str]:
-        """The common shapes, literal and prefix-field-suffix, as one
-        expression each: key building is on every request's path."""
-        parts = self.parts
-        if len(parts) == 1 and isinstance(parts[0], str):
-            constant = parts[0]
-            return lambda params: constant
-        fields = [p for p in parts if isinstance(p, _Field)]
-        if len(fields) == 1 and len(parts) <= 3:
-            index = parts.index(fields[0])
-            prefix = "".join(p for p in parts[:index] if isinstance(p, str))
-            suffix = "".join(p for p in parts[index + 1 :] if isinstance(p, str))
-            name, convert, general = fields[0].name, _CONVERTERS[fields[0].converter], self._format
-
-            def format_one(params: Mapping[str, Any]) -> str:
-                try:
-                    return prefix + convert(params[name]) + suffix
-                except KeyError:
-                    return general(params)
-
-            return format_one
-        return self._format
-
-    def _format(self, params: Mapping[str, Any]) -> str:
+    def format_general(self, params: Mapping[str, Any]) -> str:
+        """The codec's general path: every value through its converter, with
+        the converter's errors. ``format`` spells exactly this
+        (tests/storage/test_keys_plain.py holds the two side by side)."""
         out: list[str] = []
         for part in self.parts:
             if isinstance(part, str):
@@ -248,6 +304,26 @@ class KeyTemplate:
                 ) from None
             out.append(_CONVERTERS[part.converter](value))
         return "".join(out)
+
+    def span(self, name: str) -> slice:
+        """Where field ``name``'s encoded value sits in every key ``format``
+        spells, for a fixed-width field after only literals and fixed-width
+        fields: a caller reads a time back from its key instead of spelling
+        it twice (a scan stores its time in the key and beside it)."""
+        start = 0
+        for part in self.parts:
+            if isinstance(part, str):
+                start += len(part)
+                continue
+            width = _FIXED_WIDTHS.get(part.converter)
+            if width is None:
+                break
+            if part.name == name:
+                return slice(start, start + width)
+            start += width
+        raise AccessPatternError(
+            f"Template {self.source!r}: {name!r} is not a fixed-width field at a fixed place"
+        )
 
     def parse(self, key: str) -> dict[str, Any]:
         """Inverse of ``format``; fields end at the next literal part."""

@@ -25,6 +25,7 @@ from moto.dynamodb.responses import DynamoHandler
 from moto.server import ThreadedMotoServer
 
 from bench._moto import honour_request_tokens, serialize_moto
+from storage.dynamodb import _client as dynamodb_client
 from tests._support.redis_server import RedisServer, redis_binary
 
 # Hypothesis's default deadline fails an example that takes 200 ms of wall
@@ -122,6 +123,16 @@ def _refuse_on_server(tripwire: ScanTripwire, patch: pytest.MonkeyPatch) -> None
         patch.setattr(DynamoHandler, handler, refuse)
 
 
+MOTO_READ_TIMEOUT_SECONDS = dynamodb_client.MAX_POOL_CONNECTIONS * 2.0
+"""The read timeout of clients on the test's moto server. Moto answers one
+call at a time (``serialize_moto``), so a call's answer waits for every call
+queued before it, up to a client's whole pool: 50 concurrent verifications
+and their relay kept 51 calls in flight, and on a machine at load 8-15 the
+last waited 12 s, past the 10 s DynamoDB's own latency warrants
+(``storage.dynamodb._client``), until retries ran out. Two seconds a queued
+call, for the deepest queue a pool allows."""
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
     """A moto server on a free loopback port, with dummy credentials in the environment.
@@ -149,6 +160,7 @@ def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
         # suite on the moto server needs moto's tables locked.
         serialize_moto(patch)
         honour_request_tokens(patch)
+        patch.setattr(dynamodb_client, "READ_TIMEOUT_SECONDS", MOTO_READ_TIMEOUT_SECONDS)
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         try:

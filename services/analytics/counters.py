@@ -18,29 +18,13 @@ from domain.enums import ProductStatus, ScanResult, ThreatType
 from storage import Key, Update
 from storage.access_patterns import BRAND_ANALYTICS_DAY, BRAND_STATS, PRODUCT_ANALYTICS_DAY
 
-from ..sort_keys import plain
-
 __all__ = ["STATUS_PREFIX", "alert_counter_updates", "scan_counter_updates", "status_change"]
 
 STATUS_PREFIX = "status_"
 _ENTITY = {"entity": "AnalyticsDay"}
-
-
-def day_keys(brand_id: str, product_id: str, event_id: str, day: str) -> tuple[Key, Key]:
-    """The brand's (AP26, the event's shard) and the product's (AP27) day
-    items: spelled directly when the ids are plain (``sort_keys.plain``; a
-    day and a shard number always are), by the access patterns otherwise."""
-    shard = str(shard_of(event_id))
-    if plain(brand_id) and plain(product_id):
-        sort = f"DAY#{day}"
-        return (
-            Key(f"ANALYTICS#BRAND#{brand_id}#{shard}", sort),
-            Key(f"ANALYTICS#PRODUCT#{product_id}", sort),
-        )
-    return (
-        BRAND_ANALYTICS_DAY.key(brand_id=brand_id, shard=shard, day=day),
-        PRODUCT_ANALYTICS_DAY.key(product_id=product_id, day=day),
-    )
+_BRAND_DAY = BRAND_ANALYTICS_DAY.partition_key
+_PRODUCT_DAY = PRODUCT_ANALYTICS_DAY.partition_key
+_DAY_SORT = PRODUCT_ANALYTICS_DAY.sort_key.template
 
 
 _SHAPE_KEY = Key("ANALYTICS#SHAPE", "DAY#SHAPE")
@@ -60,7 +44,9 @@ def _day_shape(counters: tuple[tuple[str, int], ...]) -> Update:
 def _days(
     brand_id: str, product_id: str, event_id: str, moment: datetime, counters: dict[str, int]
 ) -> list[Update]:
-    brand, product = day_keys(brand_id, product_id, event_id, day_key(moment))
+    sort = _DAY_SORT.format({"day": day_key(moment)})
+    brand = Key(_BRAND_DAY.format({"brand_id": brand_id, "shard": str(shard_of(event_id))}), sort)
+    product = Key(_PRODUCT_DAY.format({"product_id": product_id}), sort)
     shape = _day_shape(tuple(counters.items()))
     return [shape.at(brand), shape.at(product)]
 

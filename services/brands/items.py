@@ -6,8 +6,6 @@ from domain.datetimes import parse_datetime
 from storage import Item, Key, KeyTemplate
 from storage.access_patterns import BRAND_BY_ID, BRAND_STATS, BRANDS_NEWEST
 
-from ..sort_keys import PlainKey
-
 __all__ = [
     "BRAND_INDEX_SORT",
     "STAT_COUNTERS",
@@ -49,12 +47,8 @@ def brand_index_item(*, brand_id: str, created_at: str) -> Item:
     }
 
 
-_STATS_KEY = PlainKey(BRAND_STATS, "brand_id")
-
-
 def brand_stats_key(brand_id: str) -> Key:
-    """Spelled directly for a plain id: every scan adds to its brand's STATS."""
-    return _STATS_KEY(brand_id)
+    return BRAND_STATS.key(brand_id=brand_id)
 
 
 # The counters BrandStats exposes; each is changed only by an atomic ADD.

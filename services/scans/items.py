@@ -11,16 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 
 from domain.enums import ScanResult
-from storage import Item
+from storage import Item, KeyTemplate
 from storage.access_patterns import PRODUCT_SCANS
-
-from ..sort_keys import TimedSort, plain, prefix_of
 
 __all__ = ["SCAN_SORT", "scan_item"]
 
-_SORT = TimedSort("SCAN", "scanned_at", "scan_id")
-SCAN_SORT = _SORT.template
-_PARTITION = prefix_of(PRODUCT_SCANS.partition_key, "product_id")
+SCAN_SORT = KeyTemplate("SCAN#{scanned_at:time}#{scan_id}")
+_PARTITION = PRODUCT_SCANS.partition_key
+_SCANNED_AT = SCAN_SORT.span("scanned_at")
+"""``scannedAt`` as the key spells it, which is ``format_datetime``'s
+spelling: the time is spelled once for both."""
 
 
 def scan_item(
@@ -36,19 +36,15 @@ def scan_item(
     ip_hash: str | None,
     user_agent: str | None,
 ) -> Item:
-    sort, spelled = _SORT.spell(scanned_at, scan_id)
+    sort = SCAN_SORT.format({"scanned_at": scanned_at, "scan_id": scan_id})
     return {
-        "PK": (
-            _PARTITION + product_id
-            if plain(product_id)
-            else PRODUCT_SCANS.partition_key.format({"product_id": product_id})
-        ),
+        "PK": _PARTITION.format({"product_id": product_id}),
         "SK": sort,
         "entity": "Scan",
         "id": scan_id,
         "productId": product_id,
         "brandId": brand_id,
-        "scannedAt": spelled,
+        "scannedAt": sort[_SCANNED_AT],
         "result": result.value,
         "country": country,
         "city": city,

@@ -28,13 +28,11 @@ from ..claims.items import from_epoch
 from ..context import Services
 from ..pipeline.events import ScanEvent
 from ..scans.items import scan_item
-from ..sort_keys import PlainKey
 from .checks import Checks
 from .drafts import ScanDraft
 
 __all__ = ["scan_actions"]
 
-_PRODUCT_KEY = PlainKey(PRODUCT_BY_ID, "product_id")
 _COUNT_SCAN = Update(
     PRODUCT_BY_ID.key(product_id="shape"), add={"scanCount": 1}, condition=ItemExists()
 )
@@ -98,7 +96,7 @@ def scan_actions(
     )
     return [
         Put(item, ItemAbsent()),
-        _COUNT_SCAN.at(_PRODUCT_KEY(product_id)),
+        _COUNT_SCAN.at(PRODUCT_BY_ID.key(product_id=product_id)),
         _COUNT_SCAN.at(brand_stats_key(brand_id)),
         *scan_counter_updates(
             brand_id=brand_id,

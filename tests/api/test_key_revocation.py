@@ -1,11 +1,12 @@
 """A revoked API key, across two gateway processes on one SQLite file: the
-process that revoked it refuses it at once, the other within the key cache's
-time (``PROOFGATE_KEY_CACHE_MS``, 100 ms by default)."""
+process that revoked it refuses it at once, the other once its cache entry
+expires (``PROOFGATE_KEY_CACHE_MS``, 100 ms by default). That bound is the
+cache's, held by its own clock in tests/services/test_auth_key_cache.py;
+here only that B, never told, does come to refuse it."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,9 @@ CREATE_KEY = """mutation($brand: ID!) {
 }"""
 REVOKE_KEY = "mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }"
 VIEWER = "{ viewer { role brandId } }"
-KEY_CACHE_SECONDS = 0.1
-MARGIN_SECONDS = 0.5
-"""A request or two on a busy shared machine."""
+REFUSED_WITHIN_REQUESTS = 10_000
+"""A hang guard, not a latency bound: B reads the key again once its entry
+is 100 ms old, which a loop of requests passes long before this many."""
 
 
 @pytest.fixture
@@ -40,8 +41,8 @@ def _refused(body: dict[str, object]) -> bool:
     )
 
 
-async def test_a_revoked_key_is_refused_here_at_once_and_there_within_the_cache_time(
-    two_gateways: tuple[Gateway, Gateway], record_property: Callable[[str, object], None]
+async def test_a_revoked_key_is_refused_here_at_once_and_there_once_cached_entries_expire(
+    two_gateways: tuple[Gateway, Gateway],
 ) -> None:
     a, b = two_gateways
     brand, brand_key = await a.brand()
@@ -51,13 +52,11 @@ async def test_a_revoked_key_is_refused_here_at_once_and_there_within_the_cache_
     assert (await a.data(VIEWER, key=leaked))["viewer"]["brandId"] == brand  # and in A's
 
     await a.data(REVOKE_KEY, {"id": created["id"]}, brand_key)
-    revoked = time.monotonic()
 
     assert _refused(await a.execute(VIEWER, key=leaked))
-    accepted_after = 0
-    while not _refused(await b.execute(VIEWER, key=leaked)):
-        accepted_after += 1
-        assert time.monotonic() - revoked < KEY_CACHE_SECONDS + MARGIN_SECONDS
-    latency = time.monotonic() - revoked
-    record_property("revocation_latency_ms", round(latency * 1000))
-    assert latency < KEY_CACHE_SECONDS + MARGIN_SECONDS, (latency, accepted_after)
+    for _ in range(REFUSED_WITHIN_REQUESTS):
+        if _refused(await b.execute(VIEWER, key=leaked)):
+            break
+    else:
+        pytest.fail(f"B still accepts the revoked key after {REFUSED_WITHIN_REQUESTS} requests")
+    assert _refused(await b.execute(VIEWER, key=leaked))

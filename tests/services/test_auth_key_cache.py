@@ -87,6 +87,35 @@ async def test_a_key_revoked_here_is_refused_at_once(storage: Storage) -> None:
         await authenticate(storage, "Bearer brand-key-2", ADMIN, keys)
 
 
+async def test_a_key_revoked_elsewhere_is_refused_here_once_its_entry_is_ttl_old(
+    storage: Storage,
+) -> None:
+    """The contract across processes (tests/api/test_key_revocation.py runs
+    two): B, whose cache is not told, accepts the key from its cache with no
+    read until the entry is ``ttl`` old by the cache's own clock, then reads
+    it again and refuses it."""
+    key = await _key(storage, "brand-key-3")
+    clock, counting = Clock(), Counting(storage)
+    here, there = KeyCache(TTL, clock=clock), KeyCache(TTL, clock=clock)
+    for keys in (here, there):
+        await authenticate(counting, "Bearer brand-key-3", ADMIN, keys)  # type: ignore[arg-type]
+    assert counting.reads == 2
+
+    await storage.transact_write([Update(key, set={"revokedAt": "2026-01-01T00:00:00Z"})])
+    here.forget(hash_api_key("brand-key-3"))
+    with pytest.raises(Unauthenticated):
+        await authenticate(counting, "Bearer brand-key-3", ADMIN, here)  # type: ignore[arg-type]
+    assert counting.reads == 3
+
+    clock.now += TTL.total_seconds() - 0.001
+    stale = await authenticate(counting, "Bearer brand-key-3", ADMIN, there)  # type: ignore[arg-type]
+    assert (stale.role, counting.reads) == (Role.BRAND, 3)
+    clock.now += 0.001
+    with pytest.raises(Unauthenticated):
+        await authenticate(counting, "Bearer brand-key-3", ADMIN, there)  # type: ignore[arg-type]
+    assert counting.reads == 4
+
+
 def test_a_read_begun_before_a_revocation_does_not_put_its_key_back() -> None:
     clock = Clock()
     keys = KeyCache(TTL, clock=clock)

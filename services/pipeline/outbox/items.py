@@ -36,8 +36,6 @@ from storage import (
 )
 from storage.access_patterns import OUTBOX_DUE, OUTBOX_PARKED
 
-from ...sort_keys import TimedSort
-
 __all__ = [
     "ERROR_MAX_CHARS",
     "ClaimedItem",
@@ -58,8 +56,10 @@ __all__ = [
 
 OUTBOX_PK = KeyTemplate("OUTBOX#{event_id}")
 OUTBOX_SK = "OUTBOX"
-_DUE = TimedSort("DUE", "due", "event_id")
-DUE_SORT = _DUE.template
+DUE_SORT = KeyTemplate("DUE#{due:time}#{event_id}")
+_DUE_AT = DUE_SORT.span("due")
+"""A due time as its sort key spells it, which is ``format_datetime``'s
+spelling: the time is spelled once for the key and the attribute beside it."""
 PARKED_SORT = KeyTemplate("PARKED#{parked_at:time}#{event_id}")
 ERROR_MAX_CHARS = 500
 _LEASE_ATTRIBUTES = ("leaseOwner", "leaseToken", "leaseUntil")
@@ -82,7 +82,7 @@ def outbox_key(event_id: str) -> Key:
 
 
 def due_sort(due: datetime, event_id: str) -> str:
-    return _DUE.format(due, event_id)
+    return DUE_SORT.format({"due": due, "event_id": event_id})
 
 
 def outbox_put(
@@ -100,8 +100,8 @@ def outbox_put(
     layout = settings.current_layout
     event_id = event.event_id
     shard = shard_of(event_id, layout.count)
-    sort, due_at = _DUE.spell(now if due is None else due, event_id)
-    created = due_at if due is None else format_datetime(now)
+    sort = DUE_SORT.format({"due": now if due is None else due, "event_id": event_id})
+    due_at = sort[_DUE_AT]
     item: Item = {
         "PK": OUTBOX_PK.format({"event_id": event_id}),
         "SK": OUTBOX_SK,
@@ -115,7 +115,7 @@ def outbox_put(
         "shardVersion": layout.version,
         "status": OutboxStatus.READY.value,
         "attempts": 0,
-        "createdAt": created,
+        "createdAt": due_at if due is None else format_datetime(now),
         "dueAt": due_at,
     }
     if lease is not None:
@@ -171,11 +171,11 @@ def born_put(put: Put, lease: Lease) -> Put:
 
 def _claim(item: Item, lease: Lease) -> None:
     """A ready item as ``claim_update`` leaves it, in place."""
-    sort, until = _DUE.spell(lease.until, item["id"])
     item["status"] = OutboxStatus.LEASED.value
     item["leaseOwner"] = lease.owner
     item["leaseToken"] = lease.token
-    item["leaseUntil"] = until
+    sort = DUE_SORT.format({"due": lease.until, "event_id": item["id"]})
+    item["leaseUntil"] = sort[_DUE_AT]
     item["GSI2SK"] = sort
     item["attempts"] = 1
 
@@ -183,14 +183,14 @@ def _claim(item: Item, lease: Lease) -> None:
 def claim_update(item: Item, lease: Lease) -> Update:
     """Wins only if nobody moved the item since ``item`` was read."""
     event_id = item["id"]
-    sort, until = _DUE.spell(lease.until, event_id)
+    sort = due_sort(lease.until, event_id)
     return Update(
         outbox_key(event_id),
         set={
             "status": OutboxStatus.LEASED.value,
             "leaseOwner": lease.owner,
             "leaseToken": lease.token,
-            "leaseUntil": until,
+            "leaseUntil": sort[_DUE_AT],
             "GSI2SK": sort,
         },
         add={"attempts": 1},
