@@ -8,11 +8,12 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.analytics import alert_counters, day_key, scan_counters
+from domain.analytics import alert_counters, day_key, scan_counters, shard_of
 from domain.countries import COUNTRY_CODES
 from domain.enums import ScanResult, ThreatType
-from services.analytics.counters import alert_counter_updates, day_keys, scan_counter_updates
+from services.analytics.counters import alert_counter_updates, scan_counter_updates
 from storage import Update
+from storage.access_patterns import BRAND_ANALYTICS_DAY, PRODUCT_ANALYTICS_DAY
 
 _ENTITY = {"entity": "AnalyticsDay"}
 ids = st.sampled_from(["01JD8X3V9Q7ZK5M2N4P6R8T0W1", "01JD8X3V9Q7ZK5M2N4P6R8T0W2", "a#b", "p%1"])
@@ -24,7 +25,11 @@ moments = st.datetimes(
 def _in_full(
     brand: str, product: str, event: str, moment: datetime, counters: dict[str, int]
 ) -> list[Update]:
-    keys = day_keys(brand, product, event, day_key(moment))
+    day = day_key(moment)
+    keys = (
+        BRAND_ANALYTICS_DAY.key(brand_id=brand, shard=str(shard_of(event)), day=day),
+        PRODUCT_ANALYTICS_DAY.key(product_id=product, day=day),
+    )
     return [Update(key, add=counters, set_if_absent=_ENTITY) for key in keys]
 
 
