@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
@@ -34,7 +35,7 @@ from services.pipeline.alerts import drafts
 from services.pipeline.alerts.drafts import RECENT_SCANS_MAX, alert_drafts
 from services.pipeline.live.tailer import PIPELINE_TENANT
 from storage import Storage
-from storage.access_patterns import PRODUCT_SCANS
+from storage.access_patterns import PRODUCT_ANALYTICS_DAY, PRODUCT_SCANS
 from tests.services.pipeline._support import Product, scan_writes
 
 T0 = datetime(2026, 3, 10, 12, 0, 0, 250000, tzinfo=UTC)
@@ -137,3 +138,37 @@ async def test_drafts_equal_the_plain_read(
     with patch.object(drafts, "_FEW_SCANS", few):
         gathered = await alert_drafts(storage, event, rules, known)
     assert gathered == await plain_drafts(storage, event, rules, known)
+
+
+class _Reads:
+    """The store, recording the access pattern of every read."""
+
+    def __init__(self, inner: Storage) -> None:
+        self.inner = inner
+        self.patterns: list[str] = []
+
+    async def query(self, ap: Any, params: Any, **options: Any) -> Any:
+        self.patterns.append(ap.id)
+        return await self.inner.query(ap, params, **options)
+
+    async def batch_get(self, ap: Any, params: Any) -> Any:
+        self.patterns.append(ap.id)
+        return await self.inner.batch_get(ap, params)
+
+
+async def test_a_product_scanned_a_few_times_from_one_country_reads_only_its_counters(
+    storage: Storage,
+) -> None:
+    """Eight quiet scans from one country: the day counters rule out the
+    geographic and burst rules, and the scans are not read; reading them
+    first would cost more than the counters from about five scans on
+    (docs/design.md, Verify path)."""
+    product = Product("brand_1", T0 - timedelta(days=30))
+    for index in range(7):
+        at = T0 - timedelta(hours=3 * index + 1)
+        await storage.transact_write(scan_writes(*product.scan(at, country="FR")))
+    item, event = product.scan(T0, country="FR", device="dev_a")
+    await storage.transact_write(scan_writes(item, event))
+    reads = _Reads(storage)
+    assert await alert_drafts(reads, event, ThreatSettings()) == []  # type: ignore[arg-type]
+    assert reads.patterns == [PRODUCT_ANALYTICS_DAY.id]
