@@ -224,7 +224,7 @@ class Relay:
         if self._intake.waiting:
             # Only a waiting hint can use the room; a new one wakes the loop itself.
             self._hinted.set()
-        if self._intake.overflowed and self._intake.half_free:
+        if self._intake.overflowed and self._intake.half_free(webhook):
             # Not at every freed place: a poll per item worked read four
             # shards and claimed one item (docs/design.md, Relay backpressure).
             self._wake.set()
@@ -335,31 +335,34 @@ class Relay:
         claimed. Reads no more than there is room for, and claims nothing
         while full, so no lease expires unworked."""
         self._intake.overflowed = False
-        claimed = 0
         now = self._clock()
+        batch: list[Item] = []
         for shard in self._settings.shards:
             room = self._intake.free
             if room == 0:
                 break
-            page = await self._storage.query(
-                OUTBOX_DUE,
-                {"shard": shard, "before": now},
-                tenant=PIPELINE_TENANT,
-                first=min(self._settings.claim_batch, room),
-            )
+            try:
+                page = await self._storage.query(
+                    OUTBOX_DUE,
+                    {"shard": shard, "before": now},
+                    tenant=PIPELINE_TENANT,
+                    first=min(self._settings.claim_batch, room),
+                )
+            except BaseException:
+                for item in batch:  # their room, taken for a claim never made
+                    self._intake.done(is_webhook(item))
+                raise
             if len(page.items) >= min(self._settings.claim_batch, room):
                 # More may be due than there was room for.
                 self._intake.overflowed = True
-            batch: list[Item] = []
             for item in page.items:
                 if not self._intake.fits(item) or self._holds(item["id"]):
                     continue
                 self._intake.withdraw(item["id"])
                 self._intake.take(is_webhook(item))
                 batch.append(item)
-            if batch:
-                claimed += await self._claim_reserved(batch)
-        return claimed
+        # One transaction for what every shard gave (docs/design.md, Relay backpressure).
+        return await self._claim_reserved(batch) if batch else 0
 
     def _holds(self, event_id: str) -> bool:
         """Claimed here, or being claimed, and not yet settled: another claim

@@ -81,13 +81,10 @@ class Intake:
         """Items of either kind there is room for: as many as a poll reads."""
         return sum(max(0, self._room[kind] - self._taken[kind]) for kind in self._room)
 
-    @property
-    def half_free(self) -> bool:
-        """Half the room of a kind is free: a poll now claims a batch, not
-        the one item just worked."""
-        return any(
-            2 * (self._room[kind] - self._taken[kind]) >= self._room[kind] for kind in self._room
-        )
+    def half_free(self, webhook: bool) -> bool:
+        """Half the room of a kind is free: a poll now claims a batch of it,
+        not the one item just worked."""
+        return 2 * (self._room[webhook] - self._taken[webhook]) >= self._room[webhook]
 
     def take(self, webhook: bool) -> None:
         self._taken[webhook] += 1

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import pytest
 
+from domain.errors import ServiceUnavailable
 from domain.identifiers import new_id
 from services.pipeline import Pipeline, PipelineSettings, RecallEvent
 from services.pipeline import relay as relay_module
@@ -256,6 +257,7 @@ class _Counting:
         self.claims: list[int] = []
         self.firsts: list[int] = []
         """The page size each poll's read of a shard asked for."""
+        self.polls = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -263,6 +265,7 @@ class _Counting:
     async def query(self, ap: Any, params: Any, **options: Any) -> Any:
         if ap is OUTBOX_DUE:
             self.firsts.append(options["first"])
+            self.polls += params["shard"] == 0
         return await self.inner.query(ap, params, **options)
 
     async def transact_write(self, actions: Any) -> None:
@@ -313,7 +316,7 @@ async def test_a_backlog_larger_than_the_room_drains_without_waiting_for_the_int
 ) -> None:
     """Items nobody hinted, three times the room: the poll at start claims a
     batch and, finding as many as it had room for, polls again once half the
-    room is free, not a minute later."""
+    room is free, not a minute later; each poll claims in one transaction."""
     small = dataclasses.replace(settings, claim_batch=5, webhook_concurrency=1, **_QUIET)  # type: ignore[arg-type]
     counting = _Counting(storage)
     pipeline = Pipeline(
@@ -334,6 +337,7 @@ async def test_a_backlog_larger_than_the_room_drains_without_waiting_for_the_int
         await pipeline.stop()
     assert sum(counting.claims) == 15
     assert max(counting.claims) > 1, "claimed a batch at a time"
+    assert len(counting.claims) <= counting.polls, "one claim transaction a poll"
 
 
 async def test_a_poll_reads_no_more_than_it_has_room_for(
@@ -373,3 +377,43 @@ async def test_a_poll_reads_no_more_than_it_has_room_for(
     finally:
         gate.set()
         await pipeline.stop()
+
+
+class _FailingRead:
+    """The store, failing the first read of the due queue that follows one
+    which found items."""
+
+    def __init__(self, inner: Storage) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+        self.found = False
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def query(self, ap: Any, params: Any, **options: Any) -> Any:
+        if ap is OUTBOX_DUE and self.found and not self.failed:
+            self.failed = True
+            raise ServiceUnavailable("the store is down")
+        page = await self.inner.query(ap, params, **options)
+        self.found = self.found or (ap is OUTBOX_DUE and bool(page.items))
+        return page
+
+
+async def test_a_poll_whose_read_fails_gives_back_the_room_it_took(
+    storage: Storage, settings: PipelineSettings, t0: datetime
+) -> None:
+    """A shard's read fails after another's items took their room: the next
+    poll has the whole room again (25 alert items of the 30 due)."""
+    quiet = dataclasses.replace(settings, **_QUIET)  # type: ignore[arg-type]
+    failing = _FailingRead(storage)
+    pipeline = Pipeline(
+        cast(Storage, failing), quiet, cursors=CursorCodec(CURSOR_KEY), clock=utcnow
+    )
+    brand = await new_brand(storage)
+    for _ in range(30):
+        await storage.transact_write(pipeline.enqueue(RecallEvent(new_id(), brand, t0, None)))
+    with pytest.raises(ServiceUnavailable):
+        await pipeline.relay.poll_once()
+    assert await pipeline.relay.poll_once() == quiet.claim_batch
