@@ -31,6 +31,7 @@ from .rules import (
     hash_tampering,
     recalled_product_scan,
     scan_alert_key,
+    scan_alert_window,
     scan_velocity,
 )
 from .settings import ThreatSettings
@@ -64,6 +65,7 @@ __all__ = [
     "product_recall",
     "recalled_product_scan",
     "scan_alert_key",
+    "scan_alert_window",
     "scan_velocity",
     "severity_at_least",
 ]

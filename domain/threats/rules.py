@@ -41,6 +41,7 @@ __all__ = [
     "hash_tampering",
     "recalled_product_scan",
     "scan_alert_key",
+    "scan_alert_window",
     "scan_velocity",
 ]
 
@@ -263,8 +264,15 @@ def scan_alert_key(
     scan of ``product`` at ``scanned_at``: known before the rule runs, so a
     caller that knows that alert is stored need not gather the rule's
     inputs, nor run it."""
-    window = floor_time(scanned_at, _DEDUPE[type_](settings))
+    window = floor_time(scanned_at, scan_alert_window(type_, settings))
     return AlertKey(product.brand_id, product.product_id, type_, window)
+
+
+def scan_alert_window(type_: ThreatType, settings: ThreatSettings) -> timedelta:
+    """The dedupe window of the rule for ``type_``: its alert's window start
+    is a scan's time floored to it, so the alert of window start ``w`` is the
+    one of every scan in ``[w, w + window)``."""
+    return _DEDUPE[type_](settings)
 
 
 def evaluate_scan(

@@ -38,12 +38,12 @@ from services.pipeline.alerts.stamping import Stamper
 from services.pipeline.events import OutboxEvent, WebhookEvent
 from services.pipeline.live.broker import Broker
 from services.pipeline.live.tailer import PIPELINE_TENANT
+from services.pipeline.outbox.claims import claim_all
 from services.pipeline.outbox.completions import Completions
 from services.pipeline.outbox.intake import HINTS_PER_BATCH, Intake, is_webhook
 from services.pipeline.outbox.items import (
     ClaimedItem,
     Lease,
-    claim_update,
     complete_delete,
     outbox_put,
     park_update,
@@ -224,7 +224,9 @@ class Relay:
         if self._intake.waiting:
             # Only a waiting hint can use the room; a new one wakes the loop itself.
             self._hinted.set()
-        if self._intake.overflowed:
+        if self._intake.overflowed and self._intake.half_free(webhook):
+            # Not at every freed place: a poll per item worked read four
+            # shards and claimed one item (docs/design.md, Relay backpressure).
             self._wake.set()
 
     async def _alert_lane(self) -> None:
@@ -284,66 +286,83 @@ class Relay:
             )
 
     async def _claim_hints(self) -> None:
+        batch: dict[str, Item] = {}
         while (item := self._intake.pop_ready()) is not None:
-            if self._holds(item["id"]):
-                # A poll claimed it first; this claim could only lose.
+            if item["id"] in batch or self._holds(item["id"]):
+                # A poll claimed it first (or it was hinted twice); this
+                # claim could only lose.
                 self._intake.done(is_webhook(item))
                 continue
-            # Side by side, not one after another: each claim waits for a
-            # commit, and in turn they claimed fewer items than a busy
-            # process commits, so the hints never drained.
-            self._spawn(self._claim_hint(item))
+            batch[item["id"]] = item
+        if batch:
+            # Beside the batches before it, not after them: each waits for a
+            # commit, and claimed in turn they fell behind a busy process's
+            # commits. One task and one transaction a batch, not an item.
+            self._spawn(self._claim_hints_batch(list(batch.values())))
 
-    async def _claim_hint(self, item: Item) -> None:
+    async def _claim_hints_batch(self, items: list[Item]) -> None:
         try:
-            await self._claim_reserved(item)
+            await self._claim_reserved(items)
         except asyncio.CancelledError:
             raise
         except Exception:
             logger.warning(
-                "Claiming outbox item %s failed; a poll will find it", item["id"], exc_info=True
+                "Claiming %d outbox items failed; a poll will find them", len(items), exc_info=True
             )
 
-    async def _claim_reserved(self, item: Item) -> bool:
-        """Claims ``item`` in room already taken for it; gives the room back
-        if the claim loses or fails."""
-        webhook = is_webhook(item)
+    async def _claim_reserved(self, items: list[Item]) -> int:
+        """Claims ``items`` in room already taken for each; gives back the
+        room of each claim that loses or fails; how many it claimed."""
         try:
-            claimed = await self._claim(item)
+            claimed = await self._claim(items)
         except BaseException:
-            self._intake.done(webhook)
+            for item in items:
+                self._intake.done(is_webhook(item))
             raise
-        if claimed is None:
-            self._intake.done(webhook)
-            return False
-        self._dispatch(claimed)
-        return True
+        count = 0
+        for item, claim in zip(items, claimed, strict=True):
+            if claim is None:
+                self._intake.done(is_webhook(item))
+            else:
+                self._dispatch(claim)
+                count += 1
+        return count
 
     # --- claiming ------------------------------------------------------------
 
     async def poll_once(self) -> int:
         """Claims what is due, as far as there is room; how many items it
-        claimed. Claims nothing while full, so no lease expires unworked."""
+        claimed. Reads no more than there is room for, and claims nothing
+        while full, so no lease expires unworked."""
         self._intake.overflowed = False
-        if self._intake.full:
-            return 0
-        claimed = 0
         now = self._clock()
+        batch: list[Item] = []
         for shard in self._settings.shards:
-            page = await self._storage.query(
-                OUTBOX_DUE,
-                {"shard": shard, "before": now},
-                tenant=PIPELINE_TENANT,
-                first=self._settings.claim_batch,
-            )
+            room = self._intake.free
+            if room == 0:
+                break
+            try:
+                page = await self._storage.query(
+                    OUTBOX_DUE,
+                    {"shard": shard, "before": now},
+                    tenant=PIPELINE_TENANT,
+                    first=min(self._settings.claim_batch, room),
+                )
+            except BaseException:
+                for item in batch:  # their room, taken for a claim never made
+                    self._intake.done(is_webhook(item))
+                raise
+            if len(page.items) >= min(self._settings.claim_batch, room):
+                # More may be due than there was room for.
+                self._intake.overflowed = True
             for item in page.items:
                 if not self._intake.fits(item) or self._holds(item["id"]):
                     continue
                 self._intake.withdraw(item["id"])
                 self._intake.take(is_webhook(item))
-                if await self._claim_reserved(item):
-                    claimed += 1
-        return claimed
+                batch.append(item)
+        # One transaction for what every shard gave (docs/design.md, Relay backpressure).
+        return await self._claim_reserved(batch) if batch else 0
 
     def _holds(self, event_id: str) -> bool:
         """Claimed here, or being claimed, and not yet settled: another claim
@@ -351,39 +370,63 @@ class Relay:
         (docs/design.md, Verify path)."""
         return event_id in self._held.values()
 
-    async def _claim(self, item: Item) -> ClaimedItem | None:
+    async def _claim(self, items: list[Item]) -> list[ClaimedItem | None]:
+        """Each item claimed, in one transaction; None for one that lost, or
+        was parked: out of attempts, or unreadable."""
         now = self._clock()
-        if int(item.get("attempts", 0)) >= self._settings.max_attempts:
-            # Its last attempt never finished (the process died holding the lease).
-            await self._write(
-                park_update(
-                    item["id"],
-                    now=now,
-                    error="lease expired on the last attempt",
-                    sort=item["GSI2SK"],
+        claims: list[tuple[Item, Lease]] = []
+        for item in items:
+            if int(item.get("attempts", 0)) >= self._settings.max_attempts:
+                # Its last attempt never finished (the process died holding the lease).
+                await self._write(
+                    park_update(
+                        item["id"],
+                        now=now,
+                        error="lease expired on the last attempt",
+                        sort=item["GSI2SK"],
+                    )
                 )
-            )
-            return None
-        lease = Lease(self.owner, secrets.token_hex(8), now + self._settings.lease)
-        self._held[lease.token] = item["id"]
+            else:
+                claims.append(
+                    (item, Lease(self.owner, secrets.token_hex(8), now + self._settings.lease))
+                )
+        for item, lease in claims:
+            self._held[lease.token] = item["id"]
         try:
-            claimed = await self._write(claim_update(item, lease))
+            won = await claim_all(self._storage, claims)
         except asyncio.CancelledError:
             raise
         except BaseException:
-            self._held.pop(lease.token, None)
+            for _, lease in claims:
+                self._held.pop(lease.token, None)
             raise
-        if not claimed:
-            self._held.pop(lease.token, None)
-            return None
+        claimed: dict[str, ClaimedItem] = {}
+        for (item, lease), ok in zip(claims, won, strict=True):
+            if not ok:
+                self._held.pop(lease.token, None)
+            elif (made := await self._parsed(item, lease, now)) is not None:
+                claimed[item["id"]] = made
+        return [claimed.get(item["id"]) for item in items]
+
+    async def _parsed(self, item: Item, lease: Lease, now: datetime) -> ClaimedItem | None:
+        """The item this relay won, or None when it does not parse: parked."""
         try:
             return ClaimedItem.from_item(item, lease)
         except ProofgateError as error:
             self._held.pop(lease.token, None)
-            await self._write(
-                park_update(item["id"], now=now, error=error.message, token=lease.token)
+            message = error.message
+        try:
+            await self._write(park_update(item["id"], now=now, error=message, token=lease.token))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # Not raised: the rest of its batch was claimed and goes to work.
+            logger.warning(
+                "Parking outbox item %s failed; its next claimer parks it",
+                item["id"],
+                exc_info=True,
             )
-            return None
+        return None
 
     def _dispatch(self, claimed: ClaimedItem) -> None:
         if isinstance(claimed.event, WebhookEvent):

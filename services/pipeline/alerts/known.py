@@ -12,6 +12,9 @@ a forgotten key only costs the refused write again
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from domain.enums import ThreatType
 from domain.threats import AlertKey
 
 __all__ = ["KNOWN_ALERTS_MAX", "KnownAlerts"]
@@ -24,6 +27,11 @@ class KnownAlerts:
     def __init__(self, limit: int = KNOWN_ALERTS_MAX) -> None:
         self._limit = limit
         self._keys: dict[AlertKey, None] = {}
+        self._latest: dict[tuple[str, str, ThreatType], datetime] = {}
+        """The latest window start known stored of each product's alert
+        type, among ``_keys``: a scan in that window repeats the alert, and
+        telling so is two comparisons instead of spelling and hashing its
+        key (``services/pipeline/alerts/drafts.py``)."""
 
     def __contains__(self, key: object) -> bool:
         return key in self._keys
@@ -31,9 +39,24 @@ class KnownAlerts:
     def __len__(self) -> int:
         return len(self._keys)
 
+    def latest(self, brand_id: str, product_id: str, type_: ThreatType) -> datetime | None:
+        """The latest window start of the product's alerts of ``type_`` known
+        to be stored; None if none is (or it was forgotten)."""
+        return self._latest.get((brand_id, product_id, type_))
+
     def add(self, key: AlertKey) -> None:
         if key in self._keys:
             return
         if len(self._keys) >= self._limit:
-            del self._keys[next(iter(self._keys))]
+            oldest = next(iter(self._keys))
+            del self._keys[oldest]
+            slot = (oldest.brand_id, oldest.product_id, oldest.type)
+            if self._latest.get(slot) == oldest.window_start:
+                # An older window of the slot may remain; not knowing it
+                # only costs its rule's run.
+                del self._latest[slot]
         self._keys[key] = None
+        slot = (key.brand_id, key.product_id, key.type)
+        latest = self._latest.get(slot)
+        if latest is None or key.window_start > latest:
+            self._latest[slot] = key.window_start

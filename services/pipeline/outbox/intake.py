@@ -48,7 +48,8 @@ class Intake:
         self.deferred = 0
         """Committed items left to the poll because the hint queue was full."""
         self.overflowed = False
-        """A hint was dropped since the last poll: poll at once, not at the interval."""
+        """A hint was dropped, or the last poll read as many due items as it
+        had room for: poll again once half the room is free, not at the interval."""
 
     def offer(self, item: Item) -> None:
         if len(self._hints) >= self.hints_max:
@@ -74,6 +75,16 @@ class Intake:
     @property
     def full(self) -> bool:
         return all(self._taken[kind] >= self._room[kind] for kind in self._room)
+
+    @property
+    def free(self) -> int:
+        """Items of either kind there is room for: as many as a poll reads."""
+        return sum(max(0, self._room[kind] - self._taken[kind]) for kind in self._room)
+
+    def half_free(self, webhook: bool) -> bool:
+        """Half the room of a kind is free: a poll now claims a batch of it,
+        not the one item just worked."""
+        return 2 * (self._room[webhook] - self._taken[webhook]) >= self._room[webhook]
 
     def take(self, webhook: bool) -> None:
         self._taken[webhook] += 1

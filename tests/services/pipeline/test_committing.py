@@ -22,6 +22,7 @@ from services.pipeline import Pipeline, PipelineSettings, RecallEvent, ScanEvent
 from services.pipeline import relay as relay_module
 from services.pipeline.committing import CommittingStorage, Handover
 from services.pipeline.events import event_from_payload
+from services.pipeline.outbox import claims as claims_module
 from services.pipeline.outbox.items import Lease, born_put, due_sort, outbox_key
 from services.pipeline.service import outbox_actions
 from storage import CursorCodec, ItemExists, Put, Storage
@@ -36,7 +37,7 @@ class Gated:
         self.gate = asyncio.Event()
         self.worked: list[str] = []
         self.claims: list[str] = []
-        claim_update = relay_module.claim_update
+        claim_update = claims_module.claim_update
 
         async def slow(storage: Storage, event: Any, threats: Any, **_: Any) -> list[Any]:
             await self.gate.wait()
@@ -48,7 +49,7 @@ class Gated:
             return claim_update(item, lease)
 
         monkeypatch.setattr(relay_module, "alert_drafts", slow)
-        monkeypatch.setattr(relay_module, "claim_update", counted)
+        monkeypatch.setattr(claims_module, "claim_update", counted)
 
 
 async def _stored(storage: Storage, event: RecallEvent) -> dict[str, Any]:

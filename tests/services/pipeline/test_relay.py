@@ -192,6 +192,22 @@ def test_known_alerts_are_bounded() -> None:
     known.add(keys[2])
     assert len(known) == 2
     assert keys[0] not in known and keys[1] in known and keys[2] in known
+    assert known.latest("brand", "product", ThreatType.BURST_SCAN) == keys[2].window_start
+
+
+def test_the_latest_known_window_is_forgotten_with_its_key() -> None:
+    """Its key forgotten, a window is no longer told known: the latest
+    is then the newest added since."""
+    known = KnownAlerts(limit=2)
+    keys = [
+        AlertKey("brand", "product", ThreatType.BURST_SCAN, datetime(2026, 1, 1, i, tzinfo=UTC))
+        for i in range(3)
+    ]
+    for key in (keys[2], keys[0], keys[1]):
+        known.add(key)
+    assert keys[2] not in known
+    assert known.latest("brand", "product", ThreatType.BURST_SCAN) == keys[1].window_start
+    assert known.latest("brand", "product", ThreatType.SCAN_VELOCITY) is None
 
 
 async def test_command_events_raise_their_alerts_through_the_outbox(

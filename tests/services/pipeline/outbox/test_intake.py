@@ -11,11 +11,14 @@ from typing import Any, cast
 
 import pytest
 
+from domain.errors import ServiceUnavailable
 from domain.identifiers import new_id
 from services.pipeline import Pipeline, PipelineSettings, RecallEvent
 from services.pipeline import relay as relay_module
+from services.pipeline.outbox import claims as claims_module
 from services.pipeline.outbox.intake import HINTS_PER_BATCH, Intake
 from storage import CursorCodec, Put, Storage, Update
+from storage.access_patterns import OUTBOX_DUE
 from tests.services.pipeline._support import CURSOR_KEY, eventually, new_brand, queued, utcnow
 
 
@@ -154,7 +157,7 @@ async def test_an_item_is_claimed_once_whether_a_poll_or_its_hint_finds_it(
     eager = dataclasses.replace(settings, poll_interval=timedelta(milliseconds=1))
     claims: list[str] = []
     worked: list[str] = []
-    claim_update = relay_module.claim_update
+    claim_update = claims_module.claim_update
 
     def counted(item: Any, lease: Any) -> Any:
         claims.append(item["id"])
@@ -165,7 +168,7 @@ async def test_an_item_is_claimed_once_whether_a_poll_or_its_hint_finds_it(
         worked.append(event.event_id)
         return []
 
-    monkeypatch.setattr(relay_module, "claim_update", counted)
+    monkeypatch.setattr(claims_module, "claim_update", counted)
     monkeypatch.setattr(relay_module, "alert_drafts", slow)
     pipeline = Pipeline(storage, eager, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
     brand = await new_brand(storage)
@@ -242,3 +245,175 @@ async def test_hinted_items_are_claimed_side_by_side(
     finally:
         held.release.set()
         await pipeline.stop()
+
+
+class _Counting:
+    """The store, recording the claims of each transaction and the page
+    size of each read of the due queue."""
+
+    def __init__(self, inner: Storage) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+        self.claims: list[int] = []
+        self.firsts: list[int] = []
+        """The page size each poll's read of a shard asked for."""
+        self.polls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def query(self, ap: Any, params: Any, **options: Any) -> Any:
+        if ap is OUTBOX_DUE:
+            self.firsts.append(options["first"])
+            self.polls += params["shard"] == 0
+        return await self.inner.query(ap, params, **options)
+
+    async def transact_write(self, actions: Any) -> None:
+        claims = sum(1 for a in actions if isinstance(a, Update) and "leaseToken" in a.set)
+        if claims:
+            self.claims.append(claims)
+        await self.inner.transact_write(actions)
+
+
+_QUIET = {"poll_interval": timedelta(seconds=60), "idle_poll_interval": timedelta(seconds=60)}
+"""No poll but the first, at start, unless the relay asks for one."""
+
+
+async def test_hints_waiting_together_are_claimed_in_one_transaction(
+    storage: Storage, settings: PipelineSettings, t0: datetime
+) -> None:
+    quiet = dataclasses.replace(settings, **_QUIET)  # type: ignore[arg-type]
+    counting = _Counting(storage)
+    pipeline = Pipeline(
+        cast(Storage, counting), quiet, cursors=CursorCodec(CURSOR_KEY), clock=utcnow
+    )
+    brand = await new_brand(storage)
+    events = [RecallEvent(new_id(), brand, t0, None) for _ in range(4)]
+    await pipeline.start()
+    try:
+
+        async def polled() -> bool:
+            return len(counting.firsts) >= len(quiet.shards)
+
+        await eventually(polled)  # the poll at start found nothing
+        puts = [put for event in events for put in pipeline.enqueue(event)]
+        await storage.transact_write(puts)
+        for put in puts:
+            assert isinstance(put, Put)
+            pipeline.relay.expect(put.item)
+
+        async def drained() -> bool:
+            return not await queued(storage, quiet)
+
+        await eventually(drained)
+    finally:
+        await pipeline.stop()
+    assert counting.claims == [4]
+
+
+async def test_a_backlog_larger_than_the_room_drains_without_waiting_for_the_interval(
+    storage: Storage, settings: PipelineSettings, t0: datetime
+) -> None:
+    """Items nobody hinted, three times the room: the poll at start claims a
+    batch and, finding as many as it had room for, polls again once half the
+    room is free, not a minute later; each poll claims in one transaction."""
+    small = dataclasses.replace(settings, claim_batch=5, webhook_concurrency=1, **_QUIET)  # type: ignore[arg-type]
+    counting = _Counting(storage)
+    pipeline = Pipeline(
+        cast(Storage, counting), small, cursors=CursorCodec(CURSOR_KEY), clock=utcnow
+    )
+    brand = await new_brand(storage)
+    events = [RecallEvent(new_id(), brand, t0, None) for _ in range(15)]
+    for event in events:
+        await storage.transact_write(pipeline.enqueue(event))
+    await pipeline.start()
+    try:
+
+        async def drained() -> bool:
+            return not await queued(storage, small)
+
+        await eventually(drained)
+    finally:
+        await pipeline.stop()
+    assert sum(counting.claims) == 15
+    assert max(counting.claims) > 1, "claimed a batch at a time"
+    assert len(counting.claims) <= counting.polls, "one claim transaction a poll"
+
+
+async def test_a_poll_reads_no_more_than_it_has_room_for(
+    storage: Storage, settings: PipelineSettings, t0: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three of five places taken by items the lane holds: a poll asks each
+    shard for the three items it has room for (two alerts, one delivery),
+    not the batch of five, which it would mostly skip."""
+    small = dataclasses.replace(settings, claim_batch=5, webhook_concurrency=1, **_QUIET)  # type: ignore[arg-type]
+    gate = asyncio.Event()
+
+    async def stuck(storage: Storage, event: Any, threats: Any, **_: Any) -> list[Any]:
+        await gate.wait()
+        return []
+
+    monkeypatch.setattr(relay_module, "alert_drafts", stuck)
+    counting = _Counting(storage)
+    pipeline = Pipeline(
+        cast(Storage, counting), small, cursors=CursorCodec(CURSOR_KEY), clock=utcnow
+    )
+    brand = await new_brand(storage)
+    await pipeline.start()
+    try:
+
+        async def polled() -> bool:
+            return len(counting.firsts) >= len(small.shards)
+
+        await eventually(polled)  # the poll at start found nothing
+        committing = pipeline.committing(storage)
+        for _ in range(3):
+            await committing.transact_write(
+                pipeline.enqueue(RecallEvent(new_id(), brand, t0, None))
+            )
+        counting.firsts.clear()
+        assert await pipeline.relay.poll_once() == 0
+        assert counting.firsts == [3] * len(small.shards)
+    finally:
+        gate.set()
+        await pipeline.stop()
+
+
+class _FailingRead:
+    """The store, failing the first read of the due queue that follows one
+    which found items."""
+
+    def __init__(self, inner: Storage) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+        self.found = False
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def query(self, ap: Any, params: Any, **options: Any) -> Any:
+        if ap is OUTBOX_DUE and self.found and not self.failed:
+            self.failed = True
+            raise ServiceUnavailable("the store is down")
+        page = await self.inner.query(ap, params, **options)
+        self.found = self.found or (ap is OUTBOX_DUE and bool(page.items))
+        return page
+
+
+async def test_a_poll_whose_read_fails_gives_back_the_room_it_took(
+    storage: Storage, settings: PipelineSettings, t0: datetime
+) -> None:
+    """A shard's read fails after another's items took their room: the next
+    poll has the whole room again (25 alert items of the 30 due)."""
+    quiet = dataclasses.replace(settings, **_QUIET)  # type: ignore[arg-type]
+    failing = _FailingRead(storage)
+    pipeline = Pipeline(
+        cast(Storage, failing), quiet, cursors=CursorCodec(CURSOR_KEY), clock=utcnow
+    )
+    brand = await new_brand(storage)
+    for _ in range(30):
+        await storage.transact_write(pipeline.enqueue(RecallEvent(new_id(), brand, t0, None)))
+    with pytest.raises(ServiceUnavailable):
+        await pipeline.relay.poll_once()
+    assert await pipeline.relay.poll_once() == quiet.claim_batch

@@ -1,0 +1,65 @@
+"""Outbox items claimed together: one transaction for the items a poll page or
+the hint loop has room for, not one each (docs/design.md, "Relay backpressure").
+
+A relay that fell behind (its lane stalled on alert commits, its hints full)
+claimed each item in a transaction of its own, awaited one after another in
+a poll: a commit per item on the writer's thread, a future and a wake-up on
+the event loop's. Every claim keeps its condition (the item's GSI2 sort key
+unchanged since it was read), and a transaction applies whole or not at all,
+so one item another relay claimed first (its condition fails) is dropped from
+the batch and the rest are written again; exactly one claimer wins each item,
+as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from domain.errors import ConditionFailed
+from storage import Item, Storage
+from storage.limits import TRANSACT_MAX_ITEMS
+
+from .items import Lease, claim_update
+
+__all__ = ["CLAIMS_MAX", "claim_all"]
+
+CLAIMS_MAX = TRANSACT_MAX_ITEMS
+"""A transaction's actions at most (docs/design.md, Storage)."""
+
+
+async def claim_all(storage: Storage, claims: Sequence[tuple[Item, Lease]]) -> list[bool]:
+    """Claims each item under its lease; whether each claim won, in order.
+    ``claims`` holds each event at most once (one transaction may not write an
+    item twice). Raises what the store raises but a failed condition: then
+    any claim may have applied, as a single claim that failed may have."""
+    won = [False] * len(claims)
+    for start in range(0, len(claims), CLAIMS_MAX):
+        chunk = range(start, min(start + CLAIMS_MAX, len(claims)))
+        pending = list(chunk)
+        while pending:
+            actions = [claim_update(*claims[index]) for index in pending]
+            try:
+                await storage.transact_write(actions)
+            except ConditionFailed as error:
+                if not 0 <= error.index < len(pending):
+                    # Which claim lost is unknown: each is tried alone.
+                    pending = await _one_by_one(storage, claims, pending, won)
+                    continue
+                del pending[error.index]
+                continue
+            for index in pending:
+                won[index] = True
+            pending = []
+    return won
+
+
+async def _one_by_one(
+    storage: Storage, claims: Sequence[tuple[Item, Lease]], pending: list[int], won: list[bool]
+) -> list[int]:
+    for index in pending:
+        try:
+            await storage.transact_write([claim_update(*claims[index])])
+        except ConditionFailed:
+            continue
+        won[index] = True
+    return []
