@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -143,3 +143,15 @@ async def queued(storage: Storage, settings: PipelineSettings) -> list[Item]:
         )
         items.extend(page.items)
     return items
+
+
+class Counting:
+    """The store, counting its transactions."""
+
+    def __init__(self, inner: Storage) -> None:
+        self.inner = inner
+        self.transactions: list[int] = []
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        self.transactions.append(len(actions))
+        await self.inner.transact_write(actions)

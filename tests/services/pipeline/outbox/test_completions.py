@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
-from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
-
-import pytest
 
 from services.pipeline import PipelineSettings
 from services.pipeline.events import ScanEvent
@@ -22,40 +18,12 @@ from services.pipeline.outbox.items import (
     outbox_put,
     release_update,
 )
-from storage import Storage, WriteAction
+from storage import Storage
 from storage.access_patterns import OUTBOX_DUE
-from storage.dynamodb import create_table, open_dynamodb
 from storage.sqlite import open_sqlite
-from tests.services.pipeline._support import CURSOR_KEY, FAR_FUTURE, Product, utcnow
+from tests.services.pipeline._support import CURSOR_KEY, FAR_FUTURE, Counting, Product, utcnow
 
 SETTINGS = PipelineSettings()
-
-
-class Counting:
-    """The store, counting its transactions."""
-
-    def __init__(self, inner: Storage) -> None:
-        self.inner = inner
-        self.transactions: list[int] = []
-
-    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
-        self.transactions.append(len(actions))
-        await self.inner.transact_write(actions)
-
-
-@pytest.fixture(params=["sqlite", "dynamodb"])
-async def store(request: pytest.FixtureRequest) -> AsyncIterator[Storage]:
-    if request.param == "sqlite":
-        storage = await open_sqlite(":memory:", cursor_key=CURSOR_KEY)
-    else:
-        endpoint: str = request.getfixturevalue("moto_endpoint")
-        table = f"completions-{uuid.uuid4().hex[:8]}"
-        await create_table(table_name=table, region="us-east-1", endpoint_url=endpoint)
-        storage = await open_dynamodb(
-            table_name=table, region="us-east-1", cursor_key=CURSOR_KEY, endpoint_url=endpoint
-        )
-    yield storage
-    await storage.close()
 
 
 async def born(storage: Storage, count: int) -> list[ClaimedItem]:
