@@ -164,7 +164,8 @@ class RedisTransport:
     async def _listen_forever(self) -> None:
         delay = _BACKOFF_MIN
         while True:
-            pubsub = self._client().pubsub()
+            client = self._client()
+            pubsub = client.pubsub()
             try:
                 await self._listen(pubsub)
             except (RedisError, OSError, _Outage) as error:
@@ -175,7 +176,13 @@ class RedisTransport:
                 logger.exception("Listening to Redis failed; reconnecting")
                 self._fall_back(f"{type(error).__name__}: {error}")
             finally:
-                await self._drop(pubsub)
+                try:
+                    await self._drop(pubsub)
+                finally:
+                    # Each attempt's client owns its connection pool: left
+                    # open, its connection is closed only by the collector.
+                    with contextlib.suppress(RedisError, OSError):
+                        await client.aclose()
             await asyncio.sleep(delay * (0.5 + random.random() / 2))
             delay = min(2 * delay, _BACKOFF_MAX)
 
