@@ -56,20 +56,22 @@ class Put:
     condition: Condition | None = None
     size: int = field(init=False, repr=False, compare=False)
     """``item_size(item)``, measured once when the Put is built."""
+    key: Key = field(init=False, repr=False, compare=False)
+    """The item's key, built once: the store, the backend's duplicate check
+    and its reads each ask for it (docs/design.md, Verify path)."""
 
     def __post_init__(self) -> None:
         item, size = sized_item(self.item)
         for attribute in _PRIMARY:
             if not isinstance(item.get(attribute), str):
                 raise AccessPatternError(f"Put needs a string {attribute}")
+        # The primary key's attributes are among the key attributes checked
+        # here, by ``check_key``'s rules: it would refuse nothing more.
         _check_key_attributes(item)
-        check_key(Key(item[_PRIMARY[0]], item[_PRIMARY[1]]))
+        key = Key(item[_PRIMARY[0]], item[_PRIMARY[1]])
         object.__setattr__(self, "item", item)
         object.__setattr__(self, "size", size)
-
-    @property
-    def key(self) -> Key:
-        return Key(self.item[_PRIMARY[0]], self.item[_PRIMARY[1]])
+        object.__setattr__(self, "key", key)
 
 
 @dataclass(frozen=True)

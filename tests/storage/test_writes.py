@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -87,6 +88,17 @@ def test_put_is_frozen() -> None:
     put = Put({"PK": "P", "SK": "S"})
     with pytest.raises(AttributeError):
         put.item = {}  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        put.key = KEY  # type: ignore[misc]
+
+
+def test_put_builds_its_key_once_from_its_item() -> None:
+    put = Put({"PK": "P", "SK": "S", "n": 1})
+    assert put.key is put.key
+    assert put.key == Key("P", "S")
+    assert "key" not in repr(put)
+    assert replace(put, condition=ItemAbsent()).key == Key("P", "S")
+    assert put == Put({"PK": "P", "SK": "S", "n": 1})
 
 
 # --- Update ------------------------------------------------------------------------
