@@ -136,7 +136,7 @@ class Store:
             before_read()
             result = await self._driver.query(
                 QueryRequest(
-                    index=index,
+                    table_index=index,
                     partition=partition,
                     sort=sort,
                     forward=ap.direction is Direction.FORWARD,
