@@ -17,7 +17,7 @@ from .conditions import Condition
 from .keys import Key, check_key
 from .limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
 from .table import TABLE
-from .values import Item, normalize_number, normalize_value, sized_item
+from .values import Item, item_size, normalize_number, normalize_value, sized_item
 
 __all__ = ["ConditionCheck", "Delete", "Put", "Update", "WriteAction"]
 
@@ -88,6 +88,10 @@ class Update:
     add: Mapping[str, int | Decimal] = field(default_factory=dict)
     remove: tuple[str, ...] = ()
     condition: Condition | None = None
+    size: int = field(init=False, repr=False, compare=False)
+    """``item_size`` of the values the clauses write, what a transaction's
+    size limit counts: measured once when the Update is built, and kept by
+    ``at``'s copies, which write the same values."""
 
     def __post_init__(self) -> None:
         check_key(self.key)
@@ -115,6 +119,7 @@ class Update:
         )
         setattr_(self, "add", {k: normalize_number(v) for k, v in add.items()} if add else {})
         setattr_(self, "remove", tuple(self.remove))
+        setattr_(self, "size", item_size({**self.set, **self.set_if_absent, **self.add}))
 
     def at(self, key: Key) -> Update:
         """These clauses on the item at ``key``. They were checked and

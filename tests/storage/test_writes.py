@@ -220,6 +220,15 @@ def test_update_at_is_the_update_built_at_that_key() -> None:
         moved.key = KEY  # type: ignore[misc]
 
 
+def test_update_measures_the_values_it_writes_once() -> None:
+    update = Update(
+        KEY, set={"a": "é"}, set_if_absent={"e": "Day"}, add={"n": Decimal("1.50")}, remove=("r",)
+    )
+    assert update.size == item_size({"a": "é", "e": "Day", "n": Decimal("1.5")}) == 10
+    assert update.at(Key("PRODUCT#p2", "META")).size == update.size
+    assert "size" not in repr(update)
+
+
 def test_delete_and_condition_check_keys() -> None:
     assert Delete(KEY, ItemExists()).key == KEY
     assert ConditionCheck(KEY, ItemExists()).key == KEY
