@@ -10,7 +10,6 @@ engine. Drivers raise ``ConditionFailed``, ``TransactionCanceled``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from .keys import Key
@@ -22,9 +21,13 @@ from .writes import WriteAction
 __all__ = ["BatchGetResult", "Driver", "QueryRequest", "QueryResult"]
 
 
-@dataclass(frozen=True)
-class QueryRequest:
-    index: IndexDefinition
+class QueryRequest(NamedTuple):
+    """A NamedTuple: a frozen dataclass sets each field through
+    ``object.__setattr__``, and the store builds one per page it reads
+    (docs/design.md, Verify path). ``table_index``, as a field named
+    ``index`` would hide ``tuple.index``."""
+
+    table_index: IndexDefinition
     partition: str
     sort: SortRange
     forward: bool

@@ -35,7 +35,7 @@ from .protocol import Page
 from .registry import AccessPattern, Direction, Operation, Registry, SortRange
 from .table import TABLE
 from .trace import record
-from .values import Item, item_size
+from .values import Item
 from .writes import ConditionCheck, Put, Update, WriteAction
 
 __all__ = ["Store", "backoff_delay"]
@@ -136,7 +136,7 @@ class Store:
             before_read()
             result = await self._driver.query(
                 QueryRequest(
-                    index=index,
+                    table_index=index,
                     partition=partition,
                     sort=sort,
                     forward=ap.direction is Direction.FORWARD,
@@ -174,7 +174,7 @@ class Store:
         keys = [action.key for action in actions]
         if len(set(keys)) != len(keys):
             raise LimitExceeded("A transaction cannot include two actions on one item")
-        size = sum(a.size if isinstance(a, Put) else _update_size(a) for a in actions)
+        size = sum(a.size if isinstance(a, Put | Update) else 0 for a in actions)
         if size > TRANSACT_MAX_BYTES:
             raise LimitExceeded(f"A transaction may write at most {TRANSACT_MAX_BYTES} bytes")
         if len(actions) == 1 and not isinstance(actions[0], ConditionCheck):
@@ -222,9 +222,3 @@ def _in_range(
         and isinstance(sort_key, str)
         and sort.matches(sort_key)
     )
-
-
-def _update_size(action: WriteAction) -> int:
-    if isinstance(action, Update):
-        return item_size({**action.set, **action.set_if_absent, **action.add})
-    return 0

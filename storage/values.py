@@ -20,6 +20,7 @@ from .limits import ITEM_MAX_BYTES, NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT, NUMB
 __all__ = [
     "Item",
     "Value",
+    "attribute_size",
     "item_size",
     "normalize_item",
     "normalize_number",
@@ -216,7 +217,7 @@ def value_size(value: Value) -> int:
     if kind is str:
         return _utf8_size(value)
     if kind is int:
-        return _number_size(value)
+        return _SMALL_INT_SIZES[value] if 0 <= value < _SMALL_INTS else _number_size(value)
     if value is None or isinstance(value, bool):
         return 1
     if isinstance(value, str):
@@ -235,3 +236,9 @@ def value_size(value: Value) -> int:
 def item_size(item: Mapping[str, Value]) -> int:
     """Bytes as DynamoDB bills them: attribute names plus values."""
     return sum(_utf8_size(k) + value_size(v) for k, v in item.items())
+
+
+def attribute_size(name: str, value: Value) -> int:
+    """One attribute's part of ``item_size``: an item's size is the sum of
+    its attributes', so an update re-measures only what it changes."""
+    return _utf8_size(name) + value_size(value)

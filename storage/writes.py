@@ -17,7 +17,7 @@ from .conditions import Condition
 from .keys import Key, check_key
 from .limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
 from .table import TABLE
-from .values import Item, normalize_number, normalize_value, sized_item
+from .values import Item, item_size, normalize_number, normalize_value, sized_item
 
 __all__ = ["ConditionCheck", "Delete", "Put", "Update", "WriteAction"]
 
@@ -56,20 +56,22 @@ class Put:
     condition: Condition | None = None
     size: int = field(init=False, repr=False, compare=False)
     """``item_size(item)``, measured once when the Put is built."""
+    key: Key = field(init=False, repr=False, compare=False)
+    """The item's key, built once: the store, the backend's duplicate check
+    and its reads each ask for it (docs/design.md, Verify path)."""
 
     def __post_init__(self) -> None:
         item, size = sized_item(self.item)
         for attribute in _PRIMARY:
             if not isinstance(item.get(attribute), str):
                 raise AccessPatternError(f"Put needs a string {attribute}")
+        # The primary key's attributes are among the key attributes checked
+        # here, by ``check_key``'s rules: it would refuse nothing more.
         _check_key_attributes(item)
-        check_key(Key(item[_PRIMARY[0]], item[_PRIMARY[1]]))
+        key = Key(item[_PRIMARY[0]], item[_PRIMARY[1]])
         object.__setattr__(self, "item", item)
         object.__setattr__(self, "size", size)
-
-    @property
-    def key(self) -> Key:
-        return Key(self.item[_PRIMARY[0]], self.item[_PRIMARY[1]])
+        object.__setattr__(self, "key", key)
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,10 @@ class Update:
     add: Mapping[str, int | Decimal] = field(default_factory=dict)
     remove: tuple[str, ...] = ()
     condition: Condition | None = None
+    size: int = field(init=False, repr=False, compare=False)
+    """``item_size`` of the values the clauses write, what a transaction's
+    size limit counts: measured once when the Update is built, and kept by
+    ``at``'s copies, which write the same values."""
 
     def __post_init__(self) -> None:
         check_key(self.key)
@@ -113,6 +119,7 @@ class Update:
         )
         setattr_(self, "add", {k: normalize_number(v) for k, v in add.items()} if add else {})
         setattr_(self, "remove", tuple(self.remove))
+        setattr_(self, "size", item_size({**self.set, **self.set_if_absent, **self.add}))
 
     def at(self, key: Key) -> Update:
         """These clauses on the item at ``key``. They were checked and

@@ -145,15 +145,15 @@ class DynamoDriver:
         parameters: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": expression.key_condition(
-                request.index, request.partition, sort
+                request.table_index, request.partition, sort
             ),
             "ScanIndexForward": request.forward,
             "Limit": request.limit,
             "ReturnConsumedCapacity": "TOTAL",
             **expression.parameters(),
         }
-        if request.index.is_global_secondary:
-            parameters["IndexName"] = request.index.name.value
+        if request.table_index.is_global_secondary:
+            parameters["IndexName"] = request.table_index.name.value
         else:
             parameters["ConsistentRead"] = request.consistent
         if request.start_key is not None:

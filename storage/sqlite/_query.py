@@ -145,7 +145,7 @@ _LAST_KEY = {
 
 
 def plan(request: QueryRequest) -> tuple[str, list[Any]]:
-    index = request.index
+    index = request.table_index
     lower, upper = _bounds(request.sort)
     resume: list[str] = []
     start = request.start_key
@@ -203,5 +203,5 @@ def query(connection: sqlite3.Connection, request: QueryRequest) -> QueryResult:
     last_key = None
     if items and (cut or len(items) >= request.limit):
         last = items[-1]
-        last_key = {attribute: last[attribute] for attribute in _LAST_KEY[request.index.name]}
+        last_key = {attribute: last[attribute] for attribute in _LAST_KEY[request.table_index.name]}
     return QueryResult(items, last_key, read_units(total, request.consistent))

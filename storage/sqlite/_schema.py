@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
+from typing import Any
 
 from domain.errors import ConfigurationError, LimitExceeded
 
@@ -118,8 +119,34 @@ def expiry(item: Item) -> int | None:
     return seconds if 0 <= seconds < _TTL_MAX else None
 
 
+_PK_ATTRIBUTE, _SK_ATTRIBUTE = TABLE.primary.partition_key, TABLE.primary.sort_key
+_GSIS = TABLE.global_secondary
+# UTF-8 spends at most 4 bytes on a character: shorter keys need no encoding.
+_PK_SAFE_CHARS = PARTITION_KEY_MAX_BYTES // 4
+_SK_SAFE_CHARS = SORT_KEY_MAX_BYTES // 4
+
+
 def _gsi_keys(item: Item, index: IndexDefinition) -> tuple[str | None, str | None]:
     partition, sort = item.get(index.partition_key), item.get(index.sort_key)
+    # Nearly every item has neither key of an index, or both as short text:
+    # answered at once; the loop below decides the rest, and a differential
+    # test holds the shortcut to it (docs/design.md, Verify path).
+    if partition is None and sort is None:
+        if index.partition_key not in item and index.sort_key not in item:
+            return None, None
+    elif (
+        type(partition) is str
+        and type(sort) is str
+        and 0 < len(partition) <= _PK_SAFE_CHARS
+        and 0 < len(sort) <= _SK_SAFE_CHARS
+    ):
+        return partition, sort
+    return _checked_gsi_keys(item, index, partition, sort)
+
+
+def _checked_gsi_keys(
+    item: Item, index: IndexDefinition, partition: Any, sort: Any
+) -> tuple[str | None, str | None]:
     for attribute, value, limit in (
         (index.partition_key, partition, PARTITION_KEY_MAX_BYTES),
         (index.sort_key, sort, SORT_KEY_MAX_BYTES),
@@ -137,8 +164,8 @@ def _gsi_keys(item: Item, index: IndexDefinition) -> tuple[str | None, str | Non
 
 def row_keys(item: Item) -> Sequence[str | None]:
     """The key columns of an item's row; refuses GSI keys DynamoDB would refuse."""
-    keys: list[str | None] = [item[TABLE.primary.partition_key], item[TABLE.primary.sort_key]]
-    for index in TABLE.global_secondary:
+    keys: list[str | None] = [item[_PK_ATTRIBUTE], item[_SK_ATTRIBUTE]]
+    for index in _GSIS:
         keys.extend(_gsi_keys(item, index))
     return keys
 

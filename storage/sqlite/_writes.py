@@ -21,7 +21,7 @@ from ._capacity import write_units
 from ._codec import decode_item, encode_item
 from ._reads import BATCH_STATEMENTS
 from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, UPSERT, expiry, index_columns, row_keys
-from ._update import apply_update
+from ._update import apply_sized_update
 from ._worker import is_busy
 
 __all__ = ["Outcome", "Request", "commit_group", "transact_write", "try_commit_group", "write"]
@@ -100,7 +100,9 @@ def _check(action: WriteAction, index: int, data: str | None) -> Item | None:
 
 
 def _store(connection: sqlite3.Connection, item: Item, size: int | None = None) -> int:
-    """``size``: the item's, when the caller has measured it (``Put.size``)."""
+    """``size``: the item's, when the caller has measured it (``Put.size``,
+    ``apply_sized_update``). The row keeps it, so a row's size is always
+    ``item_size`` of its item, which an Update's new size is measured from."""
     if size is None:
         size = item_size(item)
     if size > ITEM_MAX_BYTES:
@@ -118,7 +120,8 @@ def _apply(
         case Put(item=item, size=size):
             return max(old_size, _store(connection, item, size))
         case Update():
-            return max(old_size, _store(connection, apply_update(current, action)))
+            item, size = apply_sized_update(current, old_size, action)
+            return max(old_size, _store(connection, item, size))
         case Delete():
             if old_size:
                 connection.execute(DELETE, action.key)

@@ -84,7 +84,7 @@ class FakeDriver:
 
     async def query(self, request: QueryRequest) -> QueryResult:
         self.calls.append(("query", request))
-        index = request.index
+        index = request.table_index
         pk, sk = index.partition_key, index.sort_key
 
         def order(item: dict[str, str]) -> tuple[bytes, ...]:

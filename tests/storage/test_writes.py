@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -87,6 +88,17 @@ def test_put_is_frozen() -> None:
     put = Put({"PK": "P", "SK": "S"})
     with pytest.raises(AttributeError):
         put.item = {}  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        put.key = KEY  # type: ignore[misc]
+
+
+def test_put_builds_its_key_once_from_its_item() -> None:
+    put = Put({"PK": "P", "SK": "S", "n": 1})
+    assert put.key is put.key
+    assert put.key == Key("P", "S")
+    assert "key" not in repr(put)
+    assert replace(put, condition=ItemAbsent()).key == Key("P", "S")
+    assert put == Put({"PK": "P", "SK": "S", "n": 1})
 
 
 # --- Update ------------------------------------------------------------------------
@@ -206,6 +218,15 @@ def test_update_at_is_the_update_built_at_that_key() -> None:
     assert (moved.key, moved.add, moved.set) == (other, {"scans": 1}, clauses["set"])
     with pytest.raises(AttributeError):
         moved.key = KEY  # type: ignore[misc]
+
+
+def test_update_measures_the_values_it_writes_once() -> None:
+    update = Update(
+        KEY, set={"a": "é"}, set_if_absent={"e": "Day"}, add={"n": Decimal("1.50")}, remove=("r",)
+    )
+    assert update.size == item_size({"a": "é", "e": "Day", "n": Decimal("1.5")}) == 10
+    assert update.at(Key("PRODUCT#p2", "META")).size == update.size
+    assert "size" not in repr(update)
 
 
 def test_delete_and_condition_check_keys() -> None:
