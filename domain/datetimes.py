@@ -9,6 +9,7 @@ strings sort in time order.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, TypeAlias
 
@@ -41,19 +42,48 @@ def utc(value: datetime, *, field: str = "datetime") -> datetime:
 
 
 _SPELLING = "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ"
+_CANONICAL = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z"
+).fullmatch
+"""The one spelling, exactly: ``format_datetime`` of what such a text parses
+to gives the text back (tests/domain/test_datetimes.py checks it)."""
+
+_known: tuple[object, str, bool, object, str, bool] = (None, "", True, None, "", True)
+"""The last two datetimes spelled or parsed, each with its text and whether
+that is known to be the one spelling: bounded at two items. A scan spells
+each of its times more than once (the scan item and its event payload, a
+product's ``createdAt`` read and spelled again, an event's ``occurredAt``
+parsed and hashed), ~12k instructions each. Keyed by identity, which the held
+reference keeps unique, and datetimes are immutable; rebound as one tuple,
+so threads never see a text paired with another's datetime."""
+
+
+def _remember(value: datetime, text: str, spelled: bool) -> None:
+    global _known
+    known = _known
+    _known = (value, text, spelled, known[0], known[1], known[2])
 
 
 def format_datetime(value: datetime) -> str:
+    known = _known
+    if value is known[0] and (known[2] or _CANONICAL(known[1]) is not None):
+        return known[1]
+    if value is known[3] and (known[5] or _CANONICAL(known[4]) is not None):
+        return known[4]
     # Spelled out because strftime("%Y") does not zero-pad years below 1000 on
     # glibc; one %-format rather than seven f-string fields, and a datetime
     # already in UTC skips ``utc``'s checks and conversion: a scan spells
     # several timestamps (tests/domain/test_datetimes.py holds the old form).
     v = value if value.tzinfo is UTC else utc(value)
-    return _SPELLING % (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
+    text = _SPELLING % (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
+    _remember(value, text, True)
+    return text
 
 
 def parse_datetime(text: str, *, field: str = "datetime") -> datetime:
-    """Parse ISO 8601 with an offset (any precision), returning an aware UTC datetime."""
+    """Parse ISO 8601 with an offset (any precision), returning an aware UTC
+    datetime. It is remembered with its text, as it is usually spelled again
+    (``format_datetime``, which checks the text is the one spelling only then)."""
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
@@ -64,5 +94,6 @@ def parse_datetime(text: str, *, field: str = "datetime") -> datetime:
     if parsed.tzinfo is UTC:
         # fromisoformat reads a Z as this very object, so the stored form
         # needs nothing more (``utc`` would return it unchanged, at 5x the cost).
+        _remember(parsed, text, False)
         return parsed
     return utc(parsed, field=field)

@@ -41,13 +41,30 @@ def _day_shape(counters: tuple[tuple[str, int], ...]) -> Update:
     return Update(_SHAPE_KEY, add=dict(counters), set_if_absent=_ENTITY)
 
 
+_scan_shapes: dict[tuple[int, str | None, ScanResult], Update] = {}
+"""A scan's day-counter update by what its counters depend on (hour, country,
+result): its counters are then neither spelled (three f-strings) nor looked
+up by their items on every scan. At most ``DAY_SHAPES``, emptied when full;
+country is validated against the known codes."""
+
+
+def _scan_shape(scanned_at: datetime, country: str | None, result: ScanResult) -> Update:
+    key = (scanned_at.hour, country, result)
+    shape = _scan_shapes.get(key)
+    if shape is None:
+        shape = _day_shape(tuple(scan_counters(scanned_at, country, result).items()))
+        if len(_scan_shapes) >= DAY_SHAPES:
+            _scan_shapes.clear()
+        _scan_shapes[key] = shape
+    return shape
+
+
 def _days(
-    brand_id: str, product_id: str, event_id: str, moment: datetime, counters: dict[str, int]
+    brand_id: str, product_id: str, event_id: str, moment: datetime, shape: Update
 ) -> list[Update]:
     sort = _DAY_SORT.format({"day": day_key(moment)})
     brand = Key(_BRAND_DAY.format({"brand_id": brand_id, "shard": str(shard_of(event_id))}), sort)
     product = Key(_PRODUCT_DAY.format({"product_id": product_id}), sort)
-    shape = _day_shape(tuple(counters.items()))
     return [shape.at(brand), shape.at(product)]
 
 
@@ -60,14 +77,15 @@ def scan_counter_updates(
     country: str | None,
     result: ScanResult,
 ) -> list[Update]:
-    counters = scan_counters(scanned_at, country, result)
-    return _days(brand_id, product_id, scan_id, scanned_at, counters)
+    shape = _scan_shape(scanned_at, country, result)
+    return _days(brand_id, product_id, scan_id, scanned_at, shape)
 
 
 def alert_counter_updates(
     *, brand_id: str, product_id: str, alert_id: str, detected_at: datetime, threat: ThreatType
 ) -> list[Update]:
-    return _days(brand_id, product_id, alert_id, detected_at, alert_counters(threat))
+    shape = _day_shape(tuple(alert_counters(threat).items()))
+    return _days(brand_id, product_id, alert_id, detected_at, shape)
 
 
 def status_change(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from domain.datetimes import format_datetime
 from domain.enums import ScanResult
 from storage import Item, KeyTemplate
 from storage.access_patterns import PRODUCT_SCANS
@@ -18,9 +19,10 @@ __all__ = ["SCAN_SORT", "scan_item"]
 
 SCAN_SORT = KeyTemplate("SCAN#{scanned_at:time}#{scan_id}")
 _PARTITION = PRODUCT_SCANS.partition_key
-_SCANNED_AT = SCAN_SORT.span("scanned_at")
-"""``scannedAt`` as the key spells it, which is ``format_datetime``'s
-spelling: the time is spelled once for both."""
+_SPELLED_SORT = KeyTemplate("SCAN#{scanned_at}#{scan_id}")
+"""``SCAN_SORT`` given the time as ``format_datetime`` spells it, which is the
+key's spelling and plain text: the scan's moment is spelled once for the key,
+``scannedAt`` and the scan's event payload (``format_datetime`` remembers it)."""
 
 
 def scan_item(
@@ -36,7 +38,8 @@ def scan_item(
     ip_hash: str | None,
     user_agent: str | None,
 ) -> Item:
-    sort = SCAN_SORT.format({"scanned_at": scanned_at, "scan_id": scan_id})
+    spelled = format_datetime(scanned_at)
+    sort = _SPELLED_SORT.format({"scanned_at": spelled, "scan_id": scan_id})
     return {
         "PK": _PARTITION.format({"product_id": product_id}),
         "SK": sort,
@@ -44,7 +47,7 @@ def scan_item(
         "id": scan_id,
         "productId": product_id,
         "brandId": brand_id,
-        "scannedAt": sort[_SCANNED_AT],
+        "scannedAt": spelled,
         "result": result.value,
         "country": country,
         "city": city,

@@ -25,7 +25,7 @@ from storage.access_patterns import PRODUCT_BY_ID
 
 from ..claims.items import claim_is_active
 from ..context import CommandContext
-from ..products.items import certificate_record
+from ..products.items import certificate_record, product_status
 from ..provenance.walk import check_chain
 from ..reads import StorageReads
 from .lookup import record_for_code
@@ -74,7 +74,7 @@ def _certificate(product: Item) -> Certificate | None:
 
 def _status(product: Item) -> ProductStatus | None:
     try:
-        return ProductStatus(product["status"])
+        return product_status(product)
     except _MALFORMED:
         return None
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 from datetime import datetime
 
 from domain.datetimes import parse_datetime
-from domain.enums import ProductStatus
 from domain.identifiers import new_id
 from domain.threats.rules import ClaimFacts, ProductFacts
 from storage import ItemAbsent, ItemExists, Put, Update, WriteAction
@@ -27,6 +26,7 @@ from ..brands.items import brand_stats_key
 from ..claims.items import from_epoch
 from ..context import Services
 from ..pipeline.events import ScanEvent
+from ..products.items import product_status
 from ..scans.items import scan_item
 from .checks import Checks
 from .drafts import ScanDraft
@@ -77,7 +77,7 @@ def scan_actions(
             product_id=product_id,
             brand_id=brand_id,
             created_at=parse_datetime(product["createdAt"]),
-            status=ProductStatus(product["status"]),
+            status=product_status(product),
             scan_count=int(product.get("scanCount", 0)) + 1,
         ),
         claim=_claim_facts(checks),

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import inspect
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from domain.chain import (
     CHAIN_MAX_EVENTS,
@@ -279,3 +283,39 @@ def test_a_chain_longer_than_the_cap_does_not_verify() -> None:
     assert (report.intact, report.broken_at) == (False, CHAIN_MAX_EVENTS + 1)
     assert report.reason is not None and "longer than the 1000 events" in report.reason
     assert verify_chain(CERTIFICATE_HASH, events, head=ChainHead.of(events[-1])).intact
+
+
+_FIELDS = st.fixed_dictionaries(
+    {
+        "sequence": st.integers(),
+        "type": st.sampled_from(ProvenanceEventType),
+        "occurred_at": st.datetimes(timezones=st.just(UTC)),
+        "previous_hash": st.text(max_size=8),
+        "hash": st.text(max_size=8),
+        "actor": st.none() | st.text(max_size=8),
+        "location": st.none() | st.text(max_size=8),
+        "latitude": st.none() | st.integers() | st.decimals(allow_nan=False),
+        "longitude": st.none() | st.integers() | st.decimals(allow_nan=False),
+        "data": st.none() | st.dictionaries(st.text(max_size=4), st.integers(), max_size=3),
+        "source": st.none() | st.sampled_from(EventSource),
+    }
+)
+
+
+def test_stored_takes_every_field_in_order() -> None:
+    """A field added to the dataclass and not to ``stored`` fails here."""
+    parameters = list(inspect.signature(ProvenanceEvent.stored).parameters)
+    assert parameters == [field.name for field in dataclasses.fields(ProvenanceEvent)]
+
+
+@given(_FIELDS)
+def test_stored_makes_the_event_init_makes(values: dict[str, Any]) -> None:
+    """Differential against the dataclass's own ``__init__``: equal, the
+    same attributes, and just as frozen."""
+    expected = ProvenanceEvent(**values)
+    actual = ProvenanceEvent.stored(**values)
+    assert type(actual) is ProvenanceEvent
+    assert actual == expected
+    assert vars(actual) == vars(expected) and repr(actual) == repr(expected)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        actual.hash = "forged"  # type: ignore[misc]

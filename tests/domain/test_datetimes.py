@@ -108,3 +108,56 @@ def test_format_matches_the_reference_spelling(value: datetime) -> None:
     except BadUserInput:
         actual = BadUserInput
     assert actual == expected
+
+
+def _iso_spellings(value: datetime) -> list[str]:
+    """Texts ``fromisoformat`` reads, canonical or not: ``value`` (UTC), or
+    for the last two without all its digits, an instant near it."""
+    year, week, weekday = value.isocalendar()
+    time = value.strftime("%H:%M:%S")
+    micro = f"{value.microsecond:06d}"
+    return [
+        _format_reference(value),
+        f"{value.date().isoformat()}T{time}.{micro}+00:00",
+        f"{value.date().isoformat()} {time}.{micro}Z",
+        f"{value.date().isoformat()}T{time},{micro}Z",
+        f"{year:04d}-W{week:02d}-{weekday}T{time}.{micro}Z",
+        f"{value.year:04d}{value.month:02d}{value.day:02d}T{time}.{micro}Z",
+        f"{value.date().isoformat()}T{time}Z",
+        f"{value.date().isoformat()}T{time}.{micro[:3]}Z",
+    ]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.datetimes(min_value=datetime(1000, 1, 1), timezones=_zones),
+            st.integers(min_value=0, max_value=7),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_remembered_spellings_are_the_reference_spelling(
+    steps: list[tuple[datetime, int, bool]],
+) -> None:
+    """Differential, for the two remembered spellings: any mix of parses (in
+    the one spelling or any other ``fromisoformat`` reads, week dates and
+    commas included) and spellings, each value spelled again, always gives
+    what the reference spells for it, never a text remembered for another
+    value or one read in another spelling."""
+    for value, spelling, parse_first in steps:
+        if value.tzinfo is None:
+            with pytest.raises(BadUserInput):
+                format_datetime(value)
+            continue
+        if parse_first:
+            try:
+                moment = utc(value)
+            except BadUserInput:
+                continue  # beyond year 9999 in UTC
+            value = parse_datetime(_iso_spellings(moment)[spelling])
+        expected = _format_reference(value)
+        assert format_datetime(value) == expected
+        assert format_datetime(value) == expected

@@ -60,6 +60,10 @@ DUE_SORT = KeyTemplate("DUE#{due:time}#{event_id}")
 _DUE_AT = DUE_SORT.span("due")
 """A due time as its sort key spells it, which is ``format_datetime``'s
 spelling: the time is spelled once for the key and the attribute beside it."""
+_SPELLED_DUE = KeyTemplate("DUE#{due}#{event_id}")
+"""``DUE_SORT`` given the time as ``format_datetime`` spells it, which is the
+key's spelling and plain text: an item born claimed spells its ``now`` once,
+for ``createdAt`` and ``dueAt``, and no ready key it would throw away."""
 PARKED_SORT = KeyTemplate("PARKED#{parked_at:time}#{event_id}")
 ERROR_MAX_CHARS = 500
 _LEASE_ATTRIBUTES = ("leaseOwner", "leaseToken", "leaseUntil")
@@ -100,25 +104,31 @@ def outbox_put(
     layout = settings.current_layout
     event_id = event.event_id
     shard = shard_of(event_id, layout.count)
-    sort = DUE_SORT.format({"due": now if due is None else due, "event_id": event_id})
-    due_at = sort[_DUE_AT]
+    # The payload first: its times were usually just spelled or read by the
+    # command (a scan's moment, its product's createdAt), which
+    # ``format_datetime`` remembers two at a time.
+    payload = event.payload()
+    created_at = format_datetime(now)
+    due_at = created_at if due is None else format_datetime(due)
     item: Item = {
         "PK": OUTBOX_PK.format({"event_id": event_id}),
         "SK": OUTBOX_SK,
         "GSI2PK": OUTBOX_DUE.partition_key.format({"shard": shard}),
-        "GSI2SK": sort,
+        "GSI2SK": "",
         "entity": "OutboxItem",
         "id": event_id,
         "kind": event.kind.value,
-        "payload": event.payload(),
+        "payload": payload,
         "shard": shard,
         "shardVersion": layout.version,
         "status": OutboxStatus.READY.value,
         "attempts": 0,
-        "createdAt": due_at if due is None else format_datetime(now),
+        "createdAt": created_at,
         "dueAt": due_at,
     }
-    if lease is not None:
+    if lease is None:
+        item["GSI2SK"] = _SPELLED_DUE.format({"due": due_at, "event_id": event_id})
+    else:
         _claim(item, lease)
     return Put(item, ItemAbsent())
 

@@ -85,7 +85,9 @@ def test_outbox_items_spell_their_times_once(
     )
     born = born_put(put, lease).item
     claim = claim_update(item, lease).set
-    for claimed in (born, claim):
+    built = outbox_put(event, now=now, settings=PipelineSettings(), due=due, lease=lease).item
+    assert built == born
+    for claimed in (born, claim, built):
         assert claimed["leaseUntil"] == format_datetime(later)
         assert claimed["GSI2SK"] == DUE_SORT.format_general(
             {"due": later, "event_id": event.event_id}
