@@ -131,6 +131,13 @@ and their relay kept 51 calls in flight, and on a machine at load 8-15 the
 last waited 12 s, past the 10 s DynamoDB's own latency warrants
 (``storage.dynamodb._client``), until retries ran out. Two seconds a queued
 call, for the deepest queue a pool allows."""
+MOTO_CONNECT_TIMEOUT_SECONDS = 30.0
+"""The server runs in the test's own process, so its accept loop waits for
+the GIL behind the test and moto's serialized calls; a clean run at load
+saw a connection to it take over the 2 s DynamoDB's endpoint warrants
+(``storage.dynamodb._client``). A refused or unreachable endpoint still
+fails at once: the timeout bounds only a connection the server is slow to
+take."""
 
 
 @pytest.fixture(scope="session")
@@ -161,6 +168,7 @@ def moto_endpoint(scan_tripwire: ScanTripwire) -> Iterator[str]:
         serialize_moto(patch)
         honour_request_tokens(patch)
         patch.setattr(dynamodb_client, "READ_TIMEOUT_SECONDS", MOTO_READ_TIMEOUT_SECONDS)
+        patch.setattr(dynamodb_client, "CONNECT_TIMEOUT_SECONDS", MOTO_CONNECT_TIMEOUT_SECONDS)
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         try:
