@@ -7,8 +7,7 @@ condition is evaluated against is the one it replaces, across processes too.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 from domain.errors import ConditionFailed, LimitExceeded
 
@@ -24,21 +23,9 @@ from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, UPSERT, expiry, index_col
 from ._update import apply_sized_update
 from ._worker import is_busy
 
-__all__ = ["Outcome", "Request", "commit_group", "transact_write", "try_commit_group", "write"]
+__all__ = ["Outcome", "Request", "commit_group", "try_commit_group"]
 
 _PK_COLUMN, _SK_COLUMN = index_columns(TABLE.primary)
-
-
-@contextmanager
-def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
 
 
 def _needs_image(action: WriteAction) -> bool:
@@ -132,20 +119,17 @@ def _apply(
 
 
 def _write(connection: sqlite3.Connection, action: WriteAction) -> float:
+    """One non-transactional write. A ConditionCheck has no such API in
+    DynamoDB and is billed as the one-action transaction it would be there."""
     data, old_size = _read(connection, action)
     current = _check(action, 0, data)
     size = _apply(connection, action, current, old_size)
     return write_units(size, transactional=isinstance(action, ConditionCheck))
 
 
-def write(connection: sqlite3.Connection, action: WriteAction) -> float:
-    """One non-transactional write. A ConditionCheck has no such API in
-    DynamoDB and is billed as the one-action transaction it would be there."""
-    with _transaction(connection):
-        return _write(connection, action)
-
-
 def _transact(connection: sqlite3.Connection, actions: Sequence[WriteAction]) -> float:
+    """All or nothing: every condition is evaluated before anything is
+    written, and the first that fails names its action."""
     if len({action.key for action in actions}) != len(actions):
         raise LimitExceeded("A transaction cannot include two actions on one item")
     reads = _read_all(connection, actions)
@@ -159,15 +143,8 @@ def _transact(connection: sqlite3.Connection, actions: Sequence[WriteAction]) ->
     )
 
 
-def transact_write(connection: sqlite3.Connection, actions: Sequence[WriteAction]) -> float:
-    """All or nothing: every condition is evaluated before anything is
-    written, and the first that fails names its action."""
-    with _transaction(connection):
-        return _transact(connection, actions)
-
-
 Request = WriteAction | list[WriteAction]
-"""A ``transact_write`` of a list of actions, or a ``write`` of one."""
+"""A TransactWriteItems of a list of actions, or a single write of one."""
 Outcome = tuple[bool, "float | BaseException"]
 
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from domain.errors import ConditionFailed
-from storage import Item, Storage
+from storage import Item, Storage, WriteAction
 from storage.limits import TRANSACT_MAX_ITEMS
 
+from .conditional import UnnamedLoss, write_holding
 from .items import Lease, claim_update
 
 __all__ = ["CLAIMS_MAX", "claim_all"]
@@ -35,31 +36,23 @@ async def claim_all(storage: Storage, claims: Sequence[tuple[Item, Lease]]) -> l
     won = [False] * len(claims)
     for start in range(0, len(claims), CLAIMS_MAX):
         chunk = range(start, min(start + CLAIMS_MAX, len(claims)))
-        pending = list(chunk)
-        while pending:
-            actions = [claim_update(*claims[index]) for index in pending]
-            try:
-                await storage.transact_write(actions)
-            except ConditionFailed as error:
-                if not 0 <= error.index < len(pending):
-                    # Which claim lost is unknown: each is tried alone.
-                    pending = await _one_by_one(storage, claims, pending, won)
-                    continue
-                del pending[error.index]
-                continue
-            for index in pending:
-                won[index] = True
-            pending = []
+        actions = [claim_update(*claims[index]) for index in chunk]
+        lost: set[int] = set()
+        try:
+            await write_holding(storage, actions, lost.add)
+        except UnnamedLoss as unnamed:
+            # Which claim lost is unknown: each is tried alone.
+            for offset in unnamed.pending:
+                won[chunk[offset]] = await _claim_one(storage, actions[offset])
+            continue
+        for offset, index in enumerate(chunk):
+            won[index] = offset not in lost
     return won
 
 
-async def _one_by_one(
-    storage: Storage, claims: Sequence[tuple[Item, Lease]], pending: list[int], won: list[bool]
-) -> list[int]:
-    for index in pending:
-        try:
-            await storage.transact_write([claim_update(*claims[index])])
-        except ConditionFailed:
-            continue
-        won[index] = True
-    return []
+async def _claim_one(storage: Storage, action: WriteAction) -> bool:
+    try:
+        await storage.transact_write([action])
+    except ConditionFailed:
+        return False
+    return True

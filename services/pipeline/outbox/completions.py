@@ -17,10 +17,10 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from domain.errors import ConditionFailed
 from storage import Storage
 from storage.limits import TRANSACT_MAX_ITEMS
 
+from .conditional import UnnamedLoss, write_holding
 from .items import ClaimedItem, complete_delete
 
 __all__ = ["COMPLETIONS_MAX", "Completions"]
@@ -72,23 +72,21 @@ class Completions:
         return list(batch.values())
 
     async def _delete(self, batch: list[ClaimedItem]) -> None:
-        pending = list(batch)
-        while pending:
-            actions = [complete_delete(c.event_id, c.lease.token) for c in pending]
-            try:
-                await self._storage.transact_write(actions)
-                return
-            except asyncio.CancelledError:
-                raise
-            except ConditionFailed as error:
-                if not 0 <= error.index < len(pending):
-                    logger.warning("Deleting worked outbox items failed: %s", error.detail)
-                    return
-                lost = pending.pop(error.index)
-                logger.info("Outbox item %s was taken over before it completed", lost.event_id)
-            except Exception:
-                logger.exception(
-                    "Deleting %d worked outbox items failed; their leases will expire",
-                    len(pending),
-                )
-                return
+        taken_over: list[int] = []
+
+        def lost(index: int) -> None:
+            taken_over.append(index)
+            logger.info("Outbox item %s was taken over before it completed", batch[index].event_id)
+
+        actions = [complete_delete(c.event_id, c.lease.token) for c in batch]
+        try:
+            await write_holding(self._storage, actions, lost)
+        except asyncio.CancelledError:
+            raise
+        except UnnamedLoss as unnamed:
+            logger.warning("Deleting worked outbox items failed: %s", unnamed.failed.detail)
+        except Exception:
+            logger.exception(
+                "Deleting %d worked outbox items failed; their leases will expire",
+                len(batch) - len(taken_over),
+            )

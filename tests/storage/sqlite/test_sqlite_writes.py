@@ -13,9 +13,15 @@ from hypothesis import strategies as st
 from storage import ConditionCheck, Delete, ItemExists, Key, Put, Update
 from storage.sqlite._codec import decode_item
 from storage.sqlite._schema import MEMORY, connect_writer
-from storage.sqlite._writes import _read, _read_all, write
+from storage.sqlite._writes import _read, _read_all, commit_group
 from storage.values import item_size
 from storage.writes import WriteAction
+
+
+def write(connection: sqlite3.Connection, action: WriteAction) -> None:
+    [(committed, outcome)] = commit_group(connection, [action])
+    assert committed, outcome
+
 
 _KEYS = [Key(f"P#{n}", sk) for n in range(4) for sk in ("META", "S#1", "S#%23")]
 
