@@ -63,6 +63,13 @@ def lock(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     raw.close()
 
 
+def _driver(tmp_path: Path, **options: float) -> SqliteDriver:
+    """A store without the TTL sweep: the sweep takes the write lock on the
+    writer thread as the store opens, and a group tried on the loop's thread
+    at that moment goes to the writer thread, which these tests count."""
+    return SqliteDriver(tmp_path / "proofgate.sqlite", ttl_sweep_seconds=None, **options)
+
+
 async def _queued_behind_the_lock(
     driver: SqliteDriver, lock: sqlite3.Connection, *writes: asyncio.Future[float]
 ) -> list[float | BaseException]:
@@ -79,11 +86,12 @@ async def _queued_behind_the_lock(
 async def test_writes_of_one_turn_commit_together_on_the_loops_thread(
     tmp_path: Path, group_sizes: list[int], loop_groups: list[tuple[int, bool, str]]
 ) -> None:
-    driver = SqliteDriver(tmp_path / "proofgate.sqlite", timeout=5)
+    driver = _driver(tmp_path, timeout=5)
     await driver.wait_ready()
     try:
         await driver.write(Put({"PK": "TAKEN", "SK": "META"}))
         loop_groups.clear()
+        group_sizes.clear()
 
         outcomes = await asyncio.gather(
             driver.write(Put({"PK": "A", "SK": "META"})),
@@ -109,7 +117,7 @@ async def test_writes_that_wait_for_the_writer_thread_commit_next_on_the_loops_t
     group_sizes: list[int],
     loop_groups: list[tuple[int, bool, str]],
 ) -> None:
-    driver = SqliteDriver(tmp_path / "proofgate.sqlite", timeout=5)
+    driver = _driver(tmp_path, timeout=5)
     await driver.wait_ready()
     try:
         lock.execute("BEGIN IMMEDIATE")
@@ -132,7 +140,7 @@ async def test_writes_that_wait_for_the_writer_thread_commit_next_on_the_loops_t
 async def test_writes_waiting_for_the_writer_commit_together_each_with_its_own_outcome(
     tmp_path: Path, lock: sqlite3.Connection, group_sizes: list[int]
 ) -> None:
-    driver = SqliteDriver(tmp_path / "proofgate.sqlite", timeout=5)
+    driver = _driver(tmp_path, timeout=5)
     await driver.wait_ready()
     try:
         await driver.write(Put({"PK": "TAKEN", "SK": "META"}))
@@ -166,7 +174,7 @@ async def test_writes_waiting_for_the_writer_commit_together_each_with_its_own_o
 async def test_a_group_that_cannot_take_the_lock_fails_every_write_and_stores_nothing(
     tmp_path: Path, lock: sqlite3.Connection, group_sizes: list[int]
 ) -> None:
-    driver = SqliteDriver(tmp_path / "proofgate.sqlite", timeout=0.02)
+    driver = _driver(tmp_path, timeout=0.02)
     await driver.wait_ready()
     try:
         lock.execute("BEGIN IMMEDIATE")
@@ -188,7 +196,7 @@ def _autocheckpoint(connection: sqlite3.Connection) -> int:
 
 
 async def test_checkpoints_run_on_their_own_thread_once_writes_commit(tmp_path: Path) -> None:
-    driver = SqliteDriver(tmp_path / "proofgate.sqlite")
+    driver = _driver(tmp_path)
     await driver.wait_ready()
     try:
         assert driver.checkpointer is not None
