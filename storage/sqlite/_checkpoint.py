@@ -3,14 +3,24 @@
 SQLite checkpoints inside the COMMIT that pushes the WAL past
 ``wal_autocheckpoint`` pages: that commit copies the WAL into the database
 and syncs it, and every write queued behind it waits (docs/design.md,
-Storage). So the writer's automatic
-checkpoint is moved far out (``FALLBACK_PAGES``, the bound on the WAL should
-this thread fall behind), and this thread runs a PASSIVE checkpoint, which
-never takes the write lock, after writes have committed: at most one per
+Storage). So the writers' automatic checkpoint is moved far out
+(``FALLBACK_PAGES``, the bound on the WAL should this thread fall behind),
+and this thread checkpoints after writes have committed: at most once per
 ``MIN_GAP_SECONDS``, none while the store is idle. Not much more often: each
 checkpoint copies every page the WAL holds and syncs twice, and hot pages
 (the brand's counters) are copied again by each; at 0.1 s a verification
-cost a quarter more CPU than at 1 s.
+cost a quarter more CPU than at 1 s. Not much less often either: a
+verification appends ~10 pages to the WAL, so at 1 s a load of 1,000 a
+second reaches the fallback bound between two checkpoints.
+
+A PASSIVE checkpoint never takes the write lock, so under a steady stream of
+writes it never catches up: the commits made while it copies stay in the
+WAL, the WAL is never restarted, and it grows to the fallback bound, where
+the commit that crosses it checkpoints on the event loop's thread. So when a
+PASSIVE checkpoint leaves more than ``RESTART_MARK_PAGES`` in the WAL, a FULL
+one follows: it holds the write lock while it copies the rest (writes meant
+for the loop's thread go to the writer thread meanwhile), and the next commit
+starts the WAL over from its beginning.
 """
 
 from __future__ import annotations
@@ -21,13 +31,26 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["FALLBACK_PAGES", "MIN_GAP_SECONDS", "Checkpointer"]
+__all__ = ["FALLBACK_PAGES", "MIN_GAP_SECONDS", "RESTART_MARK_PAGES", "Checkpointer", "checkpoint"]
 
 log = logging.getLogger(__name__)
 
 FALLBACK_PAGES = 10_000
 """The writer's own ``wal_autocheckpoint``: 40 MB of WAL at 4 KB pages."""
-MIN_GAP_SECONDS = 1.0
+MIN_GAP_SECONDS = 0.5
+RESTART_MARK_PAGES = 1_000
+"""4 MB: a store written to less than this between checkpoints never has
+its writers held up by one."""
+
+
+def checkpoint(connection: sqlite3.Connection, restart_mark: int = RESTART_MARK_PAGES) -> bool:
+    """Copies the WAL into the database; True when it also waited for the
+    write lock to copy the commits made meanwhile, so the WAL can restart."""
+    _, wal_pages, _ = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    if wal_pages <= restart_mark:
+        return False
+    connection.execute("PRAGMA wal_checkpoint(FULL)").fetchall()
+    return True
 
 
 class Checkpointer:
@@ -62,11 +85,13 @@ class Checkpointer:
                 if self._stopped:
                     return
                 self._due.clear()
+                started = time.monotonic()
                 try:
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    checkpoint(connection)
                     self.checkpoints += 1
                 except sqlite3.Error as error:
                     log.warning("WAL checkpoint failed (%s); the next commit retries it", error)
-                time.sleep(MIN_GAP_SECONDS)
+                # From start to start: the WAL fills while a checkpoint runs too.
+                time.sleep(max(0.0, MIN_GAP_SECONDS - (time.monotonic() - started)))
         finally:
             connection.close()
