@@ -218,6 +218,11 @@ def _commit_as_the_store_does(connection: sqlite3.Connection) -> None:
     connection.execute("PRAGMA synchronous = NORMAL")
     # Checkpoints run on their own thread (_checkpoint.py); this is the bound.
     connection.execute(f"PRAGMA wal_autocheckpoint = {FALLBACK_PAGES}")
+    # A group's savepoints journal the pages they change. Past 64 KiB SQLite
+    # spills that journal to a temporary file: under load one per few
+    # verifications, and a write syscall for each page. In memory it holds at
+    # most one copy of each page the group's own writes change.
+    connection.execute("PRAGMA temp_store = MEMORY")
 
 
 _UPGRADES = {0: _DDL, 1: _MIGRATE_FROM_1}

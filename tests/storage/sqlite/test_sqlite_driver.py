@@ -473,3 +473,23 @@ async def test_each_connection_keeps_the_page_cache_it_was_given(tmp_path: Path)
         assert cache_size(driver._inline_writer._connection) == -3 * 1024
     finally:
         await driver.close()
+
+
+async def test_both_writing_connections_keep_savepoint_journals_in_memory(tmp_path: Path) -> None:
+    """A group's savepoints journal the pages they change; on disk that is a
+    temporary file and a write syscall per page (storage/sqlite/_schema.py)."""
+    driver = SqliteDriver(tmp_path / "journal.db", ttl_sweep_seconds=None)
+    try:
+        await driver.wait_ready()
+
+        def temp_store(connection: sqlite3.Connection) -> int:
+            (store,) = connection.execute("PRAGMA temp_store").fetchone()
+            return int(store)
+
+        memory = 2
+        assert await driver._writer.call(temp_store) == memory
+        await driver.write(Put({"PK": "P#1", "SK": "META"}))  # opens the loop's writer
+        assert driver._inline_writer is not None and driver._inline_writer._connection
+        assert temp_store(driver._inline_writer._connection) == memory
+    finally:
+        await driver.close()
