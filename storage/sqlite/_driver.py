@@ -30,8 +30,7 @@ from ._schema import (
     DEFAULT_CACHE_MIB,
     MEMORY,
     connect_checkpointer,
-    connect_inline_writer,
-    connect_reader,
+    connect_loop,
     connect_writer,
 )
 from ._ttl import SWEEP_INTERVAL_SECONDS, TtlSweeper
@@ -68,7 +67,7 @@ class SqliteDriver:
         self._inline = (
             None
             if self.path == MEMORY
-            else InlineReader(partial(connect_reader, self.path, timeout, ready, cache_mib))
+            else InlineReader(partial(connect_loop, self.path, timeout, ready, cache_mib))
         )
         self._reader: Worker | InlineReader = self._writer if self._inline is None else self._inline
         self.checkpointer = (
@@ -77,9 +76,7 @@ class SqliteDriver:
             else Checkpointer(partial(connect_checkpointer, self.path, timeout, ready))
         )
         self._inline_writer = (
-            None
-            if self.path == MEMORY
-            else InlineWriter(partial(connect_inline_writer, self.path, ready, cache_mib))
+            None if self._inline is None else InlineWriter(self._inline.connection, timeout)
         )
         self._committer = GroupCommitter(
             self._writer,
@@ -123,9 +120,9 @@ class SqliteDriver:
     async def close(self) -> None:
         if self.ttl_sweeper is not None:
             await self.ttl_sweeper.stop()
-        await self._reader.stop()
         if self._inline_writer is not None:
             self._inline_writer.stop()
+        await self._reader.stop()
         await self._writer.stop()
         if self.checkpointer is not None:
             await asyncio.to_thread(self.checkpointer.stop)

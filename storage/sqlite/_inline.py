@@ -57,6 +57,15 @@ class InlineReader:
         except Exception as error:
             raise translate(error) from None
 
+    def connection(self) -> sqlite3.Connection:
+        """The loop thread's connection, which its group commits share
+        (``_inline_writer.py``); opened here on first use."""
+        if self._stopped:
+            raise ServiceUnavailable("The SQLite store is closed")
+        if self._connection is None:
+            self._connection = self._connect()
+        return self._connection
+
     async def stop(self) -> None:
         self._stopped = True
         if self._connection is not None:

@@ -35,8 +35,7 @@ __all__ = [
     "UPSERT",
     "column",
     "connect_checkpointer",
-    "connect_inline_writer",
-    "connect_reader",
+    "connect_loop",
     "connect_writer",
     "expiry",
     "index_columns",
@@ -171,9 +170,10 @@ def row_keys(item: Item) -> Sequence[str | None]:
 
 
 DEFAULT_CACHE_MIB = 4
-"""Page cache per connection (a store has three). A miss costs a read from the
-OS's file cache, microseconds; the cache only fills, so its size is what the
-store adds to resident memory as the table grows (docs/design.md, Storage)."""
+"""Page cache of the loop's and the writer thread's connections. A miss costs
+a read from the OS's file cache, microseconds; the cache only fills, so its
+size is what the store adds to resident memory as the table grows
+(docs/design.md, Storage)."""
 
 
 def _connect(path: str, timeout: float, cache_mib: int) -> sqlite3.Connection:
@@ -263,23 +263,16 @@ def connect_checkpointer(path: str, timeout: float, ready: threading.Event) -> s
         return _connect(path, timeout, cache_mib=1)
 
 
-def connect_inline_writer(
-    path: str, ready: threading.Event, cache_mib: int = DEFAULT_CACHE_MIB
-) -> sqlite3.Connection:
-    """The loop thread's writing connection (``_inline_writer.py``): it waits
-    for no lock, and commits as the writer thread's does."""
-    ready.wait()
-    with _opening(path):
-        connection = _connect(path, 0.0, cache_mib)
-        _commit_as_the_store_does(connection)
-        return connection
-
-
-def connect_reader(
+def connect_loop(
     path: str, timeout: float, ready: threading.Event, cache_mib: int = DEFAULT_CACHE_MIB
 ) -> sqlite3.Connection:
+    """The event loop thread's connection, for its reads (``_inline.py``) and
+    its group commits (``_inline_writer.py``), which commit as the writer
+    thread's do. One connection for both: SQLite drops a connection's page
+    cache whenever another connection has committed since its last read, so
+    a reader of its own reloaded every page it read after each group commit."""
     ready.wait()
     with _opening(path):
         connection = _connect(path, timeout, cache_mib)
-        connection.execute("PRAGMA query_only = 1")
+        _commit_as_the_store_does(connection)
         return connection

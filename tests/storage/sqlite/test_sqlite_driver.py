@@ -469,8 +469,8 @@ async def test_each_connection_keeps_the_page_cache_it_was_given(tmp_path: Path)
         assert await driver._writer.call(cache_size) == -3 * 1024
         assert await driver._reader.call(cache_size) == -3 * 1024
         await driver.write(Put({"PK": "P#1", "SK": "META"}))  # opens the loop's writer
-        assert driver._inline_writer is not None and driver._inline_writer._connection
-        assert cache_size(driver._inline_writer._connection) == -3 * 1024
+        assert driver._inline is not None and driver._inline._connection
+        assert cache_size(driver._inline._connection) == -3 * 1024
     finally:
         await driver.close()
 
@@ -489,7 +489,7 @@ async def test_both_writing_connections_keep_savepoint_journals_in_memory(tmp_pa
         memory = 2
         assert await driver._writer.call(temp_store) == memory
         await driver.write(Put({"PK": "P#1", "SK": "META"}))  # opens the loop's writer
-        assert driver._inline_writer is not None and driver._inline_writer._connection
-        assert temp_store(driver._inline_writer._connection) == memory
+        assert driver._inline is not None and driver._inline._connection
+        assert temp_store(driver._inline._connection) == memory
     finally:
         await driver.close()

@@ -211,3 +211,45 @@ async def test_checkpoints_run_on_their_own_thread_once_writes_commit(tmp_path: 
         assert driver.checkpointer.checkpoints >= 1
     finally:
         await driver.close()
+
+
+def _busy_timeout(connection: sqlite3.Connection) -> int:
+    milliseconds: int = connection.execute("PRAGMA busy_timeout").fetchone()[0]
+    return milliseconds
+
+
+async def test_the_loops_commits_share_its_reads_connection_and_leave_reads_their_wait(
+    tmp_path: Path, lock: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite drops a connection's page cache when another has committed
+    since its last read, so the loop's reads and commits share a connection;
+    the commit's try waits for no lock, the reads still wait up to the
+    store's timeout."""
+    used: list[tuple[sqlite3.Connection, int]] = []
+
+    def recorded(
+        connection: sqlite3.Connection, requests: Sequence[Request]
+    ) -> list[Outcome] | None:
+        used.append((connection, _busy_timeout(connection)))
+        return try_commit_group(connection, requests)
+
+    monkeypatch.setattr(_inline_writer, "try_commit_group", recorded)
+    driver = _driver(tmp_path, timeout=5)
+    await driver.wait_ready()
+    try:
+        await driver.write(Put({"PK": "A", "SK": "META"}))
+        lock.execute("BEGIN IMMEDIATE")
+        behind_the_lock = asyncio.ensure_future(driver.write(Put({"PK": "B", "SK": "META"})))
+        for _ in range(100):  # until the loop's try, which finds the lock taken
+            if len(used) == 2:
+                break
+            await asyncio.sleep(0)
+        lock.execute("ROLLBACK")
+        assert await behind_the_lock == 1.0
+
+        assert driver._inline is not None
+        reads = driver._inline.connection()
+        assert [(connection is reads, wait) for connection, wait in used] == [(True, 0)] * 2
+        assert _busy_timeout(reads) == 5000, "restored after a commit and after a refused try"
+    finally:
+        await driver.close()
