@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
+from itertools import combinations
 from typing import Any
 
 from domain.errors import ConfigurationError, LimitExceeded
@@ -28,6 +29,8 @@ __all__ = [
     "DEFAULT_CACHE_MIB",
     "DELETE",
     "DELETE_EXPIRED",
+    "INDEXED_ATTRIBUTES",
+    "INDEXED_COLUMNS",
     "MEMORY",
     "SCHEMA_VERSION",
     "SELECT_ITEM",
@@ -40,7 +43,9 @@ __all__ = [
     "expiry",
     "index_columns",
     "index_name",
+    "insert_statement",
     "row_keys",
+    "update_statement",
 ]
 
 # 1: items and GSIs; 2: the TTL column and its index (migrated in place).
@@ -97,6 +102,56 @@ UPSERT = (
     f"INSERT OR REPLACE INTO items ({', '.join(_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(_COLUMNS))})"
 )
+"""Every column bound: for loading many rows (``bench/scale.py``)."""
+INDEXED_COLUMNS = (*_GSI_COLUMNS, _TTL)
+"""The columns some index holds, in ``row_keys`` order then the TTL's."""
+INDEXED_ATTRIBUTES = (
+    *(a for index in TABLE.global_secondary for a in (index.partition_key, index.sort_key)),
+    TABLE.ttl_attribute,
+)
+"""The item attributes ``INDEXED_COLUMNS`` are made from, in their order."""
+
+
+def _insert(present: tuple[str, ...]) -> str:
+    """Inserts a row with the indexed columns in ``present``; the others are
+    NULL by default. Most rows have no GSI keys and no TTL, and the sqlite3
+    module binds each None through its adapter protocol, an attribute lookup
+    that fails, thousands of instructions a parameter (callgrind). One
+    statement per subset of ``INDEXED_COLUMNS``, 32 in all."""
+    columns = [_PK, _SK, *present, "size", "data"]
+    return (
+        f"INSERT OR REPLACE INTO items ({', '.join(columns)}) "
+        f"VALUES ({', '.join('?' * len(columns))})"
+    )
+
+
+def _update(changed: tuple[str, ...]) -> str:
+    """Rewrites an existing row's item and size, and of the indexed columns
+    only those in ``changed``: SQLite updates an index only when the SET
+    list names one of its columns, where INSERT OR REPLACE deletes the row
+    and every index entry it has and inserts them again (docs/design.md,
+    Storage). One statement per subset of ``INDEXED_COLUMNS``, 32 in all."""
+    assignments = "".join(f"{name} = ?, " for name in changed)
+    return f"UPDATE items SET {assignments}size = ?, data = ? WHERE {_PK} = ? AND {_SK} = ?"
+
+
+# Every subset, each in INDEXED_COLUMNS order: 32 statements of each kind,
+# well inside the connection's statement cache (512).
+_SUBSETS = [c for n in range(len(INDEXED_COLUMNS) + 1) for c in combinations(INDEXED_COLUMNS, n)]
+_INSERTS = {subset: _insert(subset) for subset in _SUBSETS}
+_UPDATES = {subset: _update(subset) for subset in _SUBSETS}
+
+
+def insert_statement(present: tuple[str, ...]) -> str:
+    """``_insert`` of ``present``, a tuple of ``INDEXED_COLUMNS`` in their order."""
+    return _INSERTS[present]
+
+
+def update_statement(changed: tuple[str, ...]) -> str:
+    """``_update`` of ``changed``, a tuple of ``INDEXED_COLUMNS`` in their order."""
+    return _UPDATES[changed]
+
+
 DELETE = f"DELETE FROM items WHERE {_PK} = ? AND {_SK} = ?"
 # Through the TTL index, oldest expiry first, expired in [?, ?), at most ? rows.
 DELETE_EXPIRED = (
@@ -223,6 +278,12 @@ def _commit_as_the_store_does(connection: sqlite3.Connection) -> None:
     # verifications, and a write syscall for each page. In memory it holds at
     # most one copy of each page the group's own writes change.
     connection.execute("PRAGMA temp_store = MEMORY")
+    # This SQLite is built with SECURE_DELETE: every page a delete frees (an
+    # outbox item's overflow page, deleted by the relay) was zeroed and
+    # written to the WAL, a frame per verification. FAST zeroes deleted
+    # content only on pages the write changes anyway; in WAL mode the old
+    # versions stayed in the WAL until a checkpoint regardless.
+    connection.execute("PRAGMA secure_delete = FAST")
 
 
 _UPGRADES = {0: _DDL, 1: _MIGRATE_FROM_1}

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from domain.errors import ConditionFailed, LimitExceeded
 
 from ..conditions import evaluate
-from ..limits import ITEM_MAX_BYTES
 from ..table import TABLE
-from ..values import Item, item_size
+from ..values import Item
 from ..writes import ConditionCheck, Delete, Put, Update, WriteAction
 from ._capacity import write_units
-from ._codec import decode_item, encode_item
+from ._codec import decode_item
 from ._reads import BATCH_STATEMENTS
-from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, UPSERT, expiry, index_columns, row_keys
+from ._rows import store
+from ._schema import DELETE, SELECT_ITEM, SELECT_SIZE, index_columns
 from ._update import apply_sized_update
 from ._worker import is_busy
 
@@ -86,18 +86,6 @@ def _check(action: WriteAction, index: int, data: str | None) -> Item | None:
     return current
 
 
-def _store(connection: sqlite3.Connection, item: Item, size: int | None = None) -> int:
-    """``size``: the item's, when the caller has measured it (``Put.size``,
-    ``apply_sized_update``). The row keeps it, so a row's size is always
-    ``item_size`` of its item, which an Update's new size is measured from."""
-    if size is None:
-        size = item_size(item)
-    if size > ITEM_MAX_BYTES:
-        raise LimitExceeded(f"Item size {size} bytes exceeds {ITEM_MAX_BYTES} bytes")
-    connection.execute(UPSERT, (*row_keys(item), expiry(item), size, encode_item(item)))
-    return size
-
-
 def _apply(
     connection: sqlite3.Connection, action: WriteAction, current: Item | None, old_size: int
 ) -> int:
@@ -105,10 +93,10 @@ def _apply(
     the old and new images."""
     match action:
         case Put(item=item, size=size):
-            return max(old_size, _store(connection, item, size))
+            return max(old_size, store(connection, item, size, old_size, current))
         case Update():
             item, size = apply_sized_update(current, old_size, action)
-            return max(old_size, _store(connection, item, size))
+            return max(old_size, store(connection, item, size, old_size, current))
         case Delete():
             if old_size:
                 connection.execute(DELETE, action.key)
