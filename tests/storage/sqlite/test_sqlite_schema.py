@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from storage import Delete, Key, Put
-from storage.sqlite._schema import connect_inline_writer, connect_writer
+from storage.sqlite._schema import connect_loop, connect_writer
 from storage.sqlite._writes import commit_group
 
 _FRAME = 4096 + 24
@@ -20,7 +20,7 @@ def test_a_delete_does_not_write_the_pages_it_frees(tmp_path: Path) -> None:
     path = str(tmp_path / "store.db")
     ready = threading.Event()
     connect_writer(path, 1.0, ready).close()
-    connection = connect_inline_writer(path, ready)
+    connection = connect_loop(path, 1.0, ready)
     put = Put({"PK": _KEY.pk, "SK": _KEY.sk, "text": "x" * 40_000})
     [(stored, _)] = commit_group(connection, [put])
     assert stored
