@@ -20,7 +20,11 @@ the commit that crosses it checkpoints on the event loop's thread. So when a
 PASSIVE checkpoint leaves more than ``RESTART_MARK_PAGES`` in the WAL, a FULL
 one follows: it holds the write lock while it copies the rest (writes meant
 for the loop's thread go to the writer thread meanwhile), and the next commit
-starts the WAL over from its beginning.
+starts the WAL over from its beginning. A FULL checkpoint also waits, holding
+that lock, for every reader of an older snapshot to finish: the store's own
+reads take milliseconds, but a read transaction left open in another process
+would stop every write for the store's whole timeout, twice a second. So it
+waits ``FULL_WAIT_SECONDS`` at most, then gives up until the next.
 """
 
 from __future__ import annotations
@@ -31,13 +35,23 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["FALLBACK_PAGES", "MIN_GAP_SECONDS", "RESTART_MARK_PAGES", "Checkpointer", "checkpoint"]
+__all__ = [
+    "FALLBACK_PAGES",
+    "FULL_WAIT_SECONDS",
+    "MIN_GAP_SECONDS",
+    "RESTART_MARK_PAGES",
+    "Checkpointer",
+    "checkpoint",
+]
 
 log = logging.getLogger(__name__)
 
 FALLBACK_PAGES = 10_000
 """The writer's own ``wal_autocheckpoint``: 40 MB of WAL at 4 KB pages."""
 MIN_GAP_SECONDS = 0.5
+FULL_WAIT_SECONDS = 0.1
+"""How long a FULL checkpoint waits for the write lock and for readers; a
+FULL checkpoint of the pages left after a PASSIVE one took 5-20 ms."""
 RESTART_MARK_PAGES = 1_000
 """4 MB: a store written to less than this between checkpoints never has
 its writers held up by one."""

@@ -73,7 +73,7 @@ class SqliteDriver:
         self.checkpointer = (
             None
             if self.path == MEMORY
-            else Checkpointer(partial(connect_checkpointer, self.path, timeout, ready))
+            else Checkpointer(partial(connect_checkpointer, self.path, ready))
         )
         self._inline_writer = (
             None if self._inline is None else InlineWriter(self._inline.connection, timeout)

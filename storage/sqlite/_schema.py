@@ -23,7 +23,7 @@ from domain.errors import ConfigurationError, LimitExceeded
 from ..limits import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES
 from ..table import TABLE, IndexDefinition
 from ..values import Item
-from ._checkpoint import FALLBACK_PAGES
+from ._checkpoint import FALLBACK_PAGES, FULL_WAIT_SECONDS
 
 __all__ = [
     "DEFAULT_CACHE_MIB",
@@ -318,10 +318,12 @@ def _prepare(connection: sqlite3.Connection, path: str) -> None:
         raise
 
 
-def connect_checkpointer(path: str, timeout: float, ready: threading.Event) -> sqlite3.Connection:
+def connect_checkpointer(path: str, ready: threading.Event) -> sqlite3.Connection:
+    """Waits ``FULL_WAIT_SECONDS`` for a lock, not the store's timeout: a FULL
+    checkpoint holds the write lock while it waits (``_checkpoint.py``)."""
     ready.wait()
     with _opening(path):
-        return _connect(path, timeout, cache_mib=1)
+        return _connect(path, FULL_WAIT_SECONDS, cache_mib=1)
 
 
 def connect_loop(

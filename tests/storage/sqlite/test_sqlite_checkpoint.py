@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from storage.sqlite._checkpoint import checkpoint
+from storage.sqlite._checkpoint import FULL_WAIT_SECONDS, checkpoint
+from storage.sqlite._schema import connect_checkpointer
 
 MARK = 20
 Store = tuple[sqlite3.Connection, sqlite3.Connection, sqlite3.Connection]
@@ -88,3 +89,34 @@ def test_below_the_mark_a_checkpoint_does_not_wait_and_the_wal_keeps_growing(
     _write(writer, 1)
 
     assert _wal_pages(checkpointer) > 2 * MARK, "the commits past the reader's snapshot stayed"
+
+
+def test_a_reader_left_open_holds_writers_up_for_the_full_wait_only(
+    tmp_path: Path, store: Store
+) -> None:
+    """A read transaction left open elsewhere: the FULL checkpoint waits for
+    it ``FULL_WAIT_SECONDS``, not the store's timeout, then lets go of the
+    write lock, and the next checkpoint after the reader finishes catches up."""
+    writer, reader, _ = store
+    opened = threading.Event()
+    opened.set()
+    checkpointer = connect_checkpointer(str(tmp_path / "wal.sqlite"), opened)
+    try:
+        (wait_ms,) = checkpointer.execute("PRAGMA busy_timeout").fetchone()
+        assert wait_ms == FULL_WAIT_SECONDS * 1000
+        _write(writer, MARK)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM t").fetchone()
+        _write(writer, MARK)
+
+        assert checkpoint(checkpointer, restart_mark=MARK) is True
+        writer.execute("PRAGMA busy_timeout = 0")
+        _write(writer, 1)  # the write lock is free again
+        reader.execute("COMMIT")
+        assert _wal_pages(checkpointer) > 2 * MARK, "not restarted while the reader held on"
+
+        assert checkpoint(checkpointer, restart_mark=MARK) is True
+        _write(writer, 1)
+        assert _wal_pages(checkpointer) < MARK
+    finally:
+        checkpointer.close()
