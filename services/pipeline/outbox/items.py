@@ -184,7 +184,7 @@ def _claim(item: Item, lease: Lease) -> None:
     item["status"] = OutboxStatus.LEASED.value
     item["leaseOwner"] = lease.owner
     item["leaseToken"] = lease.token
-    sort = DUE_SORT.format({"due": lease.until, "event_id": item["id"]})
+    sort = due_sort(lease.until, item["id"])
     item["leaseUntil"] = sort[_DUE_AT]
     item["GSI2SK"] = sort
     item["attempts"] = 1
