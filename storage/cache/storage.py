@@ -68,6 +68,11 @@ def _key_of(item: Item) -> Key:
     return Key(item[TABLE.primary.partition_key], item[TABLE.primary.sort_key])
 
 
+def _window(page: Page) -> list[Item]:
+    """What the page's answer rests on: its items and the one read beyond."""
+    return page.items if page.beyond is None else [*page.items, page.beyond]
+
+
 class CachedStorage:
     def __init__(
         self,
@@ -219,7 +224,7 @@ class CachedStorage:
         return page
 
     def _keep_page(self, ap: AccessPattern, key: PageKey, page: Page, start: int) -> None:
-        items = page.items if page.beyond is None else [*page.items, page.beyond]
+        items = _window(page)
         window = tuple(_key_of(item) for item in items)
         if not self._keeps(start, _slots_of_page(key, window)):
             return
