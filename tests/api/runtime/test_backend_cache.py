@@ -41,4 +41,5 @@ async def test_on_the_store_is_wrapped_with_the_settings_bounds() -> None:
 def test_the_variables_are_read() -> None:
     env = {"PROOFGATE_CACHE": "on", "PROOFGATE_CACHE_BYTES": "1000", "PROOFGATE_CACHE_TTL_MS": "5"}
     read = Environment.read(env)
-    assert (read.cache, read.cache_bytes, read.cache_ttl_ms) == (True, 1000, 5)
+    names = ("cache", "cache_bytes", "cache_ttl_ms")
+    assert tuple(getattr(read, name) for name in names) == (True, 1000, 5)
