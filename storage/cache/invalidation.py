@@ -54,6 +54,7 @@ class Invalidation:
 
 _GSIS = TABLE.global_secondary
 _PRIMARY = TABLE.primary
+_GSI_KEYS = frozenset(a for index in _GSIS for a in (index.partition_key, index.sort_key))
 
 
 def _put(put: Put, entered: set[Entered]) -> None:
@@ -78,6 +79,8 @@ def _update(update: Update, entered: set[Entered], moved: set[Moved]) -> None:
     key = update.key
     # An Update of a missing item creates it, in the key's table partition.
     entered.add(Entered(_PRIMARY.name, key.pk, key.sk))
+    if _GSI_KEYS.isdisjoint(update.set) and _GSI_KEYS.isdisjoint(update.set_if_absent):
+        return  # most Updates: counters and plain attributes
     for index in _GSIS:
         _update_index(update, index, entered, moved)
 

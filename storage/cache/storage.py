@@ -32,12 +32,23 @@ from .invalidation import Entered, Invalidation, invalidation_of
 from .rules import RULES, Rule
 from .stats import CacheStats
 
-__all__ = ["EXPIRY_MARGIN_SECONDS", "REPLICA_SETTLE_SECONDS", "CachedStorage"]
+__all__ = [
+    "CANCELLED_WRITE_SECONDS",
+    "EXPIRY_MARGIN_SECONDS",
+    "REPLICA_SETTLE_SECONDS",
+    "CachedStorage",
+]
 
 EXPIRY_MARGIN_SECONDS = 5.0
 """An entry holding an item that carries an expiry is dropped this long
 before it: a TTL delete (ours, or DynamoDB's by its own clock) is never
 announced, and may never come earlier than the expiry."""
+CANCELLED_WRITE_SECONDS = 10.0
+"""A write whose caller was cancelled may commit after its invalidation (a
+queued group commit, a request DynamoDB had received): its invalidation is
+applied again this much later, past SQLite's lock wait and any request's end.
+Such a write was never acknowledged; until then a read may keep what it saw
+before it committed."""
 REPLICA_SETTLE_SECONDS = 1.0
 """On DynamoDB an eventually consistent read (every GSI read) may return
 what was there before an acknowledged write for a short while; each
@@ -85,6 +96,7 @@ class CachedStorage:
         rules: Mapping[str, Rule] = RULES,
         clock: Callable[[], float] = time.time,
         settle_seconds: float | None = None,
+        doubt_seconds: float = CANCELLED_WRITE_SECONDS,
     ) -> None:
         """``settle_seconds``: when to apply each invalidation again (None: by
         the backend, ``REPLICA_SETTLE_SECONDS`` on DynamoDB, never on SQLite)."""
@@ -102,6 +114,7 @@ class CachedStorage:
             lagging = inner.backend in _LAGGING_BACKENDS
             settle_seconds = REPLICA_SETTLE_SECONDS if lagging else 0.0
         self._settle = settle_seconds
+        self._doubt = doubt_seconds
         self._listeners: list[Callable[[Invalidation], None]] = []
 
     # Reads
@@ -236,36 +249,33 @@ class CachedStorage:
     # Writes
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
-        actions = list(actions)
-        write = asyncio.ensure_future(self.inner.transact_write(actions))
         try:
-            await asyncio.shield(write)
+            await self.inner.transact_write(actions)
         except (ConditionFailed, TransactionCanceled):
             raise  # nothing committed
         except asyncio.CancelledError:
-            # The write goes on and may still commit: drop what it changes
-            # once it has ended, whatever its outcome.
-            write.add_done_callback(lambda done: self._ended(done, actions))
+            # The write may still commit (a queued group commit, a request
+            # DynamoDB received): drop now, and again once it must have ended.
+            invalidation = self._written(actions)
+            if invalidation:
+                loop = asyncio.get_running_loop()
+                loop.call_later(self._doubt, self.invalidate, invalidation)
             raise
         except BaseException:
             self._written(actions)  # a lost answer may hide a commit
             raise
         self._written(actions)
 
-    def _ended(self, write: asyncio.Future[None], actions: Sequence[WriteAction]) -> None:
-        if not write.cancelled():
-            write.exception()  # retrieved: its caller is gone
-        self._written(actions)
-
-    def _written(self, actions: Sequence[WriteAction]) -> None:
+    def _written(self, actions: Sequence[WriteAction]) -> Invalidation:
         invalidation = invalidation_of(actions)
         if not invalidation:
-            return
+            return invalidation
         self.invalidate(invalidation)
         for listener in self._listeners:
             listener(invalidation)
         if self._settle > 0:
             asyncio.get_running_loop().call_later(self._settle, self.invalidate, invalidation)
+        return invalidation
 
     # Invalidation, from this process's writes or from elsewhere
 

@@ -154,18 +154,47 @@ async def test_a_flush_during_a_read_keeps_nothing(inner: Storage) -> None:
     assert len(cache.entries) == 1  # positive control: an undisturbed read is kept
 
 
-async def test_a_cancelled_writer_still_invalidates_when_its_write_ends(inner: Storage) -> None:
-    cache = CachedStorage(inner, max_bytes=1 << 20, ttl_seconds=60.0)
+class QueuedWrites(HeldReads):
+    """Writes wait for ``gate`` and then commit even if their caller is gone,
+    as a write queued for a group commit does."""
+
+    def __init__(self, inner: Storage) -> None:
+        super().__init__(inner)
+        self.release.set()  # reads pass
+        self.gate = asyncio.Event()
+        self.pending: asyncio.Future[None] | None = None
+
+    async def _commit(self, actions: Sequence[WriteAction]) -> None:
+        await self.gate.wait()
+        await self.inner.transact_write(actions)
+
+    async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        self.pending = asyncio.ensure_future(self._commit(actions))
+        await asyncio.shield(self.pending)
+
+
+async def test_a_cancelled_write_is_dropped_again_once_it_must_have_ended(
+    inner: Storage,
+) -> None:
+    queued = QueuedWrites(inner)
+    cache = CachedStorage(queued, max_bytes=1 << 20, ttl_seconds=60.0, doubt_seconds=0.05)
     key = BRAND_BY_ID.key(brand_id="c")
-    await cache.transact_write([Put({"PK": key.pk, "SK": key.sk, "name": "old"})])
-    await cache.get(BRAND_BY_ID, brand_id="c")
+    await inner.transact_write([Put({"PK": key.pk, "SK": key.sk, "name": "old"})])
     write = asyncio.create_task(cache.transact_write([Update(key, set={"name": "new"})]))
-    await asyncio.sleep(0)  # the write has started
+    await asyncio.sleep(0)  # the write is queued
     write.cancel()
     with pytest.raises(asyncio.CancelledError):
         await write
+    assert (await cache.get(BRAND_BY_ID, brand_id="c")) == {
+        "PK": key.pk,
+        "SK": key.sk,
+        "name": "old",
+    }
+    queued.gate.set()
+    assert queued.pending is not None
+    await queued.pending  # committed after its caller was cancelled
     async with asyncio.timeout(5):
-        while cache.stats.invalidations < 2:  # the shielded write ends, then drops
-            await asyncio.sleep(0.001)
+        while cache.stats.invalidations < 2:  # the second drop, doubt_seconds later
+            await asyncio.sleep(0.01)
     item = await cache.get(BRAND_BY_ID, brand_id="c")
     assert item is not None and item["name"] == "new"
