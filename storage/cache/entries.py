@@ -130,11 +130,15 @@ class Entries:
         return None
 
     def drop(
-        self, keys: Iterable[Key], entered: Iterable[Entered], wide: Iterable[IndexName]
+        self,
+        keys: Iterable[Key],
+        entered: Iterable[Entered],
+        anywhere: Iterable[tuple[IndexName, str]],
     ) -> int:
         """Drops every entry holding an item at ``keys``, every page an
-        ``entered`` image falls inside, and every page of the ``wide``
-        indexes; returns how many."""
+        ``entered`` image falls inside, and every page of an index, in any
+        partition, whose range holds a sort key of ``anywhere``; returns how
+        many."""
         doomed: set[Key | PageKey] = set()
         for key in keys:
             if key in self._lru:
@@ -144,8 +148,10 @@ class Entries:
             for page in self._by_partition.get((index, partition), ()):
                 if sort_key is None or page.sort.matches(sort_key):
                     doomed.add(page)
-        for index in wide:
-            doomed.update(self._by_index.get(index, ()))
+        for index, sort_key in anywhere:
+            for page in self._by_index.get(index, ()):
+                if page.sort.matches(sort_key):
+                    doomed.add(page)
         for gone in doomed:
             self._drop(gone, None)
         return len(doomed)

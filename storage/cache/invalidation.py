@@ -35,7 +35,7 @@ class Entered(NamedTuple):
 class Moved(NamedTuple):
     """The item at ``key`` took ``sort_key`` in ``table_index``, inside a partition
     the write does not name: a process that holds the item knows it; one that
-    does not drops every page of the index."""
+    does not drops every page of the index whose range holds ``sort_key``."""
 
     key: Key
     table_index: IndexName

@@ -288,20 +288,20 @@ class CachedStorage:
         """Drops what ``invalidation`` can have changed and stamps its slots."""
         entries = self.entries
         entered = set(invalidation.entered)
-        wide: set[IndexName] = set()
+        anywhere: set[tuple[IndexName, str]] = set()
         for moved in invalidation.moved:  # resolved before anything is dropped
             partition = entries.partition_of(moved.key, moved.table_index)
             if partition is None:
-                wide.add(moved.table_index)
+                anywhere.add((moved.table_index, moved.sort_key))
             else:
                 entered.add(Entered(moved.table_index, partition, moved.sort_key))
         self.stats.invalidations += 1
-        self.stats.dropped += entries.drop(invalidation.keys, entered, wide)
+        self.stats.dropped += entries.drop(invalidation.keys, entered, anywhere)
         self.generations.stamp(
             (
                 *invalidation.keys,
                 *(("P", e.table_index, e.partition) for e in entered),
-                *wide,
+                *(index for index, _ in anywhere),
             )
         )
 

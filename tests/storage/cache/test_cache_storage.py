@@ -254,3 +254,13 @@ async def test_listeners_hear_each_writes_keys(cache: CachedStorage) -> None:
         ("TABLE", "PRODUCT#h1"),
         ("GSI1", "BRAND#h"),
     }
+
+
+async def test_a_move_outside_a_pages_range_leaves_it(cache: CachedStorage) -> None:
+    """An alert's late-commit move sets its GSI1 sort key alone; the products
+    page of the same brand partition cannot gain it."""
+    await cache.transact_write([product("a1", "al", "2026-01-01")])
+    assert await page_ids(cache, "al") == ["a1"]
+    alert = Key("THREAT#al#2026-01", "ALERT#x")
+    await cache.transact_write([Update(alert, set={"GSI1SK": "THREAT#2026-01-02#x"})])
+    assert await calls(page_ids(cache, "al")) == 0
