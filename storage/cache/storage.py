@@ -243,7 +243,7 @@ class CachedStorage:
             return
         deadline = self._deadline(items)
         if deadline > self._clock():
-            entry = Entry(ap.id, page, page_bytes(page, key.after), deadline, window)
+            entry = Entry(ap.id, page, page_bytes(items, key.after), deadline, window)
             self.entries.put(key, entry)
 
     # Writes
