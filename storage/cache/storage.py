@@ -10,6 +10,7 @@ keeps its answer (docs/design.md, Storage cache).
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from decimal import Decimal
@@ -125,7 +126,12 @@ class CachedStorage:
         rule = self._rules.get(ap.id)
         if rule is None or not rule.served or not self.freshness.trusted():
             return None
-        return rule is Rule.CACHED or self.freshness.heard_through() >= now
+        if rule is Rule.CACHED:
+            return True
+        heard = self.freshness.heard_through()
+        # A channel that can never prove anything (LocalFreshness): keeping
+        # what no one may be served would only crowd out what can be.
+        return None if heard == -math.inf else heard >= now
 
     def _keeps(self, start: int, slots: Sequence[Hashable]) -> bool:
         return self.freshness.trusted() and self.generations.unchanged(start, slots)

@@ -203,6 +203,8 @@ async def test_a_freshness_pattern_is_served_only_when_heard(inner: Storage, clo
     for storage, second in ((local, 1), (heard, 0)):
         assert await calls(record(storage)) == 1
         assert await calls(record(storage)) == second
+    assert len(local.entries) == 0  # never servable here: nothing kept
+    assert len(heard.entries) == 1
 
 
 async def test_an_entry_dies_with_its_ttl_and_before_its_items_expiry(
