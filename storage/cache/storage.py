@@ -124,10 +124,10 @@ class CachedStorage:
         """True: serve from the cache; False: read through but keep the
         answer; None: pass through."""
         rule = self._rules.get(ap.id)
-        if rule is None or not rule.served or not self.freshness.trusted():
-            return None
         if rule is Rule.CACHED:
-            return True
+            return self.freshness.trusted() or None
+        if rule is not Rule.FRESHNESS or not self.freshness.trusted():
+            return None
         heard = self.freshness.heard_through()
         # A channel that can never prove anything (LocalFreshness): keeping
         # what no one may be served would only crowd out what can be.
