@@ -266,3 +266,34 @@ async def test_a_move_outside_a_pages_range_leaves_it(cache: CachedStorage) -> N
     alert = Key("THREAT#al#2026-01", "ALERT#x")
     await cache.transact_write([Update(alert, set={"GSI1SK": "THREAT#2026-01-02#x"})])
     assert await calls(page_ids(cache, "al")) == 0
+
+
+class Switchable:
+    """A channel that may go deaf, as a broker does when it goes down."""
+
+    def __init__(self) -> None:
+        self.up = True
+
+    def trusted(self) -> bool:
+        return self.up
+
+    def heard_through(self) -> float:
+        return float("-inf")
+
+
+async def test_while_the_gate_is_shut_reads_pass_and_nothing_is_kept(
+    inner: Storage, clock: Clock
+) -> None:
+    gate = Switchable()
+    cache = CachedStorage(inner, max_bytes=1 << 20, ttl_seconds=60.0, clock=clock, freshness=gate)
+    await cache.get(BRAND_BY_ID, brand_id="s")
+    assert await calls(cache.get(BRAND_BY_ID, brand_id="s")) == 0  # positive control
+    gate.up = False
+    for _ in range(2):
+        assert await calls(cache.get(BRAND_BY_ID, brand_id="s")) == 1
+        assert await calls(cache.get(BRAND_BY_ID, brand_id="t")) == 1
+    gate.up = True
+    cache.flush()  # what the channel does when it hears again
+    assert len(cache.entries) == 0
+    assert await calls(cache.get(BRAND_BY_ID, brand_id="s")) == 1
+    assert await calls(cache.get(BRAND_BY_ID, brand_id="s")) == 0
