@@ -51,6 +51,41 @@ class Invalidation:
     def __bool__(self) -> bool:
         return bool(self.keys)
 
+    def to_plain(self) -> dict[str, list[list[str | None]]]:
+        """JSON-ready, for another process (``from_plain`` reads it back)."""
+        return {
+            "keys": [[k.pk, k.sk] for k in sorted(self.keys)],
+            "entered": [[e.table_index.value, e.partition, e.sort_key] for e in self.entered],
+            "moved": [[m.key.pk, m.key.sk, m.table_index.value, m.sort_key] for m in self.moved],
+        }
+
+    @classmethod
+    def from_plain(cls, plain: Any) -> Invalidation:
+        """Raises ``ValueError`` for anything ``to_plain`` does not make."""
+        try:
+            keys = frozenset(Key(_text(pk), _text(sk)) for pk, sk in plain["keys"])
+            entered = frozenset(
+                Entered(IndexName(index), _text(partition), _text_or_none(sort))
+                for index, partition, sort in plain["entered"]
+            )
+            moved = frozenset(
+                Moved(Key(_text(pk), _text(sk)), IndexName(index), _text(sort))
+                for pk, sk, index, sort in plain["moved"]
+            )
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"not an invalidation: {error}") from None
+        return cls(keys, entered, moved)
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None else _text(value)
+
 
 _GSIS = TABLE.global_secondary
 _PRIMARY = TABLE.primary
