@@ -297,3 +297,11 @@ async def test_while_the_gate_is_shut_reads_pass_and_nothing_is_kept(
     assert len(cache.entries) == 0
     assert await calls(cache.get(BRAND_BY_ID, brand_id="s")) == 1
     assert await calls(cache.get(BRAND_BY_ID, brand_id="s")) == 0
+
+
+async def test_an_item_with_a_number_past_64_bits_is_kept(cache: CachedStorage) -> None:
+    """Sizes come from orjson, which refuses such ints; item_size measures them."""
+    await cache.transact_write([brand("n1", big=10**37)])
+    await cache.get(BRAND_BY_ID, brand_id="n1")
+    assert await calls(cache.get(BRAND_BY_ID, brand_id="n1")) == 0
+    assert cache.entries.bytes > 0
