@@ -19,7 +19,7 @@ from _live import ADMIN_KEY, LEGACY_WS, TRANSPORT_WS, Gateway, Socket
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api.http.json_response import encode_json
+from api.wire.json_response import encode_json
 from api.ws.frames import SharedPayloads, encode_message
 
 _SCALARS = (
