@@ -15,8 +15,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-import aioboto3  # type: ignore[import-untyped, unused-ignore]
 from aiobotocore.config import AioConfig  # type: ignore[import-untyped, unused-ignore]
+from aiobotocore.session import get_session  # type: ignore[import-untyped, unused-ignore]
 from botocore.exceptions import (  # type: ignore[import-untyped, unused-ignore]
     ChecksumError,
     ProfileNotFound,
@@ -90,13 +90,12 @@ async def connect(
     A profile that does not exist fails every call alike, so it is reported
     here, once, as one line (docs/design.md, "Operations")."""
     try:
-        session = aioboto3.Session(
-            aws_access_key_id=access_key_id,
-            aws_secret_access_key=secret_access_key,
-            region_name=region,
-        )
+        session = get_session()
+        if access_key_id is not None or secret_access_key is not None:
+            # As the session's own: the client and the data plane sign with them.
+            session.set_credentials(access_key_id, secret_access_key)
         client = await stack.enter_async_context(
-            session.client(
+            session.create_client(
                 "dynamodb", region_name=region, endpoint_url=endpoint_url, config=client_config()
             )
         )
