@@ -5,6 +5,7 @@ asks the server instead)."""
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 TESTS = Path(__file__).parent
@@ -36,7 +37,7 @@ def _sleeps_after_subscribing(source: str) -> list[int]:
         body = getattr(node, "body", None)
         if not isinstance(body, list):
             continue
-        for before, statement in zip(body, body[1:], strict=False):
+        for before, statement in itertools.pairwise(body):
             subscribes = _calls(before, "subscribe") and not _calls(before, "create_task")
             if isinstance(before, simple) and subscribes and _is_sleep(statement):
                 found.append(statement.lineno)
