@@ -20,7 +20,7 @@ PLANTED = [
     ("service.yaml", "- dynamodb:Query", "- dynamodb:*", "iam_no_wildcards"),
     (
         "service.yaml",
-        "Resource:\n                  Ref: SecretArn",
+        "Resource:\n                  - Ref: SecretArn\n                  - Ref: RedisUrlSecret",
         "Resource: '*'",
         "iam_no_wildcards",
     ),
@@ -37,6 +37,18 @@ PLANTED = [
         "containers_log_and_keep_secrets_secret",
     ),
     ("service.yaml", "AssignPublicIp: DISABLED", "AssignPublicIp: ENABLED", "tasks_stay_private"),
+    (
+        "service.yaml",
+        "      AuthToken:\n",
+        "      AuthTokenOff:\n",
+        "redis_encrypted",
+    ),
+    (
+        "table.yaml",
+        "DeletionProtectionEnabled: true",
+        "DeletionProtectionEnabled: false",
+        "table_retained_with_recovery",
+    ),
     (
         "service.yaml",
         "TransitEncryptionEnabled: true",

@@ -27,6 +27,7 @@ LOCKS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
         *project["project"]["optional-dependencies"]["dev"],
     ],
     "requirements-build.lock": lambda project: project["build-system"]["requires"],
+    "requirements-checkov.lock": lambda project: project["dependency-groups"]["checkov"],
 }
 _PIN = re.compile(
     r"^([A-Za-z0-9_.-]+)==([^ ;\\]+)(?: ; ([^\\]*))? \\\n"
