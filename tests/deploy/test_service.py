@@ -246,3 +246,17 @@ def test_cfn_lint_catches_a_broken_service(tmp_path: Path) -> None:
     broken = tmp_path / "service.yaml"
     broken.write_text(SERVICE.read_text().replace("LaunchType: FARGATE", "LaunchType: LAPTOP"))
     assert any("LAPTOP" in problem for problem in lint(broken))
+
+
+def test_every_image_is_pinned_by_digest(template: dict[str, Any]) -> None:
+    """The gateway's image is a parameter that must carry a digest; the
+    collector's default carries one (Renovate moves it, renovate.json)."""
+    digest = r".+@sha256:[0-9a-f]{64}"
+    collector = template["Parameters"]["CollectorImage"]
+    assert re.fullmatch(digest, collector["Default"])
+    for name in ("Image", "CollectorImage"):
+        pattern = template["Parameters"][name]["AllowedPattern"]
+        assert re.fullmatch(pattern, collector["Default"])
+        assert not re.fullmatch(
+            pattern, "public.ecr.aws/aws-observability/aws-otel-collector:v0.43.3"
+        )
