@@ -57,9 +57,15 @@ PLANTED = [
     ),
     (
         "service.yaml",
-        "HealthCheckPath: /ready",
         "HealthCheckPath: /health",
-        "targets_checked_for_readiness",
+        "HealthCheckPath: /ready",
+        "targets_checked_for_liveness",
+    ),
+    (
+        "service.yaml",
+        'anomaly_mitigation\n          Value: "on"',
+        'anomaly_mitigation\n          Value: "off"',
+        "targets_checked_for_liveness",
     ),
     ("service.yaml", "RetentionInDays: 30", "Tags: []", "logs_expire"),
     (

@@ -167,14 +167,39 @@ def test_stopping_outlasts_the_shutdown_window(template: dict[str, Any]) -> None
     assert shutdown < draining
 
 
-def test_the_load_balancer_suits_websockets_and_readiness(template: dict[str, Any]) -> None:
+def test_the_load_balancer_suits_websockets_and_liveness(template: dict[str, Any]) -> None:
     (balancer,) = resources(template, "AWS::ElasticLoadBalancingV2::LoadBalancer").values()
     idle = int(attribute(balancer, "LoadBalancerAttributes", "idle_timeout.timeout_seconds"))
     keepalive_ms = PipelineVariables.model_fields["ws_keepalive_ms"].default
     assert idle * 1000 >= 4 * keepalive_ms
     (group,) = resources(template, "AWS::ElasticLoadBalancingV2::TargetGroup").values()
-    assert group["Properties"]["HealthCheckPath"] == "/ready"
+    assert group["Properties"]["HealthCheckPath"] == "/health"
     assert "/health" in " ".join(gateway(template)["HealthCheck"]["Command"])
+
+
+def test_a_brownout_replaces_no_task(template: dict[str, Any]) -> None:
+    """What ECS acts on (the load balancer's check, the container's check)
+    is liveness only; a task erring alone loses traffic by anomaly
+    mitigation, which needs the weighted random algorithm; a task gets the
+    grace period to bind and pass the check twice."""
+    (group,) = resources(template, "AWS::ElasticLoadBalancingV2::TargetGroup").values()
+    properties = group["Properties"]
+    assert "/ready" not in (
+        properties["HealthCheckPath"],
+        *gateway(template)["HealthCheck"]["Command"],
+    )
+    assert attribute(group, "TargetGroupAttributes", "load_balancing.algorithm.type") == (
+        "weighted_random"
+    )
+    assert (
+        attribute(group, "TargetGroupAttributes", "load_balancing.algorithm.anomaly_mitigation")
+        == "on"
+    )
+    (service,) = resources(template, "AWS::ECS::Service").values()
+    to_healthy = properties["HealthCheckIntervalSeconds"] * properties["HealthyThresholdCount"]
+    assert service["Properties"]["HealthCheckGracePeriodSeconds"] >= 2 * to_healthy
+    # Replacement first: ECS starts a task before stopping an unhealthy one.
+    assert service["Properties"]["DeploymentConfiguration"]["MaximumPercent"] >= 200
 
 
 def test_open_files_exceed_the_connection_limit(template: dict[str, Any]) -> None:
