@@ -84,8 +84,9 @@ def _serve(args: argparse.Namespace) -> int:
     )
     settings = replace(Settings.from_env(environ), demo=args.demo)
     listener = _bind(settings.host, settings.port)
+    built: list[ASGIApp] = []
     try:
-        if not asyncio.run(_storage_answers(settings, listener, args)):
+        if not asyncio.run(_storage_answers(settings, listener, args, built)):
             listener.close()
             return 0
         asyncio.run(
@@ -95,7 +96,7 @@ def _serve(args: argparse.Namespace) -> int:
         listener.close()
         raise
     if args.workers == 1:
-        config = _config(_app(settings), settings, args)
+        config = _config(built[0] if built else _app(settings), settings, args)
         _announce(settings, args.workers)
         DrainingServer(config).run(sockets=[listener])
         return 0
@@ -111,15 +112,20 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def _storage_answers(
-    settings: Settings, listener: socket.socket, args: argparse.Namespace
+    settings: Settings, listener: socket.socket, args: argparse.Namespace, built: list[ASGIApp]
 ) -> bool:
     """Checks the store; through an outage, ``listener`` answers ``/health``
-    and not ``/ready`` until it passes (docs/design.md, Degraded start). A
+    and not ``/ready`` until it passes (docs/design.md, Degraded start), and
+    a single process builds its app into ``built`` meanwhile. A
     misconfiguration is one line and exit 1. False: stopped while waiting."""
     from api.runtime.storage_wait import PROBE_SECONDS, start_when_storage_answers
 
     def waiting(app: ASGIApp) -> Any:
         return _config(app, settings, args, lifespan="off")
+
+    def build() -> None:
+        if args.workers == 1:
+            built.append(_app(settings))
 
     # The embedded store has no outage to wait through; it opens at its own pace.
     bound = PROBE_SECONDS if settings.backend is Backend.DYNAMODB else None
@@ -130,6 +136,7 @@ async def _storage_answers(
         backend=settings.backend.value,
         store=_where(settings),
         bound=bound,
+        prepare=build,
     )
 
 

@@ -96,11 +96,13 @@ async def start_when_storage_answers(
     backend: str,
     store: str,
     bound: float | None = PROBE_SECONDS,
+    prepare: Callable[[], object] = lambda: None,
 ) -> bool:
     """True once ``check`` passes; False when ``serve`` was told to stop
     first. ``config`` makes the waiting server's uvicorn configuration for
-    an app; ``store`` names the store in log lines. A ``ConfigurationError``
-    from ``check`` propagates."""
+    an app; ``store`` names the store in log lines; ``prepare`` runs once on
+    a thread while waiting (building the app, so that is not done after the
+    store answers). A ``ConfigurationError`` from either propagates."""
     try:
         await _attempt(check, bound, store)
         return True
@@ -111,6 +113,7 @@ async def start_when_storage_answers(
     # and the gateway serves this one next, with whatever its backlog holds.
     serving = asyncio.create_task(server.serve(sockets=[listener.dup()]))
     try:
+        await asyncio.to_thread(prepare)
         return await _retry(lambda: _attempt(check, bound, store), first, serving)
     finally:
         server.should_exit = True

@@ -23,6 +23,7 @@ import pytest
 
 from api.cli.main import main
 from api.cli.secrets import init_secrets
+from storage.dynamodb._client import READ_TIMEOUT_SECONDS
 from tests._support.ports import free_port
 
 REGION = "us-east-1"
@@ -134,6 +135,7 @@ def ready_within(url: str, seconds: float) -> float:
     pytest.fail(f"/ready was not 200 within {seconds} s of the store answering")
 
 
+@pytest.mark.slow
 def test_a_stalled_store_leaves_serve_alive_and_unready_until_it_answers(
     moto_endpoint: str, table: str, tmp_path: Path
 ) -> None:
@@ -141,8 +143,12 @@ def test_a_stalled_store_leaves_serve_alive_and_unready_until_it_answers(
         stand_in(moto_endpoint) as (endpoint, port),
         serving(f"http://127.0.0.1:{port}", table, tmp_path) as (url, lines),
     ):
-        # Two backoffs: the first check timed out, and serve is still alive after it.
-        lines.wait_for(BACKOFF_LINE, count=2)
+        # Backoffs until the client's read timeout has passed, which a check
+        # without a bound of its own died of (ReadTimeoutError, exit 1).
+        started, backoffs = time.monotonic(), 1
+        while time.monotonic() - started < READ_TIMEOUT_SECONDS + 2:
+            lines.wait_for(BACKOFF_LINE, count=backoffs)
+            backoffs += 1
         assert f"DynamoDB at http://127.0.0.1:{port} did not answer within 2 s" in lines.text()
         assert httpx.get(f"{url}/health", timeout=5).status_code == 200
         ready = httpx.get(f"{url}/ready", timeout=5)
