@@ -167,6 +167,16 @@ def test_stopping_outlasts_the_shutdown_window(template: dict[str, Any]) -> None
     assert shutdown < draining
 
 
+def test_tasks_start_while_redis_does_not_answer(template: dict[str, Any]) -> None:
+    """A task that refused to start without Redis would be started again into
+    the same outage; the table's tail carries alerts meanwhile (docs/design.md,
+    Degraded start)."""
+    container = gateway(template)
+    named = {entry["Name"] for entry in [*container["Environment"], *container["Secrets"]]}
+    assert "PROOFGATE_REDIS_URL" in named
+    assert environment(template)["PROOFGATE_REDIS_START_DEGRADED"] == "1"
+
+
 def test_the_load_balancer_suits_websockets_and_liveness(template: dict[str, Any]) -> None:
     (balancer,) = resources(template, "AWS::ElasticLoadBalancingV2::LoadBalancer").values()
     idle = int(attribute(balancer, "LoadBalancerAttributes", "idle_timeout.timeout_seconds"))
