@@ -64,6 +64,7 @@ def test_table_name_is_a_parameter_defaulting_to_the_code(
 def test_table_survives_stack_deletion(template: dict[str, Any]) -> None:
     (resource,) = template["Resources"].values()
     assert resource["DeletionPolicy"] == resource["UpdateReplacePolicy"] == "Retain"
+    assert resource["Properties"]["DeletionProtectionEnabled"] is True
 
 
 def test_cfn_lint_finds_nothing() -> None:

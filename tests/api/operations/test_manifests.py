@@ -16,11 +16,11 @@ from _limits import ADMIN_KEY, Client, serve
 
 from api.cli.main import main
 from api.graphql.schema import schema
-from api.operations import OperationSettings, TrustedDocuments
 from api.operations.manifests import APOLLO_FORMAT
 from api.operations.registry import load_registry
 from api.operations.trusted import DOCUMENT_ID, with_document_id
 from api.settings.limits import Limits
+from api.settings.operations import OperationSettings, TrustedDocuments
 from domain.errors import ConfigurationError
 
 APOLLO_BODY = "query ApolloHealth { health { status } }"

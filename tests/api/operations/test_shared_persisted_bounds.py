@@ -12,13 +12,13 @@ import pytest
 from _limits import Client, serve
 from redis.asyncio import Redis
 
-from api.graphql.shared_persisted import (
+from api.operations.shared_persisted import (
     BYTES_KEY,
     KEY_PREFIX,
     SHARED_MAX_BYTES,
     SHARED_MAX_CHARS,
 )
-from api.operations import OperationSettings, TrustedDocuments
+from api.settings.operations import OperationSettings, TrustedDocuments
 from services.pipeline.settings import PipelineSettings
 from tests._support.redis_server import RedisServer
 

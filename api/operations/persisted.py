@@ -20,7 +20,7 @@ from graphql import GraphQLError
 from starlette.websockets import WebSocket
 from strawberry.extensions import SchemaExtension
 
-from api.graphql.errors import to_graphql_error
+from api.wire.errors import to_graphql_error
 from domain.errors import BadUserInput, PersistedQueryNotFound, ProofgateError
 
 __all__ = [

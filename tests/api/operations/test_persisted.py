@@ -12,7 +12,7 @@ import pytest
 from _asgi import codes
 from _limits import Client, serve
 
-from api.graphql.persisted import NOT_FOUND, NOT_SUPPORTED, PersistedQueryStore
+from api.operations.persisted import NOT_FOUND, NOT_SUPPORTED, PersistedQueryStore
 from api.settings.limits import Limits
 from domain.errors import BadUserInput
 

@@ -1,6 +1,6 @@
 """Automatic persisted queries shared by every gateway process through Redis.
 
-Each process keeps its bounded LRU (``api.graphql.persisted``); a query registered
+Each process keeps its bounded LRU (``api.operations.persisted``); a query registered
 on one process is also written to Redis, so a hash-only request that lands
 on another process finds it there instead of costing the client a
 ``PersistedQueryNotFound`` round trip.
@@ -29,9 +29,9 @@ from graphql import GraphQLError
 from redis.exceptions import RedisError
 from starlette.websockets import WebSocket
 
-from api.graphql.errors import to_graphql_error
-from api.graphql.persisted import NOT_FOUND, PersistedQueries, PersistedQueryStore
 from api.limits.shared_ratelimit import redis_client
+from api.operations.persisted import NOT_FOUND, PersistedQueries, PersistedQueryStore
+from api.wire.errors import to_graphql_error
 from domain.errors import ProofgateError
 
 __all__ = [
