@@ -117,8 +117,10 @@ def _serve(name: str, data_dir: Path, log_dir: Path, env: dict[str, str]) -> Any
         sys.executable, "-m", "api.cli.main", "serve",
         "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir),
     ]  # fmt: skip
+    # /ready, not /health: a DynamoDB gateway whose first check of the store
+    # ran out of time answers /health while it checks again.
     return serving(
-        name, command, port=port, probe="/health", log_dir=log_dir, env={**api.GATEWAY_ENV, **env}
+        name, command, port=port, probe="/ready", log_dir=log_dir, env={**api.GATEWAY_ENV, **env}
     )
 
 

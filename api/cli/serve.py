@@ -129,6 +129,10 @@ async def _storage_answers(
 
     # The embedded store has no outage to wait through; it opens at its own pace.
     bound = PROBE_SECONDS if settings.backend is Backend.DYNAMODB else None
+    if bound is not None:
+        # Imported before the bounded check: the AWS SDK alone can take a
+        # second to import on a busy machine, which is no outage.
+        import storage.dynamodb  # noqa: F401
     return await start_when_storage_answers(
         lambda: check_storage(settings),
         listener,

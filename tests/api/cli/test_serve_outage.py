@@ -102,7 +102,10 @@ def table(moto_endpoint: str) -> str:
 
 
 @contextmanager
-def serving(endpoint: str, table: str, tmp_path: Path) -> Iterator[tuple[str, Lines]]:
+def serving(
+    endpoint: str, table: str, tmp_path: Path, *, exits: bool = False
+) -> Iterator[tuple[str, Lines]]:
+    """``serve`` as a process; alive to the end unless it ``exits`` (status 1)."""
     port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PROOFGATE_")},
@@ -118,7 +121,9 @@ def serving(endpoint: str, table: str, tmp_path: Path) -> Iterator[tuple[str, Li
     lines = Lines(process)
     try:
         yield f"http://127.0.0.1:{port}", lines
-        assert process.poll() is None, f"serve exited with {process.returncode}:\n{lines.text()}"
+        if exits:
+            assert process.wait(30) == 1, lines.text()
+        assert process.poll() is None or exits, f"serve exited:\n{lines.text()}"
     finally:
         process.terminate()
         process.wait(15)
@@ -201,3 +206,24 @@ def test_an_unknown_host_is_a_misconfiguration(
         f"proofgate: error: Cannot reach DynamoDB at {endpoint}: no host named no-such-host.invalid"
     )
     assert "PROOFGATE_DYNAMODB_ENDPOINT" in hint
+
+
+def test_a_misconfiguration_found_while_waiting_stops_serve_with_one_line(
+    moto_endpoint: str, tmp_path: Path
+) -> None:
+    """The store answers at last, and says the table does not exist: waiting
+    cannot fix that, so ``serve`` stops as it would have at the first check."""
+    missing = f"missing-{uuid.uuid4().hex[:8]}"
+    with (
+        stand_in(moto_endpoint) as (endpoint, port),
+        serving(f"http://127.0.0.1:{port}", missing, tmp_path, exits=True) as (url, lines),
+    ):
+        lines.wait_for(BACKOFF_LINE)
+        assert httpx.get(f"{url}/health", timeout=5).status_code == 200
+        endpoint.send_signal(signal.SIGUSR1)
+    errors = [line for line in lines.lines if line.startswith("proofgate: ")]
+    assert errors == [
+        f"proofgate: error: DynamoDB table {missing} does not exist at http://127.0.0.1:{port}\n",
+        "proofgate: hint: Create it with `proofgate create-table`, or check PROOFGATE_TABLE "
+        "and the region.\n",
+    ]
