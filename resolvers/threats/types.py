@@ -89,9 +89,9 @@ class ThreatAlert(Node):
     async def product(self, info: Info) -> _Product:
         from ..products.types import Product
 
-        # Within the alert's own brand: an alert that came over Redis is only
-        # as trustworthy as the channel key (docs/design.md, "Alerts across
-        # processes"), and the subscriber may read this brand's products only.
+        # Within the alert's own brand: an alert from Redis is only as
+        # trustworthy as the channel key, and its subscriber may read this
+        # brand's products only (docs/design.md, Alerts across processes).
         item = await info.context.loaders.item(PRODUCT_BY_ID, product_id=self._item["productId"])
         if item is None or item.get("brandId") != self.brand_id:
             raise NotFound(f"Threat {self.id} names no product of its brand")
