@@ -70,11 +70,11 @@ def _require_store(env: Environment, *, creatable: bool) -> None:
             hint="Point PROOFGATE_SQLITE_PATH at the store's file (or unset it).",
         )
     where = (
-        f"{env.data_dir} does not exist"
+        "PROOFGATE_SQLITE_PATH names no file"
+        if env.sqlite_path is not None
+        else f"{env.data_dir} does not exist"
         if not env.data_dir.exists()
         else f"{env.data_dir} holds none"
-        if env.sqlite_path is None
-        else "PROOFGATE_SQLITE_PATH names no file"
     )
     hint = "Check --data-dir (PROOFGATE_DATA_DIR) and PROOFGATE_SQLITE_PATH"
     if creatable:
