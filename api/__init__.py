@@ -3,3 +3,5 @@
 from importlib.metadata import version
 
 __version__ = version("proofgate")
+
+__all__ = ["__version__"]

@@ -2,7 +2,7 @@
 
 ``create_app`` is the one place the application is assembled; the GraphQL
 layer adds its routes here. Storage is opened once in the lifespan and kept on
-``app.state.storage`` because its clients (an aioboto3 session, a SQLite
+``app.state.storage`` because its clients (an aiobotocore client, a SQLite
 connection) are expensive to create and meant to be shared.
 """
 
@@ -19,12 +19,12 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.demo.loader import start_demo
+from api.graphql.entry import GraphQLEntry
 from api.graphql.prepared import prepared_lane
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.http.authentication import Authenticator, FailedAuthThrottle
 from api.http.explorer import explorer_asset
-from api.http.graphql_entry import GraphQLEntry
 from api.http.guard import HTTPGuard
 from api.http.health import health, metrics_endpoint, ready
 from api.http.ingest import ingest_endpoint
@@ -41,7 +41,7 @@ from api.operations.defaults import default_documents
 from api.operations.registry import OperationRegistry, load_registry
 from api.operations.trusted import UntrustedCounter
 from api.runtime.backend import open_storage
-from api.runtime.pipeline import build_pipeline, running_pipeline, watching_connections
+from api.runtime.pipeline import build_pipeline, running_pipeline
 from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
 from api.settings.key_ring import record_signing_key
@@ -64,7 +64,7 @@ CORS_HEADERS = (
 
 class ProofgateApp(Starlette):
     """Starlette, with POST /graphql taken by ``GraphQLEntry`` in front of the
-    middleware stack (``api/http/graphql_entry.py``); None: every request
+    middleware stack (``api/graphql/entry.py``); None: every request
     takes the stack. Starlette's own ``__call__`` stays the ASGI entry point,
     so servers that look for a coroutine function find one."""
 
@@ -112,7 +112,12 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                 app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
                 _count(metrics, app.state.graphql, pipeline, app.state.storage)
                 mcp = MCPService(schema, services, tools)
-                async with watching_connections(app.state.graphql, settings), mcp.running():
+                watching = app.state.graphql.connections.watching(
+                    services.storage,
+                    settings.pipeline.key_check_interval,
+                    settings.pipeline.keepalive_interval,
+                )
+                async with watching, mcp.running():
                     app.state.mcp = mcp
                     app.state.demo = (
                         await start_demo(schema, services, settings) if settings.demo else None

@@ -3,7 +3,7 @@
 Every error the gateway raises on purpose is a ``ProofgateError`` with a stable
 ``code`` (the GraphQL ``extensions.code``) and an optional ``hint`` that tells
 the caller how to fix the request. The mapping to GraphQL happens in exactly one
-place (``api.graphql.errors``); everything else only raises.
+place (``api.wire.errors``); everything else only raises.
 
 Messages must never carry another tenant's keys or identifiers: storage errors
 describe *which action* failed, not the raw key, unless the caller wrote it.

@@ -157,11 +157,23 @@ API_MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "api.graphql.execution": ("api.graphql.execution", "api.settings"),
     "api.observability": ("api.observability", "api.__version__"),
     "api.demo": ("api.demo", "api.settings"),
-    "api.http": ("api.http", "api.graphql", "api.observability", "api.demo", "api.__version__"),
+    "api.http": (
+        "api.http",
+        "api.wire",
+        "api.ws",
+        "api.limits",
+        "api.observability",
+        "api.demo",
+        "api.__version__",
+    ),
+    "api.wire": ("api.wire", "api.observability"),
+    "api.settings": ("api.settings", "api.observability"),
 }
 """Parts of ``api/`` that may import only these parts of it: the executor knows
 nothing of limits, routes, sockets or commands; observability and the demo are
-leaves; the routes do not reach into sockets, limits or the runtime."""
+leaves; the routes and the HTTP stream transport sit below the GraphQL layer
+(a stream is a connection like a WebSocket), and the wire below them all;
+settings hold every section, so reading settings loads no other part."""
 
 API_IMPORTED_ONLY_BY: dict[str, tuple[str, ...]] = {
     "api.cli": ("api.cli",),
@@ -231,9 +243,12 @@ API_PLANTED = [
     Module("api.graphql.execution.plan", "if True:\n    from ...http.guard import HTTPGuard\n"),
     Module("api.graphql.execution.planted", "from api.ws import frames\n"),
     Module("api.graphql.execution.planted", "from api.cli.serve import serve\n"),
-    Module("api.observability.planted", "from api.graphql.errors import error_response\n"),
+    Module("api.observability.planted", "from api.wire.errors import error_response\n"),
     Module("api.demo.planted", "from api.runtime.backend import open_storage\n"),
-    Module("api.http.planted", "from api.ws.frames import encode\n"),
+    Module("api.http.planted", "from api.graphql.view import GraphQLApp\n"),
+    Module("api.http.planted", "from api.runtime.backend import open_storage\n"),
+    Module("api.wire.planted", "from api.http.guard import HTTPGuard\n"),
+    Module("api.settings.planted", "from api.operations.registry import OperationRegistry\n"),
     Module("api.runtime.planted", "from api.cli.serve import serve\n"),
     Module("api.mcp.planted", "from api.app import create_app\n"),
     Module("api.runtime.planted", "import argparse\n"),
@@ -258,13 +273,74 @@ API_RIGHT = [
     Module("api.observability.planted", "from api import __version__\nimport sys\n"),
     Module("api.cli.planted", "import argparse\nimport sys\n\nsys.argv\nfrom api.app import x\n"),
     Module("api.graphql.planted", "from api.limits.cost import CostBudget\n"),
-    Module("api.http.planted", "from api.graphql.errors import error_response\n"),
+    Module("api.http.planted", "from api.wire.errors import error_response\n"),
+    Module("api.http.streams", "from api.ws.connections import LiveConnection\n"),
+    Module("api.graphql.entry", "from api.http.guard import HTTPGuard\n"),
 ]
 
 
 @pytest.mark.parametrize("module", API_RIGHT, ids=lambda module: module.name)
 def test_imports_along_api_rules_pass(module: Module) -> None:
     assert api_violations([module]) == []
+
+
+def _api_part(name: str) -> str | None:
+    """The sub-package (or top-level module) of ``api/`` a name belongs to."""
+    parts = name.split(".")
+    return ".".join(parts[:2]) if parts[0] == "api" and len(parts) > 1 else None
+
+
+def api_cycles(modules: Iterable[Module]) -> list[list[str]]:
+    """Groups of ``api/`` sub-packages that import each other, however many
+    steps away (the strongly connected parts of their import graph), each
+    sorted; imports under ``TYPE_CHECKING`` and inside functions count, as
+    they do for the layout."""
+    edges: dict[str, set[str]] = {}
+    for module in modules:
+        source = _api_part(module.name)
+        for _, target in _imports(module):
+            part = _api_part(target)
+            if source is not None and part is not None and part != source:
+                edges.setdefault(source, set()).add(part)
+    reach = {part: _reachable(part, edges) for part in edges}
+    groups = {
+        tuple(sorted(other for other in reach if part in reach[other] and other in reach[part]))
+        for part in reach
+        if part in reach[part]
+    }
+    return sorted(list(group) for group in groups)
+
+
+def _reachable(start: str, edges: dict[str, set[str]]) -> set[str]:
+    seen: set[str] = set()
+    pending = list(edges.get(start, ()))
+    while pending:
+        part = pending.pop()
+        if part not in seen:
+            seen.add(part)
+            pending.extend(edges.get(part, ()))
+    return seen
+
+
+def test_api_sub_packages_import_no_cycle() -> None:
+    cycles = api_cycles(_module(path) for path in source_files())
+    assert not cycles, f"api/ sub-packages that import each other: {cycles}"
+
+
+def test_a_planted_cycle_between_api_sub_packages_is_reported() -> None:
+    modules = [
+        Module("api.graphql.view", "from api.http.guard import HTTPGuard\n"),
+        Module("api.http.guard", "from api.wire.errors import error_response\n"),
+        Module("api.wire.errors", "from api.observability import logs\n"),
+        Module("api.ws.frames", "from api.wire.json_response import encode_json\n"),
+        Module(
+            "api.observability.spans",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from api.graphql.view import GraphQLApp\n",
+        ),
+    ]
+    assert api_cycles(modules) == [["api.graphql", "api.http", "api.observability", "api.wire"]]
+    assert api_cycles(modules[:-1]) == [], "no cycle where there is none"
 
 
 def test_resolver_modules_stay_small() -> None:

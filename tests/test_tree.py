@@ -89,3 +89,50 @@ def test_every_api_package_says_what_it_holds() -> None:
 def test_api_keeps_a_handful_of_top_level_modules() -> None:
     modules = sorted(path.name for path in (ROOT / "api").glob("*.py"))
     assert len(modules) <= API_TOP_LEVEL_MAX, f"api/ holds {len(modules)} modules: {modules}"
+
+
+def public_surface_problems(package: str, source: str, modules: Iterable[str]) -> list[str]:
+    """What is wrong with a package's ``__all__``: missing, or naming what the
+    package neither defines nor holds as a module."""
+    tree = ast.parse(source)
+    declared = None
+    defined: set[str] = set(modules)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            declared = ast.literal_eval(node.value)
+        elif isinstance(node, ast.ImportFrom):
+            defined.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    if declared is None:
+        return [f"{package} has no __all__"]
+    return [
+        f"{package}.__all__ names {name}, which it lacks"
+        for name in declared
+        if name not in defined
+    ]
+
+
+def test_every_api_package_declares_its_public_names() -> None:
+    problems = [
+        problem
+        for package in _api_packages()
+        for problem in public_surface_problems(
+            str(package.relative_to(ROOT)),
+            (package / "__init__.py").read_text(encoding="utf-8"),
+            (path.stem for path in package.glob("*.py")),
+        )
+    ]
+    assert not problems, problems
+
+
+def test_a_package_without_its_public_names_is_reported() -> None:
+    assert public_surface_problems("api/x", '"""Doc."""\n', ["a"]) == ["api/x has no __all__"]
+    assert public_surface_problems("api/x", '__all__ = ["a", "b"]\n', ["a"]) == [
+        "api/x.__all__ names b, which it lacks"
+    ]
+    assert public_surface_problems("api/x", 'from .a import b\n__all__ = ["a", "b"]\n', ["a"]) == []

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from graphql import SubsequentIncrementalExecutionResult
 from strawberry.http.streaming import MultipartTransport
 
-from api.graphql.errors import map_errors
+from api.wire.errors import map_errors
 
 if TYPE_CHECKING:
     from starlette.requests import HTTPConnection

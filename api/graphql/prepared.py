@@ -47,25 +47,25 @@ from graphql import OperationType as CoreOperationType
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.types import ExecutionResult
 
-from api.graphql.errors import map_errors
 from api.graphql.execution.executor import OperationStart
 from api.graphql.execution.plan import incremental
-from api.http.request_json import MalformedJSON, decode_request_json
 from api.limits.cost import cost_model
 from api.limits.ratelimit import RateCheck, public_calls
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
 from api.operations.trusted import runs_freely
 from api.settings.limits import Execution
+from api.wire.errors import map_errors
+from api.wire.request_json import MalformedJSON, decode_request_json
 from domain.errors import ProofgateError, RateLimited
 from storage.budget import ReadBudget, reading_within
 
 if TYPE_CHECKING:
-    from api.graphql.document_cache import DocumentCache
     from api.graphql.schema import ProofgateSchema
+    from api.limits.document_cache import DocumentCache
     from api.operations.registry import OperationRegistry
-    from api.operations.settings import TrustedDocuments
     from api.settings.limits import Limits
+    from api.settings.operations import TrustedDocuments
     from services.auth import Principal
 
 __all__ = ["PreparedLane", "PreparedOperation", "PreparedRequest", "prepared_lane"]

@@ -14,12 +14,11 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from api.graphql.document_cache import DocumentCache, ValidatedDocuments
-from api.graphql.errors import ErrorMapper, map_errors
 from api.graphql.execution import PlanCache, compiled_executor
 from api.graphql.extension_hooks import ClassifiedExtensionsRunner
-from api.graphql.persisted import PersistedQueries, PersistedQueryStore
+from api.graphql.operation_plans import prepare_operations
 from api.limits.cost import CostBudget
+from api.limits.document_cache import DocumentCache, ValidatedDocuments
 from api.limits.ratelimit import RateCheck, RateLimit, RateLimiter
 from api.limits.read_budget import ReadLimit
 from api.limits.subscription_cost import SubscriptionCost
@@ -27,11 +26,12 @@ from api.limits.validation import DocumentLimits, document_rules, hide_suggestio
 from api.observability.request_log import OperationObserver
 from api.observability.spans import OperationSpans
 from api.observability.trace_extension import StorageTracing
-from api.operations import TrustedDocuments
-from api.operations.prepare import prepare_operations
+from api.operations.persisted import PersistedQueries, PersistedQueryStore
 from api.operations.registry import OperationRegistry
 from api.operations.trusted import NamedOperations, TrustedDocumentCheck, UntrustedCounter
 from api.settings.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
+from api.settings.operations import TrustedDocuments
+from api.wire.errors import ErrorMapper, map_errors
 from resolvers.root import Mutation, Query, Subscription
 from resolvers.types.scalars import SCALAR_MAP
 
@@ -156,8 +156,8 @@ def _shared_state(
     if redis_url is None:
         limiter = RateLimiter(limits.anonymous_rate, limits.key_rate)
         return partial(PersistedQueries, persisted), partial(RateLimit, limiter), limiter.take
-    from api.graphql.shared_persisted import SharedPersistedQueries, SharedQueries
     from api.limits.shared_ratelimit import SharedRateLimit, SharedRateLimiter
+    from api.operations.shared_persisted import SharedPersistedQueries, SharedQueries
 
     shared_limiter = SharedRateLimiter(
         limits.anonymous_rate,

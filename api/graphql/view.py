@@ -26,7 +26,6 @@ from strawberry.types import SubscriptionExecutionResult
 from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
-from api.graphql.errors import error_extensions, error_response
 from api.graphql.incremental import (
     DEFER_SPEC,
     IncrementalTransport,
@@ -35,17 +34,18 @@ from api.graphql.incremental import (
     map_increment_errors,
 )
 from api.graphql.prepared import PreparedLane
-from api.graphql.streams import StreamContext, open_stream, stream_response
 from api.http.authentication import Authenticator, authentication_refusal
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY, replay_body
-from api.http.json_response import encode_json_bytes
-from api.http.request_json import MalformedJSON, decode_request_json
+from api.http.streams import StreamContext, open_stream, stream_response
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.observability.observation import new_request_id
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.operations.trusted import with_document_id
 from api.settings.limits import MAX_BODY_BYTES
+from api.wire.errors import error_extensions, error_response
+from api.wire.json_response import encode_json_bytes
+from api.wire.request_json import MalformedJSON, decode_request_json
 from api.ws.connections import Connections, SocketContext
 from api.ws.frames import SharedPayloads, encode_message
 from api.ws.protocols import TransportWSHandler, WSHandler, bounded_receive
@@ -66,7 +66,7 @@ PROTOCOLS = (
     MULTIPART_SUBSCRIPTION_PROTOCOL,
     GRAPHQL_SSE_PROTOCOL,
 )
-"""WebSocket subprotocols, and the two HTTP streams (``api/graphql/streams.py``)."""
+"""WebSocket subprotocols, and the two HTTP streams (``api/http/streams.py``)."""
 
 
 class GraphQLApp(GraphQL[RequestContext, None]):
@@ -160,7 +160,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
     async def answer_post(
         self, scope: Scope, receive: Receive, send: Send, body: bytes, authorization: str | None
     ) -> bytes | None:
-        """POST /graphql from ``GraphQLEntry`` (``api/http/graphql_entry.py``),
+        """POST /graphql from ``GraphQLEntry`` (``api/graphql/entry.py``),
         which checked the headers and read ``body``: what ``_http`` does for
         it, but a prepared answer comes back as its JSON body, for the entry
         to send with every header in one message; None once the request was
@@ -279,7 +279,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         sub_response: Response,
     ) -> Response:
         """A subscription (or any operation) asked for as a stream: registered
-        as a connection while it is open (``api/graphql/streams.py``)."""
+        as a connection while it is open (``api/http/streams.py``)."""
         pending: list[Any] = []
 
         async def encode(value: Any) -> Any:

@@ -22,8 +22,8 @@ from typing import Protocol
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
-from api.graphql.errors import error_response
 from api.observability.observation import current_observation
+from api.wire.errors import error_response
 from domain.errors import ProofgateError, RateLimited, Unauthenticated
 from services.auth import KeyCache, Principal, authenticate
 from storage import Storage

@@ -23,7 +23,7 @@ from collections.abc import Awaitable
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.graphql.errors import error_response
+from api.wire.errors import error_response
 from domain.errors import BadUserInput
 from domain.validation import ascii_digits
 
@@ -78,7 +78,7 @@ class HTTPGuard:
         declared: str | None,
     ) -> None:
         """The checks and the read, from the headers they need: ``GraphQLEntry``
-        (``api/http/graphql_entry.py``) reads them in its one pass over the headers."""
+        (``api/graphql/entry.py``) reads them in its one pass over the headers."""
         refusal = self.refusal(media_type, preflighted, declared or "")
         if refusal is not None:
             await refuse(scope, receive, send, *refusal)

@@ -13,10 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from api import __version__
-from api.graphql.errors import error_response
-from api.graphql.view import GraphQLApp
-from api.http.authentication import authentication_refusal
+from api.http.authentication import Authenticator, authentication_refusal
 from api.observability.metrics import CONTENT_TYPE_LATEST, Metrics
+from api.wire.errors import error_response
 from domain.errors import Forbidden, ProofgateError
 from storage.access_patterns import HEALTH_PROBE
 
@@ -34,9 +33,9 @@ async def health(request: Request) -> JSONResponse:
 
 async def metrics_endpoint(request: Request) -> Response:
     """Prometheus text format, for the admin key only (see ``api/observability/metrics.py``)."""
-    graphql: GraphQLApp = request.app.state.graphql
+    authenticator: Authenticator = request.app.state.graphql.authenticator
     try:
-        principal = await graphql.authenticate(
+        principal = await authenticator.authenticate(
             request.headers.get("authorization"), request.client and request.client.host
         )
     except ProofgateError as error:

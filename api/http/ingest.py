@@ -19,18 +19,17 @@ import logging
 import math
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from api.graphql.errors import error_response
-from api.graphql.schema import ProofgateSchema
 from api.http.authentication import Authenticator, client_address
 from api.http.guard import JSON_CONTENT_TYPES
-from api.http.request_json import MalformedJSON, decode_request_json
 from api.observability.observation import new_request_id
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
+from api.wire.errors import error_response
+from api.wire.request_json import MalformedJSON, decode_request_json
 from domain.chain import ProvenanceEvent
 from domain.datetimes import parse_datetime
 from domain.enums import EventSource, ProvenanceEventType
@@ -41,6 +40,9 @@ from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
 from services.context import Services
 from services.ingest import Receipt, SignedRequest, authenticate_signed, ingest_event
+
+if TYPE_CHECKING:
+    from api.limits.ratelimit import RateCheck
 
 __all__ = ["INGEST_BODY_MAX_BYTES", "REPLAYED_HEADER", "ingest_endpoint", "receipt_json"]
 
@@ -193,8 +195,7 @@ async def _receive(request: Request, services: Services, source: EventSource) ->
     except Unauthenticated:
         await authenticator.failed(client)
         raise
-    schema: ProofgateSchema = request.app.state.graphql.schema
-    rate_check = schema.rate_check
+    rate_check: RateCheck | None = request.app.state.graphql.schema.rate_check
     if rate_check is not None:
         await rate_check(principal, request.client.host if request.client else None, 1)
     context = RequestContext(

@@ -13,20 +13,22 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api.graphql.errors import error_response
-from api.graphql.schema import ProofgateSchema
 from api.http.authentication import client_address
+from api.wire.errors import error_response
 from domain.errors import ProofgateError, RateLimited, ResponseTooLarge
 from services.auth import ANONYMOUS
 from services.context import Services
 from services.reads import StorageReads
 from services.verification.lookup import product_for_code
 from storage import Item
+
+if TYPE_CHECKING:
+    from api.limits.ratelimit import RateCheck
 
 __all__ = ["PublicRefusal", "budgeted_json", "public_product"]
 
@@ -44,8 +46,7 @@ class PublicRefusal(Exception):
 async def public_product(request: Request) -> tuple[Services, StorageReads, Item | None]:
     """The product the path's code names, after the caller's rate limit;
     raises ``PublicRefusal`` (429)."""
-    schema: ProofgateSchema = request.app.state.graphql.schema
-    rate_check = schema.rate_check
+    rate_check: RateCheck | None = request.app.state.graphql.schema.rate_check
     if rate_check is not None:
         try:
             await rate_check(ANONYMOUS, client_address(request), 1)

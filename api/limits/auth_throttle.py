@@ -17,25 +17,17 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
-from api.settings.formats import PerMinuteOrOff, Positive
-from api.settings.limits import Rate
+from api.settings.limits import AUTH_FAILURE_RATE, Rate
 from domain.errors import RateLimited
 
 __all__ = [
-    "AUTH_FAILURE_RATE",
     "AuthThrottle",
-    "AuthVariables",
     "InProcessThrottle",
     "too_many_failures",
 ]
 
-AUTH_FAILURE_RATE = Rate(per_minute=30, burst=10)
 MAX_ADDRESSES = 100_000
-"""Addresses remembered at once (least recently failed dropped first). Not
-``api.limits.ratelimit``'s: settings, which the CLI jobs read, import this module,
-and those jobs run without the GraphQL layer."""
+"""Addresses remembered at once (least recently failed dropped first)."""
 
 
 @dataclass(slots=True)
@@ -114,13 +106,3 @@ def too_many_failures(rate: Rate, tokens: float) -> RateLimited:
         hint=f"Retry after {wait} seconds with a valid key; requests without one go on.",
         retryAfter=wait,
     )
-
-
-class AuthVariables(BaseModel):
-    auth_failure_limit: PerMinuteOrOff = AUTH_FAILURE_RATE.per_minute
-    auth_failure_burst: Positive = AUTH_FAILURE_RATE.burst
-
-    def auth_failure_rate(self) -> Rate | None:
-        if self.auth_failure_limit is None:
-            return None
-        return Rate(per_minute=self.auth_failure_limit, burst=self.auth_failure_burst)

@@ -26,7 +26,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.extensions.max_aliases import create_validator as alias_validator
 from strawberry.extensions.query_depth_limiter import create_validator as depth_validator
 
-from api.graphql.document_cache import DocumentCache
+from api.limits.document_cache import DocumentCache
 from api.settings.limits import Limits
 from domain.errors import QueryTooComplex
 

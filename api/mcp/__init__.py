@@ -1,10 +1,14 @@
 """The MCP server: registered operations marked ``@tool`` as MCP tools, over
-Streamable HTTP (``/mcp``) and stdio (``proofgate mcp``).
+Streamable HTTP (``/mcp``) and stdio (``proofgate mcp``). Its one setting is
+``api.settings.mcp`` (docs/design.md, "MCP tools")."""
 
-Only the settings are exported here: ``api.settings.gateway`` imports them, and must
-not load the MCP SDK (docs/design.md, "MCP tools").
-"""
-
-from api.mcp.settings import MCPVariables
-
-__all__ = ["MCPVariables"]
+# The public modules; importing the package loads none of them (the CLI jobs read
+# settings without loading the GraphQL layer, docs/design.md, "Layout").
+__all__ = [
+    "http",
+    "inputs",
+    "runner",
+    "server",
+    "stdio",
+    "tools",
+]

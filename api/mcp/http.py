@@ -22,11 +22,11 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from api.graphql.errors import error_response
 from api.http.authentication import Authenticator
 from api.http.guard import HTTPGuard
 from api.mcp.tools import ToolSpec
 from api.settings.gateway import Settings
+from api.wire.errors import error_response
 from domain.errors import BadUserInput, Forbidden
 from services.auth import ANONYMOUS, Principal
 from services.context import Services

@@ -13,10 +13,10 @@ from typing import Any
 import mcp_types as types
 import strawberry
 
-from api.graphql.errors import error_extensions
-from api.http.json_response import encode_json
 from api.mcp.tools import ToolSpec
 from api.observability.observation import new_request_id
+from api.wire.errors import error_extensions
+from api.wire.json_response import encode_json
 from domain.errors import NotFound, ProofgateError, Unauthenticated
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders

@@ -63,7 +63,7 @@ class RequestObserver:
         self, scope: Scope, receive: Receive, send: Send, app: ASGIApp, incoming: str | None
     ) -> None:
         """``app`` observed, the request's id taken from ``incoming`` (its
-        ``X-Request-Id``) when plain; ``GraphQLEntry`` (``api/http/graphql_entry.py``)
+        ``X-Request-Id``) when plain; ``GraphQLEntry`` (``api/graphql/entry.py``)
         calls it with the header it read in its one pass."""
         observation = Observation(request_id_from(incoming))
         scope[REQUEST_ID_SCOPE_KEY] = observation.request_id

@@ -1,10 +1,15 @@
-"""Named operations: the registry (``registry``), trusted-documents mode
-(``trusted``) and their commands.
+"""Operation stores: named operations (``registry``) and their manifests,
+trusted-documents mode (``trusted``), automatic persisted queries
+(``persisted``, ``shared_persisted``)."""
 
-Only the settings are exported here: ``api.settings.gateway`` imports them, and the
-CLI jobs that read settings must not load the GraphQL layer the registry needs.
-"""
-
-from api.operations.settings import OperationSettings, OperationVariables, TrustedDocuments
-
-__all__ = ["OperationSettings", "OperationVariables", "TrustedDocuments"]
+# The public modules; importing the package loads none of them (the CLI jobs read
+# settings without loading the GraphQL layer, docs/design.md, "Layout").
+__all__ = [
+    "defaults",
+    "largest_variables",
+    "manifests",
+    "persisted",
+    "registry",
+    "shared_persisted",
+    "trusted",
+]

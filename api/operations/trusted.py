@@ -20,11 +20,11 @@ from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from api.graphql.errors import to_graphql_error
-from api.graphql.persisted import NOT_FOUND
 from api.operations.manifests import DOCUMENT_ID_MAX_CHARS
+from api.operations.persisted import NOT_FOUND
 from api.operations.registry import OperationRegistry
-from api.operations.settings import TrustedDocuments
+from api.settings.operations import TrustedDocuments
+from api.wire.errors import to_graphql_error
 from domain.errors import PersistedQueryNotAllowed, PersistedQueryNotFound
 
 if TYPE_CHECKING:

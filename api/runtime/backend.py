@@ -111,9 +111,11 @@ async def stamp_new_table(*, table: str, region: str, endpoint: str | None) -> N
 
 async def check_storage(settings: Settings) -> None:
     """Before anything says the gateway is up: missing credentials, an
-    unreachable endpoint, a missing table or a store of another version is one
-    line with a hint, not a traceback from the app's start-up. The embedded
-    store creates itself."""
+    unknown host, a missing table or a store of another version is one line
+    with a hint (``ConfigurationError``), not a traceback from the app's
+    start-up; a store that is down is ``ServiceUnavailable``, which ``serve``
+    waits through (docs/design.md, Degraded start). The embedded store
+    creates itself."""
     if settings.backend is Backend.DYNAMODB:
         from storage.dynamodb import check_table
 

@@ -7,17 +7,15 @@ its subscribers see alerts other processes write).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 
-from api.graphql.view import GraphQLApp
 from api.settings.gateway import Settings
 from services.context import utcnow
 from services.pipeline import Pipeline
 from storage import CursorCodec, Storage
 
-__all__ = ["build_pipeline", "running_pipeline", "watching_connections"]
+__all__ = ["build_pipeline", "running_pipeline"]
 
 
 def build_pipeline(
@@ -46,22 +44,3 @@ async def running_pipeline(pipeline: Pipeline) -> AsyncIterator[Pipeline]:
         yield pipeline
     finally:
         await pipeline.stop()
-
-
-@contextlib.asynccontextmanager
-async def watching_connections(graphql: GraphQLApp, settings: Settings) -> AsyncIterator[None]:
-    """Keeps WebSockets alive, and closes those whose API key gets revoked, on
-    whichever process revoked it."""
-    connections, storage = graphql.connections, graphql.services.storage
-    tasks = [
-        asyncio.create_task(connections.watch(storage, settings.pipeline.key_check_interval)),
-        asyncio.create_task(connections.keep_alive(settings.pipeline.keepalive_interval)),
-    ]
-    try:
-        yield
-    finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task

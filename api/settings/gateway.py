@@ -25,10 +25,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-from api.limits.auth_throttle import AUTH_FAILURE_RATE, AuthVariables
-from api.mcp.settings import MCPVariables
 from api.observability.logs import LogFormat, LogLevel
-from api.operations.settings import OperationSettings, OperationVariables
 from api.settings.declared import Declared
 from api.settings.environment import EnvironmentReader
 from api.settings.formats import (
@@ -44,7 +41,9 @@ from api.settings.keyfile import (
     new_cursor_key,
     read_or_create,
 )
-from api.settings.limits import Limits, Rate
+from api.settings.limits import AUTH_FAILURE_RATE, AuthVariables, Limits, Rate
+from api.settings.mcp import MCPVariables
+from api.settings.operations import OperationSettings, OperationVariables
 from api.settings.pipeline import PipelineVariables
 from api.settings.policy import Policy
 from api.settings.secrets import (

@@ -11,12 +11,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
+from pydantic import BaseModel
+
 from api.settings.environment import Section
 from api.settings.formats import EntriesOrOff, PerMinuteOrOff, Positive, Switch, choice
 from domain.errors import ConfigurationError
 
 __all__ = [
     "ANONYMOUS_RATE",
+    "AUTH_FAILURE_RATE",
     "DOCUMENT_CACHE_BYTES",
     "KEY_RATE",
     "MAX_ALIASES",
@@ -28,6 +31,7 @@ __all__ = [
     "MAX_RESPONSE_BYTES",
     "MAX_TOKENS",
     "PERSISTED_QUERIES",
+    "AuthVariables",
     "Execution",
     "Limits",
     "Rate",
@@ -121,3 +125,18 @@ class Limits(Section):
 
 def _rate(per_minute: int | None, burst: int) -> Rate | None:
     return None if per_minute is None else Rate(per_minute=per_minute, burst=burst)
+
+
+AUTH_FAILURE_RATE = Rate(per_minute=30, burst=10)
+"""Failed authentications an address may make before it is refused
+(``api.limits.auth_throttle``)."""
+
+
+class AuthVariables(BaseModel):
+    auth_failure_limit: PerMinuteOrOff = AUTH_FAILURE_RATE.per_minute
+    auth_failure_burst: Positive = AUTH_FAILURE_RATE.burst
+
+    def auth_failure_rate(self) -> Rate | None:
+        if self.auth_failure_limit is None:
+            return None
+        return Rate(per_minute=self.auth_failure_limit, burst=self.auth_failure_burst)

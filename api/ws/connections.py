@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
@@ -148,6 +148,25 @@ class Connections:
                 raise
             except Exception:
                 logger.exception("Checking the API keys of open WebSockets failed")
+
+    @contextlib.asynccontextmanager
+    async def watching(
+        self, storage: Storage, key_check: timedelta, keepalive: timedelta
+    ) -> AsyncIterator[None]:
+        """Keeps connections alive, and closes those whose API key gets revoked,
+        on whichever process revoked it."""
+        tasks = [
+            asyncio.create_task(self.watch(storage, key_check)),
+            asyncio.create_task(self.keep_alive(keepalive)),
+        ]
+        try:
+            yield
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def keep_alive(self, interval: timedelta) -> None:
         """One task for every connection's keep-alive, rather than one task per

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import orjson
 
-from api.http.json_response import encode_json
+from api.wire.json_response import encode_json
 
 __all__ = ["SHARED_PAYLOADS", "SHARED_PAYLOAD_BYTES", "SharedPayloads", "encode_message"]
 

@@ -1,4 +1,7 @@
-"""The DynamoDB backend (aioboto3): ``open_dynamodb``, ``check_table`` and ``create_table``."""
+"""The DynamoDB backend: ``open_dynamodb``, ``check_table`` and ``create_table``.
+
+aiobotocore's client carries the control plane; the hot calls leave on the
+data plane's own signed requests (``_wire``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """The aiobotocore client: configuration, and the guard that makes Scan impossible.
 
-One client per process. Creating one costs ~24 ms (endpoint resolution, service
-model loading), so it is entered once and closed with the driver. The hot calls
-leave on the data plane (``_wire``), which takes the client's endpoint and
+One client per process. Creating one costs 10-20 ms once botocore's data
+files are read (sessions share their loader, ``_botocore.share_data_loader``;
+reading them takes 150 ms or more), so it is entered once and closed with the
+driver. The hot calls leave on the data plane (``_wire``), which takes the client's endpoint and
 service model and the session's credentials; the client itself carries the
 control plane (create-table, the readiness probe), whose responses are
 checked against ``x-amz-crc32`` here, as the data plane checks its own.
@@ -15,8 +16,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-import aioboto3  # type: ignore[import-untyped, unused-ignore]
 from aiobotocore.config import AioConfig  # type: ignore[import-untyped, unused-ignore]
+from aiobotocore.session import get_session  # type: ignore[import-untyped, unused-ignore]
 from botocore.exceptions import (  # type: ignore[import-untyped, unused-ignore]
     ChecksumError,
     ProfileNotFound,
@@ -24,6 +25,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped, unused-ignore]
 
 from domain.errors import AccessPatternError, ConfigurationError
 
+from ._botocore import share_data_loader
 from ._wire import checksum_matches
 
 __all__ = ["FORBIDDEN_OPERATIONS", "Connection", "client_config", "connect", "refuse"]
@@ -90,13 +92,13 @@ async def connect(
     A profile that does not exist fails every call alike, so it is reported
     here, once, as one line (docs/design.md, "Operations")."""
     try:
-        session = aioboto3.Session(
-            aws_access_key_id=access_key_id,
-            aws_secret_access_key=secret_access_key,
-            region_name=region,
-        )
+        session = get_session()
+        share_data_loader(session)
+        if access_key_id is not None or secret_access_key is not None:
+            # As the session's own: the client and the data plane sign with them.
+            session.set_credentials(access_key_id, secret_access_key)
         client = await stack.enter_async_context(
-            session.client(
+            session.create_client(
                 "dynamodb", region_name=region, endpoint_url=endpoint_url, config=client_config()
             )
         )

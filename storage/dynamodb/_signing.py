@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from botocore.utils import normalize_url_path  # type: ignore[import-untyped, unused-ignore]
+from ._botocore import signed_path
 
 __all__ = ["Signer"]
 
@@ -45,7 +45,7 @@ def _hmac(key: bytes, message: str) -> bytes:
 class Signer:
     def __init__(self, url: str, region: str, service: str) -> None:
         self._host = _host(url)
-        self._path = quote(normalize_url_path(urlsplit(url).path), safe="/~")
+        self._path = quote(signed_path(urlsplit(url).path), safe="/~")
         self._region = region
         self._service = service
         self._key: tuple[str, str, bytes] | None = None

@@ -29,12 +29,10 @@ from typing import Any, Final
 
 import aiohttp
 import orjson
-from aiohttp.helpers import get_env_proxy_for_url
 from botocore.exceptions import NoCredentialsError  # type: ignore[import-untyped, unused-ignore]
-from botocore.httpsession import get_cert_path  # type: ignore[import-untyped, unused-ignore]
-from botocore.parsers import create_parser  # type: ignore[import-untyped, unused-ignore]
-from yarl import URL
 
+from ._aiohttp import environment_proxy
+from ._botocore import ca_bundle, parse_error
 from ._signing import Signer
 
 __all__ = [
@@ -45,7 +43,6 @@ __all__ = [
     "Wire",
     "checksum_matches",
     "encode_body",
-    "parse_error",
 ]
 
 HOT_OPERATIONS: Final = frozenset(
@@ -98,43 +95,6 @@ def _headers(raw: tuple[tuple[bytes, bytes], ...]) -> dict[str, str]:
     return {name.decode("utf-8").lower(): value.decode("utf-8") for name, value in raw}
 
 
-def parse_error(
-    client: Any, operation: str, status: int, headers: Mapping[str, str], body: bytes
-) -> Exception:
-    """The exception aiobotocore's client raises for this response, built the
-    way it builds it: botocore's parser over the output shape, then once more
-    over the error's own shape for its modeled fields (CancellationReasons, Item)."""
-    operation_model = client.meta.service_model.operation_model(operation)
-    parser = create_parser(operation_model.service_model.resolved_protocol)
-    response = {
-        "headers": dict(headers),
-        "status_code": status,
-        "body": body,
-        "context": {"operation_name": operation},
-    }
-    parsed: dict[str, Any] = parser.parse(response, operation_model.output_shape)
-    code = parsed.get("Error", {}).get("Code")
-    if code is not None:
-        shape = operation_model.service_model.shape_for_error_code(code)
-        if shape is not None:
-            parsed.update(parser.parse(response, shape))
-    # The client's retry handler, allowed one attempt (``client_config``), marks
-    # every response so, and ClientError's message says it.
-    parsed.setdefault("ResponseMetadata", {}).update(RetryAttempts=0, MaxAttemptsReached=True)
-    error: Exception = client.exceptions.from_code(code)(parsed, operation)
-    return error
-
-
-def _environment_proxy(url: str) -> str | None:
-    """HTTPS_PROXY/NO_PROXY as botocore honours them, read once: aiohttp's
-    ``trust_env`` reads the environment on a thread for every request."""
-    try:
-        proxy, _ = get_env_proxy_for_url(URL(url))
-    except LookupError:
-        return None
-    return str(proxy)
-
-
 class Wire:
     """One pooled HTTP session to the client's endpoint, for the hot calls."""
 
@@ -144,7 +104,9 @@ class Wire:
         self._session = session
         self._url: str = client.meta.endpoint_url
         self._region: str = client.meta.region_name
-        self._proxy = _environment_proxy(self._url)
+        self._proxy = environment_proxy(self._url)
+        """HTTPS_PROXY/NO_PROXY as botocore honours them, read once: aiohttp's
+        ``trust_env`` reads the environment on a thread for every request."""
         self._signer = Signer(self._url, self._region, _SIGNING_NAME)
         self.calls = 0
         """Calls sent on this path: the canary test's proof the fast path runs."""
@@ -163,7 +125,7 @@ class Wire:
         TLS verifies against botocore's CA bundle, as the client would."""
         connector = aiohttp.TCPConnector(
             limit=pool,
-            ssl=ssl.create_default_context(cafile=get_cert_path(True)),
+            ssl=ssl.create_default_context(cafile=ca_bundle()),
             keepalive_timeout=KEEPALIVE_SECONDS,
         )
         session = aiohttp.ClientSession(

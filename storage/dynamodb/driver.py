@@ -2,7 +2,8 @@
 
 Paging, cursors, batch chunking and UnprocessedKeys retries live in ``Store``;
 this module only speaks DynamoDB, retries throttled calls, and maps errors.
-Calls go out on ``_wire`` (signed by botocore, decoded once); the aiobotocore
+Calls go out on ``_wire`` (signed by our own SigV4 signer, ``_signing``, held to
+botocore's by a differential test; decoded once); the aiobotocore
 client is kept for what it is good at and closed with the driver.
 """
 

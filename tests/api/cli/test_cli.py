@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import boto3  # type: ignore[import-untyped]
+import botocore.session  # type: ignore[import-untyped]
 import httpx
 import pytest
 
@@ -93,7 +93,7 @@ def test_create_table(moto_endpoint: str, capsys: pytest.CaptureFixture[str]) ->
     assert main(args) == 0
     assert main(args) == 0, "create-table must be idempotent"
     assert name in capsys.readouterr().out
-    client = boto3.client(
+    client = botocore.session.get_session().create_client(
         "dynamodb",
         endpoint_url=moto_endpoint,
         region_name="us-east-1",
@@ -105,6 +105,7 @@ def test_create_table(moto_endpoint: str, capsys: pytest.CaptureFixture[str]) ->
     assert table["KeySchema"] == request["KeySchema"]
     assert sorted(i["IndexName"] for i in table["GlobalSecondaryIndexes"]) == ["GSI1", "GSI2"]
     assert table["StreamSpecification"] == request["StreamSpecification"]
+    assert table["DeletionProtectionEnabled"] is True
     ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
     assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", TABLE.ttl_attribute)
 

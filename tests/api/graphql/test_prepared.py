@@ -37,8 +37,8 @@ import api.graphql.prepared
 from api.graphql.execution.executor import OperationStart
 from api.graphql.prepared import PreparedLane, PreparedOperation, prepared_lane
 from api.graphql.schema import build_schema
-from api.operations.settings import TrustedDocuments
 from api.settings.limits import Execution, Limits
+from api.settings.operations import TrustedDocuments
 from tests._support.source import ROOT, source_files
 
 GENERATED_QUERIES = 300

@@ -9,7 +9,7 @@ import pytest
 from _asgi import codes
 from _limits import Client, serve
 
-from api.graphql import document_cache
+from api.limits import document_cache
 from api.settings.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Limits
 
 # A path that can nest as deep as a test wants and reads nothing: explore(first: 0)

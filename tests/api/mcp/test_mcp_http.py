@@ -7,8 +7,8 @@ from _asgi import codes
 from _limits import serve
 from _mcp import asgi_client, error_codes, structured
 
-from api.operations import OperationSettings, TrustedDocuments
 from api.settings.limits import Limits
+from api.settings.operations import OperationSettings, TrustedDocuments
 
 UNREGISTERED = "query Other { explore(first: 1) { edges { node { id } } } }"
 

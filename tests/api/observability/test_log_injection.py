@@ -8,7 +8,7 @@ import pytest
 from _limits import serve
 
 from api.observability.logs import TEXT_MAX_CHARS, TextFormatter
-from api.operations import OperationSettings, TrustedDocuments
+from api.settings.operations import OperationSettings, TrustedDocuments
 
 FORGED = "Innocent\n2026-01-01 INFO proofgate.request: request principal=ADMIN status=200"
 

@@ -23,8 +23,8 @@ from strawberry.types.fields.resolver import StrawberryResolver
 
 from api.graphql.execution.cache import PlanCache
 from api.graphql.schema import schema as default_schema
-from api.operations import OperationSettings, TrustedDocuments
 from api.settings.limits import Limits
+from api.settings.operations import OperationSettings, TrustedDocuments
 
 PRODUCT = """query ProductByCode($code: String!) {
   productByCode(code: $code) { id }

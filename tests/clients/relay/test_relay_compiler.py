@@ -22,10 +22,10 @@ import pytest
 
 from api.app import create_app
 from api.graphql.schema import schema
-from api.operations import OperationSettings, TrustedDocuments
 from api.operations.registry import load_registry
 from api.settings.gateway import Settings
 from api.settings.limits import Limits
+from api.settings.operations import OperationSettings, TrustedDocuments
 
 PROJECT = Path(__file__).resolve().parent
 ROOT = PROJECT.parents[2]

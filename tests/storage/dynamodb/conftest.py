@@ -6,8 +6,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import aioboto3
 import pytest
+from aiobotocore.session import get_session
 
 from storage.dynamodb import DynamoDriver, create_table
 from storage.dynamodb import driver as driver_module
@@ -39,8 +39,8 @@ async def driver(moto_endpoint: str, dynamodb_table: str) -> AsyncIterator[Dynam
 
 @pytest.fixture
 async def raw_client(moto_endpoint: str) -> AsyncIterator[Any]:
-    """A plain aioboto3 client, without the backend's guards."""
-    async with aioboto3.Session().client(
+    """A plain aiobotocore client, without the backend's guards."""
+    async with get_session().create_client(
         "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
     ) as client:
         yield client

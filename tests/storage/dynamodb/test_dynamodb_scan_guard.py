@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import boto3
+import botocore.session  # type: ignore[import-untyped]
 import httpx
 import pytest
 
@@ -34,7 +34,9 @@ async def test_partiql_trips(raw_client: Any, dynamodb_table: str, scan_tripwire
 def test_a_sync_client_scan_trips(
     moto_endpoint: str, dynamodb_table: str, scan_tripwire: Any
 ) -> None:
-    client = boto3.client("dynamodb", region_name=REGION, endpoint_url=moto_endpoint)
+    client = botocore.session.get_session().create_client(
+        "dynamodb", region_name=REGION, endpoint_url=moto_endpoint
+    )
 
     with scan_tripwire.expected() as tripped, pytest.raises(AssertionError):
         client.scan(TableName=dynamodb_table)

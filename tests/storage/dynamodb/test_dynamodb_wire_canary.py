@@ -1,7 +1,7 @@
 """The canary: the hot calls run on the data plane, not through botocore.
 
-An aioboto3/aiobotocore/botocore upgrade (they move together, pinned in
-pyproject.toml) or a refactor that routed a hot call back through the
+An aiobotocore/botocore upgrade (they move together: each aiobotocore
+release pins its botocore) or a refactor that routed a hot call back through the
 client, or a service model that moved DynamoDB off JSON 1.0, would still pass
 every behaviour test, only four times slower; this fails instead."""
 

@@ -11,7 +11,7 @@ import pytest
 from _live import Gateway
 from redis.asyncio import Redis
 
-from api.graphql.shared_persisted import KEY_PREFIX
+from api.operations.shared_persisted import KEY_PREFIX
 from tests._support.redis_server import RedisServer
 
 pytestmark = pytest.mark.slow

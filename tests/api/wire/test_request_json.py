@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api.http import request_json
-from api.http.request_json import MalformedJSON, decode_request_json
+from api.wire import request_json
+from api.wire.request_json import MalformedJSON, decode_request_json
 
 
 def _with_json(data: str | bytes) -> Any:

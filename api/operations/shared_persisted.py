@@ -1,6 +1,6 @@
 """Automatic persisted queries shared by every gateway process through Redis.
 
-Each process keeps its bounded LRU (``api.graphql.persisted``); a query registered
+Each process keeps its bounded LRU (``api.operations.persisted``); a query registered
 on one process is also written to Redis, so a hash-only request that lands
 on another process finds it there instead of costing the client a
 ``PersistedQueryNotFound`` round trip.
@@ -9,7 +9,7 @@ What Redis holds is bounded, whoever sends the texts
 (docs/design.md, "Alerts across processes"): a text is written only once
 its operation parsed, validated and passed the trusted-documents check (a
 document refused anywhere is never written), each text for a day at most
-and only up to ``SHARED_MAX_CHARS``, and ``REGISTER`` keeps at most
+and only up to ``SHARED_MAX_QUERY_BYTES``, and ``REGISTER`` keeps at most
 ``SHARED_MAX_ENTRIES`` texts and ``SHARED_MAX_BYTES`` in all, dropping the
 oldest registrations first. What comes back from Redis is hashed again
 before it runs, so a corrupted or planted entry is never executed under
@@ -29,17 +29,17 @@ from graphql import GraphQLError
 from redis.exceptions import RedisError
 from starlette.websockets import WebSocket
 
-from api.graphql.errors import to_graphql_error
-from api.graphql.persisted import NOT_FOUND, PersistedQueries, PersistedQueryStore
 from api.limits.shared_ratelimit import redis_client
+from api.operations.persisted import NOT_FOUND, PersistedQueries, PersistedQueryStore
+from api.wire.errors import to_graphql_error
 from domain.errors import ProofgateError
 
 __all__ = [
     "KEY_PREFIX",
     "REGISTER",
     "SHARED_MAX_BYTES",
-    "SHARED_MAX_CHARS",
     "SHARED_MAX_ENTRIES",
+    "SHARED_MAX_QUERY_BYTES",
     "SHARED_TTL_SECONDS",
     "SharedPersistedQueries",
     "SharedQueries",
@@ -49,7 +49,7 @@ logger = logging.getLogger("proofgate.limits")
 
 KEY_PREFIX = "apq:"
 """After the deployment's Redis prefix (``PROOFGATE_REDIS_PREFIX``)."""
-SHARED_MAX_CHARS = 64 * 1024
+SHARED_MAX_QUERY_BYTES = 64 * 1024
 SHARED_TTL_SECONDS = 24 * 3600
 SHARED_MAX_ENTRIES = 5_000
 SHARED_MAX_BYTES = 4 * 1024 * 1024
@@ -131,7 +131,7 @@ class SharedQueries:
         return text if hashlib.sha256(text.encode()).hexdigest() == digest else None
 
     async def put(self, digest: str, query: str) -> None:
-        if len(query) > SHARED_MAX_CHARS:
+        if len(query.encode()) > SHARED_MAX_QUERY_BYTES:
             return
         prefix = self._prefix
         try:

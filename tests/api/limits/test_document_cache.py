@@ -10,8 +10,8 @@ import tracemalloc
 import pytest
 from graphql import parse
 
-from api.graphql.document_cache import DocumentCache, document_weight
 from api.graphql.schema import build_schema
+from api.limits.document_cache import DocumentCache, document_weight
 from api.settings.limits import Limits
 
 MIB = 1024 * 1024

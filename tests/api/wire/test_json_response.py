@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.http.json_response import encode_json
+from api.wire.json_response import encode_json
 
 _json_values = st.recursive(
     st.none()

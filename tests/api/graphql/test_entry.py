@@ -23,9 +23,9 @@ import pytest
 from _exchanges import Exchange, request_lines
 from conftest import Gateway, _serve, _settings
 
-import api.http.graphql_entry
+import api.graphql.entry
 from api.app import ProofgateApp
-from api.http.graphql_entry import GraphQLEntry
+from api.graphql.entry import GraphQLEntry
 from tests.api.graphql.execution._differential import Seed, seed_variables, suite_operations
 
 ORIGIN = "https://app.example"
@@ -193,7 +193,7 @@ async def test_every_request_answers_alike_through_the_entry(seeded: Any) -> Non
 
 
 def _forget_the_request_id(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
-    monkeypatch.setattr(api.http.graphql_entry, "_REQUEST_ID", b"x-not-the-request-id")
+    monkeypatch.setattr(api.graphql.entry, "_REQUEST_ID", b"x-not-the-request-id")
 
 
 def _no_cors(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
@@ -201,19 +201,19 @@ def _no_cors(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
 
 
 def _csrf_header_unread(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
-    monkeypatch.setattr(api.http.graphql_entry, "_PREFLIGHT", frozenset())
+    monkeypatch.setattr(api.graphql.entry, "_PREFLIGHT", frozenset())
 
 
 def _answer_without_the_id(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
-    monkeypatch.setattr(api.http.graphql_entry, "_ID_HEADER", b"x-request-ref")
+    monkeypatch.setattr(api.graphql.entry, "_ID_HEADER", b"x-request-ref")
 
 
 def _streams_taken_direct(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
-    monkeypatch.setattr(api.http.graphql_entry, "_streaming", lambda accept: False)
+    monkeypatch.setattr(api.graphql.entry, "_streaming", lambda accept: False)
 
 
 def _trace_header_unread(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
-    monkeypatch.setattr(api.http.graphql_entry, "_TRACE", b"x-not-the-trace-header")
+    monkeypatch.setattr(api.graphql.entry, "_TRACE", b"x-not-the-trace-header")
 
 
 @pytest.mark.parametrize(

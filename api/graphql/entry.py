@@ -22,7 +22,7 @@ stack, with the request id added to its headers.
 
 Not for a request with spans on (their middleware sits between the observer
 and the guard) or a ``root_path`` (the router strips it): those take the
-stack. ``tests/api/http/test_graphql_entry.py`` sends the suite's operations
+stack. ``tests/api/graphql/test_entry.py`` sends the suite's operations
 both ways and compares status, headers, body and log line, and a fault
 planted in the entry must fail it.
 """

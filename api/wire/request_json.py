@@ -18,7 +18,7 @@ the value ``json.loads`` gives, integers of any size up to the same 4,300
 digits included; anything it refuses (NaN, a lone surrogate escape, a BOM,
 bad UTF-8, deep nesting, and every malformed body) goes the ``json.loads``
 way, which accepts or refuses it in its own words, as before.
-``tests/api/http/test_request_json.py`` holds the two ways together.
+``tests/api/wire/test_request_json.py`` holds the two ways together.
 """
 
 from __future__ import annotations
