@@ -2,7 +2,7 @@
 
 ``create_app`` is the one place the application is assembled; the GraphQL
 layer adds its routes here. Storage is opened once in the lifespan and kept on
-``app.state.storage`` because its clients (an aioboto3 session, a SQLite
+``app.state.storage`` because its clients (an aiobotocore client, a SQLite
 connection) are expensive to create and meant to be shared.
 """
 
