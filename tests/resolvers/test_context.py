@@ -4,19 +4,16 @@ from an extension's ``execution_context.context``."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from decimal import Decimal
 from types import SimpleNamespace
 
 import pytest
 from starlette.requests import Request
 
-from domain.signing import KeyRing, SigningKey
 from resolvers.context import RequestContext, request_context
-from resolvers.loaders import Loaders
 from services.auth import Principal, Role
-from services.context import Services
 from storage import Storage
 from storage.sqlite import open_sqlite
+from tests._support.contexts import request_context as context_over
 
 
 @pytest.fixture
@@ -27,16 +24,7 @@ async def storage() -> AsyncIterator[Storage]:
 
 
 def _context(storage: Storage, request: object = None) -> RequestContext:
-    services = Services(
-        storage=storage,
-        admin_key_hash="0" * 64,
-        key_ring=KeyRing.of(SigningKey.generate()),
-        hash_salt=bytes(16),
-        registration_fee=Decimal(0),
-    )
-    principal = Principal(Role.ADMIN)
-    loaders = Loaders(storage, principal.tenant)
-    return RequestContext(services, principal, loaders, request_id="r1", request=request)
+    return context_over(storage, principal=Principal(Role.ADMIN), request=request)
 
 
 async def test_a_request_context_is_itself(storage: Storage) -> None:
