@@ -116,9 +116,9 @@ class EnvironmentReader(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """The given environment only: no ``.env`` file, no secrets directory,
-        no values passed to the constructor."""
-        return (_MappingSource(settings_cls, _ENVIRON.get(os.environ)),)
+        """Values passed to the constructor, then the given environment; no
+        ``.env`` file, no secrets directory."""
+        return init_settings, _MappingSource(settings_cls, _ENVIRON.get(os.environ))
 
     @classmethod
     def read(cls, environ: Mapping[str, str] = os.environ) -> Self:
