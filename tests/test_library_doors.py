@@ -27,9 +27,12 @@ from tests._support.source import PACKAGES, ROOT, source_files
 ADAPTERS: dict[str, str] = {
     "strawberry-graphql": "api/_strawberry.py",
     "uvicorn": "api/runtime/http_protocol.py",
+    "botocore": "storage/dynamodb/_botocore.py",
+    "aiohttp": "storage/dynamodb/_aiohttp.py",
 }
 """The one module through which each library's private names (and, for
-uvicorn, its protocol's internals) are reached, by distribution. Each says
+uvicorn, its protocol's internals; for botocore and aiohttp, the undocumented
+functions the DynamoDB data plane takes) are reached, by distribution. Each says
 why and names the version it was checked against. pydantic-settings needs
 none: the reader uses its documented custom sources."""
 
