@@ -30,6 +30,7 @@ from api.http.health import health, metrics_endpoint, ready
 from api.http.ingest import ingest_endpoint
 from api.http.passport import passport_download
 from api.http.qr import qr_image
+from api.http.verify_page import verify_routes
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.mcp.http import MCPEndpoint, MCPService
 from api.mcp.tools import tool_specs
@@ -227,6 +228,7 @@ def _routes() -> list[BaseRoute]:
         Route("/dpp/{code}.json", passport_download, methods=["GET"]),
         Route("/ingest/{source}", ingest_endpoint, methods=["POST"]),
         Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
+        *verify_routes(),
         WebSocketRoute("/graphql", GraphQLEndpoint()),
         Route("/mcp", MCPEndpoint()),
     ]
