@@ -24,6 +24,7 @@ from api.graphql.prepared import prepared_lane
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.http.authentication import Authenticator, FailedAuthThrottle
+from api.http.digital_link import digital_link_routes
 from api.http.explorer import explorer_asset
 from api.http.guard import HTTPGuard
 from api.http.health import health, metrics_endpoint, ready
@@ -229,6 +230,7 @@ def _routes() -> list[BaseRoute]:
         Route("/ingest/{source}", ingest_endpoint, methods=["POST"]),
         Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
         *verify_routes(),
+        *digital_link_routes(),
         WebSocketRoute("/graphql", GraphQLEndpoint()),
         Route("/mcp", MCPEndpoint()),
     ]

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("verify-page-browser")]
 AXE = Path(__file__).resolve().parents[2] / "clients" / "axe"
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
 PRODUCTS = """query($b: ID!) { brand(id: $b) { products(first: 10) {
-    edges { node { name verificationCode } } } } }"""
+    edges { node { name verificationCode labelUrl } } } } }"""
 SCANS = "query($c: String!) { verification(code: $c) { scanCount } }"
 SERIOUS = ("serious", "critical")
 
@@ -74,13 +74,17 @@ def graphql(served: Served, query: str, variables: dict[str, Any], key: str | No
     return answer["data"]
 
 
-def demo_code(served: Served, name: str) -> str:
+def demo_product(served: Served, name: str) -> dict[str, Any]:
     brand = json.loads((served.data_dir / DEMO_KEYS_FILE).read_text())["brands"]["aurora"]
     data = graphql(served, PRODUCTS, {"b": brand["id"]}, brand["api_key"])
-    codes = {
-        e["node"]["name"]: e["node"]["verificationCode"] for e in data["brand"]["products"]["edges"]
-    }
-    return codes[name]
+    products = {e["node"]["name"]: e["node"] for e in data["brand"]["products"]["edges"]}
+    product: dict[str, Any] = products[name]
+    return product
+
+
+def demo_code(served: Served, name: str) -> str:
+    code: str = demo_product(served, name)["verificationCode"]
+    return code
 
 
 def scan_count(served: Served, code: str) -> int:
@@ -182,3 +186,25 @@ async def test_without_scripts_the_button_records_the_check(
             await asyncio.sleep(0.1)
         assert status is not None and f"check number {before + 1}" in status
         assert scan_count(served, code) == before + 1
+
+
+async def test_a_demo_products_digital_link_lands_a_browser_on_its_page(
+    chromium: str, served: Served, tmp_path: Path
+) -> None:
+    product = demo_product(served, "Meridian Chronograph")
+    link = product["labelUrl"]
+    assert link == f"{served.url}/01/09521000000018/21/MER-000147"
+    code = product["verificationCode"]
+    async with chromium_page(chromium, tmp_path / "profile") as page:
+        await on_phone(page)
+        await page.send("Page.navigate", url=link)
+        await page.wait_for("document.querySelector('h1')?.textContent === 'Authentic'")
+        assert await page.evaluate("location.pathname") == f"/verify/{code}"
+    linkset = httpx.get(link, headers={"Accept": "application/linkset+json"}, timeout=10)
+    assert linkset.status_code == 200
+    assert linkset.headers["content-type"] == "application/linkset+json"
+    (context,) = linkset.json()["linkset"]
+    assert context["anchor"] == link
+    assert context["https://gs1.org/voc/verificationService"][0]["href"].endswith(f"/verify/{code}")
+    wrong = httpx.get(link.replace("09521000000018", "09521000000019"), timeout=10)
+    assert wrong.status_code == 400 and "check digit" in wrong.text
