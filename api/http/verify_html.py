@@ -142,6 +142,7 @@ def _facts(view: PageView, text: Mapping[str, str]) -> str:
         ("sku", product.get("sku")),
         ("gtin", product.get("gtin")),
         ("serial", product.get("serial")),
+        ("lot", product.get("lot")),
         ("registered", str(product.get("createdAt", ""))[:10]),
         ("code", view.code),
         ("scans", view.recorded if view.recorded is not None else product.get("scanCount", 0)),

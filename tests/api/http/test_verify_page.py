@@ -23,6 +23,7 @@ APPEND = """mutation($p: ID!) {
     addProvenanceEvent(productId: $p, input: {type: SHIPPED, actor: "DHL",
         location: "Hamburg <Hafen>"}) { sequence }
 }"""
+UNIT_GTIN = "09506000134352"
 LINK_PREVIEWS = (
     "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
     "WhatsApp/2.23.20.0",
@@ -58,8 +59,15 @@ async def test_a_get_renders_the_verdict_and_records_nothing(gateway) -> None:
     for agent in LINK_PREVIEWS:
         response = await gateway.http.get(f"/verify/{code}", headers={"User-Agent": agent})
         assert response.status_code == 200
+        head = await gateway.http.head(f"/verify/{code}", headers={"User-Agent": agent})
+        assert head.status_code == 200
     assert await scan_count(gateway, code) == before
     page = response.text
+    # The positive control: the page's own POST records one, so a count that
+    # did not move above is the GETs recording nothing.
+    recorded = await gateway.http.post(f"/verify/{code}", data={"token": token_of(page)})
+    assert recorded.status_code == 200
+    assert await scan_count(gateway, code) == before + 1
     assert response.headers["content-type"] == "text/html; charset=utf-8"
     assert response.headers["cache-control"] == "no-store"
     assert "noindex" in response.headers["x-robots-tag"]
@@ -207,5 +215,7 @@ async def test_the_page_takes_from_the_bucket_verify_product_takes_from() -> Non
         assert int(refused.headers["Retry-After"]) >= 1
         limited = await gateway.post(verify, {"c": code})
         assert (limited.status_code, codes(limited.json())) == (429, ["RATE_LIMITED"])
+        digital_link = await gateway.http.get(f"/01/{UNIT_GTIN}/21/S1")
+        assert digital_link.status_code == 429
         async with gateway.at("198.51.100.20") as elsewhere:
             assert (await elsewhere.http.get(f"/verify/{code}")).status_code == 200
