@@ -123,10 +123,13 @@ async def test_a_phone_shows_the_verdict_and_records_the_visit(
         shot = await page.screenshot(tmp_path / "verify-phone.png")
         assert await serious_violations(page, axe_source) == []
 
+        # The unknown code's page, in the language the browser asks for.
+        await page.send("Network.setExtraHTTPHeaders", headers={"Accept-Language": "fr-FR,fr"})
         await page.send("Page.navigate", url=f"{served.url}/verify/ZZZZ-ZZZZ-ZZZZ")
         await page.wait_for(
-            "document.querySelector('h1')?.textContent === 'No product has this code'"
+            "document.querySelector('h1')?.textContent === 'Aucun produit ne porte ce code'"
         )
+        assert await page.evaluate("document.documentElement.lang") == "fr"
         await page.screenshot(tmp_path / "verify-unknown.png")
         assert await serious_violations(page, axe_source) == []
         assert page.errors() == [] or all("404" in e for e in page.errors())
