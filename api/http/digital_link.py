@@ -15,6 +15,7 @@ rate-limit bucket.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -56,7 +57,7 @@ def _links(base: str, code: str) -> dict[str, dict[str, Any]]:
     }
 
 
-def linkset(base: str, unit: dict[str, Any] | Any) -> dict[str, Any]:
+def linkset(base: str, unit: Mapping[str, Any]) -> dict[str, Any]:
     """RFC 9264's JSON form: one context object, anchored at the unit's
     canonical Digital Link URI, its relations the vocabulary's full URIs."""
     anchor = base + digital_link_path(unit["gtin"], unit["serial"], unit.get("lot"))
