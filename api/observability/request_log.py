@@ -36,7 +36,7 @@ __all__ = ["REQUEST_ID_SCOPE_KEY", "OperationObserver", "RequestObserver", "reco
 
 REQUEST_ID_SCOPE_KEY = "proofgate.request_id"
 GRAPHQL_PATH = "/graphql"
-OBSERVED_ROUTES = frozenset({"/mcp", "/ingest", "/dpp", "/qr"})
+OBSERVED_ROUTES = frozenset({"/mcp", "/ingest", "/dpp", "/qr", "/verify", "/01"})
 
 logger = logging.getLogger("proofgate.request")
 _lines = RequestLines(logger)
