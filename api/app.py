@@ -188,6 +188,7 @@ def _graphql_app(
         services,
         graphql_ide="graphiql",
         max_message_bytes=settings.limits.max_body_bytes,
+        max_tokens=settings.limits.max_tokens,
         authenticator=Authenticator(
             services.storage, services.admin_key_hash, throttle, services.keys
         ),
