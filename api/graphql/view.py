@@ -307,6 +307,19 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             response.background = sub_response.background
         return response
 
+    def is_websocket_origin_allowed(self, request: WebSocket, origin: str) -> bool:
+        """A page's WebSocket from another origin: allowed by the one list
+        HTTP's CORS allows (``PROOFGATE_CORS_ORIGINS``), which the log names
+        when it refuses (docs/design.md, Browser clients)."""
+        if super().is_websocket_origin_allowed(request, origin):
+            return True
+        logger.warning(
+            "Refused a WebSocket from origin %r (403): add it to PROOFGATE_CORS_ORIGINS "
+            "to let pages on it connect",
+            origin[:200],
+        )
+        return False
+
     async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
         """Every route's rules: the failed-auth throttle, the observation's principal."""
         return await self.authenticator.authenticate(authorization, client)
