@@ -52,13 +52,14 @@ def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @contextlib.contextmanager
 def static_site(root: Path) -> Iterator[str]:
-    """The page's own origin: a static server on a free loopback port."""
+    """The page's own origin, ``http://localhost:<port>`` as a dev server's
+    (Vite's ``http://localhost:5173``): a static server on a free loopback port."""
     handler = functools.partial(_QuietHandler, directory=str(root))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://localhost:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
