@@ -32,6 +32,7 @@ __all__ = [
     "json_answer",
     "json_media_type",
     "lists_a_stream",
+    "negotiated_accept",
     "streams",
 ]
 
@@ -89,6 +90,23 @@ def json_media_type(accept: str | None) -> str | None:
 def lists_a_stream(accept: str | None) -> bool:
     """Whether the client lists a streamed answer (an event stream, parts)."""
     return accept is not None and any(kind in accept for kind in _STREAM_TYPES)
+
+
+def negotiated_accept(
+    accept: str | None,
+    body: Callable[[], object],
+    parse: Callable[[str], DocumentNode],
+    document: Callable[[str], str | None],
+) -> str | None:
+    """The ``Accept`` Strawberry is handed for a request listing a stream:
+    the JSON media type, when the client accepts one and the operation does
+    not stream (``streams``, on the request's ``body()``); None: as sent."""
+    if not lists_a_stream(accept):
+        return None
+    media = json_media_type(accept)
+    if media is None or streams(body(), parse, document):
+        return None
+    return media
 
 
 def streams(

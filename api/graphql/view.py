@@ -41,8 +41,7 @@ from api.graphql.negotiation import (
     APPLICATION_JSON,
     json_answer,
     json_media_type,
-    lists_a_stream,
-    streams,
+    negotiated_accept,
 )
 from api.graphql.prepared import PreparedLane
 from api.http.authentication import Authenticator, authentication_refusal
@@ -169,20 +168,18 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         """A request listing a stream and JSON whose operation does not stream
         goes on with ``Accept`` naming the JSON type it will be answered as,
         so Strawberry picks no stream transport (docs/design.md, Browser clients)."""
-        accept = request.headers.get("accept")
-        if not lists_a_stream(accept):
-            return
-        media = json_media_type(accept)
-        if media is None:
-            return
-        if scope["method"] == "POST":
+
+        def body() -> object:
+            if scope["method"] != "POST":
+                return dict(request.query_params)
             try:
-                body: object = decode_request_json(scope.get(BODY_SCOPE_KEY) or b"")
+                return decode_request_json(scope.get(BODY_SCOPE_KEY) or b"")
             except MalformedJSON:
-                body = None
-        else:
-            body = dict(request.query_params)
-        if not streams(body, self._parse, self._document):
+                return None
+
+        accept = request.headers.get("accept")
+        media = negotiated_accept(accept, body, self._parse, self._document)
+        if media is not None:
             scope["headers"] = [
                 (name, media.encode() if name == b"accept" else value)
                 for name, value in scope["headers"]

@@ -19,12 +19,15 @@ from typing import Any
 import httpx
 import pytest
 from conftest import Gateway, _serve, _settings
+from graphql import parse
 
 from api.graphql.negotiation import (
     APPLICATION_JSON,
     GRAPHQL_RESPONSE_JSON,
     json_answer,
     json_media_type,
+    negotiated_accept,
+    streams,
 )
 from api.settings.limits import Execution
 
@@ -58,6 +61,48 @@ def test_the_json_media_type_an_accept_header_asks_for(
     accept: str | None, answered_as: str | None
 ) -> None:
     assert json_media_type(accept) == answered_as
+
+
+SUBSCRIPTION = 'subscription { threatAlerts(brandId: "b") { id } }'
+REGISTERED = {"live": SUBSCRIPTION, "viewer": "{ viewer { role } }"}
+TWO = f"query A {{ viewer {{ role }} }} subscription B {SUBSCRIPTION[13:]}"
+APQ = {"persistedQuery": {"version": 1, "sha256Hash": "0" * 64}}
+
+
+@pytest.mark.parametrize(
+    ("body", "streamed"),
+    [
+        ({"query": "{ viewer { role } }"}, False),
+        ({"query": 'mutation { verifyProduct(code: "x") { result } }'}, False),
+        ({"query": SUBSCRIPTION}, True),
+        ({"query": "query { viewer { role ... @defer { brandId } } }"}, True),
+        (
+            {
+                "query": TWO,
+                "operationName": "B",
+            },
+            True,
+        ),
+        (
+            {
+                "query": TWO,
+                "operationName": "A",
+            },
+            False,
+        ),
+        ({"documentId": "live"}, True),
+        ({"documentId": "viewer"}, False),
+        ({"extensions": APQ}, True),  # the text is not in the request: as the client asked
+        ({"extensions": json.dumps(APQ)}, True),  # a GET's
+        ({"query": "{ viewer { role } "}, False),  # does not parse: a JSON 400
+        ([{"query": SUBSCRIPTION}], False),  # a batch
+        (None, False),  # a body that is not JSON
+    ],
+)
+def test_which_operations_stream(body: object, streamed: bool) -> None:
+    assert streams(body, parse, REGISTERED.get) is streamed
+    media = negotiated_accept(URQL, lambda: body, parse, REGISTERED.get)
+    assert media == (None if streamed else GRAPHQL_RESPONSE_JSON)
 
 
 def test_a_request_error_is_a_400_without_data_only_under_graphql_response_json() -> None:
