@@ -20,6 +20,7 @@ type for an operation that does not stream. Every path answers through
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,6 +43,10 @@ _WILDCARDS = frozenset({"*/*", "application/*"})
 _STREAM_TYPES = frozenset({"text/event-stream", "multipart/mixed"})
 _INCREMENTAL = frozenset({"defer", "stream"})
 _SERVER_CODES = {"INTERNAL_SERVER_ERROR": 500, "SERVICE_UNAVAILABLE": 503}
+_KEPT_ACCEPT_CHARS = 256
+_KEPT_ACCEPTS = 64
+"""The answers for at most 64 ``Accept`` headers of at most 256 characters
+are kept: 16 KiB, whatever clients send."""
 
 
 def _ranges(accept: str) -> list[tuple[str, float]]:
@@ -67,9 +72,16 @@ def json_media_type(accept: str | None) -> str | None:
     of the two (by weight, then order); ``application/json`` without an
     ``Accept``, for a wildcard, or when nothing listed is known (the spec lets
     a server disregard such a header); None when the client lists only
-    streams, which it is then answered as."""
+    streams, which it is then answered as. A client sends the same header
+    every time: the answers for a few short ones are kept."""
     if not accept:
         return APPLICATION_JSON
+    if len(accept) <= _KEPT_ACCEPT_CHARS:
+        return _kept(accept)
+    return _json_media_type(accept)
+
+
+def _json_media_type(accept: str) -> str | None:
     best: tuple[float, str] | None = None
     only_streams = True
     for kind, weight in _ranges(accept):
@@ -85,6 +97,9 @@ def json_media_type(accept: str | None) -> str | None:
     if best is not None:
         return best[1]
     return None if only_streams else APPLICATION_JSON
+
+
+_kept = functools.lru_cache(maxsize=_KEPT_ACCEPTS)(_json_media_type)
 
 
 def lists_a_stream(accept: str | None) -> bool:
