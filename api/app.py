@@ -61,7 +61,10 @@ CORS_HEADERS = (
     "X-Proofgate-CSRF",
     "Apollo-Require-Preflight",
     "X-Request-Id",
+    "Last-Event-ID",
 )
+"""Request headers a page on an allowed origin may send; ``Last-Event-ID`` is
+how graphql-sse resumes a subscription (``api/http/streams.py``)."""
 
 
 class ProofgateApp(Starlette):
@@ -191,7 +194,9 @@ def _graphql_app(
         schema,
         services,
         graphql_ide="graphiql",
+        allowed_origins=settings.cors_origins,
         max_message_bytes=settings.limits.max_body_bytes,
+        max_tokens=settings.limits.max_tokens,
         authenticator=Authenticator(
             services.storage, services.admin_key_hash, throttle, services.keys
         ),

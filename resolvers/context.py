@@ -39,6 +39,10 @@ class RequestContext:
     execution: str | None = None
     """Which executor ran the operation: "compiled" or "graphql-core"; None
     while none has (an operation refused before execution)."""
+    from_client: bool = True
+    """False for an operation the gateway runs itself (the demo loader): the
+    trusted-documents gate is for the documents clients send
+    (docs/design.md, Named operations)."""
 
     @property
     def storage(self) -> Storage:

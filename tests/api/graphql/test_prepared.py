@@ -63,6 +63,14 @@ REFUSALS = [
     "query A { health { status } } query B { viewer { role } }",
     "{ viewer { role } }",
 ]
+ACCEPTS = (
+    None,
+    "application/graphql-response+json,application/json;q=0.9",
+    "application/graphql-response+json, application/graphql+json, application/json, "
+    "text/event-stream, multipart/mixed",
+)
+"""No ``Accept``, Apollo Client's and urql's: each negotiated alike on both
+paths (``api/graphql/negotiation.py``)."""
 TWO_OPERATIONS = "query A { health { status } } query B { viewer { role brandId } }"
 PRODUCT = "query($p: ID!) { product(id: $p) { id name status } }"
 """Sent once per product: one document, its variables different each time."""
@@ -103,12 +111,12 @@ class Comparison:
             tuple(sorted(fields.items())),
         )
 
-    async def agree(self, body: dict[str, Any], key: str | None = None) -> bool:
+    async def agree(self, body: dict[str, Any], key: str | None = None, **headers: str) -> bool:
         """False (and noted) when the lane answered otherwise than the full path."""
-        before = await self.send(body, key, lane=False)
+        before = await self.send(body, key, lane=False, **headers)
         answered = self.lane.answered
-        laned = await self.send(body, key, lane=True)
-        after = await self.send(body, key, lane=False)
+        laned = await self.send(body, key, lane=True, **headers)
+        after = await self.send(body, key, lane=False, **headers)
         self.laned += self.lane.answered - answered
         if before != after:
             return True  # not deterministic: nothing to compare against
@@ -171,9 +179,10 @@ async def _corpus(
     cases += [(PRODUCT, {"p": product}) for product in seed.product_ids]
     bodies = [{"query": text, "variables": variables} for text, variables in cases]
     bodies += [{"query": TWO_OPERATIONS, "operationName": name} for name in ("B", "A", "C")]
-    for body in bodies:
+    for index, body in enumerate(bodies):
         for key in (gateway.admin_key, brand.key, None):
-            agreed = await comparison.agree(body, key)
+            accept = ACCEPTS[index % len(ACCEPTS)]
+            agreed = await comparison.agree(body, key, **({"Accept": accept} if accept else {}))
             if until_mismatch and not agreed:
                 return comparison
     return comparison
