@@ -24,12 +24,14 @@ from api.graphql.prepared import prepared_lane
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.http.authentication import Authenticator, FailedAuthThrottle
+from api.http.digital_link import digital_link_routes
 from api.http.explorer import explorer_asset
 from api.http.guard import HTTPGuard
 from api.http.health import health, metrics_endpoint, ready
 from api.http.ingest import ingest_endpoint
 from api.http.passport import passport_download
 from api.http.qr import qr_image
+from api.http.verify_page import verify_routes
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.mcp.http import MCPEndpoint, MCPService
 from api.mcp.tools import tool_specs
@@ -47,6 +49,8 @@ from api.settings.gateway import Settings
 from api.settings.key_ring import record_signing_key
 from services.context import Services
 from services.pipeline import Pipeline
+from storage import Storage
+from storage.cache import CachedStorage
 
 __all__ = ["CORS_HEADERS", "ProofgateApp", "create_app", "from_environment"]
 
@@ -108,7 +112,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
                 app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
-                _count(metrics, app.state.graphql, pipeline)
+                _count(metrics, app.state.graphql, pipeline, app.state.storage)
                 mcp = MCPService(schema, services, tools)
                 watching = app.state.graphql.connections.watching(
                     services.storage,
@@ -197,11 +201,15 @@ def _graphql_app(
     )
 
 
-def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline) -> None:
-    """The gauges read live state: sockets, subscriptions, the relay's pressure."""
+def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline, storage: Storage) -> None:
+    """The gauges read live state: sockets, subscriptions, the relay's pressure,
+    the storage cache's counts."""
     metrics.count_websockets(graphql.connections.__len__)
     metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
     metrics.count_relay(pipeline.relay.pressure)
+    if isinstance(storage, CachedStorage):
+        entries = storage.entries
+        metrics.cache.watch(storage.stats, lambda: entries.bytes)
 
 
 def from_environment() -> Starlette:
@@ -221,6 +229,8 @@ def _routes() -> list[BaseRoute]:
         Route("/dpp/{code}.json", passport_download, methods=["GET"]),
         Route("/ingest/{source}", ingest_endpoint, methods=["POST"]),
         Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
+        *verify_routes(),
+        *digital_link_routes(),
         WebSocketRoute("/graphql", GraphQLEndpoint()),
         Route("/mcp", MCPEndpoint()),
     ]

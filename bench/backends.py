@@ -124,9 +124,10 @@ def _serve(name: str, data_dir: Path, log_dir: Path, env: dict[str, str]) -> Any
     )
 
 
-PROFILE = Path(__file__).resolve().parents[1] / "docs" / "capacity-profile.json"
-"""What ``proofgate capacity`` reads: the embedded store's traced calls per
-operation, whose capacity follows DynamoDB's rules (moto's does not)."""
+PROFILE = Path(__file__).resolve().parents[1] / "api" / "cli" / "capacity-profile.json"
+"""What ``proofgate capacity`` reads (package data, from the installed package):
+the embedded store's traced calls per operation, whose capacity follows
+DynamoDB's rules (moto's does not)."""
 PROFILE_NAMES = {
     api.PAGE_SHAPE: "page",
     api.VERIFY_SHAPE: "verifyProduct",

@@ -11,6 +11,7 @@ error.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +35,30 @@ from tests._support.redis_server import RedisServer, redis_binary
 # Speed is measured in bench/; here every example may take what it takes.
 settings.register_profile("proofgate", deadline=None)
 settings.load_profile("proofgate")
+
+CACHED_SUITE = os.environ.get("CACHED_SUITE") == "1"
+"""``CACHED_SUITE=1 make test``: every store a gateway opens (``open_storage``)
+sits behind the exact cache whatever its settings say, so the suites that
+run the app check that the cache changes no answer (docs/design.md, Storage cache)."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cached_suite() -> Iterator[None]:
+    if not CACHED_SUITE:
+        yield
+        return
+    from api.runtime import backend
+    from storage.cache import CachedStorage
+
+    def always(storage: Any, settings: Any) -> Any:
+        return CachedStorage(
+            storage, max_bytes=settings.cache_bytes, ttl_seconds=settings.cache_ttl_ms / 1000
+        )
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(backend, "cached", always)
+        yield
+
 
 FORBIDDEN_DYNAMODB_OPERATIONS = frozenset(
     {"Scan", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"}

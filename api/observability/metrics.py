@@ -26,6 +26,7 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from api.observability.cache_metrics import CacheSeries
 from api.observability.observation import Observation
 from services.pipeline import BACKLOG_COUNT_MAX, Backlog
 
@@ -94,6 +95,7 @@ class Metrics:
         )
         self._pipeline_series()
         self._gateway_series()
+        self.cache = CacheSeries(self.registry)
         self._count_subscriptions: Callable[[], int] | None = None
         self._count_relay: Callable[[], Mapping[str, int]] | None = None
 
@@ -105,7 +107,7 @@ class Metrics:
     def _gateway_series(self) -> None:
         self.route_requests = Counter(
             "proofgate_route_requests",
-            "Requests to the routes other than /graphql (/mcp, /ingest, /dpp, /qr) "
+            "Requests to the routes other than /graphql (/mcp, /ingest, /dpp, /qr, /verify, /01) "
             "by route and outcome (ok, error, refused: 4xx/5xx)",
             ["route", "outcome"],
             registry=self.registry,
@@ -267,6 +269,7 @@ class Metrics:
     def render(self) -> bytes:
         self._flush()
         self._refresh_relay()
+        self.cache.refresh()
         if not self._shared:
             return generate_latest(self.registry)
         self._refresh_counts()
@@ -281,6 +284,7 @@ class Metrics:
 
     def _refresh_counts(self) -> None:
         self._refresh_relay()
+        self.cache.refresh()
         if self._count_websockets is not None:
             self.websockets.set(self._count_websockets())
         if self._count_subscriptions is not None:

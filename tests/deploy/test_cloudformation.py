@@ -36,6 +36,7 @@ def test_keys_and_indexes_match_the_table_definition(table: dict[str, Any]) -> N
         request["AttributeDefinitions"], key=str
     )
     assert table["GlobalSecondaryIndexes"] == request["GlobalSecondaryIndexes"]
+    assert table["DeletionProtectionEnabled"] is request["DeletionProtectionEnabled"] is True
     assert all(
         i["Projection"] == {"ProjectionType": "ALL"} for i in table["GlobalSecondaryIndexes"]
     )

@@ -31,7 +31,7 @@ def test_explain_lists_every_access_pattern(capsys: pytest.CaptureFixture[str]) 
     assert lines[0].split()[:3] == list(COLUMNS[:3])
     rows = {line.split()[0]: line for line in lines[2:]}
     assert list(rows) == [ap.id for ap in REGISTRY]
-    assert len(rows) == 33
+    assert len(rows) == 34
     for ap in REGISTRY:
         row = rows[ap.id]
         for cell in (
@@ -105,6 +105,7 @@ def test_create_table(moto_endpoint: str, capsys: pytest.CaptureFixture[str]) ->
     assert table["KeySchema"] == request["KeySchema"]
     assert sorted(i["IndexName"] for i in table["GlobalSecondaryIndexes"]) == ["GSI1", "GSI2"]
     assert table["StreamSpecification"] == request["StreamSpecification"]
+    assert table["DeletionProtectionEnabled"] is True
     ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
     assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", TABLE.ttl_attribute)
 

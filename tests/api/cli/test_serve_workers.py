@@ -120,3 +120,18 @@ def test_workers_and_demo_do_not_mix(tmp_path: Path) -> None:
     )
     assert result.returncode == 1 and result.stdout == ""
     assert "--workers" in result.stderr.splitlines()[0]
+
+
+def test_workers_and_the_cache_do_not_mix(tmp_path: Path) -> None:
+    """A worker's cache hears only its own writes (docs/design.md, Storage cache)."""
+    env = {**os.environ, "PROOFGATE_DATA_DIR": str(tmp_path), "PROOFGATE_CACHE": "on"}
+    result = subprocess.run(
+        [sys.executable, "-m", "api.cli.main", "serve", "--workers", "2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    first, hint = result.stderr.splitlines()[:2]
+    assert "PROOFGATE_CACHE=on" in first and "PROOFGATE_CACHE=off" in hint
