@@ -6,7 +6,17 @@ import asyncio
 import importlib
 import sys
 
-SECTIONS = ("storage", "scale", "ledger", "execution", "api", "backends", "alerts", "soak")
+SECTIONS = (
+    "storage",
+    "scale",
+    "ledger",
+    "execution",
+    "fastpaths",
+    "api",
+    "backends",
+    "alerts",
+    "soak",
+)
 
 
 def main(argv: list[str]) -> None:

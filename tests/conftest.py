@@ -11,6 +11,7 @@ error.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ from moto.dynamodb.exceptions import MockValidationException
 from moto.dynamodb.responses import DynamoHandler
 from moto.server import ThreadedMotoServer
 
+from api.settings.limits import Limits
 from bench._moto import honour_request_tokens, serialize_moto
 from storage.dynamodb import _client as dynamodb_client
 from tests._support.redis_server import RedisServer, redis_binary
@@ -34,6 +36,25 @@ from tests._support.redis_server import RedisServer, redis_binary
 # Speed is measured in bench/; here every example may take what it takes.
 settings.register_profile("proofgate", deadline=None)
 settings.load_profile("proofgate")
+
+TEST_EXECUTION = "PROOFGATE_TEST_EXECUTION"
+"""``PROOFGATE_TEST_EXECUTION=library pytest tests``: the suite with the fast
+paths off (or any ``PROOFGATE_EXECUTION`` value). Every gateway a test builds
+without naming its lanes gets these, in this process (the default of
+``Limits.execution``) and in those ``tests/api/_serve.py`` starts: the
+library path answers everything the fast paths do
+(docs/design.md, Fast paths and their switches)."""
+
+
+def _default_lanes(value: str | None) -> None:
+    if not value:
+        return
+    lanes = Limits(execution=value).execution
+    Limits.model_fields["execution"].default = lanes
+    Limits.model_rebuild(force=True)
+
+
+_default_lanes(os.environ.get(TEST_EXECUTION))
 
 FORBIDDEN_DYNAMODB_OPERATIONS = frozenset(
     {"Scan", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"}

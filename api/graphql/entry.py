@@ -39,6 +39,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.graphql.execution.fallbacks import fell_back
 from api.graphql.incremental import STREAMING_ACCEPTS
 from api.graphql.view import GraphQLApp
 from api.http.guard import BODY_SCOPE_KEY, PREFLIGHT_HEADERS, HTTPGuard, media_type_of, refuse
@@ -49,6 +50,7 @@ from api.observability.observation import (
     request_id_from,
 )
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY, RequestObserver
+from api.settings.limits import Lane
 from storage.trace import accounting
 
 __all__ = ["GraphQLEntry"]
@@ -104,7 +106,9 @@ class GraphQLEntry:
         length: bytes | None = None
         incoming: bytes | None = None
         authorization: bytes | None = None
-        preflighted = layered = False
+        preflighted = False
+        layered: str | None = None
+        """Why the request takes the stack's functions, not ``_direct``."""
         for name, value in scope["headers"]:
             # As Headers(scope=...).get: the first of a repeated name counts.
             if name == _CONTENT_TYPE:
@@ -118,14 +122,19 @@ class GraphQLEntry:
             elif name in _PREFLIGHT:
                 preflighted = True
             elif name == _ORIGIN:
-                layered = layered or self.cors is not None  # CORS writes its headers
-            elif name == _TRACE or (name == _ACCEPT and _streaming(value)):
-                layered = True
+                if self.cors is not None:  # CORS writes its headers
+                    layered = "origin with CORS"
+            elif name == _TRACE:
+                layered = "trace header"
+            elif name == _ACCEPT and _streaming(value):
+                layered = "streaming accept"
         scope["app"] = self.app
         # Before start-up completes there is none: the stack answers as it did.
         graphql = getattr(self.app.state, "graphql", None)
+        if layered is None and content_type != _JSON:
+            layered = "content type not exactly application/json"
         # An exact type test: ``isinstance`` against Strawberry's ABC costs more.
-        if not layered and content_type == _JSON and type(graphql) is GraphQLApp:
+        if layered is None and type(graphql) is GraphQLApp:
             reply = _Reply(send, self.cors)
             try:
                 await self._direct(scope, receive, reply, graphql, incoming, length, authorization)
@@ -136,6 +145,7 @@ class GraphQLEntry:
                     )
                 raise
             return
+        fell_back(Lane.ENTRY, layered or "not started")
         await self._layered(scope, receive, send, content_type, length, incoming, preflighted)
 
     async def _layered(

@@ -271,8 +271,10 @@ def _admitted_once(monkeypatch: pytest.MonkeyPatch) -> None:
     prepare = PreparedLane._prepare
 
     def admitted(self: PreparedLane, document: Any, name: str | None) -> Any:
-        prepared: PreparedOperation | None = prepare(self, document, name)
-        return prepared and replace(prepared, admitted=True)
+        prepared: PreparedOperation | str = prepare(self, document, name)
+        if isinstance(prepared, str):
+            return prepared
+        return replace(prepared, admitted=True)
 
     monkeypatch.setattr(PreparedLane, "_prepare", admitted)
 
