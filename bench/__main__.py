@@ -16,6 +16,7 @@ SECTIONS = (
     "backends",
     "alerts",
     "soak",
+    "servers",
 )
 
 
