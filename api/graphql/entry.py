@@ -107,8 +107,7 @@ class GraphQLEntry:
         incoming: bytes | None = None
         authorization: bytes | None = None
         preflighted = False
-        layered: str | None = None
-        """Why the request takes the stack's functions, not ``_direct``."""
+        layered: str | None = None  # why the stack's functions answer, not ``_direct``
         for name, value in scope["headers"]:
             # As Headers(scope=...).get: the first of a repeated name counts.
             if name == _CONTENT_TYPE:
