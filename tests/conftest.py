@@ -25,7 +25,7 @@ from moto.dynamodb.exceptions import MockValidationException
 from moto.dynamodb.responses import DynamoHandler
 from moto.server import ThreadedMotoServer
 
-from api.settings.limits import Limits
+from api.settings.limits import Execution, Limits
 from bench._moto import honour_request_tokens, serialize_moto
 from storage.dynamodb import _client as dynamodb_client
 from tests._support.redis_server import RedisServer, redis_binary
@@ -50,11 +50,32 @@ def _default_lanes(value: str | None) -> None:
     if not value:
         return
     lanes = Limits(execution=value).execution
-    Limits.model_fields["execution"].default = lanes
-    Limits.model_rebuild(force=True)
+    classes: list[type[Limits]] = [Limits]
+    while classes:  # the environment readers built from it, too
+        section = classes.pop()
+        section.model_fields["execution"].default = lanes
+        section.model_rebuild(force=True)
+        classes += section.__subclasses__()
 
 
 _default_lanes(os.environ.get(TEST_EXECUTION))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _lanes_of_the_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module marked ``fast_paths`` tests the lanes themselves (that they
+    are taken, what they answer against the library path): its gateways
+    take every lane whatever ``PROOFGATE_TEST_EXECUTION`` says."""
+    value = os.environ.get(TEST_EXECUTION)
+    if not value or request.node.get_closest_marker("fast_paths") is None:
+        yield
+        return
+    _default_lanes(Execution.COMPILED)
+    try:
+        yield
+    finally:
+        _default_lanes(value)
+
 
 FORBIDDEN_DYNAMODB_OPERATIONS = frozenset(
     {"Scan", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"}

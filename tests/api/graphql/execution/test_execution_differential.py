@@ -29,6 +29,8 @@ from hypothesis import strategies as st
 from api.graphql.execution import fallbacks
 from services.auth import ANONYMOUS, Principal, Role, authenticate
 
+pytestmark = pytest.mark.fast_paths
+
 ADMIN_PRINCIPAL = Principal(Role.ADMIN)
 
 GENERATED_QUERIES = 2000

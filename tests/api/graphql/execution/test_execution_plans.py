@@ -17,6 +17,8 @@ from api.settings.gateway import Settings
 from api.settings.limits import PRESETS, Execution, Lane, Limits
 from domain.errors import ConfigurationError
 
+pytestmark = pytest.mark.fast_paths
+
 TRACED = "{ health { status } }"
 
 

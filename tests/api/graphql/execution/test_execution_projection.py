@@ -27,6 +27,8 @@ import api.graphql.execution.resolve as resolve
 from api.graphql.execution import fallbacks
 from services.auth import ANONYMOUS, Principal, Role, authenticate
 
+pytestmark = pytest.mark.fast_paths
+
 ADMIN = Principal(Role.ADMIN)
 PAGE = """query($b: ID!) { brand(id: $b) { name products(first: 3) {
   edges { cursor node { id name sku status brand { name } certificate { hash } } }
