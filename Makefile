@@ -9,8 +9,13 @@ STAMP := $(VENV)/.installed-dev
 LOCK := requirements.lock
 DEV_LOCK := requirements-dev.lock
 BUILD_LOCK := requirements-build.lock
-UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
-	--custom-compile-command "make lock"
+# checkov pins packaging<24, pytest 9 needs >=24: it gets a venv and a lock of
+# its own, from requirements-checkov.in.
+CHECKOV_LOCK := requirements-checkov.lock
+CHECKOV_STAMP := $(VENV)/checkov/.installed
+# Options as `--name=value` and every source a file: the header of each lock
+# is then a command Renovate can run again (renovate.json, lock maintenance).
+UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version=3.11 --generate-hashes
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= .data
@@ -38,14 +43,19 @@ $(STAMP): pyproject.toml $(DEV_LOCK) | $(VENV)/bin/pip
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP) $(RUN_STAMP)
 
+$(CHECKOV_STAMP): $(CHECKOV_LOCK) | $(VENV)/bin/pip
+	$(PYTHON) -m venv $(VENV)/checkov
+	$(VENV)/checkov/bin/pip install --quiet --require-hashes -r $(CHECKOV_LOCK)
+	touch $(CHECKOV_STAMP)
+
 # After changing dependencies in pyproject.toml. Versions already locked are
 # kept where they still fit; the serving and build locks take the dev lock's
 # versions, so all three agree. tests/deploy/test_lock.py fails while a lock is stale.
 lock: $(STAMP)
-	$(UV_COMPILE) pyproject.toml --extra dev -o $(DEV_LOCK)
-	$(UV_COMPILE) pyproject.toml -c $(DEV_LOCK) -o $(LOCK)
-	$(BIN)/python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires'], sep='\n')" \
-		| $(UV_COMPILE) - -c $(DEV_LOCK) -o $(BUILD_LOCK)
+	$(UV_COMPILE) --extra=dev --output-file=$(DEV_LOCK) pyproject.toml
+	$(UV_COMPILE) --constraint=$(DEV_LOCK) --output-file=$(LOCK) pyproject.toml
+	$(UV_COMPILE) --constraint=$(DEV_LOCK) --output-file=$(BUILD_LOCK) requirements-build.in
+	$(UV_COMPILE) --output-file=$(CHECKOV_LOCK) requirements-checkov.in
 
 # The wheel the systemd unit installs (deploy/README.md), into dist/.
 wheel: $(STAMP)
@@ -58,7 +68,7 @@ run: $(RUN_STAMP)
 	PROOFGATE_CORS_ORIGINS="$(PROOFGATE_CORS_ORIGINS)" \
 		$(BIN)/proofgate serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) --demo
 
-test: $(STAMP) lint
+test: $(STAMP) $(CHECKOV_STAMP) lint
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 bench: $(STAMP)

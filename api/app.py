@@ -49,6 +49,8 @@ from api.settings.key_ring import record_signing_key
 from api.settings.limits import Lane
 from services.context import Services
 from services.pipeline import Pipeline
+from storage import Storage
+from storage.cache import CachedStorage
 
 __all__ = ["CORS_HEADERS", "ProofgateApp", "create_app", "from_environment"]
 
@@ -110,7 +112,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline
                 app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
-                _count(metrics, app.state.graphql, pipeline)
+                _count(metrics, app.state.graphql, pipeline, app.state.storage)
                 mcp = MCPService(schema, services, tools)
                 watching = app.state.graphql.connections.watching(
                     services.storage,
@@ -200,11 +202,15 @@ def _graphql_app(
     )
 
 
-def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline) -> None:
-    """The gauges read live state: sockets, subscriptions, the relay's pressure."""
+def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline, storage: Storage) -> None:
+    """The gauges read live state: sockets, subscriptions, the relay's pressure,
+    the storage cache's counts."""
     metrics.count_websockets(graphql.connections.__len__)
     metrics.count_subscriptions(lambda: pipeline.broker.subscription_count)
     metrics.count_relay(pipeline.relay.pressure)
+    if isinstance(storage, CachedStorage):
+        entries = storage.entries
+        metrics.cache.watch(storage.stats, lambda: entries.bytes)
 
 
 def from_environment() -> Starlette:

@@ -13,6 +13,7 @@ SECTIONS = (
     "execution",
     "fastpaths",
     "api",
+    "cache",
     "backends",
     "alerts",
     "soak",

@@ -117,14 +117,17 @@ def _serve(name: str, data_dir: Path, log_dir: Path, env: dict[str, str]) -> Any
         sys.executable, "-m", "api.cli.main", "serve",
         "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir),
     ]  # fmt: skip
+    # /ready, not /health: a DynamoDB gateway whose first check of the store
+    # ran out of time answers /health while it checks again.
     return serving(
-        name, command, port=port, probe="/health", log_dir=log_dir, env={**api.GATEWAY_ENV, **env}
+        name, command, port=port, probe="/ready", log_dir=log_dir, env={**api.GATEWAY_ENV, **env}
     )
 
 
-PROFILE = Path(__file__).resolve().parents[1] / "docs" / "capacity-profile.json"
-"""What ``proofgate capacity`` reads: the embedded store's traced calls per
-operation, whose capacity follows DynamoDB's rules (moto's does not)."""
+PROFILE = Path(__file__).resolve().parents[1] / "api" / "cli" / "capacity-profile.json"
+"""What ``proofgate capacity`` reads (package data, from the installed package):
+the embedded store's traced calls per operation, whose capacity follows
+DynamoDB's rules (moto's does not)."""
 PROFILE_NAMES = {
     api.PAGE_SHAPE: "page",
     api.VERIFY_SHAPE: "verifyProduct",

@@ -16,7 +16,7 @@ from storage.trace import Trace
 
 from .loaders import Loaders
 
-__all__ = ["OPERATION_COST", "Info", "RequestContext"]
+__all__ = ["OPERATION_COST", "Info", "RequestContext", "request_context"]
 
 OPERATION_COST: ContextVar[int] = ContextVar("proofgate_operation_cost", default=0)
 """The planned reads of the operation running in this task (for a
@@ -47,6 +47,12 @@ class RequestContext:
     def now(self) -> datetime:
         return self.services.clock()
 
+    @property
+    def client_host(self) -> str | None:
+        """The caller's address, for a request that came over HTTP or a WebSocket."""
+        client = getattr(self.request, "client", None)
+        return client.host if client is not None else None
+
     def for_operation(self) -> RequestContext:
         """An HTTP request runs one operation, on this context; a WebSocket's
         runs each on a copy (``SocketContext``). The compiled executor calls
@@ -55,3 +61,10 @@ class RequestContext:
 
 
 Info = StrawberryInfo[RequestContext, None]
+
+
+def request_context(value: object) -> RequestContext | None:
+    """``value`` (an extension's ``execution_context.context``) as the
+    gateway's request context; None for an operation run without one, as a
+    schema executed directly by a test or a tool is."""
+    return value if isinstance(value, RequestContext) else None

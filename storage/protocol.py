@@ -21,15 +21,26 @@ class Page:
     the end cursor, and each cursor costs an encryption. The end cursor is
     minted once: every reader of a shared page then asks for the same next
     page, which the request's DataLoader reads once (a fresh nonce per reader
-    would make each of them read it again)."""
+    would make each of them read it again).
 
-    __slots__ = ("_end", "_mint", "has_next_page", "items")
+    ``beyond`` is the item read past the page, which decided
+    ``has_next_page``: the cache keeps the page only while that item too is
+    unchanged (docs/design.md, Storage cache)."""
 
-    def __init__(self, items: list[Item], has_next_page: bool, mint: Callable[[Item], str]) -> None:
+    __slots__ = ("_end", "_mint", "beyond", "has_next_page", "items")
+
+    def __init__(
+        self,
+        items: list[Item],
+        has_next_page: bool,
+        mint: Callable[[Item], str],
+        beyond: Item | None = None,
+    ) -> None:
         self.items = items
         self.has_next_page = has_next_page
         self._mint = mint
         self._end: str | None = None
+        self.beyond = beyond
 
     def cursor(self, index: int) -> str:
         return self._mint(self.items[index])

@@ -161,7 +161,9 @@ class Store:
                 ap.id, partition, {a: item[a] for a in key_attributes}, tenant
             )
 
-        return Page(collected[:first], len(collected) > first, mint)
+        if len(collected) > first:
+            return Page(collected[:first], True, mint, collected[first])
+        return Page(collected, False, mint)
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
         actions = list(actions)

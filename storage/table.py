@@ -79,6 +79,8 @@ class TableDefinition:
                 for index in self.global_secondary
             ],
             "StreamSpecification": {"StreamEnabled": True, "StreamViewType": self.stream_view},
+            # DeleteTable refused until someone turns this off, as table.yaml does.
+            "DeletionProtectionEnabled": True,
         }
 
     def ttl_request(self, table_name: str | None = None) -> dict[str, Any]:

@@ -77,6 +77,30 @@ def _lanes_of_the_module(request: pytest.FixtureRequest) -> Iterator[None]:
         _default_lanes(value)
 
 
+CACHED_SUITE = os.environ.get("CACHED_SUITE") == "1"
+"""``CACHED_SUITE=1 make test``: every store a gateway opens (``open_storage``)
+sits behind the exact cache whatever its settings say, so the suites that
+run the app check that the cache changes no answer (docs/design.md, Storage cache)."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cached_suite() -> Iterator[None]:
+    if not CACHED_SUITE:
+        yield
+        return
+    from api.runtime import backend
+    from storage.cache import CachedStorage
+
+    def always(storage: Any, settings: Any) -> Any:
+        return CachedStorage(
+            storage, max_bytes=settings.cache_bytes, ttl_seconds=settings.cache_ttl_ms / 1000
+        )
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(backend, "cached", always)
+        yield
+
+
 FORBIDDEN_DYNAMODB_OPERATIONS = frozenset(
     {"Scan", "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"}
 )

@@ -18,7 +18,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from api.cli.flags import DATA_DIR_HELP, settings_with_flags
+from api.cli.flags import DATA_DIR_HELP, existing_store_settings
 from api.settings.gateway import MEMORY, Backend
 from domain.errors import ConfigurationError
 
@@ -38,7 +38,7 @@ def add_backup_command(commands: Any) -> None:
 
 
 def _backup(args: argparse.Namespace) -> int:
-    settings = settings_with_flags(data_dir=args.data_dir)
+    settings = existing_store_settings(create=None, data_dir=args.data_dir)
     if settings.backend is Backend.DYNAMODB:
         raise ConfigurationError(
             "proofgate backup copies the embedded SQLite store; DynamoDB keeps its own backups",

@@ -1,13 +1,15 @@
 """``proofgate capacity``: what a traffic mix costs the table, from measured calls.
 
 Each operation's storage calls and capacity units come from a profile that
-``python -m bench backends`` measures and writes (``docs/capacity-profile.json``:
-one traced request of each shape on the embedded store, which bills capacity
-as DynamoDB does: docs/design.md, Storage). With a mix of operations per
-second this prints read and write units per operation and for the table, the
-hottest partition's load against DynamoDB's per-partition limits, and, with
-prices given as options, the on-demand cost per million operations. No price
-is built in: prices differ by region and change.
+the benchmark (``bench/backends.py``) measures and writes into the package
+(``api/cli/capacity-profile.json``, package data, so an installed wheel reads
+it whatever the working directory): one traced request of each shape on the
+embedded store, which bills capacity as DynamoDB does (docs/design.md,
+Storage). With a mix of operations per second this prints read and write
+units per operation and for the table, the hottest partition's load against
+DynamoDB's per-partition limits, and, with prices given as options, the
+on-demand cost per million operations. No price is built in: prices differ
+by region and change.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +38,15 @@ __all__ = [
 PARTITION_READ_UNITS = 3_000
 PARTITION_WRITE_UNITS = 1_000
 """DynamoDB's per-partition limits, units per second."""
-DEFAULT_PROFILE = Path("docs/capacity-profile.json")
+PROFILE_NAME = "capacity-profile.json"
 _READS = frozenset({"GetItem", "BatchGetItem", "Query"})
 _SPREAD = frozenset({"product_id", "code", "certificate_hash", "transaction_id", "key", "shard"})
 """Key parameters that differ from request to request in any real mix (one
 product, code or transaction each): partitions keyed by them spread."""
-_HINT = "Run `python -m bench backends` to measure one, or pass --profile FILE."
+_HINT = (
+    "Leave out --profile to use the profile installed with proofgate, or pass the "
+    "profile your own benchmark wrote (from a checkout: `make bench`)."
+)
 
 
 @dataclass(frozen=True)
@@ -63,9 +69,15 @@ class Call:
         return f"{pattern.index.value} {pattern.partition_key.source}"
 
 
-def load_profile(path: Path) -> dict[str, list[Call]]:
+def installed_profile() -> str:
+    """The profile shipped in the package (api/cli/capacity-profile.json)."""
+    return files(__package__ or "api.cli").joinpath(PROFILE_NAME).read_text()
+
+
+def load_profile(path: Path | None = None) -> dict[str, list[Call]]:
+    """``path``'s profile, or the installed one when None."""
     try:
-        document = json.loads(path.read_text())
+        document = json.loads(installed_profile() if path is None else path.read_text())
         return {
             name: [
                 Call(c["accessPattern"], c["operation"], float(c["capacityUnits"])) for c in calls
@@ -74,6 +86,8 @@ def load_profile(path: Path) -> dict[str, list[Call]]:
         }
     except FileNotFoundError:
         raise ConfigurationError(f"No capacity profile at {path}", hint=_HINT) from None
+    except (IsADirectoryError, PermissionError) as error:
+        raise ConfigurationError(f"Cannot read {path}: {error.strerror}", hint=_HINT) from None
     except (ValueError, KeyError, TypeError) as error:
         raise ConfigurationError(f"{path} is not a capacity profile: {error}", hint=_HINT) from None
 
@@ -175,8 +189,9 @@ def add_capacity_command(commands: Any) -> None:
     parser.add_argument(
         "--profile",
         type=Path,
-        default=DEFAULT_PROFILE,
-        help=f"measured calls and units per operation (default {DEFAULT_PROFILE})",
+        default=None,
+        help="measured calls and units per operation (default: the profile installed "
+        "with proofgate)",
     )
     parser.add_argument(
         "--mix",

@@ -7,9 +7,10 @@ when the committed file is stale.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from api.graphql.fieldmap import FieldRow, render_field_markdown, render_field_text
+from storage.cache import rule_of
 from storage.registry import AccessPattern, Operation, SortCondition, SortOperator
 
 __all__ = ["COLUMNS", "render_markdown", "render_text"]
@@ -25,7 +26,9 @@ COLUMNS = (
     "consistency",
     "max page",
     "entity",
+    "cache",
 )
+HIT_RATIO = "hit ratio"
 
 _NOT_PAGED = "-"
 
@@ -38,7 +41,9 @@ Generated from `storage/access_patterns.py` and the schema by
 Every read the gateway makes is one of these. A `get` pattern is a GetItem, or
 one BatchGetItem when several keys are read together; a `query` pattern is a
 Query on the table or a global secondary index. There is no Scan. Direction and
-page size apply to queries only.
+page size apply to queries only. The cache column is the pattern's rule in
+the storage cache (docs/design.md, Storage cache): `cached` and `freshness`
+patterns may be served from it, every other rule passes through to the store.
 """
 
 
@@ -55,12 +60,27 @@ def _row(pattern: AccessPattern) -> tuple[str, ...]:
         "strong" if pattern.consistent else "eventual",
         str(pattern.max_page) if query else _NOT_PAGED,
         pattern.entity,
+        rule_of(pattern).value,
     )
 
 
-def render_text(patterns: Iterable[AccessPattern], fields: Sequence[FieldRow] = ()) -> str:
-    table = [COLUMNS, *(_row(p) for p in patterns)]
-    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+def _ratio(pattern: AccessPattern, ratios: Mapping[str, float]) -> str:
+    ratio = ratios.get(pattern.id)
+    return _NOT_PAGED if ratio is None else f"{ratio:.1%}"
+
+
+def render_text(
+    patterns: Iterable[AccessPattern],
+    fields: Sequence[FieldRow] = (),
+    hit_ratios: Mapping[str, float] | None = None,
+) -> str:
+    """``hit_ratios``: each pattern's share of reads the cache served, from
+    a scrape of a running gateway; a column of its own when given."""
+    if hit_ratios is None:
+        table = [COLUMNS, *(_row(p) for p in patterns)]
+    else:
+        table = [(*COLUMNS, HIT_RATIO), *((*_row(p), _ratio(p, hit_ratios)) for p in patterns)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in table

@@ -14,7 +14,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from api.cli.flags import DATA_DIR_HELP, settings_with_flags
+from api.cli.flags import add_store_flags, existing_store_settings
 from api.runtime.backend import open_storage
 from api.settings.gateway import Settings
 
@@ -34,13 +34,13 @@ def add_ledger_commands(commands: Any) -> None:
             "2 when a brand's ledger moved during every attempt to read it."
         ),
     )
-    check.add_argument("--data-dir", help=DATA_DIR_HELP)
+    add_store_flags(check)
     check.set_defaults(command=run_reconcile)
     release = commands.add_parser(
         "release-reservations",
         help="return the credits of batch reservations whose expiry has passed",
     )
-    release.add_argument("--data-dir", help=DATA_DIR_HELP)
+    add_store_flags(release)
     release.set_defaults(command=release_reservations)
 
 
@@ -56,7 +56,9 @@ async def _reconcile(settings: Settings) -> Report:
 
 
 def run_reconcile(args: argparse.Namespace) -> int:
-    report = asyncio.run(_reconcile(settings_with_flags(data_dir=args.data_dir)))
+    report = asyncio.run(
+        _reconcile(existing_store_settings(create=args.create, data_dir=args.data_dir))
+    )
     clean = report.ok and report.complete
     (sys.stdout if clean else sys.stderr).write(report.render())
     if not report.ok:
@@ -78,6 +80,8 @@ async def _release(settings: Settings) -> int:
 
 
 def release_reservations(args: argparse.Namespace) -> int:
-    count = asyncio.run(_release(settings_with_flags(data_dir=args.data_dir)))
+    count = asyncio.run(
+        _release(existing_store_settings(create=args.create, data_dir=args.data_dir))
+    )
     print(f"{count} expired reservations released")
     return 0

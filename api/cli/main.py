@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from api import __version__
 from api.cli.backup import add_backup_command
@@ -71,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar=("PROCESSES", "BRANDS"),
         help="print what the alert tail reads a second for these counts, and with Redis",
     )
+    explain.add_argument(
+        "--hit-ratios",
+        metavar="SCRAPE",
+        help="add each pattern's cache hit ratio from a /metrics scrape saved in SCRAPE "
+        "('-': standard input)",
+    )
     explain.set_defaults(command=_explain)
 
     export = commands.add_parser("export-schema", help="print the GraphQL schema (SDL)")
@@ -115,8 +122,27 @@ def _explain(args: argparse.Namespace) -> int:
 
     if args.tail is not None:
         return _explain_tail(*args.tail)
-    render = render_markdown if args.markdown else render_text
-    sys.stdout.write(render(REGISTRY, field_map(schema, REGISTRY)))
+    fields = field_map(schema, REGISTRY)
+    if args.markdown:
+        sys.stdout.write(render_markdown(REGISTRY, fields))
+        return 0
+    ratios = None
+    if args.hit_ratios is not None:
+        from api.cli.cache_ratios import hit_ratios
+
+        source = args.hit_ratios
+        try:
+            scrape = sys.stdin.read() if source == "-" else Path(source).read_text()
+        except OSError as error:
+            print(
+                f"proofgate: error: cannot read {source}: {error.strerror or error}\n"
+                "hint: save a scrape first: curl -H 'Authorization: Bearer <admin key>' "
+                "<gateway>/metrics > scrape.txt",
+                file=sys.stderr,
+            )
+            return 2
+        ratios = hit_ratios(scrape)
+    sys.stdout.write(render_text(REGISTRY, fields, ratios))
     return 0
 
 

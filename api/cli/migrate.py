@@ -12,7 +12,7 @@ import asyncio
 import sys
 from typing import Any
 
-from api.cli.flags import DATA_DIR_HELP, settings_with_flags
+from api.cli.flags import add_store_flags, existing_store_settings
 from api.runtime.backend import migration_steps_of_this_build, open_storage
 from api.settings.gateway import Backend, Settings
 
@@ -26,13 +26,15 @@ def add_migrate_command(commands: Any) -> None:
         description="Idempotent and resumable: run it again after an interruption.",
     )
     migrate.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
-    migrate.add_argument("--data-dir", help=DATA_DIR_HELP)
+    add_store_flags(migrate)
     migrate.add_argument("--endpoint", help="DynamoDB endpoint URL (PROOFGATE_DYNAMODB_ENDPOINT)")
     migrate.set_defaults(command=_migrate)
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    settings = settings_with_flags(data_dir=args.data_dir, dynamodb_endpoint=args.endpoint)
+    settings = existing_store_settings(
+        create=args.create, data_dir=args.data_dir, dynamodb_endpoint=args.endpoint
+    )
     try:
         asyncio.run(_run(settings, dry_run=args.dry_run))
     except KeyboardInterrupt:

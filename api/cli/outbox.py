@@ -14,7 +14,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from api.cli.flags import DATA_DIR_HELP, settings_with_flags
+from api.cli.flags import add_store_flags, existing_store_settings
 from api.runtime.backend import open_storage
 from api.settings.gateway import Settings
 
@@ -26,7 +26,7 @@ def add_outbox_commands(commands: Any) -> None:
     outbox.add_argument("--parked", action="store_true", help="list the parked items, oldest first")
     outbox.add_argument("--requeue", metavar="ID", help="put a parked item back in the ready queue")
     outbox.add_argument("--json", action="store_true", help="one JSON object per line")
-    outbox.add_argument("--data-dir", help=DATA_DIR_HELP)
+    add_store_flags(outbox)
     outbox.set_defaults(command=run_outbox)
 
 
@@ -65,4 +65,6 @@ def run_outbox(args: argparse.Namespace) -> int:
     if not args.parked and args.requeue is None:
         print("proofgate outbox: say --parked or --requeue ID", file=sys.stderr)
         return 2
-    return asyncio.run(_run(args, settings_with_flags(data_dir=args.data_dir)))
+    return asyncio.run(
+        _run(args, existing_store_settings(create=args.create, data_dir=args.data_dir))
+    )

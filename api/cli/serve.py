@@ -1,13 +1,15 @@
 """``proofgate serve``: uvicorn on uvloop and httptools, one process or
 ``--workers N`` on one listening socket.
 
-The store is checked and the socket bound before anything says the gateway
-is up, so an unreachable table or a taken port is one line and a non-zero
-exit. With several workers each process builds its
-own app from the same environment (flags are written into it first) and runs
-its own relay and tailer, exactly like separate ``serve`` processes on one
-store: alerts reach every subscriber once whichever worker holds its socket.
-Their metrics are aggregated through ``PROMETHEUS_MULTIPROC_DIR``.
+The socket is bound and the store checked before anything says the gateway
+is up, so a taken port or a misconfigured table is one line and a non-zero
+exit; through a storage outage the socket answers ``/health`` but not
+``/ready`` until the store answers (``api/runtime/storage_wait.py``).
+With several workers each process builds its own app from the same
+environment (flags are written into it first) and runs its own relay and
+tailer, exactly like separate ``serve`` processes on one store: alerts
+reach every subscriber once whichever worker holds its socket. Their metrics
+are aggregated through ``PROMETHEUS_MULTIPROC_DIR``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import socket
 import sys
 import tempfile
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from api import __version__
 from api.cli.flags import DATA_DIR_HELP, flag_environ
@@ -81,13 +83,26 @@ def _serve(args: argparse.Namespace) -> int:
         forwarded_allow_ips=args.forwarded_allow_ips,
     )
     settings = replace(Settings.from_env(environ), demo=args.demo)
-    asyncio.run(check_storage(settings))
-    asyncio.run(
-        check_redis(settings.pipeline.redis_url, degraded_allowed=settings.redis_start_degraded)
-    )
+    if settings.cache and args.workers > 1:
+        # docs/design.md, Storage cache: a worker hears only its own writes.
+        raise ConfigurationError(
+            f"PROOFGATE_CACHE=on serves one process, not {args.workers} workers",
+            hint="Run one worker per cache, or set PROOFGATE_CACHE=off.",
+        )
     listener = _bind(settings.host, settings.port)
+    built: list[ASGIApp] = []
+    try:
+        if not asyncio.run(_storage_answers(settings, listener, args, built)):
+            listener.close()
+            return 0
+        asyncio.run(
+            check_redis(settings.pipeline.redis_url, degraded_allowed=settings.redis_start_degraded)
+        )
+    except BaseException:
+        listener.close()
+        raise
     if args.workers == 1:
-        config = _config(_app(settings), settings, args)
+        config = _config(built[0] if built else _app(settings), settings, args)
         _announce(settings, args.workers)
         DrainingServer(config).run(sockets=[listener])
         return 0
@@ -100,6 +115,45 @@ def _serve(args: argparse.Namespace) -> int:
         _announce(settings, args.workers)
         uvicorn.supervisors.Multiprocess(config, sockets=[listener]).run()
     return 0
+
+
+async def _storage_answers(
+    settings: Settings, listener: socket.socket, args: argparse.Namespace, built: list[ASGIApp]
+) -> bool:
+    """Checks the store; through an outage, ``listener`` answers ``/health``
+    and not ``/ready`` until it passes (docs/design.md, Degraded start), and
+    a single process builds its app into ``built`` meanwhile. A
+    misconfiguration is one line and exit 1. False: stopped while waiting."""
+    from api.runtime.storage_wait import PROBE_SECONDS, start_when_storage_answers
+
+    def waiting(app: ASGIApp) -> Any:
+        return _config(app, settings, args, lifespan="off")
+
+    def build() -> None:
+        if args.workers == 1:
+            built.append(_app(settings))
+
+    # The embedded store has no outage to wait through; it opens at its own pace.
+    bound = PROBE_SECONDS if settings.backend is Backend.DYNAMODB else None
+    if bound is not None:
+        # Imported before the bounded check: the AWS SDK alone can take a
+        # second to import on a busy machine, which is no outage.
+        import storage.dynamodb  # noqa: F401
+    return await start_when_storage_answers(
+        lambda: check_storage(settings),
+        listener,
+        waiting,
+        backend=settings.backend.value,
+        store=_where(settings),
+        bound=bound,
+        prepare=build,
+    )
+
+
+def _where(settings: Settings) -> str:
+    if settings.backend is Backend.SQLITE:
+        return f"The SQLite store {settings.sqlite_path}"
+    return f"DynamoDB at {settings.dynamodb_endpoint or f'region {settings.aws_region}'}"
 
 
 def _check_operations(settings: Settings) -> None:
@@ -138,7 +192,12 @@ def _check_spans() -> None:
 
 
 def _config(
-    app: ASGIApp | str, settings: Settings, args: argparse.Namespace, *, factory: bool = False
+    app: ASGIApp | str,
+    settings: Settings,
+    args: argparse.Namespace,
+    *,
+    factory: bool = False,
+    lifespan: Literal["on", "off"] = "on",
 ) -> Any:
     import uvicorn
 
@@ -154,7 +213,7 @@ def _config(
         # Stated rather than detected: the outermost app returns the inner
         # app's awaitable instead of being a coroutine function itself.
         interface="asgi3",
-        lifespan="on",
+        lifespan=lifespan,
         # A permessage-deflate context holds ~300 KB per connection, six times
         # what an idle subscription otherwise costs; alerts are small JSON.
         ws_per_message_deflate=False,

@@ -11,7 +11,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
-from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestProtocol, process_result
 from strawberry.http.base import BaseRequestProtocol
@@ -26,6 +25,7 @@ from strawberry.types import SubscriptionExecutionResult
 from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
+from api._strawberry import StreamingGraphQL
 from api.graphql.execution.fallbacks import fell_back
 from api.graphql.incremental import (
     DEFER_SPEC,
@@ -70,7 +70,7 @@ PROTOCOLS = (
 """WebSocket subprotocols, and the two HTTP streams (``api/http/streams.py``)."""
 
 
-class GraphQLApp(GraphQL[RequestContext, None]):
+class GraphQLApp(StreamingGraphQL[RequestContext, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = WSHandler
     multipart_transport_class = IncrementalTransport
@@ -262,7 +262,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
                 request=request,
                 response=response,
             )
-        transport = self._get_stream_transport_from_headers(request.headers)
+        transport = self.stream_transport(request.headers)
         context = (RequestContext if transport is None else StreamContext)(
             services=self.services,
             principal=principal,
@@ -276,7 +276,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             open_stream(transport, self.encode_json_string, context, request)
         return context
 
-    async def _create_streaming_response(
+    async def streaming_response(
         self,
         request: Request,
         result: SubscriptionExecutionResult,
@@ -289,7 +289,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
 
         async def encode(value: Any) -> Any:
             nonlocal pending
-            response, pending = await self._process_stream_result(request, value, pending)
+            response, pending = await self.stream_result(request, value, pending)
             return response
 
         return await stream_response(
@@ -301,11 +301,11 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             sub_response,
         )
 
-    async def _process_stream_result(
+    async def stream_result(
         self, request: Request, value: Any, all_pending: list[Any]
     ) -> tuple[GraphQLHTTPResponse, list[Any]]:
         map_increment_errors(value, request.scope.get(REQUEST_ID_SCOPE_KEY))
-        return await super()._process_stream_result(request, value, all_pending)
+        return await super().stream_result(request, value, all_pending)
 
     async def create_streaming_response(
         self,
@@ -337,9 +337,8 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             raise ConnectionRejectionError(
                 {"message": refusal.message, **error_extensions(refusal)}
             )
-        address = getattr(getattr(context, "request", None), "client", None)
         try:
-            principal = await self.authenticate(authorization, address and address.host)
+            principal = await self.authenticate(authorization, context.client_host)
         except ProofgateError as error:
             payload = {"message": error.message, **error_extensions(error)}
             raise ConnectionRejectionError(payload) from None

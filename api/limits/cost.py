@@ -54,6 +54,7 @@ from graphql.execution.values import (
 )
 from strawberry.extensions import SchemaExtension
 
+from api._strawberry import graphql_schema_of
 from api.limits.field_cost import (
     DAY_RANGES,
     FieldReads,
@@ -65,6 +66,7 @@ from api.limits.field_cost import (
 )
 from api.limits.refuse_operation import refuse
 from domain.errors import ProofgateError, QueryTooComplex
+from resolvers.context import request_context
 from resolvers.fields import field_access_patterns
 
 __all__ = [
@@ -96,7 +98,7 @@ class CostModel:
     """The field -> access pattern map of one schema, compiled once."""
 
     def __init__(self, schema: strawberry.Schema) -> None:
-        self.schema: GraphQLSchema = schema._schema
+        self.schema: GraphQLSchema = graphql_schema_of(schema)
         self.reads: dict[tuple[str, str], FieldReads] = {}
         self._static: OrderedDict[tuple[int, str | None], _Known] = OrderedDict()
         for access in field_access_patterns(schema):
@@ -326,6 +328,7 @@ class CostBudget(SchemaExtension):
                     )
 
     def get_results(self) -> dict[str, Any]:
-        if self.cost is None or getattr(self.execution_context.context, "trace", None) is None:
+        context = request_context(self.execution_context.context)
+        if self.cost is None or context is None or context.trace is None:
             return {}
         return {"cost": self.cost, "maxCost": self.max_cost}

@@ -26,6 +26,7 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from api.observability.cache_metrics import CacheSeries
 from api.observability.observation import Observation
 from services.pipeline import BACKLOG_COUNT_MAX, Backlog
 
@@ -96,6 +97,7 @@ class Metrics:
         )
         self._pipeline_series()
         self._gateway_series()
+        self.cache = CacheSeries(self.registry)
         self._count_subscriptions: Callable[[], int] | None = None
         self._count_relay: Callable[[], Mapping[str, int]] | None = None
 
@@ -308,6 +310,7 @@ class Metrics:
     def render(self) -> bytes:
         self._flush()
         self._refresh_relay()
+        self.cache.refresh()
         if not self._shared:
             return generate_latest(self.registry)
         self._refresh_counts()
@@ -322,6 +325,7 @@ class Metrics:
 
     def _refresh_counts(self) -> None:
         self._refresh_relay()
+        self.cache.refresh()
         if self._count_websockets is not None:
             self.websockets.set(self._count_websockets())
         if self._count_subscriptions is not None:

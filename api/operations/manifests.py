@@ -10,7 +10,10 @@
 
 Relay's and Codegen's are the same shape, so a manifest is read as either
 Apollo's or an id map, and an id is whatever the tool chose: the registry maps
-id -> text and never recomputes it (docs/design.md, "Named operations").
+id -> text and never recomputes it (docs/design.md, "Named operations"),
+except Apollo's, whose format says the id is the body's SHA-256: one that is
+not is refused. A duplicate key (JSON would keep the last, silently) and
+nesting Python cannot read are refused too, each in one line naming the file.
 ``export`` writes the registry back in each format.
 """
 
@@ -52,9 +55,14 @@ def read_manifest(path: Path) -> list[tuple[str, str]]:
             raise ConfigurationError(
                 f"Invalid operation manifest {path}: over {MANIFEST_MAX_BYTES} bytes"
             )
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise ConfigurationError(f"Invalid operation manifest {path}: {error}") from None
+    except RecursionError:
+        raise ConfigurationError(
+            f"Invalid operation manifest {path}: nested too deeply to read "
+            "(a manifest is three levels deep)"
+        ) from None
     try:
         entries = _apollo(value) if _is_apollo(value) else _id_map(value)
     except ValueError as error:
@@ -66,6 +74,16 @@ def read_manifest(path: Path) -> list[tuple[str, str]]:
                 f"{DOCUMENT_ID_MAX_CHARS} characters"
             )
     return entries
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members; a key given twice is an error, not the last one."""
+    value: dict[str, Any] = {}
+    for key, member in pairs:
+        if key in value:
+            raise ValueError(f"the key {key[:80]!r} appears twice in one object")
+        value[key] = member
+    return value
 
 
 def _is_apollo(value: Any) -> bool:
@@ -85,6 +103,8 @@ def _apollo(value: dict[str, Any]) -> list[tuple[str, str]]:
         document_id, body = operation.get("id"), operation.get("body")
         if not isinstance(document_id, str) or not isinstance(body, str):
             raise ValueError("each operation needs a string id and body")
+        if document_id.removeprefix("sha256:").lower() != _sha256(body):
+            raise ValueError(f"operation id {document_id[:80]!r} is not the SHA-256 of its body")
         entries.append((document_id, body))
     return entries
 

@@ -14,7 +14,6 @@ import hashlib
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
 
 from graphql import GraphQLError
 from starlette.websockets import WebSocket
@@ -22,31 +21,34 @@ from strawberry.extensions import SchemaExtension
 
 from api.wire.errors import to_graphql_error
 from domain.errors import BadUserInput, PersistedQueryNotFound, ProofgateError
+from resolvers.context import request_context
 
 __all__ = [
     "NOT_FOUND",
     "NOT_SUPPORTED",
-    "STORE_MAX_CHARS",
+    "STORE_MAX_BYTES",
     "PersistedQueries",
     "PersistedQueryStore",
 ]
 
 NOT_FOUND = "PersistedQueryNotFound"
 NOT_SUPPORTED = "PersistedQueryNotSupported"
-STORE_MAX_CHARS = 16 * 1024 * 1024
+STORE_MAX_BYTES = 16 * 1024 * 1024
+"""UTF-8 bytes, not characters: a character may take four."""
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class PersistedQueryStore:
     """Query texts by their SHA-256, the ``capacity`` most recently used and
-    at most ``max_chars`` characters in all: one query may be a whole request
-    body of comments, so a count alone would not bound the memory."""
+    at most ``max_bytes`` UTF-8 bytes in all: one query may be a whole request
+    body of comments, so a count alone would not bound the memory, and a count
+    of characters would let four-byte characters keep four times the bound."""
 
-    def __init__(self, capacity: int, *, max_chars: int = STORE_MAX_CHARS) -> None:
+    def __init__(self, capacity: int, *, max_bytes: int = STORE_MAX_BYTES) -> None:
         self.capacity = capacity
-        self.max_chars = max_chars
-        self._queries: OrderedDict[str, str] = OrderedDict()
-        self._chars = 0
+        self.max_bytes = max_bytes
+        self._queries: OrderedDict[str, tuple[str, int]] = OrderedDict()
+        self._bytes = 0
 
     def __len__(self) -> int:
         return len(self._queries)
@@ -70,17 +72,19 @@ class PersistedQueryStore:
                     NOT_FOUND, hint="Send the query with its hash to register it."
                 )
             self._queries.move_to_end(digest)
-            return stored
-        if hashlib.sha256(query.encode()).hexdigest() != digest:
+            return stored[0]
+        encoded = query.encode()
+        if hashlib.sha256(encoded).hexdigest() != digest:
             raise BadUserInput(
                 "provided sha does not match query",
                 hint="sha256Hash is the lowercase hex SHA-256 of the query's UTF-8 bytes.",
             )
-        if digest not in self._queries and len(query) <= self.max_chars:
-            self._queries[digest] = query
-            self._chars += len(query)
-            while len(self._queries) > self.capacity or self._chars > self.max_chars:
-                self._chars -= len(self._queries.popitem(last=False)[1])
+        size = len(encoded)
+        if digest not in self._queries and size <= self.max_bytes:
+            self._queries[digest] = (query, size)
+            self._bytes += size
+            while len(self._queries) > self.capacity or self._bytes > self.max_bytes:
+                self._bytes -= self._queries.popitem(last=False)[1][1]
         return query
 
 
@@ -99,10 +103,12 @@ class PersistedQueries(SchemaExtension):
     def on_operation(self) -> None:  # type: ignore[override]
         execution_context = self.execution_context
         persisted = (execution_context.operation_extensions or {}).get("persistedQuery")
-        context: Any = execution_context.context
-        if persisted is not None and not isinstance(getattr(context, "request", None), WebSocket):
+        context = request_context(execution_context.context)
+        request_id = context.request_id if context is not None else None
+        over_socket = context is not None and isinstance(context.request, WebSocket)
+        if persisted is not None and not over_socket:
             try:
                 execution_context.query = self.store.resolve(execution_context.query, persisted)
             except ProofgateError as error:
                 cause = GraphQLError(error.message, original_error=error)
-                raise to_graphql_error(cause, getattr(context, "request_id", None)) from None
+                raise to_graphql_error(cause, request_id) from None

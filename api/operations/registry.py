@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from graphql import (
     visit,
 )
 
+from api._strawberry import graphql_schema_of
 from api.limits.cost import cost_model
 from api.limits.validation import document_rules
 from api.operations.largest_variables import largest_variables
@@ -43,7 +45,13 @@ from resolvers.fields import field_access_patterns
 
 logger = logging.getLogger("proofgate.operations")
 
-__all__ = ["DEFAULT_SOURCE", "OperationRegistry", "RegisteredOperation", "load_registry"]
+__all__ = [
+    "DEFAULT_SOURCE",
+    "OperationRegistry",
+    "RegisteredOperation",
+    "canonical_id",
+    "load_registry",
+]
 
 DEFAULT_SOURCE = "<explorer examples>"
 MAX_OPERATIONS = 1000
@@ -84,11 +92,25 @@ class OperationRegistry:
     def document(self, document_id: str) -> str | None:
         """The text a client's ``documentId`` names: a manifest's id, or the
         document's SHA-256 (bare or ``sha256:``-prefixed, as the GraphQL over
-        HTTP persisted-documents proposal spells it)."""
-        text = self.by_id.get(document_id)
+        HTTP persisted-documents proposal spells it). Every spelling of one
+        SHA-256 names one text: ``load_registry`` refuses an id that is
+        another document's hash."""
+        canonical = canonical_id(document_id)
+        text = self.by_id.get(canonical)
         if text is None:
-            text = self.by_hash.get(document_id.removeprefix("sha256:").lower())
+            text = self.by_hash.get(canonical)
         return text
+
+
+_SHA256_ID = re.compile(r"(?:sha256:)?[0-9a-fA-F]{64}")
+
+
+def canonical_id(document_id: str) -> str:
+    """A SHA-256-shaped id as lowercase hex without its prefix; any other id
+    as it is (Relay's MD5 and a tool's own ids are compared verbatim)."""
+    if _SHA256_ID.fullmatch(document_id):
+        return document_id.removeprefix("sha256:").lower()
+    return document_id
 
 
 def load_registry(
@@ -110,9 +132,11 @@ def load_registry(
     by_name: dict[str, RegisteredOperation] = {}
     by_hash: dict[str, str] = {}
     by_id: dict[str, str] = {}
+    id_sources: dict[str, str] = {}
     for source, text, document_id in sources:
         if document_id is not None:
-            _name_document(by_id, source, document_id, text)
+            _name_document(by_id, source, canonical_id(document_id), text)
+            id_sources.setdefault(canonical_id(document_id), source)
         if hashlib.sha256(text.encode()).hexdigest() in by_hash:
             continue
         try:
@@ -132,7 +156,23 @@ def load_registry(
                 )
             by_name[operation.name] = operation
             by_hash[operation.sha256] = text
+    _refuse_ids_of_other_documents(by_id, by_hash, id_sources)
     return OperationRegistry(by_name, by_hash, by_id)
+
+
+def _refuse_ids_of_other_documents(
+    by_id: Mapping[str, str], by_hash: Mapping[str, str], sources: Mapping[str, str]
+) -> None:
+    """One id, one text: an id equal to another registered document's
+    SHA-256 would run one text as ``documentId`` and the other as its hash
+    (APQ, ``sha256:``, or the text sent itself)."""
+    for document_id, text in by_id.items():
+        other = by_hash.get(document_id)
+        if other is not None and other != text:
+            raise ConfigurationError(
+                f"Invalid operation file {sources[document_id]}: document id {document_id} "
+                "is the SHA-256 of another registered document"
+            )
 
 
 def _name_document(by_id: dict[str, str], source: str, document_id: str, text: str) -> None:
@@ -175,7 +215,7 @@ def _check(
     except GraphQLError as error:
         raise ConfigurationError(error.message) from None
     rules = [*specified_rules, *document_rules(limits)]
-    errors = validate(schema._schema, document, rules)
+    errors = validate(graphql_schema_of(schema), document, rules)
     if errors:
         raise ConfigurationError(errors[0].message)
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
@@ -196,7 +236,7 @@ def _register(
 ) -> RegisteredOperation:
     assert operation.name is not None
     name = operation.name.value
-    variables = largest_variables(schema._schema, operation)
+    variables = largest_variables(graphql_schema_of(schema), operation)
     cost = cost_model(schema).measure(document, name, variables)
     if cost is None:
         raise ConfigurationError(f"{name}: its cost cannot be measured")
@@ -235,7 +275,7 @@ def _access_patterns(schema: strawberry.Schema, document: DocumentNode) -> tuple
         if patterns:
             declared[(access.type_name, access.field_name)] = patterns
     found: set[str] = set()
-    type_info = TypeInfo(schema._schema)
+    type_info = TypeInfo(graphql_schema_of(schema))
 
     class Fields(Visitor):
         def enter_field(self, node: FieldNode, *_: object) -> None:

@@ -9,7 +9,7 @@ What Redis holds is bounded, whoever sends the texts
 (docs/design.md, "Alerts across processes"): a text is written only once
 its operation parsed, validated and passed the trusted-documents check (a
 document refused anywhere is never written), each text for a day at most
-and only up to ``SHARED_MAX_CHARS``, and ``REGISTER`` keeps at most
+and only up to ``SHARED_MAX_QUERY_BYTES``, and ``REGISTER`` keeps at most
 ``SHARED_MAX_ENTRIES`` texts and ``SHARED_MAX_BYTES`` in all, dropping the
 oldest registrations first. What comes back from Redis is hashed again
 before it runs, so a corrupted or planted entry is never executed under
@@ -33,13 +33,14 @@ from api.limits.shared_ratelimit import redis_client
 from api.operations.persisted import NOT_FOUND, PersistedQueries, PersistedQueryStore
 from api.wire.errors import to_graphql_error
 from domain.errors import ProofgateError
+from resolvers.context import request_context
 
 __all__ = [
     "KEY_PREFIX",
     "REGISTER",
     "SHARED_MAX_BYTES",
-    "SHARED_MAX_CHARS",
     "SHARED_MAX_ENTRIES",
+    "SHARED_MAX_QUERY_BYTES",
     "SHARED_TTL_SECONDS",
     "SharedPersistedQueries",
     "SharedQueries",
@@ -49,7 +50,7 @@ logger = logging.getLogger("proofgate.limits")
 
 KEY_PREFIX = "apq:"
 """After the deployment's Redis prefix (``PROOFGATE_REDIS_PREFIX``)."""
-SHARED_MAX_CHARS = 64 * 1024
+SHARED_MAX_QUERY_BYTES = 64 * 1024
 SHARED_TTL_SECONDS = 24 * 3600
 SHARED_MAX_ENTRIES = 5_000
 SHARED_MAX_BYTES = 4 * 1024 * 1024
@@ -131,7 +132,7 @@ class SharedQueries:
         return text if hashlib.sha256(text.encode()).hexdigest() == digest else None
 
     async def put(self, digest: str, query: str) -> None:
-        if len(query) > SHARED_MAX_CHARS:
+        if len(query.encode()) > SHARED_MAX_QUERY_BYTES:
             return
         prefix = self._prefix
         try:
@@ -185,8 +186,9 @@ class SharedPersistedQueries(PersistedQueries):
         parsed, validated and passed the trusted-documents check."""
         execution_context = self.execution_context
         persisted = (execution_context.operation_extensions or {}).get("persistedQuery")
-        context: Any = execution_context.context
-        if persisted is None or isinstance(getattr(context, "request", None), WebSocket):
+        context = request_context(execution_context.context)
+        request_id = context.request_id if context is not None else None
+        if persisted is None or (context is not None and isinstance(context.request, WebSocket)):
             yield
             return
         query = given = execution_context.query
@@ -196,7 +198,7 @@ class SharedPersistedQueries(PersistedQueries):
             execution_context.query = self.store.resolve(query, persisted)
         except ProofgateError as error:
             cause = GraphQLError(error.message, original_error=error)
-            raise to_graphql_error(cause, getattr(context, "request_id", None)) from None
+            raise to_graphql_error(cause, request_id) from None
         yield
         if (
             given is not None

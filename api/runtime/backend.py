@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     from services.migrations import Step
     from storage import Storage
 
-__all__ = ["check_storage", "migration_steps_of_this_build", "open_storage", "stamp_new_table"]
+__all__ = [
+    "cached",
+    "check_storage",
+    "migration_steps_of_this_build",
+    "open_storage",
+    "stamp_new_table",
+]
 
 
 def migration_steps_of_this_build() -> tuple[Step, ...]:
@@ -40,7 +46,20 @@ async def open_storage(settings: Settings, *, current: bool = True) -> Storage:
     except BaseException:
         await storage.close()
         raise
-    return storage
+    return cached(storage, settings)
+
+
+def cached(storage: Storage, settings: Settings) -> Storage:
+    """``storage`` behind the exact cache when the settings turn it on: built
+    here, once, so every writer of this process (commands, the relay,
+    ingest, the CLI's jobs) writes through it (docs/design.md, Storage cache)."""
+    if not settings.cache:
+        return storage
+    from storage.cache import CachedStorage
+
+    return CachedStorage(
+        storage, max_bytes=settings.cache_bytes, ttl_seconds=settings.cache_ttl_ms / 1000
+    )
 
 
 async def _open(settings: Settings) -> tuple[Storage, bool]:
@@ -92,9 +111,11 @@ async def stamp_new_table(*, table: str, region: str, endpoint: str | None) -> N
 
 async def check_storage(settings: Settings) -> None:
     """Before anything says the gateway is up: missing credentials, an
-    unreachable endpoint, a missing table or a store of another version is one
-    line with a hint, not a traceback from the app's start-up. The embedded
-    store creates itself."""
+    unknown host, a missing table or a store of another version is one line
+    with a hint (``ConfigurationError``), not a traceback from the app's
+    start-up; a store that is down is ``ServiceUnavailable``, which ``serve``
+    waits through (docs/design.md, Degraded start). The embedded store
+    creates itself."""
     if settings.backend is Backend.DYNAMODB:
         from storage.dynamodb import check_table
 

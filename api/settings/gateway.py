@@ -29,6 +29,7 @@ from api.observability.logs import LogFormat, LogLevel
 from api.settings.declared import Declared
 from api.settings.environment import EnvironmentReader
 from api.settings.formats import (
+    Switch,
     matching,
 )
 from api.settings.keyfile import (
@@ -111,6 +112,12 @@ class Settings:
     data_dir: Path = variable(Path(".data"), "data_dir", format="path")
     sqlite_path: str = str(Path(".data") / "proofgate.db")
     sqlite_cache_mb: int = variable(DEFAULT_CACHE_MIB, "sqlite_cache_mb")
+    cache: bool = variable(False, "cache", format="switch")
+    """The exact storage cache (docs/design.md, Storage cache). Off: until
+    another process's writes reach this one's cache, a second writer of the
+    store (a worker, the CLI) would be seen late, up to ``cache_ttl_ms``."""
+    cache_bytes: int = variable(64 * 1024 * 1024, "cache_bytes")
+    cache_ttl_ms: int = variable(60_000, "cache_ttl_ms")
     table: str = _TABLE.table
     dynamodb_endpoint: str | None = _TABLE.endpoint
     aws_region: str = _TABLE.region
@@ -211,6 +218,7 @@ class Settings:
 
 
 _FORMATS = {
+    "switch": Switch,
     "table_name": Annotated[str, matching(_TABLE_NAME, _TABLE_RULE)],
     "region": Annotated[str, matching(_REGION, _REGION_RULE)],
     "hash_salt": HashSalt,

@@ -121,7 +121,8 @@ def _create(path: Path, generate: Callable[[], str]) -> None:
 def _read(path: Path) -> str:
     try:
         text = path.read_text().strip()
-    except (PermissionError, IsADirectoryError) as error:
+    except (PermissionError, IsADirectoryError, NotADirectoryError) as error:
+        # NotADirectoryError: the data directory, or a parent, is a regular file.
         raise ConfigurationError(
             f"Cannot read the key file {path}: {error.strerror}", hint=_DIRECTORY_HINT
         ) from None

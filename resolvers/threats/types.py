@@ -10,7 +10,7 @@ from strawberry.scalars import JSON
 
 from domain.datetimes import parse_datetime
 from domain.enums import Severity, ThreatType
-from domain.errors import ProofgateError
+from domain.errors import NotFound, ProofgateError
 from storage import Item
 from storage.access_patterns import BRAND_BY_ID, PRODUCT_BY_ID
 
@@ -89,7 +89,10 @@ class ThreatAlert(Node):
     async def product(self, info: Info) -> _Product:
         from ..products.types import Product
 
+        # Within the alert's own brand: an alert from Redis is only as
+        # trustworthy as the channel key, and its subscriber may read this
+        # brand's products only (docs/design.md, Alerts across processes).
         item = await info.context.loaders.item(PRODUCT_BY_ID, product_id=self._item["productId"])
-        if item is None:
-            raise ProofgateError(f"Threat {self.id} names a product that does not exist")
+        if item is None or item.get("brandId") != self.brand_id:
+            raise NotFound(f"Threat {self.id} names no product of its brand")
         return Product.from_item(item)

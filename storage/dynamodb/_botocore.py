@@ -11,7 +11,11 @@ documented API, so the four internals it takes live here, and nowhere else in
 - ``client.exceptions.from_code``: the modeled exception class for an error
   code (the client factory's own lookup);
 - ``botocore.httpsession.get_cert_path``: the CA bundle botocore verifies with;
-- ``botocore.utils.normalize_url_path``: the path ``SigV4Auth`` signs.
+- ``botocore.utils.normalize_url_path``: the path ``SigV4Auth`` signs;
+- ``Session.register_component("data_loader", ...)`` and
+  ``botocore.loaders.create_loader``: one loader for every session of the
+  process, so botocore's data files (endpoints.json alone is 1.2 MB) are
+  parsed once, not for every client (``share_data_loader``).
 
 Checked against botocore 1.43.117 (aiobotocore 3.10.0). What holds them: the
 error-path differential, the signing differential and the canary in
@@ -21,13 +25,30 @@ error-path differential, the signing differential and the canary in
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from botocore.httpsession import get_cert_path  # type: ignore[import-untyped, unused-ignore]
+from botocore.loaders import create_loader  # type: ignore[import-untyped, unused-ignore]
 from botocore.parsers import create_parser  # type: ignore[import-untyped, unused-ignore]
 from botocore.utils import normalize_url_path  # type: ignore[import-untyped, unused-ignore]
 
-__all__ = ["ca_bundle", "parse_error", "signed_path"]
+__all__ = ["ca_bundle", "parse_error", "share_data_loader", "signed_path"]
+
+
+@cache
+def _loader(search_path: str | None) -> Any:
+    return create_loader(search_path)
+
+
+def share_data_loader(session: Any) -> None:
+    """A new session parses botocore's data files again for its first client
+    (150 to 450 ms on a loaded 2-core machine, against 10 to 20 ms with the
+    files already read); the process makes one client to check the table and
+    one for the store, and a waiting ``serve`` one per check. The loader holds
+    only what it read from those files, the same for every session with the
+    same ``AWS_DATA_PATH``."""
+    session.register_component("data_loader", _loader(session.get_config_variable("data_path")))
 
 
 def ca_bundle() -> str:

@@ -1,8 +1,9 @@
 """The aiobotocore client: configuration, and the guard that makes Scan impossible.
 
-One client per process. Creating one costs ~24 ms (endpoint resolution, service
-model loading), so it is entered once and closed with the driver. The hot calls
-leave on the data plane (``_wire``), which takes the client's endpoint and
+One client per process. Creating one costs 10-20 ms once botocore's data
+files are read (sessions share their loader, ``_botocore.share_data_loader``;
+reading them takes 150 ms or more), so it is entered once and closed with the
+driver. The hot calls leave on the data plane (``_wire``), which takes the client's endpoint and
 service model and the session's credentials; the client itself carries the
 control plane (create-table, the readiness probe), whose responses are
 checked against ``x-amz-crc32`` here, as the data plane checks its own.
@@ -24,6 +25,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped, unused-ignore]
 
 from domain.errors import AccessPatternError, ConfigurationError
 
+from ._botocore import share_data_loader
 from ._wire import checksum_matches
 
 __all__ = ["FORBIDDEN_OPERATIONS", "Connection", "client_config", "connect", "refuse"]
@@ -91,6 +93,7 @@ async def connect(
     here, once, as one line (docs/design.md, "Operations")."""
     try:
         session = get_session()
+        share_data_loader(session)
         if access_key_id is not None or secret_access_key is not None:
             # As the session's own: the client and the data plane sign with them.
             session.set_credentials(access_key_id, secret_access_key)

@@ -48,8 +48,12 @@ async def create_table(
                 secret_access_key=secret_access_key,
             )
         ).client
-        with reaching(
-            "CreateTable", endpoint_url=endpoint_url, region=region, table_name=table_name
+        async with reaching(
+            "CreateTable",
+            url=client.meta.endpoint_url,
+            endpoint_url=endpoint_url,
+            region=region,
+            table_name=table_name,
         ):
             try:
                 await client.create_table(**TABLE.create_table_request(table_name))

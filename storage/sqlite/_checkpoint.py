@@ -35,6 +35,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from domain.errors import ConfigurationError
+
 __all__ = [
     "FALLBACK_PAGES",
     "FULL_WAIT_SECONDS",
@@ -90,6 +92,11 @@ class Checkpointer:
     def _run(self, connect: Callable[[], sqlite3.Connection]) -> None:
         try:
             connection = connect()
+        except ConfigurationError as error:
+            # The writer opened the same path first and reports this to the
+            # caller as one line; a traceback here would only come first.
+            log.debug("The WAL checkpoint thread cannot open the store: %s", error.message)
+            return
         except Exception:
             log.exception("The WAL checkpoint thread cannot open the store; the writer checkpoints")
             return

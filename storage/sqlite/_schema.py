@@ -10,6 +10,7 @@ finds expired items without reading the table.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -243,6 +244,11 @@ def _opening(path: str) -> Iterator[None]:
     try:
         yield
     except sqlite3.Error as error:
+        if os.path.isdir(path):
+            raise ConfigurationError(
+                f"Cannot open the SQLite store {path}: it is a directory",
+                hint="Point PROOFGATE_SQLITE_PATH at a file, or unset it.",
+            ) from None
         raise ConfigurationError(
             f"Cannot open the SQLite store {path}: {error}",
             hint="Check that the data directory exists and is writable.",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -69,6 +71,14 @@ class GraphQLClient:
     def __init__(self, app: Starlette, http: httpx.AsyncClient) -> None:
         self.app = app
         self.http = http
+
+    async def drained(self, timeout: float = 10) -> None:
+        """Until the outbox holds no item, waiting or leased: the relay has
+        raised, written and counted every alert of the commands so far."""
+        deadline = time.monotonic() + timeout
+        while (backlog := await self.app.state.pipeline.backlog()).queued:
+            assert time.monotonic() < deadline, f"{backlog.queued} outbox items after {timeout} s"
+            await asyncio.sleep(0.02)
 
     async def post(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,6 +53,9 @@ THREATS = """query($id: ID!, $after: String) {
             pageInfo { hasNextPage endCursor }
         }
     }
+}"""
+RECALLS = """query($id: ID!) {
+    brand(id: $id) { threats(first: 20) { edges { node { id type product { id } } } } }
 }"""
 SUBSCRIBE = """subscription($brand: ID!, $min: Severity, $types: [ThreatType!], $after: String) {
     threatAlerts(brandId: $brand, minSeverity: $min, types: $types, after: $after) {
@@ -189,6 +193,45 @@ class Gateway:
                 raise AssertionError(f"{len(found)} of {count} alerts after {timeout} s")
             await asyncio.sleep(0.05)
 
+    async def subscription_count(self) -> int:
+        """Live ``threatAlerts`` subscriptions, as the process's broker counts them."""
+        response = await self.client.get(
+            "/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"}
+        )
+        assert response.status_code == 200, response.text
+        found = re.search(r"^proofgate_subscriptions (\S+)$", response.text, re.MULTILINE)
+        assert found, "no proofgate_subscriptions gauge in /metrics"
+        return int(float(found.group(1)))
+
+    async def wait_for_subscriptions(self, count: int, timeout: float = 10) -> None:
+        """Until the broker holds exactly ``count`` subscriptions. A subscription
+        is registered when the server counts it: alerts raised from then on
+        reach it. Exactly, so a test's own subscriptions are not mistaken for
+        an earlier test's, which close as that test ends."""
+        deadline = time.monotonic() + timeout
+        while (found := await self.subscription_count()) != count:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{found} subscriptions, not {count}, after {timeout} s")
+            await asyncio.sleep(0.02)
+
+    async def closing_alert(self, brand_id: str, key: str, timeout: float = 10) -> str:
+        """The id of a fresh PRODUCT_RECALL (CRITICAL) alert of the brand, once
+        stored. Alerts reach a subscriber in the order they were raised, so a
+        subscription that matches it and receives it next has received nothing
+        else in between: the positive control of every "nothing more" check."""
+        product = await self.product(brand_id, key)
+        await self.data(RECALL, {"id": product["id"]}, key)
+        deadline = time.monotonic() + timeout
+        while True:
+            data = await self.data(RECALLS, {"id": brand_id}, key)
+            for edge in data["brand"]["threats"]["edges"]:
+                node = edge["node"]
+                if node["type"] == "PRODUCT_RECALL" and node["product"]["id"] == product["id"]:
+                    return str(node["id"])
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no recall alert after {timeout} s")
+            await asyncio.sleep(0.05)
+
 
 class Closed(Exception):
     def __init__(self, code: int | None, reason: str) -> None:
@@ -243,6 +286,21 @@ class Socket:
                 continue
             return message
 
+    async def until_keepalives(self, count: int, timeout: float = 10) -> None:
+        """Until the server has sent ``count`` pings or ``ka`` messages, failing
+        on any other message first: an idle connection is kept alive and sent
+        nothing else."""
+        async with asyncio.timeout(timeout):
+            while self.pings + self.keepalives < count:
+                message: dict[str, Any] = json.loads(await self.connection.recv())
+                if message["type"] == "ping":
+                    self.pings += 1
+                    await self.send({"type": "pong"})
+                elif message["type"] == "ka":
+                    self.keepalives += 1
+                else:
+                    raise AssertionError(f"an idle connection received {message}")
+
     async def subscribe(self, brand_id: str, **variables: Any) -> str:
         self._ids += 1
         operation = str(self._ids)
@@ -274,3 +332,8 @@ class Inbox:
         assert message["type"] in ("next", "data"), message
         alert: dict[str, Any] = message["payload"]["data"]["threatAlerts"]
         return alert
+
+    async def closes_with(self, operation: str, alert_id: str) -> None:
+        """The operation's next alert is ``alert_id`` (see ``Gateway.closing_alert``)."""
+        alert = await self.alert(operation)
+        assert alert["id"] == alert_id, f"received {alert} before the closing alert"

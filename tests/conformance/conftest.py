@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from storage import Storage
+from storage.cache import CachedStorage
 from storage.dynamodb import create_table, open_dynamodb
 from storage.sqlite import open_sqlite
 
@@ -24,7 +25,10 @@ from ._support import MotoDeviation, OpenStorage
 
 CURSOR_KEY = bytes(range(32))
 REGION = "us-east-1"
-BACKENDS = ("sqlite", "dynamodb")
+BACKENDS = ("sqlite", "dynamodb", "sqlite-cached", "dynamodb-cached")
+"""Each backend bare and behind the exact cache (docs/design.md, Storage
+cache): the cache must change no answer the suite checks."""
+CACHED = "-cached"
 
 
 @pytest.fixture(scope="module")
@@ -53,35 +57,61 @@ async def dynamodb_storage(moto_endpoint: str, conformance_table: str) -> AsyncI
     await storage.close()
 
 
+@pytest.fixture(scope="module")
+def sqlite_cached_storage(sqlite_storage: Storage) -> Storage:
+    return _cached(sqlite_storage)
+
+
+@pytest.fixture(scope="module")
+def dynamodb_cached_storage(dynamodb_storage: Storage) -> Storage:
+    return _cached(dynamodb_storage)
+
+
+def _cached(storage: Storage) -> Storage:
+    """Shared by a module's tests, as the store is: entries outlive a test."""
+    return CachedStorage(storage, max_bytes=8 * 1024 * 1024, ttl_seconds=600.0)
+
+
 @pytest.fixture(params=BACKENDS, ids=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
+    """The engine's name (``sqlite`` or ``dynamodb``), cached or not."""
     name: str = request.param
-    return name
+    return name.removesuffix(CACHED)
 
 
 @pytest.fixture
-def storage(backend: str, request: pytest.FixtureRequest) -> Storage:
-    store: Storage = request.getfixturevalue(f"{backend}_storage")
+def cached(request: pytest.FixtureRequest) -> bool:
+    return str(request.node.callspec.params["backend"]).endswith(CACHED)
+
+
+@pytest.fixture
+def storage(backend: str, cached: bool, request: pytest.FixtureRequest) -> Storage:
+    name = f"{backend}_cached_storage" if cached else f"{backend}_storage"
+    store: Storage = request.getfixturevalue(name)
     return store
 
 
 @pytest.fixture
-def open_storage(backend: str, storage: Storage, request: pytest.FixtureRequest) -> OpenStorage:
+def open_storage(
+    backend: str, cached: bool, storage: Storage, request: pytest.FixtureRequest
+) -> OpenStorage:
     """Opens another store of the same backend (the same table), e.g. with another
-    cursor key. The caller closes it."""
+    cursor key, cached when ``storage`` is. The caller closes it."""
     if backend == "sqlite":
 
         async def open_sqlite_(cursor_key: bytes) -> Storage:
-            return await open_sqlite(":memory:", cursor_key=cursor_key)
+            store = await open_sqlite(":memory:", cursor_key=cursor_key)
+            return _cached(store) if cached else store
 
         return open_sqlite_
     table: str = request.getfixturevalue("conformance_table")
     endpoint: str = request.getfixturevalue("moto_endpoint")
 
     async def open_dynamodb_(cursor_key: bytes) -> Storage:
-        return await open_dynamodb(
+        store = await open_dynamodb(
             table_name=table, region=REGION, cursor_key=cursor_key, endpoint_url=endpoint
         )
+        return _cached(store) if cached else store
 
     return open_dynamodb_
 

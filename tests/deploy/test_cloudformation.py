@@ -36,6 +36,7 @@ def test_keys_and_indexes_match_the_table_definition(table: dict[str, Any]) -> N
         request["AttributeDefinitions"], key=str
     )
     assert table["GlobalSecondaryIndexes"] == request["GlobalSecondaryIndexes"]
+    assert table["DeletionProtectionEnabled"] is request["DeletionProtectionEnabled"] is True
     assert all(
         i["Projection"] == {"ProjectionType": "ALL"} for i in table["GlobalSecondaryIndexes"]
     )
@@ -64,6 +65,7 @@ def test_table_name_is_a_parameter_defaulting_to_the_code(
 def test_table_survives_stack_deletion(template: dict[str, Any]) -> None:
     (resource,) = template["Resources"].values()
     assert resource["DeletionPolicy"] == resource["UpdateReplacePolicy"] == "Retain"
+    assert resource["Properties"]["DeletionProtectionEnabled"] is True
 
 
 def test_cfn_lint_finds_nothing() -> None:

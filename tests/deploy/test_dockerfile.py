@@ -6,6 +6,7 @@ is built and served in ``test_wheel.py``.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import subprocess
 from pathlib import Path
@@ -75,7 +76,66 @@ def test_the_image_installs_the_built_wheel_not_the_source_tree() -> None:
     runs = " ".join(value for keyword, value in stage if keyword == "RUN")
     assert "pip install" in runs and ".whl" in runs
     copies = [value for keyword, value in stage if keyword == "COPY"]
-    assert copies and all(copy.startswith("--from=") for copy in copies)
+    from_context = [copy for copy in copies if not copy.startswith("--from=")]
+    assert from_context == ["requirements.lock /tmp/requirements.lock"]
+
+
+def test_dependencies_are_a_layer_before_the_wheel() -> None:
+    """A code change rebuilds the wheel's layer only: the locked dependencies
+    are installed before the wheel is copied in."""
+    stage = final_stage()
+    steps = [f"{keyword} {value}" for keyword, value in stage]
+    lock = next(i for i, step in enumerate(steps) if "--require-hashes -r" in step)
+    wheel_copy = next(i for i, step in enumerate(steps) if step.startswith("COPY --from="))
+    wheel_install = next(i for i, step in enumerate(steps) if ".whl" in step)
+    assert lock < wheel_copy < wheel_install
+    assert ".whl" not in steps[lock]
+
+
+def ignored(path: str, patterns: list[str]) -> bool:
+    """Docker's rule: the last pattern matching the path or a parent wins."""
+    parts = path.split("/")
+    candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    verdict = False
+    for pattern in patterns:
+        negated = pattern.startswith("!")
+        glob = pattern.removeprefix("!")
+        for candidate in candidates:
+            if fnmatch.fnmatchcase(candidate, glob) or (
+                glob.startswith("**/") and fnmatch.fnmatchcase(candidate.split("/")[-1], glob[3:])
+            ):
+                verdict = not negated
+    return verdict
+
+
+def context_sources() -> list[str]:
+    """What each COPY without --from takes from the build context."""
+    return [
+        source.rstrip("/")
+        for keyword, value in instructions()
+        if keyword == "COPY" and not value.startswith("--from=")
+        for source in value.split()[:-1]
+    ]
+
+
+def test_the_build_context_holds_what_the_dockerfile_copies_and_no_more() -> None:
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    sources = context_sources()
+    assert {"api", "requirements.lock", "pyproject.toml"} <= set(sources)
+    assert [s for s in sources if ignored(s, patterns)] == []
+    assert not ignored("api/cli/main.py", patterns)
+    for private in (
+        ".venv/bin/python",
+        ".git/config",
+        "tests/conftest.py",
+        ".data/cursor.key",
+        "secret.json",
+        "api/__pycache__/app.cpython-311.pyc",
+    ):
+        assert ignored(private, patterns), private
+    assert not ignored("api/app.py", ["*", "!api", "**/__pycache__"])
+    assert ignored("api/app.py", ["*", "!api", "api/app.py"])  # the last match wins
 
 
 def test_every_stage_starts_from_a_base_pinned_by_digest() -> None:

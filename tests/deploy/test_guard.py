@@ -20,7 +20,7 @@ PLANTED = [
     ("service.yaml", "- dynamodb:Query", "- dynamodb:*", "iam_no_wildcards"),
     (
         "service.yaml",
-        "Resource:\n                  Ref: SecretArn",
+        "Resource:\n                  - Ref: SecretArn\n                  - Ref: RedisUrlSecret",
         "Resource: '*'",
         "iam_no_wildcards",
     ),
@@ -39,15 +39,33 @@ PLANTED = [
     ("service.yaml", "AssignPublicIp: DISABLED", "AssignPublicIp: ENABLED", "tasks_stay_private"),
     (
         "service.yaml",
+        "      AuthToken:\n",
+        "      AuthTokenOff:\n",
+        "redis_encrypted",
+    ),
+    (
+        "table.yaml",
+        "DeletionProtectionEnabled: true",
+        "DeletionProtectionEnabled: false",
+        "table_retained_with_recovery",
+    ),
+    (
+        "service.yaml",
         "TransitEncryptionEnabled: true",
         "TransitEncryptionEnabled: false",
         "redis_encrypted",
     ),
     (
         "service.yaml",
-        "HealthCheckPath: /ready",
         "HealthCheckPath: /health",
-        "targets_checked_for_readiness",
+        "HealthCheckPath: /ready",
+        "targets_checked_for_liveness",
+    ),
+    (
+        "service.yaml",
+        'anomaly_mitigation\n          Value: "on"',
+        'anomaly_mitigation\n          Value: "off"',
+        "targets_checked_for_liveness",
     ),
     ("service.yaml", "RetentionInDays: 30", "Tags: []", "logs_expire"),
     (

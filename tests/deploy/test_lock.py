@@ -27,12 +27,18 @@ LOCKS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
         *project["project"]["optional-dependencies"]["dev"],
     ],
     "requirements-build.lock": lambda project: project["build-system"]["requires"],
+    "requirements-checkov.lock": lambda _: requirements_in("requirements-checkov.in"),
 }
 _PIN = re.compile(
     r"^([A-Za-z0-9_.-]+)==([^ ;\\]+)(?: ; ([^\\]*))? \\\n"
     r"((?:\s+--hash=sha256:[0-9a-f]{64}(?: \\)?\n)+)",
     re.M,
 )
+
+
+def requirements_in(name: str) -> list[str]:
+    lines = (ROOT / name).read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 def entries(text: str) -> list[tuple[str, str, str]]:
@@ -99,3 +105,22 @@ def test_a_changed_range_or_a_new_dependency_is_stale() -> None:
     problems = stale(changed["project"]["dependencies"], (ROOT / "requirements.lock").read_text())
     assert len(problems) == 2
     assert "orjson==" in problems[0] and "leftpad is not locked" in problems[1]
+
+
+def test_the_build_lock_source_is_the_build_system() -> None:
+    """requirements-build.in exists so the build lock's header names a file
+    (Renovate replays it); it says what [build-system] requires, no more."""
+    requires = project()["build-system"]["requires"]
+    assert requirements_in("requirements-build.in") == requires
+
+
+def test_every_lock_header_is_a_command_that_can_be_run_again() -> None:
+    """Renovate (renovate.json) re-runs each lock's header to refresh it: a
+    plain `uv pip compile` with `--option=value` and files as sources."""
+    for name in LOCKS:
+        command = (ROOT / name).read_text().splitlines()[1].removeprefix("#    ")
+        words = command.split()
+        assert words[:3] == ["uv", "pip", "compile"], name
+        assert f"--output-file={name}" in words, name
+        sources = [w for w in words[3:] if not w.startswith("-")]
+        assert sources and all((ROOT / source).is_file() for source in sources), name

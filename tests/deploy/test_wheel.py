@@ -87,3 +87,20 @@ def test_the_installed_gateway_serves_the_explorer_and_its_assets(served: str) -
     for asset in assets:
         response = httpx.get(f"{served}{asset}", timeout=5)
         assert response.status_code == 200 and len(response.content) > 100, asset
+
+
+def test_the_installed_capacity_command_needs_no_checkout(installed: Path, tmp_path: Path) -> None:
+    """`proofgate capacity` reads its profile from the wheel's package data,
+    run from a directory with nothing beside it."""
+    result = subprocess.run(
+        [sys.executable, "-m", "api.cli.main", "capacity", "--mix", "page=10"],
+        cwd=tmp_path,
+        env=environment(installed),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "page" in result.stdout
+    assert (installed / "api" / "cli" / "capacity-profile.json").is_file()

@@ -53,12 +53,17 @@ def script(lines: list[str], endpoint: str, ports: tuple[int, int]) -> str:
 
 
 def ready(url: str, deadline: float) -> int:
+    """``/ready``'s answer once it is 200, or the last one at the deadline: a
+    process whose first check of the store ran out of time answers 503 while
+    it checks again (docs/design.md, Degraded start)."""
+    status = 0
     while time.monotonic() < deadline:
-        try:
-            return httpx.get(f"{url}/ready", timeout=2).status_code
-        except httpx.TransportError:
-            time.sleep(0.1)
-    return 0
+        with contextlib.suppress(httpx.TransportError):
+            status = httpx.get(f"{url}/ready", timeout=2).status_code
+        if status == 200:
+            return status
+        time.sleep(0.1)
+    return status
 
 
 @pytest.fixture
@@ -110,7 +115,7 @@ def test_the_recipe_starts_two_processes_on_one_table(moto_endpoint: str, clone:
     assert len((clone / "pids").read_text().split()) == 2
     deadline = time.monotonic() + 60
     urls = [f"http://127.0.0.1:{port}" for port in ports]
-    assert [ready(url, deadline) for url in urls] == [200, 200]
+    assert [ready(url, deadline) for url in urls] == [200, 200], log.read_text()
     fleet = dict(
         line.split("=", 1)
         for line in (clone / ".fleet.env").read_text().splitlines()

@@ -36,7 +36,7 @@ def proofgate(*args: str) -> subprocess.CompletedProcess[str]:
 def backup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A store with its key files, and a backup of it."""
     source = tmp_path_factory.mktemp("source")
-    assert proofgate("migrate", "--data-dir", str(source)).returncode == 0
+    assert proofgate("migrate", "--create", "--data-dir", str(source)).returncode == 0
     copy = source.parent / f"{source.name}-backup.db"
     taken = proofgate("backup", str(copy), "--data-dir", str(source))
     assert taken.returncode == 0, taken.stderr

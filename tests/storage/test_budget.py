@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from domain.errors import ReadBudgetExceeded
-from storage.budget import ReadBudget, before_read, reading_within, spend_read
+from storage.budget import (
+    ReadBudget,
+    before_read,
+    current_budget,
+    reading_within,
+    spend_read,
+)
 
 
 def test_reads_within_the_budget_pass() -> None:
@@ -37,6 +43,14 @@ def test_capacity_units_count_too() -> None:
     assert over.value.extensions["maxReadUnits"] == 2
 
 
-def test_without_a_budget_nothing_is_counted() -> None:
+def test_a_budget_counts_only_the_reads_within_it() -> None:
+    """Reads outside a request (the relay, start-up, the CLI) spend no budget,
+    nor the one a request left behind when it ended."""
+    with reading_within(ReadBudget(max_items=10, max_units=10)) as budget:
+        spend_read(4, 2)
+    assert current_budget() is None
     before_read()
     spend_read(10**9, 10**9)
+    assert (budget.items, budget.units) == (4, 2)
+    with reading_within(budget), pytest.raises(ReadBudgetExceeded):
+        spend_read(7, 0)  # the positive control: the same budget, read within it, is spent

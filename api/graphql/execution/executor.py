@@ -123,7 +123,7 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
                 return self.events.result(key, self.root_value, self._run_event)
             self._begin(GRAPHQL_CORE)
             return super().execute_operation(serially)
-        plan = self._plan() if serially is None else None
+        plan = self.compiled_plan() if serially is None else None
         self._begin(COMPILED if plan else GRAPHQL_CORE)
         if plan is None:
             return self._settled(super().execute_operation(serially))
@@ -166,7 +166,7 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     def _sharers(self) -> Sharers | None:
         shared_by = self._shared_by
         if shared_by is _UNKNOWN:
-            plan = self._plan()
+            plan = self.compiled_plan()
             shared_by = (
                 None
                 if plan is None
@@ -183,9 +183,9 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
 
     def _run(self, plan: OperationPlan) -> Any:
         if plan.single_loads:
-            loaders = getattr(self.context_value, "loaders", None)
-            if loaders is not None:
-                loaders.single = plan.single_loads
+            context: OperationContext | None = self.context_value
+            if context is not None:
+                context.loaders.single = plan.single_loads
         try:
             data = plan.run(self, self.root_value)
         except (GraphQLError, BudgetExceeded) as error:
@@ -246,10 +246,11 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     def _variables(self) -> str:
         return repr(sorted(self.variable_values.coerced.items()))
 
-    def _plan(self, *, counted: bool = True) -> OperationPlan | None:
-        """The operation's plan, or None: a fallback counted by cause, but
-        not when compiled ahead at start-up (``counted`` False), before any
-        request and before logging is set up."""
+    def compiled_plan(self, *, counted: bool = True) -> OperationPlan | None:
+        """This operation's plan for these variables, compiled on first use;
+        None: graphql-core runs it, a fallback counted by cause, but not when
+        compiled ahead at start-up (``counted`` False), before any request
+        and before logging is set up."""
         plans = self.plans
         if plans is None:
             return None
@@ -345,7 +346,7 @@ class OperationStart:
         executor.background_futures = set()
         executor.pending_incremental_futures = set()
         executor._helpers = None
-        plan = executor._plan(counted=False)
+        plan = executor.compiled_plan(counted=False)
         if plan is None:  # counted once, by graphql-core's run of it
             return None
         executor._begin(COMPILED)

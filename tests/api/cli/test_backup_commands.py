@@ -109,7 +109,7 @@ def test_backup_on_dynamodb_points_to_pitr(
 
 
 def test_a_backup_is_as_private_as_the_key_files(data_dir: Path, tmp_path: Path) -> None:
-    assert main(["migrate", "--data-dir", str(data_dir)]) == 0
+    assert main(["migrate", "--create", "--data-dir", str(data_dir)]) == 0
     copy = tmp_path / "copy.db"
     assert main(["backup", str(copy), "--data-dir", str(data_dir)]) == 0
     assert stat.S_IMODE(copy.stat().st_mode) == 0o600

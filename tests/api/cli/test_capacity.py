@@ -5,11 +5,16 @@ given on the command line."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from api.cli.capacity import installed_profile
 from api.cli.main import main
+from tests._support.source import ROOT
 
 PROFILE = {
     "source": "test",
@@ -87,8 +92,36 @@ def test_mistakes_are_one_line_with_a_hint(
     assert message in err and "proofgate: hint:" in err and "Traceback" not in err
 
 
-def test_a_missing_profile_says_how_to_measure_one(
+def test_a_missing_profile_says_what_to_do_without_naming_the_benchmark(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The wheel ships no bench package: the hint names what an installed
+    proofgate has (its own profile), and `make bench` for a checkout."""
     assert main(["capacity", "--profile", str(tmp_path / "none.json")]) == 1
-    assert "python -m bench backends" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "Traceback" not in err
+    assert "python -m bench" not in err and "Leave out --profile" in err
+
+
+def test_a_directory_as_profile_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["capacity", "--profile", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "Cannot read" in err and "Traceback" not in err
+
+
+def test_the_profile_comes_from_the_installed_package_in_any_directory(tmp_path: Path) -> None:
+    """Run as an operator would, from a directory with no docs/ beside it."""
+    result = subprocess.run(
+        [sys.executable, "-m", "api.cli.main", "capacity", "--mix", "page=10"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "page" in result.stdout and "units" in result.stdout
+    assert installed_profile() == (ROOT / "api" / "cli" / "capacity-profile.json").read_text()

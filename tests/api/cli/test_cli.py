@@ -105,6 +105,7 @@ def test_create_table(moto_endpoint: str, capsys: pytest.CaptureFixture[str]) ->
     assert table["KeySchema"] == request["KeySchema"]
     assert sorted(i["IndexName"] for i in table["GlobalSecondaryIndexes"]) == ["GSI1", "GSI2"]
     assert table["StreamSpecification"] == request["StreamSpecification"]
+    assert table["DeletionProtectionEnabled"] is True
     ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
     assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", TABLE.ttl_attribute)
 

@@ -102,7 +102,7 @@ def test_an_endpoint_that_is_not_dynamodb(
     assert error == f"{web_server} does not answer as DynamoDB (GetItem: HTTP 404)"
 
 
-@pytest.mark.parametrize("command", [["serve"], ["migrate"]], ids=lambda c: c[0])
+@pytest.mark.parametrize("command", [["serve"], ["migrate", "--create"]], ids=lambda c: c[0])
 def test_a_data_directory_that_cannot_be_made(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -113,7 +113,7 @@ def test_a_data_directory_that_cannot_be_made(
 def test_a_backup_into_a_missing_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["migrate", "--data-dir", str(tmp_path)]) == 0
+    assert main(["migrate", "--create", "--data-dir", str(tmp_path)]) == 0
     capsys.readouterr()
     code = main(["backup", "/missing/dir/x.db", "--data-dir", str(tmp_path)])
     error, hint = one_line_with_hint(code, capsys)

@@ -161,7 +161,7 @@ def _direct_path_cases(gateway: Gateway) -> Iterator[tuple[bytes, dict[str, str]
 def _operation_cases(
     gateway: Gateway, seed: Seed, key: str
 ) -> Iterator[tuple[bytes, dict[str, str]]]:
-    schema = gateway.app.state.graphql.schema._schema
+    schema = gateway.app.state.graphql.schema.graphql_schema
     cases = [(text, seed_variables(text, seed)) for text in suite_operations(schema)]
     cases += [(text, {"c": "no-such-code"} if value else {}) for text, value in MUTATIONS]
     cases += [(text, {"b": seed.brand_ids[0]}) for text in REFUSALS]

@@ -39,7 +39,7 @@ from api.graphql.prepared import PreparedLane, PreparedOperation, prepared_lane
 from api.graphql.schema import build_schema
 from api.settings.limits import Execution, Limits
 from api.settings.operations import TrustedDocuments
-from tests._support.source import ROOT, source_files
+from tests._support.source import ROOT
 
 pytestmark = pytest.mark.fast_paths
 
@@ -182,7 +182,7 @@ async def _corpus(
 
 
 def _schema(gateway: Gateway) -> Any:
-    return gateway.app.state.graphql.schema._schema
+    return gateway.app.state.graphql.schema.graphql_schema
 
 
 async def test_every_suite_operation_mutation_and_refusal_answers_alike(seeded: Any) -> None:
@@ -330,14 +330,10 @@ def test_graphql_core_execution_turns_the_lane_off() -> None:
         assert (lane is not None) is built
 
 
-def test_nothing_imports_strawberrys_private_modules() -> None:
-    """A private module may change in any release; with none imported, the
-    Strawberry pin spans more than one minor release (pyproject.toml)."""
-    private = re.compile(r"^\s*(from|import)\s+strawberry(\.\w+)*\._", re.MULTILINE)
-    assert private.search("from strawberry.schema._graphql_core import x"), "positive control"
-    sources = [*source_files(), *(ROOT / "bench").rglob("*.py")]
-    offenders = [str(p.relative_to(ROOT)) for p in sources if private.search(p.read_text())]
-    assert offenders == []
+def test_the_strawberry_pin_spans_more_than_one_minor_release() -> None:
+    """Strawberry's private names are reached through one module
+    (``api/_strawberry.py``, held by ``tests/test_library_doors.py``), so the
+    pin (pyproject.toml) may span several minor releases."""
     pin = re.search(r'"strawberry-graphql>=0\.(\d+)[^,]*,<0\.(\d+)"', PYPROJECT.read_text())
     assert pin is not None
     assert int(pin[2]) - int(pin[1]) > 1, "the pin spans more than one minor release"

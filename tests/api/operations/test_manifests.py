@@ -98,6 +98,84 @@ def test_a_bad_manifest_stops_start_up_in_one_line(
     assert "\n" not in raised.value.message
 
 
+def test_a_duplicate_key_is_refused_in_one_line_naming_the_file(tmp_path: Path) -> None:
+    """JSON keeps the last of two equal keys; a manifest must not, silently."""
+    bad = tmp_path / "persisted_queries.json"
+    first, second = json.dumps(APOLLO_BODY), json.dumps(RELAY_TEXT)
+    bad.write_text(f'{{"same": {first}, "same": {second}}}')
+    with pytest.raises(ConfigurationError) as raised:
+        load_registry(schema, Limits(), tmp_path)
+    assert str(bad) in raised.value.message and "'same' appears twice" in raised.value.message
+    assert "\n" not in raised.value.message
+    bad.write_text(json.dumps({"same": APOLLO_BODY, "other": RELAY_TEXT}))  # the control
+    assert load_registry(schema, Limits(), tmp_path).document("same") == APOLLO_BODY
+
+
+def test_runaway_nesting_is_refused_in_one_line_naming_the_file(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ConfigurationError) as raised:
+        load_registry(schema, Limits(), tmp_path)
+    assert str(deep) in raised.value.message and "nested too deeply" in raised.value.message
+    assert "\n" not in raised.value.message
+
+
+def test_the_cli_answers_runaway_nesting_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "deep.json").write_text('{"a": ' * 100_000 + '"x"' + "}" * 100_000)
+    assert main(["operations", "check", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "nested too deeply" in err and "Traceback" not in err and len(err.splitlines()) <= 2
+
+
+def test_an_apollo_id_must_be_its_bodys_sha256(tmp_path: Path) -> None:
+    def apollo(document_id: str) -> str:
+        operation = {"id": document_id, "name": "A", "type": "query", "body": APOLLO_BODY}
+        return json.dumps({"format": APOLLO_FORMAT, "version": 1, "operations": [operation]})
+
+    manifest = tmp_path / "persisted-query-manifest.json"
+    manifest.write_text(apollo(sha256(RELAY_TEXT)))
+    with pytest.raises(ConfigurationError, match="is not the SHA-256 of its body"):
+        load_registry(schema, Limits(), tmp_path)
+    manifest.write_text(apollo("sha256:" + sha256(APOLLO_BODY).upper()))  # the control
+    assert load_registry(schema, Limits(), tmp_path).document(sha256(APOLLO_BODY)) == APOLLO_BODY
+
+
+@pytest.mark.parametrize("spelling", ["{}", "sha256:{}", "{upper}"])
+def test_an_id_that_is_another_documents_hash_is_refused(tmp_path: Path, spelling: str) -> None:
+    """Whatever the spelling, one SHA-256 names one text: were this loaded,
+    documentId=<h> would run RELAY_TEXT and sha256:<h>, APQ or the text
+    itself APOLLO_BODY."""
+    taken = sha256(APOLLO_BODY)
+    (tmp_path / "a.graphql").write_text(APOLLO_BODY)
+    planted = spelling.format(taken, upper=taken.upper())
+    (tmp_path / "b.json").write_text(json.dumps({planted: RELAY_TEXT}))
+    with pytest.raises(ConfigurationError) as raised:
+        load_registry(schema, Limits(), tmp_path)
+    assert "is the SHA-256 of another registered document" in raised.value.message
+    assert str(tmp_path / "b.json") in raised.value.message
+
+
+def test_every_spelling_of_an_id_names_one_text(tmp_path: Path) -> None:
+    """The control: an id that is its own text's hash, or no hash at all."""
+    (tmp_path / "a.graphql").write_text(APOLLO_BODY)
+    own = sha256(RELAY_TEXT)
+    (tmp_path / "b.json").write_text(json.dumps({"sha256:" + own.upper(): RELAY_TEXT}))
+    registry = load_registry(schema, Limits(), tmp_path)
+    for spelling in (own, "sha256:" + own, own.upper(), "sha256:" + own.upper()):
+        assert registry.document(spelling) == RELAY_TEXT
+    assert registry.document(sha256(APOLLO_BODY)) == APOLLO_BODY
+
+
+def test_two_spellings_of_one_id_for_two_documents_are_refused(tmp_path: Path) -> None:
+    shaped = "a" * 64
+    (tmp_path / "a.json").write_text(json.dumps({shaped: APOLLO_BODY}))
+    (tmp_path / "b.json").write_text(json.dumps({"sha256:" + shaped.upper(): RELAY_TEXT}))
+    with pytest.raises(ConfigurationError, match="names two different documents"):
+        load_registry(schema, Limits(), tmp_path)
+
+
 def test_one_id_for_two_documents_is_refused(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text(json.dumps({"same": APOLLO_BODY}))
     (tmp_path / "b.json").write_text(json.dumps({"same": RELAY_TEXT}))

@@ -116,8 +116,8 @@ def test_the_store_keeps_the_most_recently_used() -> None:
         store.resolve(None, persisted("{ b }")["persistedQuery"])
 
 
-def test_the_store_is_bounded_in_characters_too() -> None:
-    store = PersistedQueryStore(capacity=10, max_chars=25)
+def test_the_store_is_bounded_in_bytes_too() -> None:
+    store = PersistedQueryStore(capacity=10, max_bytes=25)
     small, large, huge = "{ a }", "{ " + "b" * 12 + " }", "{ " + "c" * 30 + " }"
     for query in (small, large, huge):
         assert store.resolve(query, persisted(query)["persistedQuery"]) == query
@@ -129,3 +129,19 @@ def test_the_store_is_bounded_in_characters_too() -> None:
         store.resolve(None, persisted(large)["persistedQuery"])
     with pytest.raises(BadUserInput, match=NOT_FOUND):
         store.resolve(None, persisted(huge)["persistedQuery"])
+
+
+def test_four_byte_characters_count_four_times() -> None:
+    """The bound is bytes: 20 four-byte characters (80 bytes) are over 50,
+    though 20 characters are not; 20 ASCII ones are kept (the control)."""
+    store = PersistedQueryStore(capacity=10, max_bytes=50)
+    wide, narrow = "#" + "\U0001f600" * 20, "#" + "x" * 20
+    for query in (wide, narrow):
+        assert store.resolve(query, persisted(query)["persistedQuery"]) == query
+    with pytest.raises(BadUserInput, match=NOT_FOUND):
+        store.resolve(None, persisted(wide)["persistedQuery"])
+    assert store.resolve(None, persisted(narrow)["persistedQuery"]) == narrow
+    third = "#" + "\u00e9" * 15  # 31 bytes: with narrow's 21, over 50, so narrow goes
+    store.resolve(third, persisted(third)["persistedQuery"])
+    with pytest.raises(BadUserInput, match=NOT_FOUND):
+        store.resolve(None, persisted(narrow)["persistedQuery"])

@@ -16,14 +16,14 @@ from api.operations.shared_persisted import (
     BYTES_KEY,
     KEY_PREFIX,
     SHARED_MAX_BYTES,
-    SHARED_MAX_CHARS,
+    SHARED_MAX_QUERY_BYTES,
 )
 from api.settings.operations import OperationSettings, TrustedDocuments
 from services.pipeline.settings import PipelineSettings
 from tests._support.redis_server import RedisServer
 
 PREFIX = "proofgate:"
-PADDING = "#" + "x" * (SHARED_MAX_CHARS - 200) + "\n"
+PADDING = "#" + "x" * (SHARED_MAX_QUERY_BYTES - 200) + "\n"
 """A comment: it takes bytes but no tokens, as a hostile text would."""
 
 
@@ -92,3 +92,20 @@ async def test_row3_redis_memory_is_bounded_under_an_anonymous_flood(
     assert grown < SHARED_MAX_BYTES * 1.25, grown
     newest = PREFIX + KEY_PREFIX + hashlib.sha256(last.encode()).hexdigest()
     assert await redis.get(newest) == last.encode()
+
+
+async def test_one_text_is_bounded_in_bytes_not_characters(
+    redis_server: RedisServer, redis: Redis
+) -> None:
+    """A comment of four-byte characters under the bound in characters and
+    over it in bytes is not written; the same count of ASCII is (the control)."""
+    pipeline = PipelineSettings(redis_url=redis_server.url)
+    count = SHARED_MAX_QUERY_BYTES // 2
+    wide = "#" + "\U0001f600" * count + "\nquery Wide { health { status } }"
+    narrow = "#" + "x" * count + "\nquery Narrow { health { status } }"
+    assert len(wide) < SHARED_MAX_QUERY_BYTES < len(wide.encode())
+    async with serve(pipeline=pipeline) as gateway:
+        assert "errors" not in await _register(gateway, wide)
+        assert await _texts(redis) == []
+        assert "errors" not in await _register(gateway, narrow)
+        assert len(await _texts(redis)) == 1

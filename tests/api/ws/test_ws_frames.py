@@ -145,7 +145,7 @@ async def test_subscribers_sharing_an_alert_get_the_frames_of_one_that_shares_no
         await _start(socket, SHARED, brand)
     # Another document, so another plan: executed and encoded on its own.
     await _start(alone, ALONE, brand)
-    await asyncio.sleep(0.2)
+    await gateway.wait_for_subscriptions(7)
     product = await gateway.product(brand, key, claimed=True)
     await gateway.dispute(product)
 

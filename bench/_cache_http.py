@@ -1,0 +1,177 @@
+"""The page of 50 and ``verifyProduct`` over HTTP with the storage cache on,
+beside the same gateway with it off, bare Strawberry and Fastify + Mercurius
++ graphql-jit, in interleaved rounds of one run (docs/design.md, Storage cache).
+
+Servers: ``uncached`` (``proofgate serve``, cache off), ``cached`` (cache
+on: after the first request every page is a hit), ``cached-miss`` (cache on,
+too small for a page: every page misses, the miss path's cost),
+``bare`` and ``mercurius`` (from memory, as in ``bench/api.py``). Each
+gateway has a SQLite file of its own, seeded through its own API, since a
+cache hears only its own process's writes.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from api.cli.cache_ratios import hit_ratios
+
+from . import _mercurius
+from ._harness import print_table
+from ._server import Server, free_port, serving
+from ._wrk import WrkResult, run_wrk
+from .api import (
+    ADMIN_KEY,
+    GATEWAY_ENV,
+    PAGE_SHAPE,
+    VERIFY_SHAPE,
+    Fixture,
+    _baseline,
+    _call_summary,
+    _requests,
+    _seed,
+    _trace,
+)
+
+__all__ = ["GATEWAYS", "measure"]
+
+CONNECTIONS = 16
+ROUNDS = 3
+SECONDS = 10
+WARMUP_SECONDS = 2
+PRODUCTS = 120
+GATEWAYS = {
+    "uncached": {"PROOFGATE_CACHE": "off"},
+    "cached": {"PROOFGATE_CACHE": "on"},
+    "cached-miss": {"PROOFGATE_CACHE": "on", "PROOFGATE_CACHE_BYTES": "8192"},
+}
+"""``cached-miss`` holds 8 KiB: a page of 50 never fits, so every page read
+misses, measures its size and is refused; the brand (a small item) still hits."""
+SHAPES = {
+    PAGE_SHAPE: ("uncached", "cached", "cached-miss", "bare", "mercurius"),
+    VERIFY_SHAPE: ("uncached", "cached"),
+}
+
+
+def _gateway(name: str, directory: Path, stack: ExitStack) -> Server:
+    port = free_port()
+    command = [
+        sys.executable, "-m", "api.cli.main", "serve",
+        "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(directory / name),
+    ]  # fmt: skip
+    env = {**GATEWAY_ENV, **GATEWAYS[name]}
+    return stack.enter_context(
+        serving(name, command, port=port, probe="/health", log_dir=directory, env=env)
+    )
+
+
+def _servers(directory: Path, stack: ExitStack) -> Iterator[Server]:
+    for name in GATEWAYS:
+        yield _gateway(name, directory, stack)
+    port = free_port()
+    bare = [sys.executable, "-m", "bench._bare", "--port", str(port)]
+    yield stack.enter_context(_baseline("bare", bare, port, directory))
+    if _mercurius.unavailable() is None:
+        port = free_port()
+        yield stack.enter_context(_baseline("mercurius", _mercurius.command(port), port, directory))
+
+
+def _scrape(server: Server) -> dict[str, float]:
+    request = urllib.request.Request(
+        server.url + "/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return hit_ratios(response.read().decode())
+
+
+async def measure(directory: Path) -> None:
+    with ExitStack() as stack:
+        servers = {server.name: server for server in _servers(directory, stack)}
+        fixtures = {name: _seed(servers[name], PRODUCTS) for name in GATEWAYS}
+        any_fixture = fixtures["uncached"]
+        collected: dict[tuple[str, str], list[WrkResult]] = {}
+        for round_index in range(ROUNDS):
+            for shape, names in SHAPES.items():
+                present = [n for n in names if n in servers]
+                for name in present if round_index % 2 == 0 else present[::-1]:
+                    requests = _requests(shape, fixtures.get(name, any_fixture))
+                    port = servers[name].port
+                    await run_wrk(port, requests, seconds=WARMUP_SECONDS, connections=CONNECTIONS)
+                    result = await run_wrk(port, requests, seconds=SECONDS, connections=CONNECTIONS)
+                    collected.setdefault((shape, name), []).append(result)
+        traces = {
+            (shape, name): _warm_trace(servers[name], shape, fixtures[name])
+            for shape in SHAPES
+            for name in ("uncached", "cached")
+        }
+        ratios = {name: _scrape(servers[name]) for name in ("cached", "cached-miss")}
+    _report(collected, traces, ratios)
+
+
+def _warm_trace(server: Server, shape: str, fixture: Fixture) -> dict[str, Any]:
+    """The second of two equal requests: the first fills what the load's
+    writes (verifications change the products on the page) dropped."""
+    _trace(server, shape, fixture)
+    return _trace(server, shape, fixture)
+
+
+def _median_ratio(ours: list[WrkResult], other: list[WrkResult]) -> str:
+    pairs = zip(ours, other, strict=True)
+    return f"{statistics.median(o.per_second / t.per_second for o, t in pairs):.2f}x"
+
+
+def _report(
+    collected: dict[tuple[str, str], list[WrkResult]],
+    traces: dict[tuple[str, str], dict[str, Any]],
+    ratios: dict[str, dict[str, float]],
+) -> None:
+    rows: list[tuple[str, ...]] = []
+    for (shape, name), results in collected.items():
+        against = {
+            other: _median_ratio(results, collected[(shape, other)])
+            for other in ("uncached", "mercurius")
+            if (shape, other) in collected and other != name
+        }
+        rows.append(
+            (
+                shape,
+                name,
+                " / ".join(f"{r.per_second:,.0f}" for r in results),
+                f"{statistics.median(r.p99_ms for r in results):.1f}",
+                against.get("uncached", "-"),
+                against.get("mercurius", "-"),
+                str(sum(r.errors for r in results)),
+            )
+        )
+    print_table(
+        f"cache: wrk, 1 thread, {CONNECTIONS} connections, {ROUNDS} interleaved rounds of "
+        f"{SECONDS} s; uncached / cached / cached-miss = proofgate serve on a SQLite file "
+        "with PROOFGATE_CACHE off / on / on with 8 KiB (every page misses)",
+        rows,
+        ("shape", "server", "req/s per round", "p99 ms", "vs uncached", "vs mercurius", "errors"),
+    )
+    print_table(
+        "cache: storage calls per request (X-Proofgate-Trace: 1, after the load: warm)",
+        [
+            (shape, name, str(trace.get("storageCalls", "?")), _call_summary(trace))
+            for (shape, name), trace in traces.items()
+        ],
+        ("shape", "server", "calls", "which"),
+    )
+    print_table(
+        "cache: hit ratio per access pattern over the run (/metrics)",
+        [
+            (name, pattern, f"{ratio:.1%}")
+            for name, by_pattern in ratios.items()
+            for pattern, ratio in sorted(by_pattern.items())
+        ],
+        ("server", "access pattern", "hit ratio"),
+    )
+    print("\n" + json.dumps({"cache_hit_ratios": ratios}))
