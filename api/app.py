@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.demo.loader import start_demo
 from api.graphql.entry import GraphQLEntry
+from api.graphql.execution import fallbacks
 from api.graphql.prepared import prepared_lane
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
@@ -47,6 +48,7 @@ from api.runtime.pipeline import build_pipeline, running_pipeline
 from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
 from api.settings.key_ring import record_signing_key
+from api.settings.limits import Lane
 from services.context import Services
 from services.pipeline import Pipeline
 from storage import Storage
@@ -137,10 +139,11 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
 
     middleware = _middleware(settings, metrics, spans)
     app = ProofgateApp(routes=_routes(), middleware=middleware, lifespan=lifespan)
-    if spans is None:
+    if spans is None and Lane.ENTRY in settings.limits.execution:
         app.graphql_entry = _entry(app, settings, metrics)
     app.state.settings = settings
     app.state.metrics = metrics
+    metrics.count_fast_paths((fallbacks.counts, fallbacks.taken))
     app.state.operations = registry
     app.state.untrusted_documents = untrusted
     return app

@@ -11,11 +11,13 @@ SECTIONS = (
     "scale",
     "ledger",
     "execution",
+    "fastpaths",
     "api",
     "cache",
     "backends",
     "alerts",
     "soak",
+    "servers",
 )
 
 

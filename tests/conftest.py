@@ -25,6 +25,7 @@ from moto.dynamodb.exceptions import MockValidationException
 from moto.dynamodb.responses import DynamoHandler
 from moto.server import ThreadedMotoServer
 
+from api.settings.limits import Execution, Limits
 from bench._moto import honour_request_tokens, serialize_moto
 from storage.dynamodb import _client as dynamodb_client
 from tests._support.redis_server import RedisServer, redis_binary
@@ -35,6 +36,46 @@ from tests._support.redis_server import RedisServer, redis_binary
 # Speed is measured in bench/; here every example may take what it takes.
 settings.register_profile("proofgate", deadline=None)
 settings.load_profile("proofgate")
+
+TEST_EXECUTION = "PROOFGATE_TEST_EXECUTION"
+"""``PROOFGATE_TEST_EXECUTION=library pytest tests``: the suite with the fast
+paths off (or any ``PROOFGATE_EXECUTION`` value). Every gateway a test builds
+without naming its lanes gets these, in this process (the default of
+``Limits.execution``) and in those ``tests/api/_serve.py`` starts: the
+library path answers everything the fast paths do
+(docs/design.md, Fast paths and their switches)."""
+
+
+def _default_lanes(value: str | None) -> None:
+    if not value:
+        return
+    lanes = Limits(execution=value).execution
+    classes: list[type[Limits]] = [Limits]
+    while classes:  # the environment readers built from it, too
+        section = classes.pop()
+        section.model_fields["execution"].default = lanes
+        section.model_rebuild(force=True)
+        classes += section.__subclasses__()
+
+
+_default_lanes(os.environ.get(TEST_EXECUTION))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _lanes_of_the_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module marked ``fast_paths`` tests the lanes themselves (that they
+    are taken, what they answer against the library path): its gateways
+    take every lane whatever ``PROOFGATE_TEST_EXECUTION`` says."""
+    value = os.environ.get(TEST_EXECUTION)
+    if not value or request.node.get_closest_marker("fast_paths") is None:
+        yield
+        return
+    _default_lanes(Execution.COMPILED)
+    try:
+        yield
+    finally:
+        _default_lanes(value)
+
 
 CACHED_SUITE = os.environ.get("CACHED_SUITE") == "1"
 """``CACHED_SUITE=1 make test``: every store a gateway opens (``open_storage``)

@@ -40,6 +40,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.graphql.execution.fallbacks import fell_back
 from api.graphql.incremental import STREAMING_ACCEPTS
 from api.graphql.negotiation import APPLICATION_JSON, json_media_type
 from api.graphql.view import GraphQLApp
@@ -51,6 +52,7 @@ from api.observability.observation import (
     request_id_from,
 )
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY, RequestObserver
+from api.settings.limits import Lane
 from storage.trace import accounting
 
 __all__ = ["GraphQLEntry"]
@@ -107,7 +109,8 @@ class GraphQLEntry:
         incoming: bytes | None = None
         authorization: bytes | None = None
         accept: bytes | None = None
-        preflighted = layered = False
+        preflighted = False
+        layered: str | None = None  # why the stack's functions answer, not ``_direct``
         for name, value in scope["headers"]:
             # As Headers(scope=...).get: the first of a repeated name counts.
             if name == _CONTENT_TYPE:
@@ -121,17 +124,21 @@ class GraphQLEntry:
             elif name in _PREFLIGHT:
                 preflighted = True
             elif name == _ORIGIN:
-                layered = layered or self.cors is not None  # CORS writes its headers
+                if self.cors is not None:  # CORS writes its headers
+                    layered = "origin with CORS"
             elif name == _ACCEPT:
                 accept = value if accept is None else accept
-                layered = layered or _streaming(value)  # negotiated by the view
+                if _streaming(value):  # negotiated by the view
+                    layered = "streaming accept"
             elif name == _TRACE:
-                layered = True
+                layered = "trace header"
         scope["app"] = self.app
         # Before start-up completes there is none: the stack answers as it did.
         graphql = getattr(self.app.state, "graphql", None)
+        if layered is None and content_type != _JSON:
+            layered = "content type not exactly application/json"
         # An exact type test: ``isinstance`` against Strawberry's ABC costs more.
-        if not layered and content_type == _JSON and type(graphql) is GraphQLApp:
+        if layered is None and type(graphql) is GraphQLApp:
             reply = _Reply(send, self.cors)
             try:
                 await self._direct(
@@ -144,6 +151,7 @@ class GraphQLEntry:
                     )
                 raise
             return
+        fell_back(Lane.ENTRY, layered or "not started")
         await self._layered(scope, receive, send, content_type, length, incoming, preflighted)
 
     async def _layered(

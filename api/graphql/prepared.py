@@ -48,13 +48,14 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.types import ExecutionResult
 
 from api.graphql.execution.executor import OperationStart
+from api.graphql.execution.fallbacks import fell_back
 from api.graphql.execution.plan import incremental
 from api.limits.cost import cost_model
 from api.limits.ratelimit import RateCheck, public_calls
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
 from api.operations.trusted import runs_freely
-from api.settings.limits import Execution
+from api.settings.limits import Lane
 from api.wire.errors import map_errors
 from api.wire.request_json import MalformedJSON, decode_request_json
 from domain.errors import ProofgateError, RateLimited
@@ -113,11 +114,11 @@ def prepared_lane(
     registry: OperationRegistry | None,
     trusted_documents: TrustedDocuments,
 ) -> PreparedLane | None:
-    """The lane for the view to take, or None: with ``PROOFGATE_EXECUTION=graphql-core``
-    (the operator's way back to Strawberry's stock path) or a schema without
-    a document cache, every request takes the full path."""
+    """The lane for the view to take, or None: without the ``prepared`` lane
+    (``PROOFGATE_EXECUTION``: ``graphql-core`` and ``library`` leave it out)
+    or a schema without a document cache, every request takes the full path."""
     documents = schema.document_cache
-    if limits.execution is not Execution.COMPILED or documents is None:
+    if Lane.PREPARED not in limits.execution or documents is None:
         return None
     return PreparedLane(schema, documents, limits, registry, trusted_documents)
 
@@ -140,35 +141,52 @@ class PreparedLane:
         self.declined = 0
 
     def prepare(self, body: bytes, principal: Principal) -> PreparedRequest | None:
-        """The request, if it may take the lane as far as its text tells."""
+        """The request, if it may take the lane as far as its text tells;
+        None, the fallback counted by cause, for the full path."""
+        request = self._request(body, principal)
+        if isinstance(request, str):
+            fell_back(Lane.PREPARED, request)
+            return None
+        return request
+
+    def _request(self, body: bytes, principal: Principal) -> PreparedRequest | str:
         try:
             data = decode_request_json(body)
         except MalformedJSON:
-            return None
-        if not isinstance(data, dict) or not _FIELDS.issuperset(data):
-            return None
+            return "body not JSON"
+        if not isinstance(data, dict):
+            return "batch"
+        if not _FIELDS.issuperset(data):
+            return "extensions or other fields"
         query, variables, name = data.get("query"), data.get("variables"), data.get("operationName")
         if not (name is None or isinstance(name, str)):
-            return None
+            return "malformed fields"
         if not (variables is None or isinstance(variables, dict)):
-            return None
+            return "malformed fields"
         if query is None and self.registry is not None and name:
             registered = self.registry.by_name.get(name)
             query = registered.text if registered is not None else None
         if not isinstance(query, str):
-            return None
+            return "no query"
         if not runs_freely(self.trusted_documents, self.registry, query, principal):
-            return None
+            return "untrusted document"
         prepared = self.documents.prepared(query, self.limits.max_tokens, name, self._prepare)
-        return None if prepared is None else PreparedRequest(prepared, variables)
+        if prepared is None:
+            return "document not validated or invalid"
+        if isinstance(prepared, str):
+            return prepared
+        return PreparedRequest(prepared, variables)
 
-    def _prepare(self, document: DocumentNode, name: str | None) -> PreparedOperation | None:
-        """What depends on the text alone, once per document and operation name."""
+    def _prepare(self, document: DocumentNode, name: str | None) -> PreparedOperation | str:
+        """What depends on the text alone, once per document and operation
+        name; or why the full path answers it."""
         operation = get_operation_ast(document, name)
-        if operation is None or operation.operation is CoreOperationType.SUBSCRIPTION:
-            return None
+        if operation is None:
+            return "no such operation"
+        if operation.operation is CoreOperationType.SUBSCRIPTION:
+            return "subscription"
         if incremental(document.definitions):  # answered in parts, by the full path
-            return None
+            return "@defer or @stream"
         if name is None and operation.name is not None:
             name = operation.name.value  # as Strawberry names the only operation
         admitted = None
@@ -198,7 +216,13 @@ class PreparedLane:
     def admits(self, prepared: PreparedRequest) -> bool:
         """What the lane checks before the request's context exists: no spans
         to open (the full path opens them), and within the cost budget."""
-        return not spans_on() and self.within_cost(prepared)
+        if spans_on():
+            fell_back(Lane.PREPARED, "spans")
+            return False
+        if not self.within_cost(prepared):
+            fell_back(Lane.PREPARED, "over the cost budget")
+            return False
+        return True
 
     async def run(
         self, prepared: PreparedRequest, context: RequestContext
@@ -207,6 +231,7 @@ class PreparedLane:
         (nothing done, no token taken) for the full path to answer."""
         mutation = prepared.operation.operation is CoreOperationType.MUTATION
         if mutation and not await _took_tokens(self.schema, prepared, context):
+            fell_back(Lane.PREPARED, "out of rate tokens")
             return None
         self.answered += 1
         result = await self._execute(prepared, context)

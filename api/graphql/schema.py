@@ -29,7 +29,7 @@ from api.observability.trace_extension import StorageTracing
 from api.operations.persisted import PersistedQueries, PersistedQueryStore
 from api.operations.registry import OperationRegistry
 from api.operations.trusted import NamedOperations, TrustedDocumentCheck, UntrustedCounter
-from api.settings.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
+from api.settings.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Lane, Limits
 from api.settings.operations import TrustedDocuments
 from api.wire.errors import ErrorMapper, map_errors
 from resolvers.context import request_context
@@ -233,11 +233,8 @@ def build_schema(
         limits, redis_url, on_redis_outage, redis_prefix, closers
     )
     shared = (persisted_queries, rate_limit)
-    compiled = limits.execution is Execution.COMPILED
     built = ProofgateSchema(
-        execution_context_class=compiled_executor(
-            PlanCache() if compiled else None, limits.max_response_bytes
-        ),
+        execution_context_class=compiled_executor(_plans(limits), limits.max_response_bytes),
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
@@ -261,6 +258,15 @@ def build_schema(
     if operations is not None:
         prepare_operations(built, operations, limits.max_tokens)
     return built
+
+
+def _plans(limits: Limits) -> PlanCache | None:
+    """The plan cache, with the lanes a plan takes; None without the ``plan``
+    lane (docs/design.md, Fast paths and their switches)."""
+    lanes = limits.execution
+    if Lane.PLAN not in lanes:
+        return None
+    return PlanCache(fused=Lane.FUSED in lanes, projection=Lane.PROJECTION in lanes)
 
 
 @cache

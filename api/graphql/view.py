@@ -30,6 +30,7 @@ from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from api._strawberry import StreamingGraphQL
+from api.graphql.execution.fallbacks import fell_back
 from api.graphql.incremental import (
     DEFER_SPEC,
     IncrementalTransport,
@@ -52,7 +53,7 @@ from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.observability.observation import new_request_id
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.operations.trusted import with_document_id
-from api.settings.limits import MAX_BODY_BYTES, MAX_TOKENS
+from api.settings.limits import MAX_BODY_BYTES, MAX_TOKENS, Lane
 from api.wire.errors import error_extensions, error_response
 from api.wire.json_response import encode_json_bytes
 from api.wire.request_json import MalformedJSON, decode_request_json
@@ -205,7 +206,11 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
             request = Request(scope, receive)
             sub_response = await self.get_sub_response(request)
             context = await self.get_context(request, sub_response)
-            result = None if context.trace is not None else await lane.run(prepared, context)
+            if context.trace is not None:
+                result = None
+                fell_back(Lane.PREPARED, "trace")
+            else:
+                result = await lane.run(prepared, context)
             if result is not None:
                 response_data = await self.process_result(request, result)
                 response = self.create_response(response_data, sub_response)

@@ -32,6 +32,8 @@ from services.pipeline import BACKLOG_COUNT_MAX, Backlog
 
 __all__ = ["CONTENT_TYPE_LATEST", "MULTIPROCESS_DIR", "OTHER_OPERATION", "Metrics"]
 
+FastPathCounts = tuple[Callable[[], Mapping[tuple[str, str], int]], Callable[[], Mapping[str, int]]]
+
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 """Set (by ``serve --workers``) when several processes serve one port: every
 process writes its counts there and any of them answers for all."""
@@ -126,6 +128,22 @@ class Metrics:
             ["part"],
             registry=self.registry,
         )
+        self.fallbacks = Counter(
+            "proofgate_fast_path_fallbacks",
+            "Requests, pages or values a fast path left to the library path it mirrors, "
+            "by lane (entry, prepared, plan, fused, projection) and cause "
+            "(docs/design.md, Fast paths and their switches)",
+            ["lane", "cause"],
+            registry=self.registry,
+        )
+        self.taken = Counter(
+            "proofgate_fast_path_taken",
+            "Pages a fast path wrote itself, by lane (projection)",
+            ["lane"],
+            registry=self.registry,
+        )
+        self._fallbacks_seen: dict[tuple[str, ...], int] = {}
+        self._fast_paths: FastPathCounts | None = None
         self.untrusted_documents = Counter(
             "proofgate_untrusted_documents",
             "Documents outside the operation registry that ran "
@@ -197,6 +215,12 @@ class Metrics:
         else:
             self.subscriptions.set_function(count)
 
+    def count_fast_paths(self, counts: FastPathCounts) -> None:
+        """The process's fast-path totals (``api/graphql/execution/fallbacks.py``:
+        fallbacks by lane and cause, pages taken by lane), read when the held
+        increments are."""
+        self._fast_paths = counts
+
     def count_relay(self, counts: Callable[[], Mapping[str, int]]) -> None:
         """The relay's own counts, read when scraped or, with several
         processes, on every request (docs/design.md, "Relay backpressure")."""
@@ -255,6 +279,23 @@ class Metrics:
         pending, self._pending = self._pending, {}
         for (counter, labels), amount in pending.items():
             self._series(counter, *labels).inc(amount)
+        if self._fast_paths is not None:
+            fallbacks, taken = self._fast_paths
+            self._catch_up(self.fallbacks, "fallbacks", fallbacks().items())
+            by_lane = (((lane,), n) for lane, n in taken().items())
+            self._catch_up(self.taken, "taken", by_lane)
+
+    def _catch_up(
+        self, counter: Any, name: str, totals: Iterable[tuple[tuple[str, ...], int]]
+    ) -> None:
+        """The process's fast-path totals (``fallbacks.py``) since this
+        ``Metrics`` last looked."""
+        seen = self._fallbacks_seen
+        for labels, count in tuple(totals):
+            key = (name, *labels)
+            if count != seen.get(key, 0):
+                self._series(counter, *labels).inc(count - seen.get(key, 0))
+                seen[key] = count
 
     def _series(self, metric: Any, *labels: str) -> Any:
         """``metric.labels(*labels)``, remembered: the label values here come

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
+from pydantic_settings import NoDecode
 
-from api.settings.environment import Section
-from api.settings.formats import EntriesOrOff, PerMinuteOrOff, Positive, Switch, choice
+from api.settings.environment import Malformed, Section
+from api.settings.formats import EntriesOrOff, PerMinuteOrOff, Positive, Switch
 from domain.errors import ConfigurationError
 
 __all__ = [
@@ -31,8 +32,11 @@ __all__ = [
     "MAX_RESPONSE_BYTES",
     "MAX_TOKENS",
     "PERSISTED_QUERIES",
+    "PRESETS",
     "AuthVariables",
     "Execution",
+    "Lane",
+    "Lanes",
     "Limits",
     "Rate",
 ]
@@ -52,12 +56,66 @@ PERSISTED_QUERIES = 1000
 DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024
 
 
+class Lane(StrEnum):
+    """A fast path beside the library path it mirrors, each can be taken
+    off alone (docs/design.md, Fast paths and their switches)."""
+
+    ENTRY = "entry"
+    """POST /graphql in one callable instead of the middleware stack."""
+    PREPARED = "prepared"
+    """A known document past Strawberry's view and extensions."""
+    PLAN = "plan"
+    """Compiled plans instead of graphql-core's executor."""
+    FUSED = "fused"
+    """A plan's scalar attributes written inline (needs ``plan``)."""
+    PROJECTION = "projection"
+    """A stored page's edges written from its items (needs ``plan``)."""
+
+
 class Execution(StrEnum):
-    """``PROOFGATE_EXECUTION``: ``graphql-core`` is the operator's way back
-    from compiled plans, should one ever answer differently."""
+    """``PROOFGATE_EXECUTION``'s named sets of lanes: ``graphql-core`` is
+    the operator's way back from compiled plans, should one ever answer
+    differently; ``library`` runs every request the libraries' way."""
 
     COMPILED = "compiled"
     GRAPHQL_CORE = "graphql-core"
+    LIBRARY = "library"
+
+
+PRESETS: dict[Execution, frozenset[Lane]] = {
+    Execution.COMPILED: frozenset(Lane),
+    Execution.GRAPHQL_CORE: frozenset({Lane.ENTRY}),
+    Execution.LIBRARY: frozenset(),
+}
+
+
+def _lanes(value: object) -> frozenset[Lane]:
+    """A preset, lane names, or both, comma-separated; ``-lane`` takes one
+    off what the items before it put on: ``compiled,-projection``."""
+    if isinstance(value, Execution):
+        return PRESETS[value]
+    if isinstance(value, frozenset | set) and all(isinstance(v, Lane) for v in value):
+        return frozenset(value)
+    if not isinstance(value, str):
+        raise Malformed(f"must be a preset or lanes, got {value!r}")
+    lanes: set[Lane] = set()
+    for item in (part.strip().lower() for part in value.split(",")):
+        name = item.removeprefix("-")
+        if name in Execution.__members__.values():
+            lanes |= PRESETS[Execution(name)]
+        elif name in Lane.__members__.values():
+            (lanes.discard if item.startswith("-") else lanes.add)(Lane(name))
+        else:
+            presets = ", ".join(Execution)
+            names = ", ".join(Lane)
+            raise Malformed(
+                f"must be one of {presets}, or lanes ({names}) with -lane to take one off,"
+                f" got {value!r}"
+            )
+    return frozenset(lanes)
+
+
+Lanes = Annotated[frozenset[Lane], NoDecode, BeforeValidator(_lanes)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,8 +161,8 @@ class Limits(Section):
     """A burst set alone keeps the default rate."""
     persisted_queries: EntriesOrOff = PERSISTED_QUERIES
     """Entries of the automatic persisted query cache; 0 turns APQ off."""
-    execution: Annotated[Execution, choice(Execution)] = Execution.COMPILED
-    """Run operations as compiled plans, or on graphql-core's executor."""
+    execution: Lanes = PRESETS[Execution.COMPILED]
+    """The fast paths on (``Lane``); ``PROOFGATE_EXECUTION``, see ``_lanes``."""
     document_cache_bytes: EntriesOrOff = DOCUMENT_CACHE_BYTES
     """Memory the parsed and validated documents may hold; 0 caches none."""
     max_read_items: Positive = MAX_READ_ITEMS

@@ -38,6 +38,8 @@ def serve(
     """A running gateway; on exit it is stopped and its output captured."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PROOFGATE_")}
+    if os.environ.get("PROOFGATE_TEST_EXECUTION"):  # tests/conftest.py, TEST_EXECUTION
+        environ["PROOFGATE_EXECUTION"] = os.environ["PROOFGATE_TEST_EXECUTION"]
     environ.update(env or {})
     command = [str(Path(sys.executable).with_name("proofgate")), "serve"]
     command += ["--port", str(port), "--data-dir", str(data_dir), *args]

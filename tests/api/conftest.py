@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 
 from api.app import create_app
 from api.settings.gateway import Backend, Settings
-from api.settings.limits import Limits
+from api.settings.limits import Execution, Limits
 from domain.signing import SigningKey
 
 ADMIN_KEY = "graphql-test-admin-key"
@@ -122,6 +122,13 @@ def _settings(backend: str, request: pytest.FixtureRequest) -> Settings:
         aws_region=REGION,
         **common,
     )
+
+
+def with_lanes(settings: Settings, execution: str = Execution.COMPILED) -> Settings:
+    """``settings`` with these lanes, whatever the run's default: a test of a
+    fast path names it (``PROOFGATE_TEST_EXECUTION``, tests/conftest.py)."""
+    lanes = Limits(execution=execution).execution
+    return replace(settings, limits=settings.limits.model_copy(update={"execution": lanes}))
 
 
 @asynccontextmanager

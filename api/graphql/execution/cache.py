@@ -46,7 +46,8 @@ class PlanEntry:
     document: Any
     conditions: tuple[str, ...]
     plans: dict[tuple[Any, ...], OperationPlan | None] = field(default_factory=dict)
-    """None: the operation is left to graphql-core."""
+    """None: the operation is left to graphql-core, for the reason in ``causes``."""
+    causes: dict[tuple[Any, ...], str] = field(default_factory=dict)
     base: int = PLAN_BYTES_BASE
     """What the entry costs without plans: the base and the document's text."""
     size: int = PLAN_BYTES_BASE
@@ -68,7 +69,18 @@ class PlanStats:
 
 
 class PlanCache:
-    def __init__(self, max_items: int = PLAN_CACHE_SIZE, max_bytes: int = PLAN_CACHE_BYTES) -> None:
+    def __init__(
+        self,
+        max_items: int = PLAN_CACHE_SIZE,
+        max_bytes: int = PLAN_CACHE_BYTES,
+        *,
+        fused: bool = True,
+        projection: bool = True,
+    ) -> None:
+        """``fused``, ``projection``: whether plans take those lanes
+        (``PROOFGATE_EXECUTION``, docs/design.md, Fast paths and their switches)."""
+        self.fused = fused
+        self.projection = projection
         self.max_items = max_items
         self.max_bytes = max_bytes
         self.bytes = 0
@@ -105,7 +117,16 @@ class PlanCache:
         self._evict()
         return entry
 
-    def store(self, entry: PlanEntry, values: tuple[Any, ...], plan: OperationPlan | None) -> None:
+    def store(
+        self,
+        entry: PlanEntry,
+        values: tuple[Any, ...],
+        plan: OperationPlan | None,
+        cause: str = "unsupported",
+    ) -> None:
+        """``cause``: why ``plan`` is None."""
+        if plan is None:
+            entry.causes[values] = cause
         if entry.pinned:
             if len(entry.plans) < PLAN_VARIANTS:
                 entry.plans[values] = plan
@@ -114,6 +135,9 @@ class PlanCache:
             self.bytes -= entry.size - entry.base
             entry.size = entry.base
             entry.plans.clear()
+            entry.causes.clear()
+            if plan is None:
+                entry.causes[values] = cause
         size = plan.fields * PLAN_BYTES_PER_FIELD if plan is not None else 0
         entry.plans[values] = plan
         entry.size += size

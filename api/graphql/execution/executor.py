@@ -36,11 +36,12 @@ from api.graphql.execution.async_helpers import weak_helpers
 from api.graphql.execution.budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from api.graphql.execution.cache import PlanCache
 from api.graphql.execution.deferred import within_read_budget
+from api.graphql.execution.fallbacks import fell_back
 from api.graphql.execution.fanout import SharedEvents, Sharers
 from api.graphql.execution.plan import OperationPlan, Unsupported, compile_operation
 from api.graphql.execution.protocols import OperationContext
 from api.graphql.execution.variables import Variables
-from api.settings.limits import MAX_RESPONSE_BYTES
+from api.settings.limits import MAX_RESPONSE_BYTES, Lane
 from domain.errors import BudgetExceeded
 
 __all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "OperationStart", "compiled_executor"]
@@ -245,29 +246,36 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     def _variables(self) -> str:
         return repr(sorted(self.variable_values.coerced.items()))
 
-    def compiled_plan(self) -> OperationPlan | None:
+    def compiled_plan(self, *, counted: bool = True) -> OperationPlan | None:
         """This operation's plan for these variables, compiled on first use;
-        None: graphql-core runs it."""
-        if self.plans is None:
+        None: graphql-core runs it, a fallback counted by cause, but not when
+        compiled ahead at start-up (``counted`` False), before any request
+        and before logging is set up."""
+        plans = self.plans
+        if plans is None:
             return None
         if self.middleware_manager is not None and self.middleware_manager.middlewares:
+            fell_back(Lane.PLAN, "field middleware")
             return None
         if self.abort_signal is not None or self.hooks is not None:
+            fell_back(Lane.PLAN, "abort signal or hooks")
             return None
-        plans = self.plans
         entry = plans.entry(self.operation, self.fragment_definitions.values())
         coerced = self.variable_values.coerced
         values = tuple(coerced.get(variable) for variable in entry.conditions)
-        if values in entry.plans:
-            return entry.plans[values]
-        plans.stats.compilations += 1
-        try:
-            plan: OperationPlan | None = compile_operation(self)
-        except Unsupported:
-            plans.stats.fallbacks += 1
-            plan = None
-        plans.store(entry, values, plan)
-        return plan
+        plan = entry.plans.get(values, _UNKNOWN)
+        if plan is _UNKNOWN:
+            plans.stats.compilations += 1
+            cause = ""
+            try:
+                plan = compile_operation(self, fused=plans.fused, projection=plans.projection)
+            except Unsupported as unsupported:
+                plans.stats.fallbacks += 1
+                plan, cause = None, unsupported.cause
+            plans.store(entry, values, plan, cause)
+        if plan is None and counted:
+            fell_back(Lane.PLAN, entry.causes.get(values, "unsupported"))
+        return plan  # type: ignore[return-value]
 
 
 class OperationStart:
@@ -329,7 +337,8 @@ class OperationStart:
                     hide_suggestions=template.hide_suggestions,
                 )
                 if isinstance(checked, list):
-                    return None
+                    return None  # graphql-core's execute says what is wrong
+                fell_back(Lane.PREPARED, "variables only graphql-core coerced")
                 coerced = checked
             executor.variable_values = coerced
         executor.context_value = context
@@ -337,8 +346,8 @@ class OperationStart:
         executor.background_futures = set()
         executor.pending_incremental_futures = set()
         executor._helpers = None
-        plan = executor.compiled_plan()
-        if plan is None:
+        plan = executor.compiled_plan(counted=False)
+        if plan is None:  # counted once, by graphql-core's run of it
             return None
         executor._begin(COMPILED)
         return executor._run(plan)

@@ -24,7 +24,9 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable as is_await
 
 from api.graphql.execution.budget import key_bytes
 from api.graphql.execution.complete import SETTLED
+from api.graphql.execution.fallbacks import fell_back
 from api.graphql.execution.protocols import PlanExecutor
+from api.settings.limits import Lane
 
 __all__ = [
     "Failed",
@@ -33,6 +35,7 @@ __all__ = [
     "InlineLeaf",
     "SelectionRunner",
     "Settle",
+    "closure_selection",
     "fused_selection",
     "inlinable",
     "selection_source",
@@ -90,6 +93,32 @@ def fused_selection(fields: list[FusedField]) -> SelectionRunner:
     return run
 
 
+def closure_selection(fields: list[FusedField]) -> SelectionRunner:
+    """The selection without the ``fused`` lane: each field's closure called
+    in a loop, what the generated function does for a field not inline."""
+    entries = tuple((field.name, field.run, field.maybe_async) for field in fields)
+
+    def run(executor: PlanExecutor, source: Any, path: Path | None) -> Any:
+        results: dict[str, Any] = {}
+        pending: list[str] | None = None
+        try:
+            for name, field_run, maybe_async in entries:
+                value = results[name] = field_run(executor, source, path)
+                if maybe_async and type(value) not in SETTLED and is_awaitable(value):
+                    if pending is None:
+                        pending = []
+                    pending.append(name)
+        except Exception:
+            if pending:
+                executor.settle_in_background([results[n] for n in pending])
+            raise
+        if pending is None:
+            return results
+        return _gather_fields(results, pending)
+
+    return run
+
+
 def selection_source(fields: list[FusedField]) -> tuple[str, dict[str, Any]]:
     """The generated function's source, annotated so mypy can check it (the
     annotations are never evaluated), and the names it reads: what
@@ -137,7 +166,7 @@ def _field_lines(index: int, field: FusedField, namespace: dict[str, Any]) -> li
                 f"    pending.append({key})",
             ]
         return lines
-    namespace[f"settle_{index}"] = inline.settle
+    namespace[f"settle_{index}"] = _counted(inline)
     namespace[f"failed_{index}"] = inline.failed
     size = key_bytes(field.name)
     test, count, output = _inline_test(index, inline, size, namespace)
@@ -176,6 +205,20 @@ def _inline_test(
     namespace[f"members_{index}"] = inline.members
     test = f"type(value) is enum_{index}"
     return test, f"{size} + members_{index}[id(value)][1]", f"members_{index}[id(value)][0]"
+
+
+def _counted(inline: InlineLeaf) -> Settle:
+    """The closure a value the inline test did not take goes to: a None is
+    the closure's by design, anything else a fallback counted by its type."""
+    settle = inline.settle
+    kind = inline.kind
+
+    def counted(executor: PlanExecutor, path: Path | None, value: Any) -> Any:
+        if value is not None:
+            fell_back(Lane.FUSED, f"{kind} leaf of type {type(value).__name__}")
+        return settle(executor, path, value)
+
+    return counted
 
 
 async def _gather_fields(results: dict[str, Any], pending: list[str]) -> dict[str, Any]:

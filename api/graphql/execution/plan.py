@@ -19,6 +19,7 @@ from graphql import (
     FieldNode,
     GraphQLBoolean,
     GraphQLEnumType,
+    GraphQLError,
     GraphQLField,
     GraphQLID,
     GraphQLList,
@@ -62,6 +63,7 @@ from api.graphql.execution.fused import (
     InlineLeaf,
     SelectionRunner,
     Settle,
+    closure_selection,
     fused_selection,
     inlinable,
 )
@@ -79,7 +81,12 @@ __all__ = ["OperationPlan", "Unsupported", "compile_operation"]
 
 
 class Unsupported(Exception):
-    """A document feature left to graphql-core."""
+    """A document feature left to graphql-core; its first argument, a fixed
+    name, is the cause its fallbacks are counted by."""
+
+    @property
+    def cause(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +100,15 @@ class OperationPlan:
     any list: no other load of theirs can share its batch (``Loaders.single``)."""
 
 
-def compile_operation(executor: PlanExecutor) -> OperationPlan:
+def compile_operation(
+    executor: PlanExecutor, *, fused: bool = True, projection: bool = True
+) -> OperationPlan:
     """A subscription's plan runs its selection set on one event: Strawberry
-    resolves the root field to the event itself."""
-    compiler = _Compiler(executor)
+    resolves the root field to the event itself. ``fused``, ``projection``:
+    whether the plan takes those lanes; without them its selections are
+    closures and its pages the general path's
+    (docs/design.md, Fast paths and their switches)."""
+    compiler = _Compiler(executor, fused=fused, projection=projection)
     operation = executor.operation
     if operation.directives:
         raise Unsupported("operation directives")
@@ -115,7 +127,7 @@ def compile_operation(executor: PlanExecutor) -> OperationPlan:
     ).grouped_field_set
     fields = compiler.fields(root_type, grouped)
     serial = operation.operation is OperationType.MUTATION
-    selection = _serial_runner(fields) if serial else fused_selection(fields)
+    selection = _serial_runner(fields) if serial else compiler.selection(fields)
     return OperationPlan(
         run=lambda ex, root: selection(ex, root, None),
         fields=compiler.count,
@@ -160,7 +172,9 @@ def incremental(definitions: Iterable[Any]) -> bool:
 
 
 class _Compiler:
-    def __init__(self, executor: PlanExecutor) -> None:
+    def __init__(self, executor: PlanExecutor, *, fused: bool, projection: bool) -> None:
+        self.fused = fused
+        self.projection = projection
         self.executor = executor
         self.schema = executor.schema
         self.count = 0
@@ -186,6 +200,9 @@ class _Compiler:
                 self.loads[ap] += 1
                 if listed:
                     self.listed.add(ap)
+
+    def selection(self, fields: list[FusedField]) -> SelectionRunner:
+        return fused_selection(fields) if self.fused else closure_selection(fields)
 
     def single_loads(self) -> frozenset[str]:
         loads = self.loads
@@ -225,11 +242,17 @@ class _Compiler:
             assert direct.of_source is not None
             settle, failed = _settlers(spec, complete)
             run = _attribute_runner(direct.of_source, settle, failed)
-            inline = _inline_leaf(spec.field_def, direct.attribute, settle, failed)
+            inline = (
+                _inline_leaf(spec.field_def, direct.attribute, settle, failed)
+                if self.fused
+                else None
+            )
             return FusedField(response_name, run, False, inline)
         run = _field_runner(spec, complete, complete_async, direct)
         sync = direct is not None and direct.sync and not complete_async
         general = FusedField(response_name, run, not sync)
+        if not self.projection:
+            return general
         return projected_edges(field_def, details, self.collect, general) or general
 
     def static_args(self, field_def: GraphQLField, node: FieldNode) -> dict[str, Any] | None:
@@ -241,7 +264,7 @@ class _Compiler:
             return None
         try:
             return get_argument_values(field_def, node, None, None, self.executor.hide_suggestions)
-        except Exception:
+        except GraphQLError:
             return None
 
     def completer(
@@ -275,7 +298,7 @@ class _Compiler:
             return complete_leaf(return_type), False
         if is_object_type(return_type):
             return self.object_completer(return_type, details)
-        raise Unsupported(f"abstract type {return_type}")
+        raise Unsupported("abstract type", str(return_type))
 
     def object_completer(
         self,
@@ -286,7 +309,7 @@ class _Compiler:
         checked = _type_check(object_type)
         fields = self.fields(object_type, self.collect(object_type, details))
         selection_async = any(entry.maybe_async for entry in fields)
-        completer = complete_object(fused_selection(fields), non_null, checked)
+        completer = complete_object(self.selection(fields), non_null, checked)
         return completer, selection_async
 
     def collect(self, object_type: GraphQLObjectType, details: FieldDetailsList) -> GroupedFieldSet:
@@ -314,7 +337,7 @@ def _type_check(object_type: GraphQLObjectType) -> tuple[str, tuple[type, ...]] 
         or definition.is_type_of is not None
         or definition.concrete_of is not None
     ):
-        raise Unsupported(f"is_type_of on {object_type}")
+        raise Unsupported("is_type_of", str(object_type))
     classes = (definition.origin, *(interface.origin for interface in definition.interfaces))
     return object_type.name, classes
 

@@ -40,9 +40,11 @@ from strawberry.types.base import StrawberryObjectDefinition
 from strawberry.types.field import StrawberryField
 
 from api.graphql.execution.budget import key_bytes, leaf_bytes
+from api.graphql.execution.fallbacks import fell_back, took, unexpected
 from api.graphql.execution.fused import FusedField
 from api.graphql.execution.leaf_coercion import enum_names
 from api.graphql.execution.protocols import PlanExecutor
+from api.settings.limits import Lane
 from resolvers.stored import (
     EDGE_CURSOR,
     EDGE_NODE,
@@ -56,13 +58,11 @@ from resolvers.stored import (
 if TYPE_CHECKING:
     from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
 
-__all__ = ["COUNTS", "Collect", "projected_edges"]
+__all__ = ["Collect", "projected_edges"]
 
 Collect = Callable[[GraphQLObjectType, "FieldDetailsList"], "GroupedFieldSet"]
 """A selection's fields, collected as the plan collects them."""
 
-COUNTS = {"projected": 0, "abandoned": 0}
-"""Pages written by a projection, and pages it left to the general path."""
 
 _TEXT_TEST = "type(value) is str and value.isascii() and value.isprintable() and '\"' not in value"
 _DEFINITION = "strawberry-definition"
@@ -71,8 +71,13 @@ _DEFINITION = "strawberry-definition"
 class _Abandon(Exception):
     """A value the projection does not write: the general path answers."""
 
+    @property
+    def cause(self) -> str:
+        return str(self.args[0])
 
-_ABANDON = _Abandon()
+
+_NOT_PLAIN = _Abandon("text it does not write unchanged")
+_NOT_HELD = _Abandon("a referenced item not yet read")
 
 
 def projected_edges(
@@ -104,19 +109,26 @@ def _runner(general: FusedField, project: Callable[..., Any], node_type: type) -
     def run(executor: PlanExecutor, source: Any, path: Path | None) -> Any:
         stored = source.stored_page() if hasattr(source, "stored_page") else None
         if stored is None or stored[1] is not node_type:
+            fell_back(Lane.PROJECTION, "page not stored")
             return fallback(executor, source, path)
         page = stored[0]
         budget = executor.response_bytes
         try:
             edges, used = project(page.items, page, executor.context_value)
-        except Exception:
-            COUNTS["abandoned"] += 1
+        except _Abandon as abandon:
+            fell_back(Lane.PROJECTION, abandon.cause)
+            return fallback(executor, source, path)
+        except KeyError:
+            fell_back(Lane.PROJECTION, "attribute missing or enum value unknown")
+            return fallback(executor, source, path)
+        except Exception as error:  # a read of a reference, say: the general path says
+            unexpected(Lane.PROJECTION, error)
             return fallback(executor, source, path)
         if budget.used + size + used > budget.limit:
-            COUNTS["abandoned"] += 1
+            fell_back(Lane.PROJECTION, "response budget")
             return fallback(executor, source, path)
         budget.used += size + used
-        COUNTS["projected"] += 1
+        took(Lane.PROJECTION)
         return edges
 
     return run
@@ -163,7 +175,7 @@ class _Builder:
 
     def __init__(self, collect: Collect) -> None:
         self.collect = collect
-        self.namespace: dict[str, Any] = {"ABANDON": _ABANDON}
+        self.namespace: dict[str, Any] = {"NOT_PLAIN": _NOT_PLAIN, "NOT_HELD": _NOT_HELD}
         self.lines: list[str] = []
         self.objects = 0
 
@@ -256,7 +268,7 @@ class _Builder:
             f"if {held} is None:",
             f"    hit, {held} = {cached}(context, {key}[1])",
             f"    if not hit or {held} is None:",
-            "        raise ABANDON",
+            "        raise NOT_HELD",
             f"    memo[{key}] = {held}",
         ]
         return held
@@ -335,5 +347,5 @@ def _text_lines(site: _Site, nullable: bool) -> list[str]:
         f"    used += {site.size + 2} + len(value) + value.count('\\\\')",
         f"    {site.target} = value",
         "else:",
-        "    raise ABANDON",
+        "    raise NOT_PLAIN",
     ]

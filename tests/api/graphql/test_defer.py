@@ -14,6 +14,8 @@ import httpx
 import pytest
 from _asgi import ADMIN_KEY, GraphQLClient, serving
 
+pytestmark = pytest.mark.fast_paths
+
 ACCEPT_PARTS = "multipart/mixed;deferSpec=20220824,application/json"
 NAME = "N" * 100
 _PART = re.compile(rb"Content-Length: (\d+)\r\n\r\n")

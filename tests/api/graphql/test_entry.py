@@ -21,12 +21,14 @@ from typing import Any
 
 import pytest
 from _exchanges import Exchange, request_lines
-from conftest import Gateway, _serve, _settings
+from conftest import Gateway, _serve, _settings, with_lanes
 
 import api.graphql.entry
 from api.app import ProofgateApp
 from api.graphql.entry import GraphQLEntry
 from tests.api.graphql.execution._differential import Seed, seed_variables, suite_operations
+
+pytestmark = pytest.mark.fast_paths
 
 ORIGIN = "https://app.example"
 MUTATIONS = [
@@ -104,7 +106,7 @@ class Comparison:
 
 @pytest.fixture(scope="module")
 async def seeded(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Gateway, Seed, str]]:
-    base = _settings("sqlite", request)
+    base = with_lanes(_settings("sqlite", request))
     # Every request reads its key, as it would without the key cache: a cached
     # key expiring between the stack's request and the entry's would count one
     # storage call more on one side (docs/design.md, API keys).

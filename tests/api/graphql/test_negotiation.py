@@ -29,7 +29,7 @@ from api.graphql.negotiation import (
     negotiated_accept,
     streams,
 )
-from api.settings.limits import Execution
+from api.settings.limits import PRESETS, Execution
 
 URQL = (
     "application/graphql-response+json, application/graphql+json, application/json, "
@@ -119,7 +119,7 @@ def test_a_request_error_is_a_400_without_data_only_under_graphql_response_json(
 @pytest.fixture(scope="module", params=[Execution.COMPILED, Execution.GRAPHQL_CORE])
 async def gateway(request: pytest.FixtureRequest) -> AsyncIterator[Gateway]:
     settings = _settings("sqlite", request)
-    limits = settings.limits.model_copy(update={"execution": request.param})
+    limits = settings.limits.model_copy(update={"execution": PRESETS[request.param]})
     settings = replace(settings, limits=limits)
     async with _serve(settings, "sqlite") as served:
         yield served
@@ -164,7 +164,7 @@ async def test_the_prepared_lane_answers_a_streaming_accept_it_negotiated(
 ) -> None:
     lane = gateway.app.state.graphql.prepared_lane
     if lane is None:
-        assert gateway.app.state.settings.limits.execution is Execution.GRAPHQL_CORE
+        assert gateway.app.state.settings.limits.execution == PRESETS[Execution.GRAPHQL_CORE]
         return
     body = {"query": fresh("{ viewer { role } }")}
     await post(gateway, body, URQL)

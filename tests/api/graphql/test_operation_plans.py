@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from _limits import ADMIN_KEY, serve
 
 from api.operations.defaults import default_documents
 from api.settings.limits import Limits
+
+pytestmark = pytest.mark.fast_paths
 
 UNREGISTERED = "query Other{n} {{ explore(first: 1) {{ edges {{ node {{ id }} }} }} }}"
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from _exchanges import Exchange, request_lines
-from conftest import Brand, Gateway, _serve, _settings
+from conftest import Brand, Gateway, _serve, _settings, with_lanes
 from execution._differential import (
     Seed,
     generated_queries,
@@ -40,6 +40,8 @@ from api.graphql.schema import build_schema
 from api.settings.limits import Execution, Limits
 from api.settings.operations import TrustedDocuments
 from tests._support.source import ROOT
+
+pytestmark = pytest.mark.fast_paths
 
 GENERATED_QUERIES = 300
 QUERIES_PER_EXAMPLE = 10
@@ -132,7 +134,7 @@ async def keys_read_gateway(request: pytest.FixtureRequest) -> AsyncIterator[Gat
     """Every request reads its key, as it would without the key cache: a
     cached key expiring between the full path's request and the lane's would
     count one storage call more on one side (docs/design.md, API keys)."""
-    base = _settings("sqlite", request)
+    base = with_lanes(_settings("sqlite", request))
     settings = replace(base, pipeline=replace(base.pipeline, key_cache=timedelta(0)))
     async with _serve(settings, "sqlite") as gateway:
         yield gateway
@@ -280,8 +282,10 @@ def _admitted_once(monkeypatch: pytest.MonkeyPatch) -> None:
     prepare = PreparedLane._prepare
 
     def admitted(self: PreparedLane, document: Any, name: str | None) -> Any:
-        prepared: PreparedOperation | None = prepare(self, document, name)
-        return prepared and replace(prepared, admitted=True)
+        prepared: PreparedOperation | str = prepare(self, document, name)
+        if isinstance(prepared, str):
+            return prepared
+        return replace(prepared, admitted=True)
 
     monkeypatch.setattr(PreparedLane, "_prepare", admitted)
 

@@ -97,7 +97,10 @@ def test_a_bad_limit_stops_settings_before_any_key_file(tmp_path: Path) -> None:
         ({"max_cost": True}, "Invalid PROOFGATE_MAX_COST: must be a positive integer, got True"),
         ({"rate_limit": 0}, "Invalid PROOFGATE_RATE_LIMIT: must be calls per minute or off"),
         ({"persisted_queries": -1}, "Invalid PROOFGATE_PERSISTED_QUERIES: must be a number"),
-        ({"execution": "fast"}, "Invalid PROOFGATE_EXECUTION: must be one of compiled"),
+        (
+            {"execution": "fast"},
+            "Invalid PROOFGATE_EXECUTION: must be one of compiled, graphql-core, library, or lanes",
+        ),
     ],
 )
 def test_direct_construction_is_checked_by_the_variables_rules(

@@ -92,11 +92,17 @@ def seed_variables(text: str, seed: Seed) -> dict[str, Any]:
     return variables
 
 
+def _lanes(execution: str) -> Limits:
+    return _LIMITS.model_copy(update={"execution": Limits(execution=execution).execution})
+
+
 class Differential:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, execution: str = Execution.COMPILED) -> None:
+        """``execution``: the compiled side's lanes (``PROOFGATE_EXECUTION``),
+        named here so the suite run with the lanes off still compares them."""
         self.services = services
-        self.compiled = build_schema(_LIMITS)
-        self.core = build_schema(_LIMITS.model_copy(update={"execution": Execution.GRAPHQL_CORE}))
+        self.compiled = build_schema(_lanes(execution))
+        self.core = build_schema(_lanes(Execution.GRAPHQL_CORE))
 
     async def both(
         self, query: str, variables: Mapping[str, Any] | None, principal: Principal

@@ -26,7 +26,10 @@ from graphql import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+from api.graphql.execution import fallbacks
 from services.auth import ANONYMOUS, Principal, Role, authenticate
+
+pytestmark = pytest.mark.fast_paths
 
 ADMIN_PRINCIPAL = Principal(Role.ADMIN)
 
@@ -78,6 +81,21 @@ async def test_every_suite_and_explorer_query_answers_alike(seeded: Any) -> None
             assert agreed, text
             modes.append(mode)
     assert modes.count("compiled") > len(modes) // 2, "most operations should compile"
+
+
+@pytest.mark.parametrize("execution", ["compiled,-fused", "compiled,-projection"])
+async def test_a_plan_without_one_of_its_lanes_answers_alike(seeded: Any, execution: str) -> None:
+    """``fused`` and ``projection`` taken off one at a time: the closures and
+    the general path they mirror answer what graphql-core answers."""
+    differential, seed, brand = seeded
+    without = Differential(differential.services, execution)
+    projected = fallbacks.taken().get("projection", 0)
+    for text in suite_operations(without.compiled._schema):
+        for principal in (ADMIN_PRINCIPAL, brand, ANONYMOUS):
+            agreed, _ = await without.agree(text, seed_variables(text, seed), principal)
+            assert agreed, (execution, text)
+    written = fallbacks.taken().get("projection", 0) - projected
+    assert (written == 0) is execution.endswith("-projection"), "the lane is off, and only it"
 
 
 @generated_settings(GENERATED_QUERIES // QUERIES_PER_EXAMPLE)

@@ -185,10 +185,10 @@ async def test_a_plan_stays_within_the_caches_estimate_per_field(
     each plan ``PLAN_BYTES_PER_FIELD`` per field, which must cover them."""
     sizes: list[tuple[int, int]] = []
 
-    def measured(executor: Any) -> OperationPlan:
+    def measured(executor: Any, **lanes: bool) -> OperationPlan:
         tracemalloc.start()
         try:
-            plan = compile_operation(executor)
+            plan = compile_operation(executor, **lanes)
             sizes.append((tracemalloc.get_traced_memory()[0], plan.fields))
         finally:
             tracemalloc.stop()

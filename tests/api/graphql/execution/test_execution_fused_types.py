@@ -18,6 +18,8 @@ from _differential import Differential, suite_operations
 from api.graphql.execution import fused
 from services.auth import ANONYMOUS, Principal, Role
 
+pytestmark = pytest.mark.fast_paths
+
 ROOT = Path(__file__).resolve().parents[4]
 
 _PARAMETERS = {

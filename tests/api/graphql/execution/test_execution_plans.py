@@ -14,8 +14,10 @@ from api.graphql.execution import PlanCache
 from api.graphql.execution.cache import PLAN_BYTES_BASE, PLAN_BYTES_PER_FIELD, PLAN_VARIANTS
 from api.graphql.execution.plan import OperationPlan
 from api.settings.gateway import Settings
-from api.settings.limits import Execution, Limits
+from api.settings.limits import PRESETS, Execution, Lane, Limits
 from domain.errors import ConfigurationError
+
+pytestmark = pytest.mark.fast_paths
 
 TRACED = "{ health { status } }"
 
@@ -74,8 +76,16 @@ def test_the_setting_chooses_the_executor(tmp_path: Path) -> None:
     def limits(**environ: str) -> Limits:
         return Settings.from_env({"PROOFGATE_DATA_DIR": str(tmp_path), **environ}).limits
 
-    assert limits().execution is Execution.COMPILED
-    assert limits(PROOFGATE_EXECUTION="graphql-core").execution is Execution.GRAPHQL_CORE
+    assert limits().execution == PRESETS[Execution.COMPILED] == frozenset(Lane)
+    assert limits(PROOFGATE_EXECUTION="graphql-core").execution == {Lane.ENTRY}
+    assert limits(PROOFGATE_EXECUTION="library").execution == frozenset()
+    assert limits(PROOFGATE_EXECUTION="Compiled, -fused").execution == frozenset(Lane) - {
+        Lane.FUSED
+    }
+    assert limits(PROOFGATE_EXECUTION="library,plan,projection").execution == {
+        Lane.PLAN,
+        Lane.PROJECTION,
+    }
     with pytest.raises(ConfigurationError, match="PROOFGATE_EXECUTION"):
         limits(PROOFGATE_EXECUTION="jit")
 

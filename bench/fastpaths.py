@@ -1,0 +1,237 @@
+"""Each fast path against the library path it mirrors, in instructions per request.
+
+Every fork of POST /graphql (docs/design.md, Fast paths and their switches)
+must buy at least 5% on the shape it exists for, or go. For each setting of
+``PROOFGATE_EXECUTION`` below, one process under callgrind starts the
+gateway on a SQLite file, seeds a brand of 60 products, warms up, and then
+counts the instructions of whole requests, the ASGI app called as the server
+calls it (the server's own work, the same under every setting, is not
+counted): the small query (``viewer``, anonymous) and the page of 50 (a
+brand's key). Instruction counts, not the clock: the machine is shared, and
+callgrind's count does not move with what else runs. ``python -m bench
+fastpaths`` takes a few minutes, start-up and seeding uninstrumented.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import gc
+import json
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ._harness import print_table
+from ._instructions import _client
+
+__all__ = ["run"]
+
+REQUESTS = 40
+WARMUP = 30
+SMALL = "{ viewer { role brandId __typename } }"
+SHAPES = ("small query", "page of 50")
+
+SETTINGS = {
+    "all lanes": "compiled",
+    "no entry": "compiled,-entry",
+    "no prepared": "compiled,-prepared",
+    "no plan": "compiled,-plan",
+    "no fused": "compiled,-fused",
+    "no projection": "compiled,-projection",
+    "no projection, no fused": "compiled,-projection,-fused",
+    "library": "library",
+}
+"""Each measured setting by name: its ``PROOFGATE_EXECUTION`` value."""
+
+ROWS = (
+    # lane, shape, with, without
+    ("entry", "small query", "all lanes", "no entry"),
+    ("entry", "page of 50", "all lanes", "no entry"),
+    ("prepared", "small query", "all lanes", "no prepared"),
+    ("prepared", "page of 50", "all lanes", "no prepared"),
+    ("plan", "small query", "all lanes", "no plan"),
+    ("plan", "page of 50", "all lanes", "no plan"),
+    ("fused", "page of 50", "all lanes", "no fused"),
+    ("fused", "page of 50 unprojected", "no projection", "no projection, no fused"),
+    ("projection", "page of 50", "all lanes", "no projection"),
+    ("every lane", "small query", "all lanes", "library"),
+    ("every lane", "page of 50", "all lanes", "library"),
+)
+BAR = 0.05
+"""What a fork must buy on its shape: 5% of the instructions without it."""
+
+
+async def _count(setting: str, library: Path, directory: Path) -> dict[str, float]:
+    """Instructions per request of each shape under one setting."""
+    out = directory / f"{uuid.uuid4().hex}.out"
+    process = await asyncio.create_subprocess_exec(
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        "--collect-atstart=no",
+        f"--callgrind-out-file={out}",
+        sys.executable,
+        "-m",
+        "bench.fastpaths",
+        SETTINGS[setting],
+        str(library),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"callgrind run failed: {stderr.decode(errors='replace')[-800:]}")
+    counts = {}
+    for number, shape in enumerate(SHAPES, start=1):
+        dumped = Path(f"{out}.{number}")
+        total = next(
+            (
+                int(line.split()[1])
+                for line in dumped.read_text().splitlines()
+                if line.startswith(("summary:", "totals:"))
+            ),
+            None,
+        )
+        if total is None:
+            raise RuntimeError(f"no instruction total in {dumped}")
+        counts[shape] = total / REQUESTS
+    return counts
+
+
+def _rows(counts: dict[str, dict[str, float]]) -> list[tuple[str, ...]]:
+    rows = []
+    for lane, shape, on, off in ROWS:
+        measured = "page of 50" if shape.startswith("page") else shape
+        with_it, without = counts[on][measured], counts[off][measured]
+        saved = 1 - with_it / without
+        verdict = "earns its place" if saved >= BAR else "below the 5% bar"
+        rows.append((lane, shape, f"{with_it:,.0f}", f"{without:,.0f}", f"{saved:.1%}", verdict))
+    return rows
+
+
+async def run() -> None:
+    title = (
+        "fastpaths: instructions per request with and without each fast path, on its shape "
+        f"(callgrind, {REQUESTS} requests after {WARMUP}, the ASGI app called in-process)"
+    )
+    header = ("lane", "shape", "with", "without", "saved", "")
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name)
+        library = _client(directory)
+        if isinstance(library, str):
+            print_table(title, [("skipped", library, "", "", "", "")], header)
+            return
+        counts = {setting: await _count(setting, library, directory) for setting in SETTINGS}
+    print_table(title, _rows(counts), header)
+    settings_header = ("setting", "PROOFGATE_EXECUTION", *SHAPES)
+    print_table(
+        "fastpaths: instructions per request under each setting",
+        [
+            (name, value, *(f"{counts[name][shape]:,.0f}" for shape in SHAPES))
+            for name, value in SETTINGS.items()
+        ],
+        settings_header,
+    )
+
+
+# The child, under callgrind.
+
+
+@asynccontextmanager
+async def _gateway(execution: str) -> AsyncIterator[tuple[Any, str, str]]:
+    """The app started on a SQLite file and seeded: the app, the brand, its key."""
+    from api.app import create_app
+    from api.settings.gateway import Settings
+    from api.settings.limits import Limits
+
+    from .execution import ADMIN_KEY, _seed
+
+    with tempfile.TemporaryDirectory(prefix="proofgate-bench-") as directory:
+        limits = Limits(execution=execution, rate_limit=None, key_rate_limit=None)
+        settings = Settings(
+            cursor_key=bytes(range(32)),
+            admin_key=ADMIN_KEY,
+            sqlite_path=str(Path(directory) / "bench.db"),
+            limits=limits,
+        )
+        app = create_app(settings)
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=transport, base_url="http://bench") as http,
+        ):
+            brand, key = await _seed(http)
+            gc.collect()
+            gc.freeze()  # as the served gateway after start-up (api/runtime/gc_freeze.py)
+            yield app, brand, key
+
+
+def _scope(body: bytes, key: str | None) -> dict[str, Any]:
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if key is not None:
+        headers.append((b"authorization", f"Bearer {key}".encode()))
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "server": ("127.0.0.1", 8000),
+        "client": ("127.0.0.1", 50000),
+        "scheme": "http",
+        "method": "POST",
+        "root_path": "",
+        "path": "/graphql",
+        "raw_path": b"/graphql",
+        "query_string": b"",
+        "headers": headers,
+    }
+
+
+async def _request(app: Any, body: bytes, key: str | None) -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(_scope(body, key), receive, send)
+    assert sent[0]["status"] == 200, sent
+    assert b'"errors"' not in sent[-1]["body"], sent[-1]["body"][:300]
+
+
+async def _child(execution: str, library: str) -> None:
+    from .execution import PAGE
+
+    measure = ctypes.CDLL(library)
+    async with _gateway(execution) as (app, brand, key):
+        small = json.dumps({"query": SMALL}).encode()
+        page = json.dumps({"query": PAGE, "variables": {"id": brand}}).encode()
+        for body, who in ((small, None), (page, key)):
+            for _ in range(WARMUP):
+                await _request(app, body, who)
+            measure.measure_start()
+            for _ in range(REQUESTS):
+                await _request(app, body, who)
+            measure.measure_stop()
+
+
+if __name__ == "__main__":
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(_child(sys.argv[1], sys.argv[2]))
