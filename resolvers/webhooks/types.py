@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypeVar
 
 import strawberry
 
@@ -14,13 +15,38 @@ from storage import Item
 from ..node.types import Node
 from ..types import enums as _enums  # noqa: F401  (registers the GraphQL enums)
 
-__all__ = ["RegisterWebhookPayload", "Webhook", "WebhookDelivery", "WebhookDeliveryStatus"]
+__all__ = [
+    "RegisterWebhookPayload",
+    "Webhook",
+    "WebhookDelivery",
+    "WebhookDeliveryStatus",
+    "WebhookFilter",
+]
 
 WebhookDeliveryStatus = strawberry.enum(DeliveryStatus, name="WebhookDeliveryStatus")
 
 
 def _time(value: str | None) -> datetime | None:
     return None if value is None else parse_datetime(value)
+
+
+@strawberry.type(description="The alert filter a webhook was registered with; null: any")
+class WebhookFilter:
+    product_ids: list[strawberry.ID] | None
+    countries: list[str] | None
+    types: list[ThreatType] | None
+    severities: list[Severity] | None
+
+
+def _ids(values: list[str] | None) -> list[strawberry.ID] | None:
+    return None if values is None else [strawberry.ID(v) for v in values]
+
+
+_E = TypeVar("_E", ThreatType, Severity)
+
+
+def _list(enum: type[_E], values: list[str] | None) -> list[_E] | None:
+    return None if values is None else [enum(v) for v in values]
 
 
 @strawberry.type(description="Where a brand's alerts are POSTed, signed with the webhook's secret")
@@ -30,6 +56,9 @@ class Webhook(Node):
     min_severity: Severity
     types: list[ThreatType] | None = strawberry.field(description="null: every type")
     created_at: datetime
+    filter: WebhookFilter = strawberry.field(
+        description="What else an alert must match to be sent (AND with minSeverity and types)"
+    )
 
     @classmethod
     def from_item(cls, item: Item) -> Webhook:
@@ -40,6 +69,12 @@ class Webhook(Node):
             min_severity=Severity(item["minSeverity"]),
             types=None if types is None else [ThreatType(t) for t in types],
             created_at=parse_datetime(item["createdAt"]),
+            filter=WebhookFilter(
+                product_ids=_ids(item.get("productIds")),
+                countries=item.get("countries"),
+                types=_list(ThreatType, item.get("filterTypes")),
+                severities=_list(Severity, item.get("severities")),
+            ),
         )
 
 

@@ -33,7 +33,7 @@ from domain.threats import AlertDraft
 from domain.webhooks import delivery_id
 from services.pipeline.alerts.drafts import alert_drafts
 from services.pipeline.alerts.known import KnownAlerts
-from services.pipeline.alerts.records import alert_item, alert_puts
+from services.pipeline.alerts.records import alert_facts, alert_item, alert_puts
 from services.pipeline.alerts.stamping import Stamper
 from services.pipeline.events import OutboxEvent, WebhookEvent
 from services.pipeline.live.broker import Broker
@@ -54,7 +54,7 @@ from services.pipeline.periodic import repeat
 from services.pipeline.settings import PipelineSettings
 from services.pipeline.webhooks.delivery import deliver
 from services.transact import transact
-from services.webhooks.items import DeliveryStatus, delivery_item, webhook_matches
+from services.webhooks.items import DeliveryStatus, delivery_item, webhook_filter
 from storage import Item, Put, Storage, Update, WriteAction
 from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
 
@@ -527,8 +527,9 @@ class Relay:
         item = alert_item(draft, recorded_at)
         actions: list[Put | Update] = alert_puts(item)
         deliveries: list[Item] = []
+        facts = alert_facts(item)
         for webhook in webhooks:
-            if not webhook_matches(webhook, item):
+            if not webhook_filter(webhook).matches(facts):
                 continue
             event = WebhookEvent(
                 delivery_id(webhook["id"], item["id"]),

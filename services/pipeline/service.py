@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from domain.errors import BadUserInput, InvalidCursor
+from domain.threats.filters import AlertFilter
 from services.pipeline.alerts.records import ALERT_SORT
 from services.pipeline.committing import CommittingStorage, Handover
 from services.pipeline.events import OutboxEvent
@@ -153,10 +154,14 @@ class Pipeline:
         *,
         key: str | None = None,
         cost: int = 0,
+        alert_filter: AlertFilter | None = None,
     ) -> Subscriber:
-        """Live alerts of ``brand_id`` from now on, buffered until read; held
-        by ``key`` and planning ``cost`` reads per alert, within their quota."""
-        subscriber = self.broker.add(brand_id, on_overflow, key=key, cost=cost)
+        """Live alerts of ``brand_id`` from now on (those ``alert_filter``
+        matches), buffered until read; held by ``key`` and planning ``cost``
+        reads per alert, within their quota."""
+        subscriber = self.broker.add(
+            brand_id, on_overflow, key=key, cost=cost, alert_filter=alert_filter
+        )
         try:
             await self.transport.watch(brand_id)
             await self.tailer.watch(brand_id)

@@ -11,6 +11,7 @@ from domain.enums import Severity, ThreatType
 from domain.errors import BadUserInput, ConditionFailed, NotFound
 from domain.hosts import public_address_problem, validate_webhook_url
 from domain.identifiers import new_id, new_webhook_secret
+from domain.threats.filters import AlertFilter
 from domain.validation import validate_id
 from storage import Delete, Item, ItemExists
 from storage.access_patterns import BRAND_WEBHOOKS, WEBHOOK_BY_ID
@@ -18,6 +19,7 @@ from storage.access_patterns import BRAND_WEBHOOKS, WEBHOOK_BY_ID
 from ..audit.items import audit_entry
 from ..context import CommandContext
 from ..pipeline.settings import PipelineSettings
+from ..threats.filters import check_products
 from ..transact import transact
 from .items import WebhookRef, parse_webhook_id, webhook_item
 
@@ -57,7 +59,10 @@ async def register_webhook(
     url: str,
     min_severity: Severity,
     types: Sequence[ThreatType] | None,
+    alert_filter: AlertFilter | None = None,
 ) -> RegisteredWebhook:
+    """``alert_filter`` has passed ``build_filter`` (at most
+    ``WEBHOOK_MAX_PRODUCT_IDS`` products); its products are checked here."""
     brand = validate_id(brand_id, field="brandId")
     context.principal.require_write(brand)
     pipeline = context.services.pipeline
@@ -66,6 +71,8 @@ async def register_webhook(
     _check_target(target, settings.webhook_allow_private)
     if types is not None and not types:
         raise BadUserInput("types: send null for every type, or at least one type")
+    if alert_filter is not None:
+        await check_products(context.storage, brand, alert_filter)
     existing = await context.loaders.page(
         BRAND_WEBHOOKS, {"brand_id": brand}, first=BRAND_WEBHOOKS.max_page
     )
@@ -78,7 +85,13 @@ async def register_webhook(
     ref = WebhookRef(brand, new_id(now))
     secret = new_webhook_secret()
     put = webhook_item(
-        ref, url=target, secret=secret, min_severity=min_severity, types=types, created_at=now
+        ref,
+        url=target,
+        secret=secret,
+        min_severity=min_severity,
+        types=types,
+        created_at=now,
+        alert_filter=alert_filter,
     )
     await transact(
         context.storage,

@@ -17,10 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from domain.datetimes import format_datetime
 from domain.enums import Severity, ThreatType
+from domain.threats.filters import AlertFilter
 from storage import Item, ItemAbsent, ItemExists, Key, KeyTemplate, Put, Update
 from storage.access_patterns import WEBHOOK_BY_ID, WEBHOOK_DELIVERIES
 
@@ -33,9 +34,9 @@ __all__ = [
     "delivery_key",
     "delivery_update",
     "parse_webhook_id",
+    "webhook_filter",
     "webhook_id",
     "webhook_item",
-    "webhook_matches",
 ]
 
 WEBHOOK_ID_PREFIX = "wh_"
@@ -72,7 +73,10 @@ def webhook_item(
     min_severity: Severity,
     types: Sequence[ThreatType] | None,
     created_at: datetime,
+    alert_filter: AlertFilter | None = None,
 ) -> Put:
+    """``alert_filter``'s product ids, countries and severities are kept
+    beside ``minSeverity`` and ``types``; an alert must match all of them."""
     key = WEBHOOK_BY_ID.key(**ref.params)
     item: Item = {
         "PK": key.pk,
@@ -86,14 +90,47 @@ def webhook_item(
         "types": None if types is None else sorted({t.value for t in types}),
         "createdAt": format_datetime(created_at),
     }
+    if alert_filter is not None:
+        for name, values in (
+            ("productIds", alert_filter.product_ids),
+            ("countries", alert_filter.countries),
+            ("filterTypes", alert_filter.types),
+            ("severities", alert_filter.severities),
+        ):
+            if values is not None:
+                item[name] = sorted(str(v) for v in values)
     return Put(item, ItemAbsent())
 
 
-def webhook_matches(webhook: Item, alert: Item) -> bool:
-    if not Severity(alert["severity"]).at_least(Severity(webhook["minSeverity"])):
-        return False
-    types = webhook.get("types")
-    return types is None or alert["type"] in types
+def _values(item: Item, name: str) -> frozenset[str] | None:
+    values = item.get(name)
+    return None if values is None else frozenset(values)
+
+
+_E = TypeVar("_E", ThreatType, Severity)
+
+
+def _enums(enum: type[_E], values: list[str] | None) -> frozenset[_E] | None:
+    return None if values is None else frozenset(enum(v) for v in values)
+
+
+def webhook_filter(webhook: Item) -> AlertFilter:
+    """Everything the webhook's item says an alert must match. A brand has at
+    most ``webhooks_per_brand`` (10) webhooks, each checked with a few set
+    lookups: the relay needs no index for them (docs/design.md, Alert filters)."""
+    minimum = Severity(webhook["minSeverity"])
+    stated = AlertFilter(
+        product_ids=_values(webhook, "productIds"),
+        countries=_values(webhook, "countries"),
+        types=_enums(ThreatType, webhook.get("filterTypes")),
+        severities=_enums(Severity, webhook.get("severities")),
+    )
+    return stated.both(
+        AlertFilter(
+            types=_enums(ThreatType, webhook.get("types")),
+            severities=frozenset(s for s in Severity if s.at_least(minimum)),
+        )
+    )
 
 
 def delivery_key(brand_id: str, created_at: datetime, delivery_id: str) -> Key:

@@ -164,3 +164,73 @@ async def test_alerts_are_delivered_signed_with_retries_and_listed(gateway: Gate
         )
         assert request.headers["x-proofgate-event"] == "threat.alert"
     assert {json.loads(request.body)["alert"]["id"] for request in delivered} == critical
+
+
+FILTERED = """mutation($b: ID!, $url: String!, $filter: AlertFilterInput) {
+    registerWebhook(brandId: $b, url: $url, filter: $filter) {
+        webhook { id filter { productIds countries types severities } }
+    }
+}"""
+
+
+async def test_a_webhook_filter_is_checked_at_registration(sqlite_gateway: Any) -> None:
+    gateway = sqlite_gateway
+    brand, stranger = await gateway.register_brand(), await gateway.register_brand()
+    mine = await gateway.register_product(brand)
+    theirs = await gateway.register_product(stranger)
+    url = "https://hooks.example.com/filtered"
+    for bad, message in (
+        ({"productIds": [mine["id"], theirs["id"]]}, f"{theirs['id']} is not a product of brand"),
+        ({"productIds": ["01JD8X3V9Q7ZK5M2N4P6R8T0W1"]}, "is not a product of brand"),
+        ({"productIds": [mine["id"]] * 1_001}, "at most 1,000 values"),
+        ({"countries": ["de"]}, "ISO 3166-1 alpha-2"),
+    ):
+        body = await gateway.execute(
+            FILTERED, {"b": brand.id, "url": url, "filter": bad}, key=brand.key
+        )
+        assert codes(body) == ["BAD_USER_INPUT"], bad
+        assert message in body["errors"][0]["message"]
+    assert (await gateway.data(WEBHOOKS, {"b": brand.id}, key=brand.key))["brand"]["webhooks"] == []
+    wanted = {"productIds": [mine["id"]], "countries": ["FR", "DE"], "severities": ["HIGH"]}
+    registered = await gateway.data(
+        FILTERED, {"b": brand.id, "url": url, "filter": wanted}, key=brand.key
+    )
+    assert registered["registerWebhook"]["webhook"]["filter"] == {
+        "productIds": [mine["id"]],
+        "countries": ["DE", "FR"],
+        "types": None,
+        "severities": ["HIGH"],
+    }
+
+
+def always_ok(request: Request, attempt: int) -> int:
+    return 200
+
+
+@pytest.mark.slow
+async def test_a_filtered_webhook_gets_only_the_alerts_its_filter_admits(gateway: Gateway) -> None:
+    brand, key = await gateway.brand()
+    watched = await gateway.product(brand, key, claimed=True)
+    other = await gateway.product(brand, key, claimed=True)
+    async with Receiver(always_ok) as receiver:
+        wanted = {"productIds": [watched["id"]], "types": ["OWNERSHIP_DISPUTE"]}
+        await gateway.data(FILTERED, {"b": brand, "url": receiver.url, "filter": wanted}, key)
+        await gateway.dispute(other)
+        await gateway.dispute(watched)
+        await gateway.data(RECALL, {"id": watched["id"]}, key)
+        await gateway.dispute(watched)
+        # Deliveries are written with their alert, so once all four alerts are
+        # stored the delivery records are complete.
+        alerts = await gateway.wait_for_alerts(brand, key, 4)
+        deadline = time.monotonic() + 10
+        while len(receiver.delivered()) < 2:
+            assert time.monotonic() < deadline, receiver.requests
+            await asyncio.sleep(0.05)
+    records = (await gateway.data(WEBHOOKS, {"b": brand}, key))["brand"]["webhookDeliveries"]
+    disputes = {a["id"] for a in alerts if a["type"] == "OWNERSHIP_DISPUTE"}
+    delivered = {json.loads(r.body)["alert"]["id"] for r in receiver.delivered()}
+    assert {json.loads(r.body)["alert"]["productId"] for r in receiver.delivered()} == {
+        watched["id"]
+    }
+    assert len(delivered) == 2 and delivered < disputes
+    assert {edge["node"]["alertId"] for edge in records["edges"]} == delivered
