@@ -17,6 +17,7 @@ from ..types import enums as _enums  # noqa: F401  (registers the GraphQL enums)
 
 __all__ = [
     "RegisterWebhookPayload",
+    "RotateWebhookSecretPayload",
     "Webhook",
     "WebhookDelivery",
     "WebhookDeliveryStatus",
@@ -59,6 +60,12 @@ class Webhook(Node):
     filter: WebhookFilter = strawberry.field(
         description="What else an alert must match to be sent (AND with minSeverity and types)"
     )
+    legacy_signature: bool = strawberry.field(
+        description="Whether deliveries also carry X-Proofgate-Signature"
+    )
+    previous_secret_expires_at: datetime | None = strawberry.field(
+        description="After a rotation, until when the previous secret also signs deliveries"
+    )
 
     @classmethod
     def from_item(cls, item: Item) -> Webhook:
@@ -75,12 +82,14 @@ class Webhook(Node):
                 types=_list(ThreatType, item.get("filterTypes")),
                 severities=_list(Severity, item.get("severities")),
             ),
+            legacy_signature=bool(item.get("legacySignature", True)),
+            previous_secret_expires_at=_time(item.get("previousSecretUntil")),
         )
 
 
 @strawberry.type(
-    description="One alert sent to one webhook. Retries reuse the id (the X-Proofgate-Delivery "
-    "header), so a receiver can ignore a delivery it already handled."
+    description="One alert sent to one webhook. Retries reuse the id (the webhook-id and "
+    "X-Proofgate-Delivery headers), so a receiver can ignore a delivery it already handled."
 )
 class WebhookDelivery:
     id: strawberry.ID
@@ -113,10 +122,22 @@ class WebhookDelivery:
         )
 
 
+_SECRET = (
+    "Signs every delivery per Standard Webhooks (`whsec_` then the key in base64; headers "
+    "webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 over "
+    "`<id>.<timestamp>.<body>`>) and, unless turned off, X-Proofgate-Signature: "
+    "t=<unix seconds>,v1=<hex HMAC-SHA256 keyed by the secret's text over `<t>.<body>`>. "
+    "Shown once."
+)
+
+
 @strawberry.type
 class RegisterWebhookPayload:
     webhook: Webhook
-    secret: str = strawberry.field(
-        description="Signs every delivery (HMAC-SHA256 over `<t>.<body>`, sent as "
-        "X-Proofgate-Signature: t=<unix seconds>,v1=<hex>). Shown once."
-    )
+    secret: str = strawberry.field(description=_SECRET)
+
+
+@strawberry.type
+class RotateWebhookSecretPayload:
+    webhook: Webhook
+    secret: str = strawberry.field(description=_SECRET)

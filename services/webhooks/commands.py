@@ -60,6 +60,7 @@ async def register_webhook(
     min_severity: Severity,
     types: Sequence[ThreatType] | None,
     alert_filter: AlertFilter | None = None,
+    legacy_signature: bool = True,
 ) -> RegisteredWebhook:
     """``alert_filter`` has passed ``build_filter`` (at most
     ``WEBHOOK_MAX_PRODUCT_IDS`` products); its products are checked here."""
@@ -92,6 +93,7 @@ async def register_webhook(
         types=types,
         created_at=now,
         alert_filter=alert_filter,
+        legacy_signature=legacy_signature,
     )
     await transact(
         context.storage,

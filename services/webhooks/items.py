@@ -1,7 +1,10 @@
 """How webhooks and their deliveries are stored.
 
 - ``BRAND#<brand>`` / ``WEBHOOK#<id>``: a webhook (AP23 lists a brand's, AP24
-  reads one). It keeps the signing secret, which the API shows only once.
+  reads one). It keeps the signing secret, which the API shows only once,
+  and after a rotation the previous secret until ``previousSecretUntil``;
+  ``legacySignature`` (absent: true) says whether deliveries still carry
+  ``X-Proofgate-Signature``.
 - ``DELIVERIES#<brand>`` / ``DELIVERY#<createdAt>#<delivery id>``: one delivery
   of one alert to one webhook and its status (AP25, newest first). It is
   created with the alert, in the same transaction as the outbox item that
@@ -19,10 +22,20 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, ClassVar, TypeVar
 
-from domain.datetimes import format_datetime
+from domain.datetimes import format_datetime, parse_datetime
 from domain.enums import Severity, ThreatType
 from domain.threats.filters import AlertFilter
-from storage import Item, ItemAbsent, ItemExists, Key, KeyTemplate, Put, Update
+from storage import (
+    Compare,
+    Comparison,
+    Item,
+    ItemAbsent,
+    ItemExists,
+    Key,
+    KeyTemplate,
+    Put,
+    Update,
+)
 from storage.access_patterns import WEBHOOK_BY_ID, WEBHOOK_DELIVERIES
 
 from ..brand_scoped import BrandScopedRef
@@ -33,7 +46,10 @@ __all__ = [
     "delivery_item",
     "delivery_key",
     "delivery_update",
+    "legacy_signature_update",
     "parse_webhook_id",
+    "rotation_update",
+    "signing_secrets",
     "webhook_filter",
     "webhook_id",
     "webhook_item",
@@ -74,6 +90,7 @@ def webhook_item(
     types: Sequence[ThreatType] | None,
     created_at: datetime,
     alert_filter: AlertFilter | None = None,
+    legacy_signature: bool = True,
 ) -> Put:
     """``alert_filter``'s product ids, countries and severities are kept
     beside ``minSeverity`` and ``types``; an alert must match all of them."""
@@ -89,6 +106,7 @@ def webhook_item(
         "minSeverity": min_severity.value,
         "types": None if types is None else sorted({t.value for t in types}),
         "createdAt": format_datetime(created_at),
+        "legacySignature": legacy_signature,
     }
     if alert_filter is not None:
         for name, values in (
@@ -131,6 +149,37 @@ def webhook_filter(webhook: Item) -> AlertFilter:
             severities=frozenset(s for s in Severity if s.at_least(minimum)),
         )
     )
+
+
+def signing_secrets(webhook: Item, now: datetime) -> list[str]:
+    """The secrets a delivery at ``now`` is signed with: the current one, and
+    the previous one while its rotation window lasts."""
+    secrets = [webhook["secret"]]
+    until = webhook.get("previousSecretUntil")
+    if webhook.get("previousSecret") and until is not None and now < parse_datetime(until):
+        secrets.append(webhook["previousSecret"])
+    return secrets
+
+
+def rotation_update(webhook: Item, secret: str, *, now: datetime, keep: timedelta) -> Update:
+    """The new secret; the current one stays valid for ``keep``. Conditional
+    on the secret being the one read, so two rotations racing cannot leave a
+    previous secret nobody was shown."""
+    key = WEBHOOK_BY_ID.key(**parse_webhook_id(webhook["id"]).params)
+    return Update(
+        key,
+        set={
+            "secret": secret,
+            "previousSecret": webhook["secret"],
+            "previousSecretUntil": format_datetime(now + keep),
+        },
+        condition=Compare("secret", Comparison.EQ, webhook["secret"]),
+    )
+
+
+def legacy_signature_update(webhook_id: str, enabled: bool) -> Update:
+    key = WEBHOOK_BY_ID.key(**parse_webhook_id(webhook_id).params)
+    return Update(key, set={"legacySignature": enabled}, condition=ItemExists())
 
 
 def delivery_key(brand_id: str, created_at: datetime, delivery_id: str) -> Key:

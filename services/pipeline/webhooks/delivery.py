@@ -20,16 +20,23 @@ from domain.webhooks import (
     EVENT_HEADER,
     SIGNATURE_HEADER,
     signature_header,
+    standard_headers,
 )
 from services.pipeline.alerts.records import params_from_id
 from services.pipeline.events import WebhookEvent
 from services.pipeline.settings import PipelineSettings
 from services.pipeline.webhooks.http import post
-from services.webhooks.items import DeliveryStatus, delivery_key, delivery_update, parse_webhook_id
+from services.webhooks.items import (
+    DeliveryStatus,
+    delivery_key,
+    delivery_update,
+    parse_webhook_id,
+    signing_secrets,
+)
 from storage import Item, Storage
 from storage.access_patterns import THREAT_BY_ID, WEBHOOK_BY_ID
 
-__all__ = ["EVENT_TYPE", "NO_RESPONSE", "deliver", "delivery_body"]
+__all__ = ["EVENT_TYPE", "NO_RESPONSE", "deliver", "delivery_body", "delivery_headers"]
 
 logger = logging.getLogger("proofgate.pipeline")
 
@@ -62,6 +69,21 @@ def delivery_body(event: WebhookEvent, alert: Item) -> bytes:
         "alert": {name: alert.get(name) for name in _ALERT_FIELDS},
     }
     return json.dumps(body, separators=(",", ":"), default=str).encode()
+
+
+def delivery_headers(webhook: Item, delivery_id: str, body: bytes, now: datetime) -> dict[str, str]:
+    """Standard Webhooks' three headers, with ``webhook-id`` the delivery id,
+    so every retry of one delivery has the same id; then the older ones,
+    unless the webhook opted out of ``X-Proofgate-Signature``
+    (docs/design.md, Webhook signatures)."""
+    secrets = signing_secrets(webhook, now)
+    timestamp = int(now.timestamp())
+    headers = standard_headers(secrets, delivery_id, timestamp, body)
+    if webhook.get("legacySignature", True):
+        headers[SIGNATURE_HEADER] = signature_header(secrets, timestamp, body)
+    headers[DELIVERY_HEADER] = delivery_id
+    headers[EVENT_HEADER] = EVENT_TYPE
+    return headers
 
 
 def _uncounted(status: DeliveryStatus) -> None:
@@ -106,11 +128,7 @@ async def deliver(
         await _record(storage, event, DeliveryStatus.FAILED, now, None, gone, counted)
         return
     body = delivery_body(event, alert)
-    headers = {
-        SIGNATURE_HEADER: signature_header(webhook["secret"], int(now.timestamp()), body),
-        DELIVERY_HEADER: event.delivery_id,
-        EVENT_HEADER: EVENT_TYPE,
-    }
+    headers = delivery_headers(webhook, event.delivery_id, body, now)
     code: int | None = None
     try:
         response = await post(

@@ -16,6 +16,7 @@ from _live import RECALL, VERIFY, Gateway
 
 from domain.webhooks import verify_signature
 from tests._support.receiver import Receiver, Request
+from tests._support.standard_webhooks import Delivery, node_verifier, python_verifies
 
 REGISTER = """mutation($b: ID!, $url: String!, $min: Severity!, $types: [ThreatType!]) {
     registerWebhook(brandId: $b, url: $url, minSeverity: $min, types: $types) {
@@ -234,3 +235,81 @@ async def test_a_filtered_webhook_gets_only_the_alerts_its_filter_admits(gateway
     }
     assert len(delivered) == 2 and delivered < disputes
     assert {edge["node"]["alertId"] for edge in records["edges"]} == delivered
+
+
+ROTATE = """mutation($id: ID!, $keep: Int) {
+    rotateWebhookSecret(id: $id, keepPreviousSeconds: $keep) {
+        secret webhook { id previousSecretExpiresAt }
+    }
+}"""
+LEGACY = """mutation($id: ID!, $on: Boolean!) {
+    setWebhookLegacySignature(id: $id, enabled: $on) { id legacySignature }
+}"""
+
+
+async def _next_delivery(gateway: Gateway, receiver: Receiver, product: dict[str, str]) -> Request:
+    count = len(receiver.delivered())
+    await gateway.dispute(product)
+    deadline = time.monotonic() + 10
+    while len(receiver.delivered()) == count:
+        assert time.monotonic() < deadline, receiver.requests
+        await asyncio.sleep(0.05)
+    return receiver.delivered()[-1]
+
+
+@pytest.mark.slow
+async def test_rotated_secrets_sign_side_by_side_and_the_legacy_header_can_be_turned_off(
+    gateway: Gateway,
+) -> None:
+    node = node_verifier()
+    brand, key = await gateway.brand()
+    product = await gateway.product(brand, key, claimed=True)
+    async with Receiver(always_ok) as receiver:
+        registered = (await gateway.data(REGISTER, register(receiver.url, brand), key))[
+            "registerWebhook"
+        ]
+        hook, first_secret = registered["webhook"]["id"], registered["secret"]
+        for keep in (-1, 7 * 86_400 + 1):
+            refused = await gateway.execute(ROTATE, {"id": hook, "keep": keep}, key)
+            assert codes(refused) == ["BAD_USER_INPUT"], refused
+        before = await _next_delivery(gateway, receiver, product)
+
+        rotated = (await gateway.data(ROTATE, {"id": hook, "keep": 3600}, key))[
+            "rotateWebhookSecret"
+        ]
+        second_secret = rotated["secret"]
+        assert rotated["webhook"]["previousSecretExpiresAt"] is not None
+        during = await _next_delivery(gateway, receiver, product)
+
+        third_secret = (await gateway.data(ROTATE, {"id": hook, "keep": 0}, key))[
+            "rotateWebhookSecret"
+        ]["secret"]
+        after = await _next_delivery(gateway, receiver, product)
+
+        turned_off = await gateway.data(LEGACY, {"id": hook, "on": False}, key)
+        assert turned_off["setWebhookLegacySignature"]["legacySignature"] is False
+        standard_only = await _next_delivery(gateway, receiver, product)
+
+    assert len({first_secret, second_secret, third_secret}) == 3
+    assert len(during.headers["webhook-signature"].split(" ")) == 2
+    cases = [
+        (before, first_secret, None),
+        (during, first_secret, None),
+        (during, second_secret, None),
+        (after, third_secret, None),
+        (after, second_secret, "No matching signature found"),
+        (after, first_secret, "No matching signature found"),
+        (standard_only, third_secret, None),
+    ]
+    deliveries = [Delivery(secret, r.headers, r.body) for r, secret, _ in cases]
+    expected = [outcome for _, _, outcome in cases]
+    assert [python_verifies(d) for d in deliveries] == expected
+    assert node.verify(deliveries) == expected
+    now = datetime.now(UTC)
+    legacy = during.headers["x-proofgate-signature"]
+    assert verify_signature(first_secret, legacy, during.body, now=now)
+    assert verify_signature(second_secret, legacy, during.body, now=now)
+    assert "x-proofgate-signature" in after.headers
+    assert "x-proofgate-signature" not in standard_only.headers
+    ids = [r.headers["webhook-id"] for r in (before, during, after, standard_only)]
+    assert len(set(ids)) == 4
