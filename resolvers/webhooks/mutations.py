@@ -42,10 +42,18 @@ class WebhookMutations:
                 "headers, for receivers written against it"
             ),
         ] = True,
+        document: Annotated[
+            str | None,
+            strawberry.argument(
+                description="A subscription on threatAlerts of this brand (its brandId the "
+                "brand's id or the operation's one variable); each delivery's body carries its "
+                "result for the alert as `data` instead of the fixed `alert`"
+            ),
+        ] = None,
     ) -> RegisterWebhookPayload:
         asked = None if filter is None else filter.unchecked(WEBHOOK_MAX_PRODUCT_IDS)
         registered = await commands.register_webhook(
-            info.context, brand_id, url, min_severity, types, asked, legacy_signature
+            info.context, brand_id, url, min_severity, types, asked, legacy_signature, document
         )
         return RegisterWebhookPayload(
             webhook=Webhook.from_item(registered.item), secret=registered.secret

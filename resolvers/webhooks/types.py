@@ -66,6 +66,9 @@ class Webhook(Node):
     previous_secret_expires_at: datetime | None = strawberry.field(
         description="After a rotation, until when the previous secret also signs deliveries"
     )
+    document: str | None = strawberry.field(
+        description="The subscription whose result each delivery carries; null: the fixed shape"
+    )
 
     @classmethod
     def from_item(cls, item: Item) -> Webhook:
@@ -84,6 +87,7 @@ class Webhook(Node):
             ),
             legacy_signature=bool(item.get("legacySignature", True)),
             previous_secret_expires_at=_time(item.get("previousSecretUntil")),
+            document=item.get("document"),
         )
 
 

@@ -55,6 +55,7 @@ from services.pipeline.settings import PipelineSettings
 from services.pipeline.webhooks.delivery import deliver
 from services.transact import transact
 from services.webhooks.items import DeliveryStatus, delivery_item, webhook_filter
+from services.webhooks.selections import WebhookSelections
 from storage import Item, Put, Storage, Update, WriteAction
 from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
 
@@ -91,9 +92,12 @@ class Relay:
         owner: str | None = None,
         announce: Callable[[Item], None] | None = None,
         on_delivery: Callable[[DeliveryStatus], None] | None = None,
+        selections: WebhookSelections | None = None,
     ) -> None:
-        """``announce``: hands each alert created here to the other processes."""
+        """``announce``: hands each alert created here to the other processes;
+        ``selections`` runs the GraphQL documents of webhooks that have one."""
         self._storage = storage
+        self._selections = selections
         self._on_delivery = on_delivery or _uncounted
         self._broker = broker
         self._announce = announce
@@ -502,6 +506,7 @@ class Relay:
                 settings=self._settings,
                 final=final,
                 counted=self._on_delivery,
+                selections=self._selections,
             )
             return
         drafts = await alert_drafts(

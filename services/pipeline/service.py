@@ -28,6 +28,7 @@ from services.pipeline.outbox.items import outbox_put
 from services.pipeline.relay import Relay
 from services.pipeline.settings import PipelineSettings
 from services.webhooks.items import DeliveryStatus
+from services.webhooks.selections import WebhookSelections
 from storage import CursorCodec, Item, Storage, WriteAction
 from storage.access_patterns import BRAND_THREATS
 
@@ -75,10 +76,12 @@ class Pipeline:
         transport: AlertTransport | None = None,
         on_redis_outage: Callable[[], None] | None = None,
         on_delivery: Callable[[DeliveryStatus], None] | None = None,
+        selections: WebhookSelections | None = None,
     ) -> None:
         """``transport``: how other processes' alerts arrive; by default Redis
         when ``settings.redis_url`` is set, else the table tail.
-        ``on_delivery`` hears each webhook delivery attempt's outcome."""
+        ``on_delivery`` hears each webhook delivery attempt's outcome;
+        ``selections`` runs webhooks' GraphQL documents."""
         self.storage = storage
         self.settings = settings
         self.cursors = cursors
@@ -100,6 +103,7 @@ class Pipeline:
             owner=owner,
             announce=self.transport.announce,
             on_delivery=on_delivery,
+            selections=selections,
         )
         self._clock = clock
         self._handover = Handover()

@@ -22,6 +22,7 @@ from ..pipeline.settings import PipelineSettings
 from ..threats.filters import check_products
 from ..transact import transact
 from .items import WebhookRef, parse_webhook_id, webhook_item
+from .selections import SELECTION_MAX_BYTES
 
 __all__ = ["RegisteredWebhook", "delete_webhook", "register_webhook"]
 
@@ -53,6 +54,18 @@ def _check_target(url: str, allow_private: bool) -> None:
         )
 
 
+def _check_document(context: CommandContext, brand_id: str, document: str) -> None:
+    selections = context.services.selections
+    if selections is None:
+        raise BadUserInput("document: this gateway does not run webhook documents")
+    if len(document.encode("utf-8", "surrogatepass")) > SELECTION_MAX_BYTES:
+        raise BadUserInput(
+            f"document: at most {SELECTION_MAX_BYTES:,} bytes",
+            hint="Select fewer fields; fragments count too.",
+        )
+    selections.check(document, brand_id, context.principal)
+
+
 async def register_webhook(
     context: CommandContext,
     brand_id: str,
@@ -61,6 +74,7 @@ async def register_webhook(
     types: Sequence[ThreatType] | None,
     alert_filter: AlertFilter | None = None,
     legacy_signature: bool = True,
+    document: str | None = None,
 ) -> RegisteredWebhook:
     """``alert_filter`` has passed ``build_filter`` (at most
     ``WEBHOOK_MAX_PRODUCT_IDS`` products); its products are checked here."""
@@ -72,6 +86,8 @@ async def register_webhook(
     _check_target(target, settings.webhook_allow_private)
     if types is not None and not types:
         raise BadUserInput("types: send null for every type, or at least one type")
+    if document is not None:
+        _check_document(context, brand, document)
     if alert_filter is not None:
         await check_products(context.storage, brand, alert_filter)
     existing = await context.loaders.page(
@@ -94,6 +110,7 @@ async def register_webhook(
         created_at=now,
         alert_filter=alert_filter,
         legacy_signature=legacy_signature,
+        document=document,
     )
     await transact(
         context.storage,

@@ -91,6 +91,7 @@ def webhook_item(
     created_at: datetime,
     alert_filter: AlertFilter | None = None,
     legacy_signature: bool = True,
+    document: str | None = None,
 ) -> Put:
     """``alert_filter``'s product ids, countries and severities are kept
     beside ``minSeverity`` and ``types``; an alert must match all of them."""
@@ -108,6 +109,8 @@ def webhook_item(
         "createdAt": format_datetime(created_at),
         "legacySignature": legacy_signature,
     }
+    if document is not None:
+        item["document"] = document
     if alert_filter is not None:
         for name, values in (
             ("productIds", alert_filter.product_ids),

@@ -33,6 +33,7 @@ from services.webhooks.items import (
     parse_webhook_id,
     signing_secrets,
 )
+from services.webhooks.selections import WebhookSelections
 from storage import Item, Storage
 from storage.access_patterns import THREAT_BY_ID, WEBHOOK_BY_ID
 
@@ -60,15 +61,35 @@ _ALERT_FIELDS = (
 )
 
 
-def delivery_body(event: WebhookEvent, alert: Item) -> bytes:
+def delivery_body(
+    event: WebhookEvent, alert: Item, selected: dict[str, Any] | None = None
+) -> bytes:
+    """The fixed alert shape, or, for a webhook with a GraphQL document, its
+    selection's result (``data`` and any ``errors``) in its place."""
     body: dict[str, Any] = {
         "id": event.delivery_id,
         "type": EVENT_TYPE,
         "webhookId": event.webhook_id,
         "createdAt": format_datetime(event.created_at),
-        "alert": {name: alert.get(name) for name in _ALERT_FIELDS},
     }
+    if selected is None:
+        body["alert"] = {name: alert.get(name) for name in _ALERT_FIELDS}
+    else:
+        body.update(selected)
     return json.dumps(body, separators=(",", ":"), default=str).encode()
+
+
+async def _selected(
+    webhook: Item, alert: Item, delivery_id: str, selections: WebhookSelections | None
+) -> dict[str, Any] | None:
+    if webhook.get("document") is None:
+        return None
+    if selections is None:
+        raise ServiceUnavailable(
+            f"Webhook delivery {delivery_id} needs a GraphQL document run, "
+            "which this process cannot do"
+        )
+    return await selections.run(webhook, alert, delivery_id)
 
 
 def delivery_headers(webhook: Item, delivery_id: str, body: bytes, now: datetime) -> dict[str, str]:
@@ -117,6 +138,7 @@ async def deliver(
     settings: PipelineSettings,
     final: bool,
     counted: Callable[[DeliveryStatus], None] = _uncounted,
+    selections: WebhookSelections | None = None,
 ) -> None:
     """Returns when the delivery is done (delivered, or pointless because its
     webhook or alert is gone); raises when it should be retried. ``counted``
@@ -127,7 +149,8 @@ async def deliver(
         gone = "webhook was deleted" if webhook is None else "alert no longer exists"
         await _record(storage, event, DeliveryStatus.FAILED, now, None, gone, counted)
         return
-    body = delivery_body(event, alert)
+    selected = await _selected(webhook, alert, event.delivery_id, selections)
+    body = delivery_body(event, alert, selected)
     headers = delivery_headers(webhook, event.delivery_id, body, now)
     code: int | None = None
     try:

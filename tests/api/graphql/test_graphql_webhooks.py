@@ -313,3 +313,60 @@ async def test_rotated_secrets_sign_side_by_side_and_the_legacy_header_can_be_tu
     assert "x-proofgate-signature" not in standard_only.headers
     ids = [r.headers["webhook-id"] for r in (before, during, after, standard_only)]
     assert len(set(ids)) == 4
+
+
+SELECTING = """mutation($b: ID!, $url: String!, $document: String) {
+    registerWebhook(brandId: $b, url: $url, document: $document) { webhook { id document } }
+}"""
+SELECTION = """subscription Delivered($brand: ID!) {
+    threatAlerts(brandId: $brand) { id type product { id name } brand { id } }
+}"""
+
+
+@pytest.mark.slow
+async def test_a_webhook_with_a_document_delivers_its_selection_with_retries(
+    gateway: Gateway,
+) -> None:
+    brand, key = await gateway.brand()
+    other, _ = await gateway.brand()
+    product = await gateway.product(brand, key, claimed=True)
+    async with Receiver(fails_once) as receiver:
+        foreign = f'subscription {{ threatAlerts(brandId: "{other}") {{ id }} }}'
+        refused = await gateway.execute(
+            SELECTING, {"b": brand, "url": receiver.url, "document": foreign}, key
+        )
+        assert codes(refused) == ["BAD_USER_INPUT"], refused
+        assert f"brandId must be {brand}" in refused["errors"][0]["message"]
+        registered = await gateway.data(
+            SELECTING, {"b": brand, "url": receiver.url, "document": SELECTION}, key
+        )
+        assert registered["registerWebhook"]["webhook"]["document"] == SELECTION
+        listed = (await gateway.data(WEBHOOKS, {"b": brand}, key))["brand"]["webhooks"]
+        assert len(listed) == 1, "the refused registration left nothing"
+        secret = (await gateway.data(ROTATE, {"id": listed[0]["id"], "keep": 0}, key))[
+            "rotateWebhookSecret"
+        ]["secret"]
+        await gateway.dispute(product)
+        deadline = time.monotonic() + 10
+        while not receiver.delivered():
+            assert time.monotonic() < deadline, receiver.requests
+            await asyncio.sleep(0.05)
+    (alert,) = await gateway.alerts(brand, key)
+    first, retry = receiver.requests
+    assert receiver.answered == [500, 200]
+    assert first.headers["webhook-id"] == retry.headers["webhook-id"]
+    body = json.loads(retry.body)
+    assert "alert" not in body and "errors" not in body
+    assert body["data"] == {
+        "threatAlerts": {
+            "id": alert["id"],
+            "type": "OWNERSHIP_DISPUTE",
+            "product": {
+                "id": product["id"],
+                "name": body["data"]["threatAlerts"]["product"]["name"],
+            },
+            "brand": {"id": brand},
+        }
+    }
+    assert json.loads(first.body)["data"] == body["data"]
+    assert python_verifies(Delivery(secret, retry.headers, retry.body)) is None
