@@ -15,6 +15,7 @@ SECTIONS = (
     "cache",
     "backends",
     "alerts",
+    "filters",
     "soak",
 )
 
