@@ -176,10 +176,13 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
         self._pipeline = pipeline
         self._subscriber = subscriber
         self._backlog: list[Item] | None = list(reversed(backlog)) or None
-        self._replayed: set[str] | None = {item["id"] for item in backlog} or None
-        """Backlog alerts the broker buffered too, dropped when they come live."""
         self._filter = alert_filter
         """For the backlog; the broker offers only live alerts that match."""
+        self._replayed: set[str] | None = {
+            item["id"] for item in backlog if alert_filter.matches(alert_facts(item))
+        } or None
+        """Backlog alerts the broker buffered too, dropped when they come live:
+        only those the filter admits, as the broker offers no others."""
         self.on_alert: Callable[[Item], None] | None = None
         """Told each alert before it is sent (an SSE stream's event ids)."""
 
