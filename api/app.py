@@ -24,6 +24,7 @@ from api.graphql.execution import fallbacks
 from api.graphql.prepared import prepared_lane
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
+from api.graphql.webhook_selections import SchemaSelections
 from api.http.authentication import Authenticator, FailedAuthThrottle
 from api.http.digital_link import digital_link_routes
 from api.http.explorer import explorer_asset
@@ -105,14 +106,19 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.storage = await open_storage(settings)
         try:
+            selections = SchemaSelections(
+                schema, settings.limits, settings.operations.trusted_documents, registry, untrusted
+            )
             pipeline = build_pipeline(
                 settings,
                 app.state.storage,
                 on_delivery=metrics.delivered,
                 on_redis_outage=metrics.redis_outage("alerts"),
+                selections=selections,
             )
             storage = app.state.storage if spans is None else TracedStorage(app.state.storage)
-            services = build_services(settings, storage, pipeline)
+            services = build_services(settings, storage, pipeline, selections)
+            selections.bind(services)
             await record_signing_key(app.state.storage, services.key_ring)
             async with running_pipeline(pipeline):
                 app.state.pipeline = pipeline

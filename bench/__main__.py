@@ -16,6 +16,7 @@ SECTIONS = (
     "cache",
     "backends",
     "alerts",
+    "filters",
     "soak",
     "servers",
 )

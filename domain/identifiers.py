@@ -7,6 +7,7 @@ can pin both.
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import hmac
@@ -153,7 +154,9 @@ def hash_api_key(key: str) -> str:
 
 
 def new_webhook_secret() -> str:
-    return WEBHOOK_SECRET_PREFIX + secrets.token_urlsafe(_SECRET_BYTES)
+    """Standard Webhooks' form: the prefix, then the key's standard base64
+    (with padding), which the official verifiers decode."""
+    return WEBHOOK_SECRET_PREFIX + base64.b64encode(secrets.token_bytes(_SECRET_BYTES)).decode()
 
 
 # --- salted hashes of personal data -------------------------------------------

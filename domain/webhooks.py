@@ -1,17 +1,28 @@
 """Webhook signatures and delivery identity.
 
-A delivery carries ``X-Proofgate-Signature: t=<unix seconds>,v1=<hex>``, where
-``v1`` is HMAC-SHA256 keyed by the webhook secret over ``<t>.<raw body>``.
-Signing the timestamp with the body lets a receiver refuse a replayed old
-delivery (check ``t`` against its clock) without trusting any other header.
+A delivery is signed per Standard Webhooks
+(docs/design.md, Webhook signatures): ``webhook-id`` (the delivery id, the same on every retry),
+``webhook-timestamp`` (unix seconds of the attempt) and ``webhook-signature:
+v1,<base64>``, HMAC-SHA256 keyed by the secret's bytes (``whsec_`` then
+base64) over ``<id>.<timestamp>.<raw body>``. While a rotated-out secret is
+still valid, the header carries one signature per secret, space-separated.
+
+Until a webhook opts out it also carries the older ``X-Proofgate-Signature:
+t=<unix seconds>,v1=<hex>``: HMAC-SHA256 keyed by the secret's text over
+``<t>.<raw body>``, one ``v1`` per valid secret. Signing the timestamp with
+the body lets a receiver refuse a replayed old delivery either way.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
+from collections.abc import Sequence
 from datetime import datetime
 
+from .identifiers import WEBHOOK_SECRET_PREFIX
 from .validation import ascii_digits
 
 __all__ = [
@@ -20,9 +31,15 @@ __all__ = [
     "EVENT_HEADER",
     "SIGNATURE_HEADER",
     "SIGNATURE_TOLERANCE_SECONDS",
+    "STANDARD_ID_HEADER",
+    "STANDARD_SIGNATURE_HEADER",
+    "STANDARD_TIMESTAMP_HEADER",
     "delivery_id",
+    "secret_key",
     "sign",
     "signature_header",
+    "standard_headers",
+    "standard_signature",
     "verify_signature",
 ]
 
@@ -31,6 +48,9 @@ DELIVERY_HEADER = "X-Proofgate-Delivery"
 EVENT_HEADER = "X-Proofgate-Event"
 DELIVERY_ID_PREFIX = "whd_"
 SIGNATURE_TOLERANCE_SECONDS = 300
+STANDARD_ID_HEADER = "webhook-id"
+STANDARD_TIMESTAMP_HEADER = "webhook-timestamp"
+STANDARD_SIGNATURE_HEADER = "webhook-signature"
 _SCHEME = "v1"
 
 
@@ -45,8 +65,42 @@ def sign(secret: str, timestamp: int, body: bytes) -> str:
     return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
 
 
-def signature_header(secret: str, timestamp: int, body: bytes) -> str:
-    return f"t={timestamp},{_SCHEME}={sign(secret, timestamp, body)}"
+def signature_header(secrets: str | Sequence[str], timestamp: int, body: bytes) -> str:
+    """The older header, with one ``v1`` per valid secret."""
+    valid = [secrets] if isinstance(secrets, str) else secrets
+    return ",".join([f"t={timestamp}", *(f"{_SCHEME}={sign(s, timestamp, body)}" for s in valid)])
+
+
+def secret_key(secret: str) -> bytes:
+    """The HMAC key a ``whsec_`` secret stands for: the base64 after the
+    prefix. Secrets minted before Standard Webhooks are url-safe base64
+    without padding; they decode as they were made, but the official
+    verifiers read only standard base64, so those webhooks rotate their
+    secret to use them."""
+    text = secret.removeprefix(WEBHOOK_SECRET_PREFIX)
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def standard_signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    digest = hmac.new(secret_key(secret), signed, hashlib.sha256).digest()
+    return f"{_SCHEME},{base64.b64encode(digest).decode()}"
+
+
+def standard_headers(
+    secrets: Sequence[str], message_id: str, timestamp: int, body: bytes
+) -> dict[str, str]:
+    """The three Standard Webhooks headers, one signature per valid secret."""
+    return {
+        STANDARD_ID_HEADER: message_id,
+        STANDARD_TIMESTAMP_HEADER: str(timestamp),
+        STANDARD_SIGNATURE_HEADER: " ".join(
+            standard_signature(s, message_id, timestamp, body) for s in secrets
+        ),
+    }
 
 
 def verify_signature(

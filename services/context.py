@@ -22,6 +22,7 @@ from .auth import KeyCache, Principal
 from .pipeline.committing import CommittingStorage
 from .pipeline.events import OutboxEvent
 from .pipeline.service import Pipeline, outbox_actions
+from .webhooks.selections import WebhookSelections
 
 __all__ = [
     "CLAIM_TTL_DEFAULT",
@@ -65,6 +66,8 @@ class Services:
     still enqueue their events, for a relay elsewhere)."""
     keys: KeyCache = field(default_factory=lambda: KeyCache(timedelta(0)))
     """API keys read lately (``PROOFGATE_KEY_CACHE_MS``); keeps none by default."""
+    selections: WebhookSelections | None = None
+    """Checks webhooks' GraphQL documents; None: webhooks take none."""
 
     def enqueue(self, event: OutboxEvent) -> list[WriteAction]:
         """The actions that hand ``event`` to the threat pipeline, for the

@@ -57,12 +57,14 @@ from strawberry.extensions import SchemaExtension
 from api._strawberry import graphql_schema_of
 from api.limits.field_cost import (
     DAY_RANGES,
+    FILTER_CHECKS,
     FieldReads,
     check_first,
     counts_arguments,
     days_covered,
     field_cost,
     field_reads,
+    filter_check_cost,
 )
 from api.limits.refuse_operation import refuse
 from domain.errors import ProofgateError, QueryTooComplex
@@ -204,8 +206,9 @@ class _Walk:
         definition = parent.fields[name]
         reads = self.model.reads.get((parent.name, name))
         per_day = DAY_RANGES.get((parent.name, name))
+        checked = FILTER_CHECKS.get((parent.name, name))
         arguments: dict[str, Any] = {}
-        if per_day is not None or counts_arguments(definition, reads):
+        if per_day is not None or checked is not None or counts_arguments(definition, reads):
             self.dynamic = self.dynamic or any(_has_variable(a.value) for a in node.arguments or ())
             try:
                 arguments = get_argument_values(definition, node, self.variables)
@@ -215,6 +218,8 @@ class _Walk:
         own, per_item = field_cost(definition, arguments, reads, per_event=self.per_event and root)
         if per_day is not None:
             own += per_day * days_covered(arguments)
+        if checked is not None:
+            own += filter_check_cost(arguments.get(checked))
         selection_sets = [n.selection_set for n in nodes if n.selection_set is not None]
         below = 0
         if selection_sets:

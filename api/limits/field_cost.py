@@ -7,6 +7,9 @@ that read more than one page of it.
 - a query pattern costs its page size: ``first``, else the pattern's default
   page (20), or its maximum page when the field takes no ``first``; a field
   that ``loads`` one entity per entry costs the page again;
+- a field given an alert filter with product ids reads them once, to check
+  they are the brand's: one read per 100 ids (one BatchGetItem each;
+  docs/design.md, Alert filters);
 - a field that reads a list to its end (a product's whole chain, for a
   verification or the passport) costs the longest that list can be, and a
   filter no key condition can express (``threats(minSeverity:)``) the most
@@ -27,6 +30,7 @@ from domain.errors import BadUserInput
 from resolvers.fields import FieldAccess
 from resolvers.threats.paging import SCAN_MAX_ITEMS
 from services.provenance.walk import CHAIN_READ_ITEMS
+from services.threats.filters import FILTER_CHECK_BATCH
 from storage.access_patterns import REGISTRY
 from storage.limits import PAGE_SIZE_MAX
 from storage.registry import AccessPattern, Operation
@@ -36,6 +40,7 @@ __all__ = [
     "EXTRA_READS",
     "FAN_OUT",
     "FILTERED",
+    "FILTER_CHECKS",
     "READS_TO_THE_END",
     "FieldReads",
     "check_first",
@@ -43,6 +48,7 @@ __all__ = [
     "days_covered",
     "field_cost",
     "field_reads",
+    "filter_check_cost",
 ]
 
 FAN_OUT: Mapping[tuple[str, str], str] = {("Query", "auditLog"): "days"}
@@ -68,6 +74,12 @@ FILTERED: Mapping[tuple[str, str], tuple[str, int]] = {
 """Fields that, given a filter no key condition can express, read past their
 page for matches, up to a bound: ``threats(minSeverity:)`` examines up to
 ``SCAN_MAX_ITEMS`` alerts to fill its page."""
+FILTER_CHECKS: Mapping[tuple[str, str], str] = {
+    ("Subscription", "threatAlerts"): "filter",
+    ("Mutation", "registerWebhook"): "filter",
+}
+"""Fields whose alert filter argument names products that are read once, to
+check they are the brand's."""
 DAY_RANGES: Mapping[tuple[str, str], int] = {
     ("Brand", "analytics"): BRAND_SHARDS,
     ("Product", "analytics"): 1,
@@ -165,6 +177,18 @@ def field_cost(
     if reads.filtered is not None and arguments.get(reads.filtered[0]) is not None:
         entries = max(entries, reads.filtered[1])
     return entries + (page if reads.loads is not None else 0), page
+
+
+def filter_check_cost(alert_filter: Any) -> int:
+    """The batches that check a filter's product ids (an ``AlertFilterInput``
+    as Strawberry builds it, or its fields as a mapping)."""
+    if alert_filter is None:
+        return 0
+    if isinstance(alert_filter, Mapping):
+        products = alert_filter.get("productIds", alert_filter.get("product_ids"))
+    else:
+        products = getattr(alert_filter, "product_ids", None)
+    return -(-len(products or ()) // FILTER_CHECK_BATCH)
 
 
 def days_covered(arguments: Mapping[str, Any]) -> int:

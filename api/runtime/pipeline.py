@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from api.settings.gateway import Settings
 from services.context import utcnow
 from services.pipeline import Pipeline
+from services.webhooks.selections import WebhookSelections
 from storage import CursorCodec, Storage
 
 __all__ = ["build_pipeline", "running_pipeline"]
@@ -24,6 +25,7 @@ def build_pipeline(
     *,
     on_delivery: Callable[[str], None] | None = None,
     on_redis_outage: Callable[[], None] | None = None,
+    selections: WebhookSelections | None = None,
 ) -> Pipeline:
     """This process's pipeline, built before the services so that they are
     built with its committing storage (``build_services``)."""
@@ -34,6 +36,7 @@ def build_pipeline(
         clock=utcnow,
         on_delivery=on_delivery,
         on_redis_outage=on_redis_outage,
+        selections=selections,
     )
 
 

@@ -16,6 +16,7 @@ from domain.signing import KeyRing, SigningKey
 from services.auth import KeyCache
 from services.context import Services
 from services.pipeline import Pipeline
+from services.webhooks.selections import WebhookSelections
 from storage import Storage
 
 __all__ = ["build_services", "load_hash_salt", "load_key_ring"]
@@ -58,7 +59,10 @@ def load_key_ring(settings: Settings) -> KeyRing:
 
 
 def build_services(
-    settings: Settings, storage: Storage, pipeline: Pipeline | None = None
+    settings: Settings,
+    storage: Storage,
+    pipeline: Pipeline | None = None,
+    selections: WebhookSelections | None = None,
 ) -> Services:
     """With ``pipeline``, commands write through its committing storage, so its
     relay hears of each outbox item as soon as the item commits."""
@@ -73,4 +77,5 @@ def build_services(
         free_plan_credits=settings.policy.free_plan_credits,
         public_url=settings.label_url,
         keys=KeyCache(settings.pipeline.key_cache),
+        selections=selections,
     )

@@ -19,15 +19,18 @@ import strawberry
 
 from domain.enums import Severity, ThreatType
 from domain.errors import ServiceUnavailable
+from domain.threats.filters import MAX_PRODUCT_IDS, AlertFilter
 from domain.validation import validate_id
-from services.pipeline.alerts.records import alert_matches
+from services.pipeline.alerts.records import alert_facts
 from services.pipeline.live.broker import Subscriber
 from services.pipeline.service import Pipeline
+from services.threats.filters import check_products
 from storage import Item
 from storage.access_patterns import BRAND_THREATS
 
 from ..context import OPERATION_COST, Info
 from ..fields import AP_METADATA
+from .inputs import AlertFilterInput, legacy_filter
 from .types import ThreatAlert
 
 __all__ = ["EventIds", "OverflowTarget", "ThreatSubscriptions"]
@@ -80,7 +83,8 @@ def _subscription(**options: Any) -> Callable[[_F], _F]:
 class ThreatSubscriptions:
     @_subscription(
         description="The brand's alerts as they are detected. With `after` (an alert cursor), "
-        "first every stored alert after it, oldest first, then live ones.",
+        "first every stored alert after it, oldest first, then live ones. `filter` and "
+        "`minSeverity`/`types` combine: an alert must match both.",
         metadata={AP_METADATA: BRAND_THREATS.id},
     )
     async def threat_alerts(
@@ -90,6 +94,7 @@ class ThreatSubscriptions:
         min_severity: Severity | None = None,
         types: list[ThreatType] | None = None,
         after: str | None = None,
+        filter: AlertFilterInput | None = None,
     ) -> AsyncIterator[ThreatAlert]:
         """Checks and registers before returning the stream, so a refused
         subscription is an ``error`` message, and alerts written from this
@@ -100,6 +105,11 @@ class ThreatSubscriptions:
         pipeline = context.services.pipeline
         if pipeline is None:
             raise ServiceUnavailable("Live alerts are not available on this gateway")
+        wanted = legacy_filter(min_severity, types)
+        if filter is not None:
+            asked = filter.unchecked(MAX_PRODUCT_IDS)
+            await check_products(context.storage, brand, asked)
+            wanted = wanted.both(asked)
         ids: EventIds | None = getattr(context, "event_ids", None)
         if ids is not None and ids.last_event_id is not None:
             after = ids.last_event_id  # a reconnect resumes after the last alert it got
@@ -108,6 +118,7 @@ class ThreatSubscriptions:
             _overflow_handler(info),
             key=context.principal.key_hash,
             cost=OPERATION_COST.get(),
+            alert_filter=wanted,
         )
         try:
             backlog = (
@@ -118,8 +129,7 @@ class ThreatSubscriptions:
         except BaseException:
             pipeline.unsubscribe(subscriber)
             raise
-        wanted = None if types is None else frozenset(types)
-        stream = _AlertStream(pipeline, subscriber, backlog, min_severity, wanted)
+        stream = _AlertStream(pipeline, subscriber, backlog, wanted)
         stream.on_alert = _event_ids(info, pipeline)
         return stream
 
@@ -149,11 +159,10 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
 
     __slots__ = (
         "_backlog",
-        "_min_severity",
+        "_filter",
         "_pipeline",
         "_replayed",
         "_subscriber",
-        "_types",
         "on_alert",
     )
 
@@ -162,16 +171,18 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
         pipeline: Pipeline,
         subscriber: Subscriber,
         backlog: list[Item],
-        min_severity: Severity | None,
-        types: frozenset[ThreatType] | None,
+        alert_filter: AlertFilter,
     ) -> None:
         self._pipeline = pipeline
         self._subscriber = subscriber
         self._backlog: list[Item] | None = list(reversed(backlog)) or None
-        self._replayed: set[str] | None = {item["id"] for item in backlog} or None
-        """Backlog alerts the broker buffered too, dropped when they come live."""
-        self._min_severity = min_severity
-        self._types = types
+        self._filter = alert_filter
+        """For the backlog; the broker offers only live alerts that match."""
+        self._replayed: set[str] | None = {
+            item["id"] for item in backlog if alert_filter.matches(alert_facts(item))
+        } or None
+        """Backlog alerts the broker buffered too, dropped when they come live:
+        only those the filter admits, as the broker offers no others."""
         self.on_alert: Callable[[Item], None] | None = None
         """Told each alert before it is sent (an SSE stream's event ids)."""
 
@@ -190,7 +201,7 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
             item = self._backlog.pop()
             if not self._backlog:
                 self._backlog = None
-            if alert_matches(item, min_severity=self._min_severity, types=self._types):
+            if self._filter.matches(alert_facts(item)):
                 self._sending(item)
                 return ThreatAlert.from_item(item)
         while (live := await self._subscriber.next()) is not None:
@@ -198,9 +209,8 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
             if replayed is not None and live["id"] in replayed:
                 replayed.discard(live["id"])
                 continue
-            if alert_matches(live, min_severity=self._min_severity, types=self._types):
-                self._sending(live)
-                return _live_alert(live)
+            self._sending(live)
+            return _live_alert(live)
         raise StopAsyncIteration
 
     def _sending(self, item: Item) -> None:

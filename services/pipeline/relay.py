@@ -33,7 +33,7 @@ from domain.threats import AlertDraft
 from domain.webhooks import delivery_id
 from services.pipeline.alerts.drafts import alert_drafts
 from services.pipeline.alerts.known import KnownAlerts
-from services.pipeline.alerts.records import alert_item, alert_puts
+from services.pipeline.alerts.records import alert_facts, alert_item, alert_puts
 from services.pipeline.alerts.stamping import Stamper
 from services.pipeline.events import OutboxEvent, WebhookEvent
 from services.pipeline.live.broker import Broker
@@ -54,7 +54,8 @@ from services.pipeline.periodic import repeat
 from services.pipeline.settings import PipelineSettings
 from services.pipeline.webhooks.delivery import deliver
 from services.transact import transact
-from services.webhooks.items import DeliveryStatus, delivery_item, webhook_matches
+from services.webhooks.items import DeliveryStatus, delivery_item, webhook_filter
+from services.webhooks.selections import WebhookSelections
 from storage import Item, Put, Storage, Update, WriteAction
 from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
 
@@ -91,9 +92,12 @@ class Relay:
         owner: str | None = None,
         announce: Callable[[Item], None] | None = None,
         on_delivery: Callable[[DeliveryStatus], None] | None = None,
+        selections: WebhookSelections | None = None,
     ) -> None:
-        """``announce``: hands each alert created here to the other processes."""
+        """``announce``: hands each alert created here to the other processes;
+        ``selections`` runs the GraphQL documents of webhooks that have one."""
         self._storage = storage
+        self._selections = selections
         self._on_delivery = on_delivery or _uncounted
         self._broker = broker
         self._announce = announce
@@ -502,6 +506,7 @@ class Relay:
                 settings=self._settings,
                 final=final,
                 counted=self._on_delivery,
+                selections=self._selections,
             )
             return
         drafts = await alert_drafts(
@@ -527,8 +532,9 @@ class Relay:
         item = alert_item(draft, recorded_at)
         actions: list[Put | Update] = alert_puts(item)
         deliveries: list[Item] = []
+        facts = alert_facts(item)
         for webhook in webhooks:
-            if not webhook_matches(webhook, item):
+            if not webhook_filter(webhook).matches(facts):
                 continue
             event = WebhookEvent(
                 delivery_id(webhook["id"], item["id"]),

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from domain.errors import BadUserInput, InvalidCursor
+from domain.threats.filters import AlertFilter
 from services.pipeline.alerts.records import ALERT_SORT
 from services.pipeline.committing import CommittingStorage, Handover
 from services.pipeline.events import OutboxEvent
@@ -27,6 +28,7 @@ from services.pipeline.outbox.items import outbox_put
 from services.pipeline.relay import Relay
 from services.pipeline.settings import PipelineSettings
 from services.webhooks.items import DeliveryStatus
+from services.webhooks.selections import WebhookSelections
 from storage import CursorCodec, Item, Storage, WriteAction
 from storage.access_patterns import BRAND_THREATS
 
@@ -74,10 +76,12 @@ class Pipeline:
         transport: AlertTransport | None = None,
         on_redis_outage: Callable[[], None] | None = None,
         on_delivery: Callable[[DeliveryStatus], None] | None = None,
+        selections: WebhookSelections | None = None,
     ) -> None:
         """``transport``: how other processes' alerts arrive; by default Redis
         when ``settings.redis_url`` is set, else the table tail.
-        ``on_delivery`` hears each webhook delivery attempt's outcome."""
+        ``on_delivery`` hears each webhook delivery attempt's outcome;
+        ``selections`` runs webhooks' GraphQL documents."""
         self.storage = storage
         self.settings = settings
         self.cursors = cursors
@@ -99,6 +103,7 @@ class Pipeline:
             owner=owner,
             announce=self.transport.announce,
             on_delivery=on_delivery,
+            selections=selections,
         )
         self._clock = clock
         self._handover = Handover()
@@ -153,10 +158,14 @@ class Pipeline:
         *,
         key: str | None = None,
         cost: int = 0,
+        alert_filter: AlertFilter | None = None,
     ) -> Subscriber:
-        """Live alerts of ``brand_id`` from now on, buffered until read; held
-        by ``key`` and planning ``cost`` reads per alert, within their quota."""
-        subscriber = self.broker.add(brand_id, on_overflow, key=key, cost=cost)
+        """Live alerts of ``brand_id`` from now on (those ``alert_filter``
+        matches), buffered until read; held by ``key`` and planning ``cost``
+        reads per alert, within their quota."""
+        subscriber = self.broker.add(
+            brand_id, on_overflow, key=key, cost=cost, alert_filter=alert_filter
+        )
         try:
             await self.transport.watch(brand_id)
             await self.tailer.watch(brand_id)

@@ -75,6 +75,10 @@ class PipelineSettings:
     subscriptions_per_brand: int = variable(1_000, "subscriptions_per_brand")
     alert_cost_per_brand: int = variable(20_000, "alert_cost_per_brand")
     """Reads per alert a brand's live subscriptions may plan together."""
+    filter_values_per_brand: int = variable(100_000, "filter_values_per_brand")
+    filter_values_per_process: int = variable(1_000_000, "filter_values_per_process")
+    """Values the filters of live subscriptions name, in one process: what
+    the broker's index holds (docs/design.md, Alert filters)."""
     connection_init_timeout: timedelta = variable(10 * _SECOND, "ws_init_timeout_ms", unit=_MS)
     """How long a WebSocket may stay open without a ``connection_init``."""
     keepalive_interval: timedelta = variable(15 * _SECOND, "ws_keepalive_ms", unit=_MS)
@@ -117,6 +121,8 @@ class PipelineSettings:
             "subscriptions_per_key",
             "subscriptions_per_brand",
             "alert_cost_per_brand",
+            "filter_values_per_brand",
+            "filter_values_per_process",
             "webhooks_per_brand",
             "webhook_concurrency",
             "replay_max",
@@ -139,6 +145,8 @@ class PipelineSettings:
             per_key=self.subscriptions_per_key,
             per_brand=self.subscriptions_per_brand,
             cost_per_brand=self.alert_cost_per_brand,
+            filter_values_per_brand=self.filter_values_per_brand,
+            filter_values_per_process=self.filter_values_per_process,
         )
 
     @property

@@ -11,6 +11,7 @@ from domain.enums import Severity, ThreatType
 from domain.errors import BadUserInput, ConditionFailed, NotFound
 from domain.hosts import public_address_problem, validate_webhook_url
 from domain.identifiers import new_id, new_webhook_secret
+from domain.threats.filters import AlertFilter
 from domain.validation import validate_id
 from storage import Delete, Item, ItemExists
 from storage.access_patterns import BRAND_WEBHOOKS, WEBHOOK_BY_ID
@@ -18,8 +19,10 @@ from storage.access_patterns import BRAND_WEBHOOKS, WEBHOOK_BY_ID
 from ..audit.items import audit_entry
 from ..context import CommandContext
 from ..pipeline.settings import PipelineSettings
+from ..threats.filters import check_products
 from ..transact import transact
 from .items import WebhookRef, parse_webhook_id, webhook_item
+from .selections import SELECTION_MAX_BYTES
 
 __all__ = ["RegisteredWebhook", "delete_webhook", "register_webhook"]
 
@@ -51,13 +54,30 @@ def _check_target(url: str, allow_private: bool) -> None:
         )
 
 
+def _check_document(context: CommandContext, brand_id: str, document: str) -> None:
+    selections = context.services.selections
+    if selections is None:
+        raise BadUserInput("document: this gateway does not run webhook documents")
+    if len(document.encode("utf-8", "surrogatepass")) > SELECTION_MAX_BYTES:
+        raise BadUserInput(
+            f"document: at most {SELECTION_MAX_BYTES:,} bytes",
+            hint="Select fewer fields; fragments count too.",
+        )
+    selections.check(document, brand_id, context.principal)
+
+
 async def register_webhook(
     context: CommandContext,
     brand_id: str,
     url: str,
     min_severity: Severity,
     types: Sequence[ThreatType] | None,
+    alert_filter: AlertFilter | None = None,
+    legacy_signature: bool = True,
+    document: str | None = None,
 ) -> RegisteredWebhook:
+    """``alert_filter`` has passed ``build_filter`` (at most
+    ``WEBHOOK_MAX_PRODUCT_IDS`` products); its products are checked here."""
     brand = validate_id(brand_id, field="brandId")
     context.principal.require_write(brand)
     pipeline = context.services.pipeline
@@ -66,6 +86,10 @@ async def register_webhook(
     _check_target(target, settings.webhook_allow_private)
     if types is not None and not types:
         raise BadUserInput("types: send null for every type, or at least one type")
+    if document is not None:
+        _check_document(context, brand, document)
+    if alert_filter is not None:
+        await check_products(context.storage, brand, alert_filter)
     existing = await context.loaders.page(
         BRAND_WEBHOOKS, {"brand_id": brand}, first=BRAND_WEBHOOKS.max_page
     )
@@ -78,7 +102,15 @@ async def register_webhook(
     ref = WebhookRef(brand, new_id(now))
     secret = new_webhook_secret()
     put = webhook_item(
-        ref, url=target, secret=secret, min_severity=min_severity, types=types, created_at=now
+        ref,
+        url=target,
+        secret=secret,
+        min_severity=min_severity,
+        types=types,
+        created_at=now,
+        alert_filter=alert_filter,
+        legacy_signature=legacy_signature,
+        document=document,
     )
     await transact(
         context.storage,

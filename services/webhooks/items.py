@@ -1,7 +1,10 @@
 """How webhooks and their deliveries are stored.
 
 - ``BRAND#<brand>`` / ``WEBHOOK#<id>``: a webhook (AP23 lists a brand's, AP24
-  reads one). It keeps the signing secret, which the API shows only once.
+  reads one). It keeps the signing secret, which the API shows only once,
+  and after a rotation the previous secret until ``previousSecretUntil``;
+  ``legacySignature`` (absent: true) says whether deliveries still carry
+  ``X-Proofgate-Signature``.
 - ``DELIVERIES#<brand>`` / ``DELIVERY#<createdAt>#<delivery id>``: one delivery
   of one alert to one webhook and its status (AP25, newest first). It is
   created with the alert, in the same transaction as the outbox item that
@@ -17,11 +20,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
-from domain.datetimes import format_datetime
+from domain.datetimes import format_datetime, parse_datetime
 from domain.enums import Severity, ThreatType
-from storage import Item, ItemAbsent, ItemExists, Key, KeyTemplate, Put, Update
+from domain.threats.filters import AlertFilter
+from storage import (
+    Compare,
+    Comparison,
+    Item,
+    ItemAbsent,
+    ItemExists,
+    Key,
+    KeyTemplate,
+    Put,
+    Update,
+)
 from storage.access_patterns import WEBHOOK_BY_ID, WEBHOOK_DELIVERIES
 
 from ..brand_scoped import BrandScopedRef
@@ -32,10 +46,13 @@ __all__ = [
     "delivery_item",
     "delivery_key",
     "delivery_update",
+    "legacy_signature_update",
     "parse_webhook_id",
+    "rotation_update",
+    "signing_secrets",
+    "webhook_filter",
     "webhook_id",
     "webhook_item",
-    "webhook_matches",
 ]
 
 WEBHOOK_ID_PREFIX = "wh_"
@@ -72,7 +89,12 @@ def webhook_item(
     min_severity: Severity,
     types: Sequence[ThreatType] | None,
     created_at: datetime,
+    alert_filter: AlertFilter | None = None,
+    legacy_signature: bool = True,
+    document: str | None = None,
 ) -> Put:
+    """``alert_filter``'s product ids, countries and severities are kept
+    beside ``minSeverity`` and ``types``; an alert must match all of them."""
     key = WEBHOOK_BY_ID.key(**ref.params)
     item: Item = {
         "PK": key.pk,
@@ -85,15 +107,82 @@ def webhook_item(
         "minSeverity": min_severity.value,
         "types": None if types is None else sorted({t.value for t in types}),
         "createdAt": format_datetime(created_at),
+        "legacySignature": legacy_signature,
     }
+    if document is not None:
+        item["document"] = document
+    if alert_filter is not None:
+        for name, values in (
+            ("productIds", alert_filter.product_ids),
+            ("countries", alert_filter.countries),
+            ("filterTypes", alert_filter.types),
+            ("severities", alert_filter.severities),
+        ):
+            if values is not None:
+                item[name] = sorted(str(v) for v in values)
     return Put(item, ItemAbsent())
 
 
-def webhook_matches(webhook: Item, alert: Item) -> bool:
-    if not Severity(alert["severity"]).at_least(Severity(webhook["minSeverity"])):
-        return False
-    types = webhook.get("types")
-    return types is None or alert["type"] in types
+def _values(item: Item, name: str) -> frozenset[str] | None:
+    values = item.get(name)
+    return None if values is None else frozenset(values)
+
+
+_E = TypeVar("_E", ThreatType, Severity)
+
+
+def _enums(enum: type[_E], values: list[str] | None) -> frozenset[_E] | None:
+    return None if values is None else frozenset(enum(v) for v in values)
+
+
+def webhook_filter(webhook: Item) -> AlertFilter:
+    """Everything the webhook's item says an alert must match. A brand has at
+    most ``webhooks_per_brand`` (10) webhooks, each checked with a few set
+    lookups: the relay needs no index for them (docs/design.md, Alert filters)."""
+    minimum = Severity(webhook["minSeverity"])
+    stated = AlertFilter(
+        product_ids=_values(webhook, "productIds"),
+        countries=_values(webhook, "countries"),
+        types=_enums(ThreatType, webhook.get("filterTypes")),
+        severities=_enums(Severity, webhook.get("severities")),
+    )
+    return stated.both(
+        AlertFilter(
+            types=_enums(ThreatType, webhook.get("types")),
+            severities=frozenset(s for s in Severity if s.at_least(minimum)),
+        )
+    )
+
+
+def signing_secrets(webhook: Item, now: datetime) -> list[str]:
+    """The secrets a delivery at ``now`` is signed with: the current one, and
+    the previous one while its rotation window lasts."""
+    secrets = [webhook["secret"]]
+    until = webhook.get("previousSecretUntil")
+    if webhook.get("previousSecret") and until is not None and now < parse_datetime(until):
+        secrets.append(webhook["previousSecret"])
+    return secrets
+
+
+def rotation_update(webhook: Item, secret: str, *, now: datetime, keep: timedelta) -> Update:
+    """The new secret; the current one stays valid for ``keep``. Conditional
+    on the secret being the one read, so two rotations racing cannot leave a
+    previous secret nobody was shown."""
+    key = WEBHOOK_BY_ID.key(**parse_webhook_id(webhook["id"]).params)
+    return Update(
+        key,
+        set={
+            "secret": secret,
+            "previousSecret": webhook["secret"],
+            "previousSecretUntil": format_datetime(now + keep),
+        },
+        condition=Compare("secret", Comparison.EQ, webhook["secret"]),
+    )
+
+
+def legacy_signature_update(webhook_id: str, enabled: bool) -> Update:
+    key = WEBHOOK_BY_ID.key(**parse_webhook_id(webhook_id).params)
+    return Update(key, set={"legacySignature": enabled}, condition=ItemExists())
 
 
 def delivery_key(brand_id: str, created_at: datetime, delivery_id: str) -> Key:

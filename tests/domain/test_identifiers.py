@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import ipaddress
@@ -207,7 +208,8 @@ def test_api_keys() -> None:
 def test_webhook_secret() -> None:
     secret = new_webhook_secret()
     assert secret.startswith("whsec_")
-    assert len(secret) == 6 + 43
+    assert len(secret) == 6 + 44
+    assert len(base64.b64decode(secret[6:], validate=True)) == 32
     assert new_webhook_secret() != secret
 
 

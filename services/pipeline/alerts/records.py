@@ -22,12 +22,14 @@ from typing import Any
 from domain.datetimes import format_datetime, parse_datetime
 from domain.enums import Severity, ThreatType
 from domain.threats import AlertDraft, AlertKey, parse_alert_id
+from domain.threats.filters import AlertFacts
 from services.analytics.counters import alert_counter_updates
 from storage import Compare, Comparison, Item, ItemAbsent, Key, KeyTemplate, Put, Update
 from storage.access_patterns import BRAND_STATS, BRAND_THREATS, THREAT_BY_ID
 
 __all__ = [
     "ALERT_SORT",
+    "alert_facts",
     "alert_item",
     "alert_key",
     "alert_key_params",
@@ -124,6 +126,13 @@ def alert_puts(item: Item) -> list[Put | Update]:
             threat=ThreatType(item["type"]),
         ),
     ]
+
+
+def alert_facts(item: Mapping[str, Any]) -> AlertFacts:
+    """What a filter looks at in a stored alert."""
+    return AlertFacts(
+        item["productId"], item.get("country"), ThreatType(item["type"]), Severity(item["severity"])
+    )
 
 
 def alert_matches(

@@ -8,6 +8,10 @@ overlap and drops repeats.
 Each subscription has a bounded queue. A subscriber that falls ``queue_max``
 alerts behind is not silently skipped or allowed to grow: it is closed and
 told why through ``on_overflow``, which disconnects the client.
+
+A subscription's filter lives in its brand's ``FilterIndex``: an alert is
+offered only to the subscriptions whose filter it matches, found without a
+loop over the brand's subscriptions (docs/design.md, Alert filters).
 """
 
 from __future__ import annotations
@@ -19,12 +23,16 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from domain.datetimes import parse_datetime
+from domain.threats.filters import AlertFilter, FilterIndex
+from services.pipeline.alerts.records import alert_facts
 from services.pipeline.live.quota import SubscriptionLimits, SubscriptionQuota
 from storage import Item
 
 __all__ = ["Broker", "Subscriber"]
 
 logger = logging.getLogger("proofgate.pipeline")
+
+_EVERYTHING = AlertFilter()
 
 
 class Subscriber:
@@ -38,6 +46,7 @@ class Subscriber:
         "_waiter",
         "brand_id",
         "cost",
+        "filter",
         "key",
         "overflowed",
     )
@@ -50,8 +59,11 @@ class Subscriber:
         *,
         key: str | None = None,
         cost: int = 0,
+        alert_filter: AlertFilter | None = None,
     ) -> None:
         self.brand_id = brand_id
+        self.filter = alert_filter or _EVERYTHING
+        """Which of the brand's alerts it is offered."""
         self.key = key
         """The API key (its hash) that holds the subscription, for its quota."""
         self.cost = cost
@@ -139,7 +151,7 @@ class Broker:
         self._queue_max = queue_max
         self._quota = SubscriptionQuota(limits)
         self._overlap = overlap
-        self._subscribers: dict[str, set[Subscriber]] = {}
+        self._subscribers: dict[str, FilterIndex[Subscriber]] = {}
         self._seen: dict[str, _Seen] = {}
 
     def add(
@@ -149,12 +161,15 @@ class Broker:
         *,
         key: str | None = None,
         cost: int = 0,
+        alert_filter: AlertFilter | None = None,
     ) -> Subscriber:
         """Raises, registering nothing, when the process, ``key`` or the brand
-        is at its limit (``SubscriptionQuota``)."""
-        self._quota.take(brand_id, key, cost)
-        subscriber = Subscriber(brand_id, self._queue_max, on_overflow, key=key, cost=cost)
-        self._subscribers.setdefault(brand_id, set()).add(subscriber)
+        is at its limit (``SubscriptionQuota``); ``alert_filter``'s values count."""
+        subscriber = Subscriber(
+            brand_id, self._queue_max, on_overflow, key=key, cost=cost, alert_filter=alert_filter
+        )
+        self._quota.take(brand_id, key, cost, subscriber.filter.size)
+        self._subscribers.setdefault(brand_id, FilterIndex()).add(subscriber, subscriber.filter)
         self._seen.setdefault(brand_id, _Seen())
         return subscriber
 
@@ -163,8 +178,10 @@ class Broker:
         subscribers = self._subscribers.get(subscriber.brand_id)
         if subscribers is None or subscriber not in subscribers:
             return
-        subscribers.discard(subscriber)
-        self._quota.give_back(subscriber.brand_id, subscriber.key, subscriber.cost)
+        subscribers.remove(subscriber)
+        self._quota.give_back(
+            subscriber.brand_id, subscriber.key, subscriber.cost, subscriber.filter.size
+        )
         if not subscribers:
             del self._subscribers[subscriber.brand_id]
             self._seen.pop(subscriber.brand_id, None)
@@ -201,8 +218,15 @@ class Broker:
         seen = self._seen.get(brand_id)
         if seen is None or not seen.add(item["id"], parse_datetime(item["recordedAt"])):
             return False
-        for subscriber in list(self._subscribers.get(brand_id, ())):
-            subscriber.offer(item)
+        subscribers = self._subscribers.get(brand_id)
+        if subscribers is not None:
+            matched = (
+                list(subscribers.keys())
+                if subscribers.unfiltered
+                else subscribers.match(alert_facts(item))
+            )
+            for subscriber in matched:
+                subscriber.offer(item)
         if len(seen.ids) > 2 * self._queue_max and seen.newest is not None:
             seen.forget_before(seen.newest - 2 * self._overlap)
         return True
@@ -213,5 +237,5 @@ class Broker:
 
     def close(self) -> None:
         for subscribers in list(self._subscribers.values()):
-            for subscriber in list(subscribers):
+            for subscriber in list(subscribers.keys()):
                 self.remove(subscriber)

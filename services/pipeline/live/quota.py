@@ -24,6 +24,10 @@ class SubscriptionLimits:
     per_brand: int = 1_000
     cost_per_brand: int = 20_000
     """The sum of the planned cost (one event's) of a brand's live subscriptions."""
+    filter_values_per_brand: int = 100_000
+    filter_values_per_process: int = 1_000_000
+    """Values (product ids, countries, types, severities) the filters of live
+    subscriptions name, which the broker's index holds (docs/design.md, Alert filters)."""
 
 
 class SubscriptionQuota:
@@ -33,8 +37,10 @@ class SubscriptionQuota:
         self._per_key: Counter[str] = Counter()
         self._per_brand: Counter[str] = Counter()
         self._cost: Counter[str] = Counter()
+        self._values: Counter[str] = Counter()
+        self.filter_values = 0
 
-    def take(self, brand_id: str, key: str | None, cost: int) -> None:
+    def take(self, brand_id: str, key: str | None, cost: int, values: int = 0) -> None:
         """Counts one subscription, or raises without counting anything."""
         limits = self.limits
         if self.count >= limits.per_process:
@@ -61,14 +67,37 @@ class SubscriptionQuota:
                 cost=held + cost,
                 maxCost=limits.cost_per_brand,
             )
+        self._check_values(brand_id, values)
         self.count += 1
         if key is not None:
             self._per_key[key] += 1
         self._per_brand[brand_id] += 1
         self._cost[brand_id] += cost
+        if values:
+            self._values[brand_id] += values
+            self.filter_values += values
 
-    def give_back(self, brand_id: str, key: str | None, cost: int) -> None:
+    def _check_values(self, brand_id: str, values: int) -> None:
+        limits = self.limits
+        if self.filter_values + values > limits.filter_values_per_process:
+            raise ServiceUnavailable(
+                f"This gateway's live subscriptions would filter on more than "
+                f"{limits.filter_values_per_process:,} values",
+                hint="Retry later or connect to another gateway process.",
+            )
+        held = self._values[brand_id]
+        if held + values > limits.filter_values_per_brand:
+            raise RateLimited(
+                f"The brand's live subscriptions would filter on {held + values:,} values, "
+                f"over the limit of {limits.filter_values_per_brand:,}",
+                hint="Close subscriptions you no longer read, or filter on fewer products.",
+            )
+
+    def give_back(self, brand_id: str, key: str | None, cost: int, values: int = 0) -> None:
         self.count -= 1
+        if values:
+            _decrement(self._values, brand_id, values)
+            self.filter_values -= values
         if key is not None:
             _decrement(self._per_key, key, 1)
         _decrement(self._per_brand, brand_id, 1)

@@ -20,16 +20,24 @@ from domain.webhooks import (
     EVENT_HEADER,
     SIGNATURE_HEADER,
     signature_header,
+    standard_headers,
 )
 from services.pipeline.alerts.records import params_from_id
 from services.pipeline.events import WebhookEvent
 from services.pipeline.settings import PipelineSettings
 from services.pipeline.webhooks.http import post
-from services.webhooks.items import DeliveryStatus, delivery_key, delivery_update, parse_webhook_id
+from services.webhooks.items import (
+    DeliveryStatus,
+    delivery_key,
+    delivery_update,
+    parse_webhook_id,
+    signing_secrets,
+)
+from services.webhooks.selections import WebhookSelections
 from storage import Item, Storage
 from storage.access_patterns import THREAT_BY_ID, WEBHOOK_BY_ID
 
-__all__ = ["EVENT_TYPE", "NO_RESPONSE", "deliver", "delivery_body"]
+__all__ = ["EVENT_TYPE", "NO_RESPONSE", "deliver", "delivery_body", "delivery_headers"]
 
 logger = logging.getLogger("proofgate.pipeline")
 
@@ -53,15 +61,50 @@ _ALERT_FIELDS = (
 )
 
 
-def delivery_body(event: WebhookEvent, alert: Item) -> bytes:
+def delivery_body(
+    event: WebhookEvent, alert: Item, selected: dict[str, Any] | None = None
+) -> bytes:
+    """The fixed alert shape, or, for a webhook with a GraphQL document, its
+    selection's result (``data`` and any ``errors``) in its place."""
     body: dict[str, Any] = {
         "id": event.delivery_id,
         "type": EVENT_TYPE,
         "webhookId": event.webhook_id,
         "createdAt": format_datetime(event.created_at),
-        "alert": {name: alert.get(name) for name in _ALERT_FIELDS},
     }
+    if selected is None:
+        body["alert"] = {name: alert.get(name) for name in _ALERT_FIELDS}
+    else:
+        body.update(selected)
     return json.dumps(body, separators=(",", ":"), default=str).encode()
+
+
+async def _selected(
+    webhook: Item, alert: Item, delivery_id: str, selections: WebhookSelections | None
+) -> dict[str, Any] | None:
+    if webhook.get("document") is None:
+        return None
+    if selections is None:
+        raise ServiceUnavailable(
+            f"Webhook delivery {delivery_id} needs a GraphQL document run, "
+            "which this process cannot do"
+        )
+    return await selections.run(webhook, alert, delivery_id)
+
+
+def delivery_headers(webhook: Item, delivery_id: str, body: bytes, now: datetime) -> dict[str, str]:
+    """Standard Webhooks' three headers, with ``webhook-id`` the delivery id,
+    so every retry of one delivery has the same id; then the older ones,
+    unless the webhook opted out of ``X-Proofgate-Signature``
+    (docs/design.md, Webhook signatures)."""
+    secrets = signing_secrets(webhook, now)
+    timestamp = int(now.timestamp())
+    headers = standard_headers(secrets, delivery_id, timestamp, body)
+    if webhook.get("legacySignature", True):
+        headers[SIGNATURE_HEADER] = signature_header(secrets, timestamp, body)
+    headers[DELIVERY_HEADER] = delivery_id
+    headers[EVENT_HEADER] = EVENT_TYPE
+    return headers
 
 
 def _uncounted(status: DeliveryStatus) -> None:
@@ -95,6 +138,7 @@ async def deliver(
     settings: PipelineSettings,
     final: bool,
     counted: Callable[[DeliveryStatus], None] = _uncounted,
+    selections: WebhookSelections | None = None,
 ) -> None:
     """Returns when the delivery is done (delivered, or pointless because its
     webhook or alert is gone); raises when it should be retried. ``counted``
@@ -105,12 +149,9 @@ async def deliver(
         gone = "webhook was deleted" if webhook is None else "alert no longer exists"
         await _record(storage, event, DeliveryStatus.FAILED, now, None, gone, counted)
         return
-    body = delivery_body(event, alert)
-    headers = {
-        SIGNATURE_HEADER: signature_header(webhook["secret"], int(now.timestamp()), body),
-        DELIVERY_HEADER: event.delivery_id,
-        EVENT_HEADER: EVENT_TYPE,
-    }
+    selected = await _selected(webhook, alert, event.delivery_id, selections)
+    body = delivery_body(event, alert, selected)
+    headers = delivery_headers(webhook, event.delivery_id, body, now)
     code: int | None = None
     try:
         response = await post(

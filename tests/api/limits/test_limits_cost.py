@@ -246,3 +246,22 @@ async def test_row6_many_quarter_ranges_are_refused_before_reading(client: Clien
     assert storage_calls(body) == 0
     one = await client.execute(ANALYTICS % (ALIAS % 0), variables, key=key)
     assert "errors" not in one, one["errors"]
+
+
+def test_an_alert_filter_costs_one_read_per_hundred_product_ids_it_checks() -> None:
+    model = cost_model(schema)
+    subscription = parse(
+        """subscription($f: AlertFilterInput) { threatAlerts(brandId: "b", filter: $f) { id } }"""
+    )
+    webhook = parse(
+        """mutation($f: AlertFilterInput) {
+            registerWebhook(brandId: "b", url: "https://x.example", filter: $f) { secret }
+        }"""
+    )
+    ids = ["01JD8X3V9Q7ZK5M2N4P6R8T0W1"] * 250
+    for document in (subscription, webhook):
+        bare = model.measure(document, None, {"f": None})
+        assert bare is not None
+        assert model.measure(document, None, {"f": {"countries": ["DE"]}}) == bare
+        assert model.measure(document, None, {"f": {"productIds": ids[:100]}}) == bare + 1
+        assert model.measure(document, None, {"f": {"productIds": ids}}) == bare + 3

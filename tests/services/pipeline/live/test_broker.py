@@ -6,7 +6,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from domain.datetimes import format_datetime
+from domain.enums import Severity
 from domain.errors import ServiceUnavailable
+from domain.threats.filters import AlertFilter
 from services.pipeline import Broker, SubscriptionLimits
 from storage import Item
 
@@ -102,3 +104,36 @@ async def test_subscriptions_are_capped_per_process() -> None:
     hub.add("B2")
     with pytest.raises(ServiceUnavailable):
         hub.add("B3")
+
+
+def full_alert(alert_id: str, product: str, country: str | None, severity: str) -> Item:
+    return {
+        **alert(alert_id),
+        "productId": product,
+        "country": country,
+        "type": "BURST_SCAN",
+        "severity": severity,
+    }
+
+
+async def test_a_filtered_subscriber_is_offered_only_the_alerts_its_filter_admits() -> None:
+    hub = broker()
+    everything = hub.add("B1")
+    french = hub.add("B1", alert_filter=AlertFilter(countries=frozenset({"FR"})))
+    p1_serious = hub.add(
+        "B1",
+        alert_filter=AlertFilter(
+            product_ids=frozenset({"P1"}), severities=frozenset({Severity.HIGH})
+        ),
+    )
+    hub.publish(full_alert("a", "P1", "FR", "MEDIUM"))
+    hub.publish(full_alert("b", "P1", None, "HIGH"))
+    hub.publish(full_alert("c", "P2", "FR", "HIGH"))
+    assert len(everything) == 3
+    assert [(await french.next() or {})["id"] for _ in range(2)] == ["a", "c"]
+    assert len(french) == 0
+    assert (await p1_serious.next() or {})["id"] == "b"
+    assert len(p1_serious) == 0
+    hub.remove(french)
+    hub.publish(full_alert("d", "P1", "FR", "HIGH"))
+    assert len(p1_serious) == 1 and len(everything) == 4 and len(french) == 0

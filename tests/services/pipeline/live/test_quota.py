@@ -53,3 +53,18 @@ def test_each_refusal_leaves_the_counts_as_they_were(brand: str, key: str, cost:
     quota.give_back("B1", "k1", 0)
     quota.take("B9", "k1", 10)
     assert quota.count == 2
+
+
+def test_filter_values_count_per_brand_and_per_process() -> None:
+    limits = SubscriptionLimits(filter_values_per_brand=10, filter_values_per_process=15)
+    quota = SubscriptionQuota(limits)
+    quota.take("B1", "k1", 1, 8)
+    with pytest.raises(RateLimited, match="over the limit of 10"):
+        quota.take("B1", "k1", 1, 3)
+    quota.take("B2", "k2", 1, 7)
+    with pytest.raises(ServiceUnavailable, match="15 values"):
+        quota.take("B3", "k3", 1, 1)
+    assert (quota.count, quota.filter_values) == (2, 15)
+    quota.give_back("B1", "k1", 1, 8)
+    quota.take("B3", "k3", 1, 8)
+    assert quota.filter_values == 15
