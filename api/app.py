@@ -147,11 +147,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     app = ProofgateApp(routes=_routes(), middleware=middleware, lifespan=lifespan)
     if spans is None and Lane.ENTRY in settings.limits.execution:
         app.graphql_entry = _entry(app, settings, metrics)
-    app.state.settings = settings
-    app.state.metrics = metrics
     metrics.count_fast_paths((fallbacks.counts, fallbacks.taken))
-    app.state.operations = registry
-    app.state.untrusted_documents = untrusted
+    app.state.settings, app.state.metrics = settings, metrics
+    app.state.operations, app.state.untrusted_documents = registry, untrusted
     return app
 
 
