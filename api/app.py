@@ -41,6 +41,7 @@ from api.operations.defaults import default_documents
 from api.operations.registry import OperationRegistry, load_registry
 from api.operations.trusted import UntrustedCounter
 from api.runtime.backend import open_storage
+from api.runtime.cache_channel import running_cache_channel
 from api.runtime.pipeline import build_pipeline, running_pipeline
 from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
@@ -107,7 +108,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
             storage = app.state.storage if spans is None else TracedStorage(app.state.storage)
             services = build_services(settings, storage, pipeline)
             await record_signing_key(app.state.storage, services.key_ring)
-            async with running_pipeline(pipeline):
+            async with running_cache_channel(settings, app.state.storage), running_pipeline(
+                pipeline
+            ):
                 app.state.pipeline = pipeline
                 app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
                 _count(metrics, app.state.graphql, pipeline, app.state.storage)
