@@ -108,8 +108,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
             storage = app.state.storage if spans is None else TracedStorage(app.state.storage)
             services = build_services(settings, storage, pipeline)
             await record_signing_key(app.state.storage, services.key_ring)
-            async with running_cache_channel(settings, app.state.storage), running_pipeline(
-                pipeline
+            async with (
+                running_cache_channel(settings, app.state.storage),
+                running_pipeline(pipeline),
             ):
                 app.state.pipeline = pipeline
                 app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
@@ -210,7 +211,7 @@ def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline, storage: S
     metrics.count_relay(pipeline.relay.pressure)
     if isinstance(storage, CachedStorage):
         entries = storage.entries
-        metrics.cache.watch(storage.stats, lambda: entries.bytes)
+        metrics.cache.watch(storage.stats, lambda: entries.bytes, storage.freshness.trusted)
 
 
 def from_environment() -> Starlette:

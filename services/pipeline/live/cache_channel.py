@@ -32,7 +32,7 @@ from services.pipeline.live.cache_freshness import ChannelFreshness
 from services.pipeline.live.messages import SKEW_SECONDS, MalformedMessage, open_body, sign_body
 from services.pipeline.live.redis_transport import OUTGOING_MAX, redis_client
 
-__all__ = ["CACHE_KEY_LABEL", "CacheChannel", "HEARTBEAT_SECONDS"]
+__all__ = ["CACHE_KEY_LABEL", "HEARTBEAT_SECONDS", "CacheChannel"]
 
 logger = logging.getLogger("proofgate.pipeline")
 

@@ -58,7 +58,9 @@ class Process:
         return str(item["name"])
 
     async def rename(self, brand: str, name: str) -> None:
-        await self.cache.transact_write([Update(BRAND_BY_ID.key(brand_id=brand), set={"name": name})])
+        await self.cache.transact_write(
+            [Update(BRAND_BY_ID.key(brand_id=brand), set={"name": name})]
+        )
 
 
 class DeafChannel(CacheChannel):
@@ -142,7 +144,7 @@ async def test_lost_messages_flush_b(redis_server: RedisServer, tmp_path: Path) 
 
 
 async def test_forged_messages_are_ignored(redis_server: RedisServer, tmp_path: Path) -> None:
-    async with processes(tmp_path, redis_server.url) as (a, b, truth):
+    async with processes(tmp_path, redis_server.url) as (_a, b, truth):
         assert await b.name("b1") == "0"
         await truth.transact_write([Update(BRAND_BY_ID.key(brand_id="b1"), set={"name": "x"})])
         assert await b.name("b1") == "0"  # written behind the caches' back: B's entry stands
@@ -177,9 +179,7 @@ async def test_redis_killed_reads_through_then_flushes(
         await a.rename("b2", "while-down")  # A cannot publish it
         assert await b.name("b2") == "while-down"  # 0 stale: B reads the store
         hits = sum(b.cache.stats.hits.values())
-        await truth.transact_write(
-            [Update(BRAND_BY_ID.key(brand_id="b3"), set={"name": "behind"})]
-        )
+        await truth.transact_write([Update(BRAND_BY_ID.key(brand_id="b3"), set={"name": "behind"})])
         flushes = b.channel.freshness.flushes
         redis_server.start()
         await b.until_trusted()
@@ -199,7 +199,6 @@ async def test_commit_to_drop_latency(
         for n in range(rounds):
             brand = BRANDS[n % len(BRANDS)]
             await b.name(brand)
-            key = BRAND_BY_ID.key(brand_id=brand)
             before = b.cache.stats.invalidations
             started = time.perf_counter()
             await a.rename(brand, f"l{n}")
@@ -207,7 +206,6 @@ async def test_commit_to_drop_latency(
                 while b.cache.stats.invalidations == before:
                     await asyncio.sleep(0.0005)
             latencies.append(time.perf_counter() - started)
-            assert key is not None
         latencies.sort()
         p50 = latencies[len(latencies) // 2] * 1000
         p99 = latencies[int(len(latencies) * 0.99) - 1] * 1000
