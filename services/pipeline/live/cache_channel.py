@@ -51,6 +51,9 @@ class _Message(msgspec.Struct, frozen=True):
     """The publisher (a random id per process)."""
     n: int
     """An invalidation's number, or a heartbeat's last one."""
+    s: float
+    """When the invalidation before this one (a heartbeat's: numbered ``n``)
+    was sent, seconds since the epoch; 0: none."""
     i: Any = None
     """The invalidation (``Invalidation.to_plain()``), None for a heartbeat."""
 
@@ -77,8 +80,11 @@ class CacheChannel:
         self._apply = apply
         self._clock = clock
         self.publisher = os.urandom(8).hex()
-        self.freshness = ChannelFreshness(flush, deaf_after=DEAF_AFTER_SECONDS)
+        self.freshness = ChannelFreshness(
+            flush, deaf_after=DEAF_AFTER_SECONDS, skew=SKEW_SECONDS, wall_clock=clock
+        )
         self._number = 0
+        self._last_sent = 0.0
         self._outgoing: deque[tuple[int, Any]] = deque(maxlen=OUTGOING_MAX)
         self._ready = asyncio.Event()
         self._client = redis_client(url)
@@ -97,9 +103,12 @@ class CacheChannel:
         self._outgoing.append((self._number, plain))
         self._ready.set()
 
-    def _sealed(self, number: int, plain: Any) -> bytes:
-        body = msgspec.json.encode(_Message(self.publisher, number, plain))
-        return sign_body(self._key, self._name, body, self._clock())
+    async def _send(self, number: int, plain: Any) -> None:
+        now = self._clock()
+        body = msgspec.json.encode(_Message(self.publisher, number, self._last_sent, plain))
+        await self._client.publish(self._name, sign_body(self._key, self._name, body, now))
+        if plain is not None:
+            self._last_sent = now
 
     async def _publish_forever(self) -> None:
         delay = _BACKOFF_MIN
@@ -110,10 +119,9 @@ class CacheChannel:
             self._ready.clear()
             try:
                 if not self._outgoing:
-                    await self._client.publish(self._name, self._sealed(self._number, None))
+                    await self._send(self._number, None)
                 while self._outgoing:
-                    number, plain = self._outgoing[0]
-                    await self._client.publish(self._name, self._sealed(number, plain))
+                    await self._send(*self._outgoing[0])
                     self._outgoing.popleft()
             except (RedisError, OSError):
                 await asyncio.sleep(delay)
@@ -169,7 +177,8 @@ class CacheChannel:
             message = _DECODE.decode(body)
             own = message.p == self.publisher
             invalidation = message.i is not None
-            if self.freshness.heard(message.p, message.n, invalidation=invalidation, own=own):
+            heard = self.freshness.heard
+            if heard(message.p, message.n, message.s, invalidation=invalidation, own=own):
                 self._apply(message.i)
         except (MalformedMessage, msgspec.DecodeError, msgspec.ValidationError, ValueError):
             self.dropped += 1

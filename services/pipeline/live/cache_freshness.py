@@ -10,7 +10,9 @@ it has published nothing for a while. A listener therefore knows:
   ``trusted()`` is False then, and it flushes the cache when it hears again;
 - it missed a message when a publisher's number skips (a dropped publish, a
   queue that overflowed, a reconnect): what was missed is unknown, so it
-  flushes at once.
+  flushes at once. The first message heard from a publisher also says when
+  its previous invalidation was sent: sent after this process began
+  listening (less ``skew``), it was missed, and the cache is flushed too.
 
 ``heard_through()`` proves nothing yet (``-inf``): a process that started a
 moment ago, or a write committed but not yet handed to the channel, is not
@@ -36,7 +38,9 @@ class ChannelFreshness:
         flush: Callable[[], None],
         *,
         deaf_after: float,
+        skew: float,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         """``flush``: drops the whole cache (``CachedStorage.flush``);
         ``deaf_after``: seconds without hearing this process's own heartbeat
@@ -44,6 +48,9 @@ class ChannelFreshness:
         self._flush = flush
         self._deaf_after = deaf_after
         self._clock = clock
+        self._wall_clock = wall_clock
+        self._skew = skew
+        self._since = math.inf
         self._listening = False
         self._heard_own = -math.inf
         self._last: dict[str, int] = {}
@@ -66,15 +73,20 @@ class ChannelFreshness:
         and what was published before is unknown."""
         self._last.clear()
         self._flushed()
+        self._since = self._wall_clock()
         self._heard_own = self._clock()
         self._listening = True
 
     def deaf(self) -> None:
         self._listening = False
 
-    def heard(self, publisher: str, number: int, *, invalidation: bool, own: bool) -> bool:
+    def heard(
+        self, publisher: str, number: int, previous: float, *, invalidation: bool, own: bool
+    ) -> bool:
         """A message of ``publisher``, its ``number`` (an invalidation's own,
-        or a heartbeat's last); True when an invalidation is to be applied."""
+        or a heartbeat's last) and when the invalidation before it (a
+        heartbeat's: numbered ``number``) was sent (0: none); True when an
+        invalidation is to be applied."""
         if own:
             if self._clock() - self._heard_own > self._deaf_after:
                 self._flushed()  # deaf for a while: what was missed is unknown
@@ -82,7 +94,9 @@ class ChannelFreshness:
             return False
         last = self._last.get(publisher)
         expected = number - 1 if invalidation else number
-        if last is not None and last < expected:
+        if (last is not None and last < expected) or (
+            last is None and previous > self._since - self._skew
+        ):
             self.gaps += 1
             self._flushed()
         if last is None and len(self._last) >= PUBLISHERS_MAX:
@@ -90,6 +104,9 @@ class ChannelFreshness:
             self._flushed()
         self._last[publisher] = max(number, last or 0)
         return invalidation
+
+    def knows(self, publisher: str) -> bool:
+        return publisher in self._last
 
     def _flushed(self) -> None:
         self.flushes += 1

@@ -149,7 +149,7 @@ async def test_forged_messages_are_ignored(redis_server: RedisServer, tmp_path: 
         await truth.transact_write([Update(BRAND_BY_ID.key(brand_id="b1"), set={"name": "x"})])
         assert await b.name("b1") == "0"  # written behind the caches' back: B's entry stands
         plain = Invalidation(frozenset({BRAND_BY_ID.key(brand_id="b1")})).to_plain()
-        body = json.dumps({"p": "forger", "n": 1, "i": plain}).encode()
+        body = json.dumps({"p": "forger", "n": 1, "s": 0, "i": plain}).encode()
         publisher = Redis.from_url(redis_server.url)
         try:
             for key in (b"wrong key" * 4, None):
@@ -163,6 +163,32 @@ async def test_forged_messages_are_ignored(redis_server: RedisServer, tmp_path: 
             async with asyncio.timeout(5):
                 while await b.name("b1") != "x":
                     await asyncio.sleep(0.01)
+        finally:
+            await publisher.aclose()
+
+
+async def test_a_message_missed_before_a_publishers_first_flushes(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A publisher first heard after B began listening whose previous
+    invalidation was sent since then: B missed it, and flushes."""
+    async with processes(tmp_path, redis_server.url) as (_a, b, truth):
+        assert await b.name("b4") == "0"
+        await truth.transact_write([Update(BRAND_BY_ID.key(brand_id="b4"), set={"name": "y"})])
+        publisher = Redis.from_url(redis_server.url)
+        try:
+            for name, previous in (("quiet", 0.0), ("missed", time.time())):
+                body = json.dumps({"p": name, "n": 3, "s": previous, "i": None}).encode()
+                flushes = b.channel.freshness.flushes
+                await publisher.publish(CHANNEL, sign_body(KEY, CHANNEL, body, time.time()))
+                async with asyncio.timeout(5):
+                    while not b.channel.freshness.knows(name):
+                        await asyncio.sleep(0.01)
+                if name == "quiet":  # never published before: nothing missed
+                    assert b.channel.freshness.flushes == flushes
+                    assert await b.name("b4") == "0"
+            assert b.channel.freshness.flushes == flushes + 1
+            assert await b.name("b4") == "y"
         finally:
             await publisher.aclose()
 
