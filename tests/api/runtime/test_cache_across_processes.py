@@ -1,7 +1,7 @@
 """The storage cache across two real ``proofgate serve`` processes on one
-SQLite file and one real redis-server (docs/design.md, Cache invalidations
-across processes): a write on A drops B's entry, and while Redis is down B
-reads the store and flushes when it is back."""
+SQLite file and one real redis-server: a write on A drops B's entry, and
+while Redis is down B reads the store and flushes when it is back
+(docs/design.md, Cache invalidations across processes)."""
 
 from __future__ import annotations
 
