@@ -95,6 +95,11 @@ class CacheChannel:
 
     # --- publishing ----------------------------------------------------------
 
+    @property
+    def numbered(self) -> int:
+        """The number of the last invalidation handed to the channel."""
+        return self._number
+
     def publish(self, plain: Any) -> None:
         """An invalidation this process's write made; never blocks, never raises."""
         if len(self._outgoing) == OUTGOING_MAX:

@@ -105,8 +105,9 @@ class ChannelFreshness:
         self._last[publisher] = max(number, last or 0)
         return invalidation
 
-    def knows(self, publisher: str) -> bool:
-        return publisher in self._last
+    def last_of(self, publisher: str) -> int | None:
+        """The last number heard from ``publisher``; None: not heard yet."""
+        return self._last.get(publisher)
 
     def _flushed(self) -> None:
         self.flushes += 1

@@ -19,56 +19,21 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from services.pipeline.live.cache_channel import CACHE_KEY_LABEL, CacheChannel
+from services.pipeline.live.cache_channel import CacheChannel
 from services.pipeline.live.messages import sign_body
-from storage import CursorCodec, Storage, Update
+from storage import Storage, Update
 from storage.access_patterns import BRAND_BY_ID
-from storage.cache import CachedStorage, Invalidation
+from storage.cache import Invalidation
 from storage.sqlite import open_sqlite
 from tests._support.redis_server import RedisServer
-
-CURSOR_KEY = bytes(range(32))
-KEY = CursorCodec(CURSOR_KEY).derive_key(CACHE_KEY_LABEL)
-CHANNEL = "proofgate:cache"
-BRANDS = [f"b{i}" for i in range(8)]
-
-
-class Process:
-    def __init__(self, store: Storage, url: str, channel_type: type[CacheChannel]) -> None:
-        self.cache = CachedStorage(store, max_bytes=1 << 20, ttl_seconds=600.0)
-
-        def apply(plain: Any) -> None:
-            self.cache.invalidate(Invalidation.from_plain(plain))
-
-        self.channel = channel_type(
-            url, key=KEY, prefix="proofgate:", apply=apply, flush=self.cache.flush
-        )
-        self.cache.freshness = self.channel.freshness
-        self.cache.on_invalidation(lambda i: self.channel.publish(i.to_plain()))
-        self.task: asyncio.Task[None] | None = None
-
-    async def until_trusted(self, timeout: float = 10) -> None:
-        async with asyncio.timeout(timeout):
-            while not self.channel.freshness.trusted():
-                await asyncio.sleep(0.01)
-
-    async def name(self, brand: str) -> str:
-        item = await self.cache.get(BRAND_BY_ID, brand_id=brand)
-        assert item is not None
-        return str(item["name"])
-
-    async def rename(self, brand: str, name: str) -> None:
-        await self.cache.transact_write(
-            [Update(BRAND_BY_ID.key(brand_id=brand), set={"name": name})]
-        )
-
-
-class DeafChannel(CacheChannel):
-    """The planted fault: hears everything, applies nothing."""
-
-    def _receive(self, data: bytes) -> None:
-        if b'"i":null' in data:
-            super()._receive(data)  # heartbeats: stays trusted
+from tests.services.pipeline.live._cache_processes import (
+    BRANDS,
+    CHANNEL,
+    CURSOR_KEY,
+    KEY,
+    DeafChannel,
+    Process,
+)
 
 
 class LossyChannel(CacheChannel):
@@ -182,7 +147,7 @@ async def test_a_message_missed_before_a_publishers_first_flushes(
                 flushes = b.channel.freshness.flushes
                 await publisher.publish(CHANNEL, sign_body(KEY, CHANNEL, body, time.time()))
                 async with asyncio.timeout(5):
-                    while not b.channel.freshness.knows(name):
+                    while b.channel.freshness.last_of(name) is None:
                         await asyncio.sleep(0.01)
                 if name == "quiet":  # never published before: nothing missed
                     assert b.channel.freshness.flushes == flushes
