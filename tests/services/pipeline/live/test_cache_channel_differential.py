@@ -3,9 +3,9 @@ interleavings of every read shape and write kind (puts, updates, GSI moves,
 deletes, transactions, conditional failures) written on A and read on B,
 two caches over one SQLite file whose invalidations travel only through a
 real redis-server, compared with the uncached store after every
-acknowledged write once B has heard it (docs/design.md, Cache invalidations
-across processes). A planted fault, B's channel hearing but not applying,
-must be caught."""
+acknowledged write once B has heard it. A planted fault, B's channel
+hearing but not applying, must be caught
+(docs/design.md, Cache invalidations across processes)."""
 
 from __future__ import annotations
 
