@@ -153,6 +153,8 @@ class CacheChannel:
                         "Redis unreachable (%s); the cache reads through until it is back",
                         type(error).__name__,
                     )
+            except Exception:
+                logger.exception("Listening for cache invalidations failed; reconnecting")
             finally:
                 self.freshness.deaf()
                 with contextlib.suppress(RedisError, OSError):
