@@ -54,11 +54,42 @@ async def _compare(b: Process, twin: Storage, step: Any, cursors: dict[str, Any]
     return None if shape(got) == shape(want) else f"{step}: {shape(got)} != {shape(want)}"
 
 
+KILLS: list[int] = []
+"""Each SIGKILL a history made: the positive control that Redis went down."""
 HITS: list[int] = []
 """B's cache hits per history: the positive control that B served from it."""
 
 
-async def _run(history: Sequence[Any], url: str, channel_b: type[CacheChannel]) -> list[str]:
+def _down(redis: RedisServer | None) -> bool:
+    return redis is not None and redis.process is not None and redis.process.poll() is not None
+
+
+async def _outage(step: Any, redis: RedisServer | None, a: Process, b: Process) -> None:
+    """Redis SIGKILLed (until B stops trusting it) or started again (until
+    both trust it); nothing for a history without a server to kill."""
+    if redis is None:
+        return
+    down = _down(redis)
+    if step[0] == "kill" and not down:
+        redis.kill()
+        KILLS.append(1)
+        # A planted channel never stops trusting: then go on after 2 s.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(2):
+                while b.channel.freshness.trusted():
+                    await asyncio.sleep(0.005)
+    elif step[0] == "restart" and down:
+        redis.start()
+        await a.until_trusted()
+        await b.until_trusted()
+
+
+async def _run(
+    history: Sequence[Any],
+    url: str,
+    channel_b: type[CacheChannel],
+    redis: RedisServer | None = None,
+) -> list[str]:
     with tempfile.TemporaryDirectory() as directory:
         path = str(Path(directory) / "store.sqlite")
         stores = [await open_sqlite(path, cursor_key=CURSOR_KEY) for _ in range(3)]
@@ -73,8 +104,12 @@ async def _run(history: Sequence[Any], url: str, channel_b: type[CacheChannel]) 
                 if step[0] in _READS:
                     wrong.append(await _compare(b, stores[2], step, cursors) or "")
                     continue
+                if step[0] in ("kill", "restart"):
+                    await _outage(step, redis, a, b)
+                    continue
                 await apply(a.cache, None, Clock(), step)
-                await b.heard_from(a)  # the bound: B heard every message A numbered
+                if b.channel.freshness.trusted() and not _down(redis):
+                    await b.heard_from(a)  # the bound: B heard every message A numbered
                 for again in every_read():
                     wrong.append(await _compare(b, stores[2], again, cursors) or "")
             HITS.append(sum(b.cache.stats.hits.values()))
@@ -90,8 +125,17 @@ async def _run(history: Sequence[Any], url: str, channel_b: type[CacheChannel]) 
         return [w for w in wrong if w]
 
 
-def _mismatches(history: Sequence[Any], url: str, channel_b: type[CacheChannel]) -> list[str]:
-    return asyncio.run(_run(history, url, channel_b))
+def _mismatches(
+    history: Sequence[Any],
+    url: str,
+    channel_b: type[CacheChannel],
+    redis: RedisServer | None = None,
+) -> list[str]:
+    try:
+        return asyncio.run(_run(history, url, channel_b, redis))
+    finally:
+        if redis is not None and _down(redis):
+            redis.start()  # the next history begins with Redis up
 
 
 def test_b_answers_as_the_store_after_every_write_on_a(redis_server: RedisServer) -> None:
@@ -119,3 +163,47 @@ def test_a_channel_that_applies_nothing_is_caught(redis_server: RedisServer) -> 
     )
     assert failing
     assert _mismatches(failing, redis_server.url, CacheChannel) == []
+
+
+outages = st.lists(
+    st.one_of(steps, st.just(("kill",)), st.just(("restart",))), min_size=2, max_size=10
+).filter(lambda history: ("kill",) in history)
+
+
+def test_redis_killed_mid_history_serves_nothing_stale(redis_server: RedisServer) -> None:
+    """Writes on A while Redis is down reach B's readers from the store; B
+    flushes when Redis is back."""
+
+    @settings(
+        max_examples=6,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    @given(outages)
+    def check(history: list[Any]) -> None:
+        assert _mismatches(history, redis_server.url, CacheChannel, redis_server) == []
+
+    KILLS.clear()
+    check()
+    assert len(KILLS) >= 6
+
+
+class StubbornChannel(CacheChannel):
+    """The planted fault: trusts the channel whatever happens to Redis."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.freshness.deaf = lambda: None  # type: ignore[method-assign]
+        self.freshness.trusted = lambda: True  # type: ignore[method-assign]
+
+
+def test_a_channel_trusted_through_an_outage_is_caught(redis_server: RedisServer) -> None:
+    failing = find(
+        outages,
+        lambda history: bool(_mismatches(history, redis_server.url, StubbornChannel, redis_server)),
+        settings=settings(max_examples=60, database=None, phases=[Phase.generate], deadline=None),
+        random=Random(0),
+    )
+    assert failing
+    assert _mismatches(failing, redis_server.url, CacheChannel, redis_server) == []
