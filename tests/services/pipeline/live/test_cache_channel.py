@@ -61,6 +61,10 @@ async def processes(
             )
         await a.until_trusted()
         await b.until_trusted()
+        # Each first hearing of the other may flush (its writes just now):
+        # over before a test fills a cache.
+        await b.heard_from(a)
+        await a.heard_from(b)
         yield a, b, stores[2]
     finally:
         for process in (a, b):
