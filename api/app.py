@@ -45,6 +45,7 @@ from api.operations.defaults import default_documents
 from api.operations.registry import OperationRegistry, load_registry
 from api.operations.trusted import UntrustedCounter
 from api.runtime.backend import open_storage
+from api.runtime.cache_channel import running_cache_channel
 from api.runtime.pipeline import build_pipeline, running_pipeline
 from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
@@ -120,7 +121,10 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
             services = build_services(settings, storage, pipeline, selections)
             selections.bind(services)
             await record_signing_key(app.state.storage, services.key_ring)
-            async with running_pipeline(pipeline):
+            async with (
+                running_cache_channel(settings, app.state.storage),
+                running_pipeline(pipeline),
+            ):
                 app.state.pipeline = pipeline
                 app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
                 _count(metrics, app.state.graphql, pipeline, app.state.storage)
@@ -221,7 +225,7 @@ def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline, storage: S
     metrics.count_relay(pipeline.relay.pressure)
     if isinstance(storage, CachedStorage):
         entries = storage.entries
-        metrics.cache.watch(storage.stats, lambda: entries.bytes)
+        metrics.cache.watch(storage.stats, lambda: entries.bytes, storage.freshness.trusted)
 
 
 def from_environment() -> Starlette:

@@ -83,11 +83,12 @@ def _serve(args: argparse.Namespace) -> int:
         forwarded_allow_ips=args.forwarded_allow_ips,
     )
     settings = replace(Settings.from_env(environ), demo=args.demo)
-    if settings.cache and args.workers > 1:
-        # docs/design.md, Storage cache: a worker hears only its own writes.
+    if settings.cache and args.workers > 1 and settings.pipeline.redis_url is None:
+        # docs/design.md, Cache invalidations across processes: without Redis
+        # a worker hears only its own writes.
         raise ConfigurationError(
-            f"PROOFGATE_CACHE=on serves one process, not {args.workers} workers",
-            hint="Run one worker per cache, or set PROOFGATE_CACHE=off.",
+            f"PROOFGATE_CACHE=on serves {args.workers} workers only through Redis",
+            hint="Set PROOFGATE_REDIS_URL, run one worker, or set PROOFGATE_CACHE=off.",
         )
     listener = _bind(settings.host, settings.port)
     built: list[ASGIApp] = []

@@ -36,6 +36,7 @@ async def serve_stdio(settings: Settings, key: str | None) -> None:
     from api.operations.defaults import default_documents
     from api.operations.registry import load_registry
     from api.runtime.backend import open_storage
+    from api.runtime.cache_channel import running_cache_channel
     from api.runtime.pipeline import build_pipeline, running_pipeline
     from api.runtime.resolver_services import build_services
 
@@ -67,7 +68,11 @@ async def serve_stdio(settings: Settings, key: str | None) -> None:
                 hint="Set it to a live API key, or leave it unset for the public tools only.",
             ) from None
         server = build_server(ToolRunner(schema, services, tools), identify)
-        async with running_pipeline(pipeline), stdio_server() as (read, write):
+        async with (
+            running_cache_channel(settings, storage),
+            running_pipeline(pipeline),
+            stdio_server() as (read, write),
+        ):
             logger.info("MCP over stdio: %d tools, acting as %s", len(tools), principal.role)
             await server.run(read, write, server.create_initialization_options())
     finally:

@@ -45,12 +45,22 @@ class CacheSeries:
             registry=registry,
             multiprocess_mode="livesum",
         )
+        self.trusted = Gauge(
+            "proofgate_cache_trusted",
+            "1 while the storage cache may serve, 0 while it reads through "
+            "(invalidations from other processes cannot be heard)",
+            registry=registry,
+            multiprocess_mode="livemin",
+        )
         self._stats: CacheStats | None = None
         self._held: Callable[[], int] | None = None
+        self._trusted: Callable[[], bool] = lambda: True
         self._last = CacheCounts({}, {}, {}, 0, 0, 0)
 
-    def watch(self, stats: CacheStats, held: Callable[[], int]) -> None:
-        self._stats, self._held = stats, held
+    def watch(
+        self, stats: CacheStats, held: Callable[[], int], trusted: Callable[[], bool]
+    ) -> None:
+        self._stats, self._held, self._trusted = stats, held, trusted
 
     def refresh(self) -> None:
         if self._stats is None or self._held is None:
@@ -75,4 +85,5 @@ class CacheSeries:
             if count > before_count:
                 self.invalidations.labels(kind).inc(count - before_count)
         self.bytes.set(self._held())
+        self.trusted.set(1 if self._trusted() else 0)
         self._last = now

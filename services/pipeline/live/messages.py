@@ -40,6 +40,7 @@ __all__ = [
     "SKEW_SECONDS",
     "AlertMessage",
     "MalformedMessage",
+    "open_body",
     "open_message",
     "seal_message",
     "sign_body",
@@ -100,6 +101,12 @@ def sign_body(key: bytes, channel: str, body: bytes, now: float) -> bytes:
 
 def open_message(key: bytes, channel: str, data: bytes, now: float, max_age: float) -> Item:
     """The alert ``data`` carries, or ``MalformedMessage`` saying why not."""
+    return _validated(channel, open_body(key, channel, data, now, max_age))
+
+
+def open_body(key: bytes, channel: str, data: bytes, now: float, max_age: float) -> bytes:
+    """The signed, fresh body of a message of any kind (``sign_body``'s), or
+    ``MalformedMessage``; what the body means is the caller's to check."""
     if len(data) > MESSAGE_MAX_BYTES + 128:
         raise MalformedMessage(f"{len(data)} bytes")
     version, mac, sent, body = [*data.split(b".", 3), b"", b"", b""][:4]
@@ -110,7 +117,7 @@ def open_message(key: bytes, channel: str, data: bytes, now: float, max_age: flo
     age = now - int(sent) / 1000
     if age > max_age or age < -SKEW_SECONDS:
         raise MalformedMessage(f"sent {age:.1f} s ago: a replay")
-    return _validated(channel, body)
+    return body
 
 
 def _validated(channel: str, body: bytes) -> Item:

@@ -45,7 +45,7 @@ from services.pipeline.live.tailer import Tailer
 from services.pipeline.settings import PipelineSettings
 from storage import Item
 
-__all__ = ["CHANNEL_PREFIX", "OUTGOING_MAX", "RedisTransport", "channel"]
+__all__ = ["CHANNEL_PREFIX", "OUTGOING_MAX", "RedisTransport", "channel", "redis_client"]
 
 logger = logging.getLogger("proofgate.pipeline")
 
@@ -66,6 +66,17 @@ _DROPPED_LOG_SECONDS = 60.0
 
 def channel(brand_id: str, prefix: str = "proofgate:") -> str:
     return prefix + CHANNEL_PREFIX + brand_id
+
+
+def redis_client(url: str) -> Redis:
+    """A client that fails at once rather than retrying: every caller has
+    its own fallback (the table sweep, the cache's read-through)."""
+    return Redis.from_url(
+        url,
+        retry=Retry(NoBackoff(), 0),
+        socket_connect_timeout=_CONNECT_SECONDS,
+        decode_responses=False,
+    )
 
 
 class _Outage(Exception):
@@ -112,12 +123,7 @@ class RedisTransport:
         """Alerts this process never got onto Redis; the sweep delivers them."""
 
     def _client(self) -> Redis:
-        return Redis.from_url(
-            self._url,
-            retry=Retry(NoBackoff(), 0),
-            socket_connect_timeout=_CONNECT_SECONDS,
-            decode_responses=False,
-        )
+        return redis_client(self._url)
 
     # --- AlertTransport --------------------------------------------------------
 

@@ -17,6 +17,7 @@ from _live import ADMIN_KEY, Gateway, Inbox, Socket
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests._support.ports import free_port
+from tests._support.redis_server import RedisServer
 
 pytestmark = pytest.mark.slow
 
@@ -122,8 +123,9 @@ def test_workers_and_demo_do_not_mix(tmp_path: Path) -> None:
     assert "--workers" in result.stderr.splitlines()[0]
 
 
-def test_workers_and_the_cache_do_not_mix(tmp_path: Path) -> None:
-    """A worker's cache hears only its own writes (docs/design.md, Storage cache)."""
+def test_workers_and_the_cache_need_redis(tmp_path: Path) -> None:
+    """Without Redis a worker's cache hears only its own writes
+    (docs/design.md, Cache invalidations across processes)."""
     env = {**os.environ, "PROOFGATE_DATA_DIR": str(tmp_path), "PROOFGATE_CACHE": "on"}
     result = subprocess.run(
         [sys.executable, "-m", "api.cli.main", "serve", "--workers", "2"],
@@ -134,4 +136,31 @@ def test_workers_and_the_cache_do_not_mix(tmp_path: Path) -> None:
     )
     assert result.returncode == 1 and result.stdout == ""
     first, hint = result.stderr.splitlines()[:2]
-    assert "PROOFGATE_CACHE=on" in first and "PROOFGATE_CACHE=off" in hint
+    assert "PROOFGATE_CACHE=on" in first and "PROOFGATE_REDIS_URL" in hint
+
+
+async def test_workers_with_the_cache_and_redis_start(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    gateway = Gateway(tmp_path, PROOFGATE_CACHE="on", PROOFGATE_REDIS_URL=redis_server.url)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "api.cli.main", "serve", "--workers", "2"],
+        env=gateway.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        async with asyncio.timeout(60):
+            while process.poll() is None:
+                try:
+                    if (await gateway.client.get("/health")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+        assert process.poll() is None
+        brand, key = await gateway.brand()
+        assert (await gateway.product(brand, key))["id"]
+    finally:
+        process.terminate()
+        process.wait(30)
+        await gateway.client.aclose()

@@ -16,8 +16,8 @@ def _value(text: str, series: str) -> float:
 
 def test_hits_misses_evictions_and_invalidations_are_scraped() -> None:
     metrics, stats = Metrics(), CacheStats()
-    held = [1234]
-    metrics.cache.watch(stats, lambda: held[0])
+    held, trusted = [1234], [True]
+    metrics.cache.watch(stats, lambda: held[0], lambda: trusted[0])
     stats.hits["AP07"] += 3
     stats.misses["AP07"] += 1
     stats.evicted("AP01", "capacity")
@@ -33,6 +33,9 @@ def test_hits_misses_evictions_and_invalidations_are_scraped() -> None:
     assert _value(text, 'proofgate_cache_invalidations_total{kind="event"}') == 2
     assert _value(text, 'proofgate_cache_invalidations_total{kind="entry"}') == 5
     assert _value(text, "proofgate_cache_bytes") == 1234
+    assert _value(text, "proofgate_cache_trusted") == 1
     stats.hits["AP07"] += 1
+    trusted[0] = False
     text = metrics.render().decode()
+    assert _value(text, "proofgate_cache_trusted") == 0
     assert _value(text, 'proofgate_cache_reads_total{access_pattern="AP07",result="hit"}') == 4
