@@ -18,6 +18,7 @@ from api.graphql.execution import PlanCache, compiled_executor
 from api.graphql.extension_hooks import ClassifiedExtensionsRunner
 from api.graphql.operation_plans import prepare_operations
 from api.limits.cost import CostBudget
+from api.limits.cost_directives import add_cost_directives
 from api.limits.document_cache import DocumentCache, ValidatedDocuments
 from api.limits.ratelimit import RateCheck, RateLimit, RateLimiter
 from api.limits.read_budget import ReadLimit
@@ -256,6 +257,7 @@ def build_schema(
             enable_experimental_incremental_execution=True,
         ),
     )
+    add_cost_directives(built)  # printed in schema.graphql (docs/design.md, Cost directives)
     if operations is not None and not isinstance(operations, OperationRegistry):
         operations = operations(built)
     # Read per request (``get_extensions``), so set once the registry is known.
