@@ -61,6 +61,12 @@ class ProofgateSchema(strawberry.Schema):
         validates, costs or walks documents against it."""
         return self._schema
 
+    def as_str(self) -> str:
+        """The SDL with the cost directives made from the planner's prices
+        (docs/design.md, Cost directives)."""
+        add_cost_directives(self)
+        return super().as_str()
+
     closers: tuple[Callable[[], Awaitable[None]], ...] = ()
     """What ``close`` awaits: the shared state's Redis clients."""
 
@@ -257,7 +263,6 @@ def build_schema(
             enable_experimental_incremental_execution=True,
         ),
     )
-    add_cost_directives(built)  # printed in schema.graphql (docs/design.md, Cost directives)
     if operations is not None and not isinstance(operations, OperationRegistry):
         operations = operations(built)
     # Read per request (``get_extensions``), so set once the registry is known.
