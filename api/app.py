@@ -24,12 +24,14 @@ from api.graphql.prepared import prepared_lane
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.http.authentication import Authenticator, FailedAuthThrottle
+from api.http.digital_link import digital_link_routes
 from api.http.explorer import explorer_asset
 from api.http.guard import HTTPGuard
 from api.http.health import health, metrics_endpoint, ready
 from api.http.ingest import ingest_endpoint
 from api.http.passport import passport_download
 from api.http.qr import qr_image
+from api.http.verify_page import verify_routes
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.mcp.http import MCPEndpoint, MCPService
 from api.mcp.tools import tool_specs
@@ -59,7 +61,10 @@ CORS_HEADERS = (
     "X-Proofgate-CSRF",
     "Apollo-Require-Preflight",
     "X-Request-Id",
+    "Last-Event-ID",
 )
+"""Request headers a page on an allowed origin may send; ``Last-Event-ID`` is
+how graphql-sse resumes a subscription (``api/http/streams.py``)."""
 
 
 class ProofgateApp(Starlette):
@@ -189,7 +194,9 @@ def _graphql_app(
         schema,
         services,
         graphql_ide="graphiql",
+        allowed_origins=settings.cors_origins,
         max_message_bytes=settings.limits.max_body_bytes,
+        max_tokens=settings.limits.max_tokens,
         authenticator=Authenticator(
             services.storage, services.admin_key_hash, throttle, services.keys
         ),
@@ -227,6 +234,8 @@ def _routes() -> list[BaseRoute]:
         Route("/dpp/{code}.json", passport_download, methods=["GET"]),
         Route("/ingest/{source}", ingest_endpoint, methods=["POST"]),
         Route("/graphql/static/{name}", explorer_asset, methods=["GET", "HEAD"]),
+        *verify_routes(),
+        *digital_link_routes(),
         WebSocketRoute("/graphql", GraphQLEndpoint()),
         Route("/mcp", MCPEndpoint()),
     ]

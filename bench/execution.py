@@ -114,7 +114,7 @@ async def execute_page(
     with the schema's executor class (the incremental entry point, as the
     schema declares @defer and @stream)."""
     result: Any = experimental_execute_incrementally(
-        schema._schema,
+        schema.graphql_schema,
         document,
         context_value=_context(services, principal),
         variable_values={"id": brand},

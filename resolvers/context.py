@@ -16,7 +16,7 @@ from storage.trace import Trace
 
 from .loaders import Loaders
 
-__all__ = ["OPERATION_COST", "Info", "RequestContext"]
+__all__ = ["OPERATION_COST", "Info", "RequestContext", "request_context"]
 
 OPERATION_COST: ContextVar[int] = ContextVar("proofgate_operation_cost", default=0)
 """The planned reads of the operation running in this task (for a
@@ -39,6 +39,10 @@ class RequestContext:
     execution: str | None = None
     """Which executor ran the operation: "compiled" or "graphql-core"; None
     while none has (an operation refused before execution)."""
+    from_client: bool = True
+    """False for an operation the gateway runs itself (the demo loader): the
+    trusted-documents gate is for the documents clients send
+    (docs/design.md, Named operations)."""
 
     @property
     def storage(self) -> Storage:
@@ -46,6 +50,12 @@ class RequestContext:
 
     def now(self) -> datetime:
         return self.services.clock()
+
+    @property
+    def client_host(self) -> str | None:
+        """The caller's address, for a request that came over HTTP or a WebSocket."""
+        client = getattr(self.request, "client", None)
+        return client.host if client is not None else None
 
     def for_operation(self) -> RequestContext:
         """An HTTP request runs one operation, on this context; a WebSocket's
@@ -55,3 +65,10 @@ class RequestContext:
 
 
 Info = StrawberryInfo[RequestContext, None]
+
+
+def request_context(value: object) -> RequestContext | None:
+    """``value`` (an extension's ``execution_context.context``) as the
+    gateway's request context; None for an operation run without one, as a
+    schema executed directly by a test or a tool is."""
+    return value if isinstance(value, RequestContext) else None

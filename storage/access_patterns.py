@@ -34,6 +34,7 @@ __all__ = [
     "OUTBOX_PARKED",
     "PRODUCT_ANALYTICS_DAY",
     "PRODUCT_BY_CODE",
+    "PRODUCT_BY_GTIN_SERIAL",
     "PRODUCT_BY_HASH",
     "PRODUCT_BY_ID",
     "PRODUCT_CLAIM",
@@ -385,4 +386,13 @@ PRODUCT_RECORD = _ap(
     SortCondition("between", "CLAIM", "META"),
     "Claim, ProvenanceEvent, Product",
     consistent=True,
+)
+PRODUCT_BY_GTIN_SERIAL = _ap(
+    "AP34",
+    "product by GTIN and serial (GS1 Digital Link)",
+    _GET,
+    _TABLE,
+    "GTIN#{gtin}#{serial}",
+    SortCondition("=", "META"),
+    "GtinSerial",
 )

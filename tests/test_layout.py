@@ -154,7 +154,7 @@ def test_relative_imports_resolve_against_the_importing_package() -> None:
 
 
 API_MAY_IMPORT: dict[str, tuple[str, ...]] = {
-    "api.graphql.execution": ("api.graphql.execution", "api.settings"),
+    "api.graphql.execution": ("api.graphql.execution", "api.settings", "api._strawberry"),
     "api.observability": ("api.observability", "api.__version__"),
     "api.demo": ("api.demo", "api.settings"),
     "api.http": (
@@ -410,3 +410,39 @@ def test_cli_jobs_run_without_the_graphql_layer() -> None:
     assert {"resolvers", "strawberry"} <= _loaded_packages("api.graphql.schema"), (
         "the check sees them"
     )
+
+
+CONTEXT_FIELDS = frozenset({"services", "principal", "loaders", "request_id", "trace", "request"})
+"""``RequestContext``'s fields: read through ``resolvers.context.request_context``."""
+
+
+def context_probes(module: Module) -> list[int]:
+    """Lines that probe an object for a request context's field by name."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(module.source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr")
+        and len(node.args) > 1
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value in CONTEXT_FIELDS
+    ]
+
+
+def test_the_request_context_is_read_typed() -> None:
+    probes = {
+        module.name: lines
+        for module in map(_module, source_files())
+        if (lines := context_probes(module))
+    }
+    assert not probes, f"getattr probes of a request context (use request_context()): {probes}"
+
+
+def test_a_planted_context_probe_is_reported() -> None:
+    planted = Module(
+        "api.planted", 'def f(context):\n    return getattr(context, "request_id", None)\n'
+    )
+    assert context_probes(planted) == [2]
+    typed = Module("api.planted", "def f(context):\n    return request_context(context)\n")
+    assert context_probes(typed) == []

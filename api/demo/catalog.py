@@ -99,6 +99,10 @@ class ProductPlan:
     recall_reason: str | None = None
     history: tuple[HistoryScan, ...] = ()
     """Recorded before the claim, transfer and recall, which happen today."""
+    gtin: str | None = None
+    serial: str | None = None
+    """With ``gtin``: the label carries a GS1 Digital Link URI (GS1's
+    demonstration prefix 952, so no real product is named)."""
 
     @property
     def scan_total(self) -> int:
@@ -112,6 +116,7 @@ class ProductPlan:
             "category": self.category,
             "description": self.description,
             "metadata": self.metadata,
+            **({"gtin": self.gtin, "serial": self.serial} if self.gtin else {}),
         }
 
 
@@ -208,6 +213,8 @@ AURORA = BrandPlan(
                 ScanPlan("BR", "Sao Paulo", "demo-phone-ana"),
             ),
             history=_week("AUR-MER-001", (("FR", "Paris"), ("CH", "Geneva")), (3, 2, 4, 1, 3, 2)),
+            gtin="9521000000018",
+            serial="MER-000147",
         ),
         ProductPlan(
             name="Solstice Diver",
@@ -267,6 +274,8 @@ VERDANT = BrandPlan(
                 ScanPlan("BE", "Brussels", "demo-phone-noah"),
             ),
             history=_week("VB-RRS-30", (("FR", "Lyon"), ("BE", "Brussels")), (2, 3, 1, 2, 2, 3)),
+            gtin="9522000000015",
+            serial="RRS-2401-0007",
         ),
         ProductPlan(
             name="Lavender Night Balm",

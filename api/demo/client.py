@@ -61,6 +61,7 @@ class DemoClient:
             principal=principal,
             loaders=Loaders(self._services.storage, principal.tenant),
             request_id=secrets.token_hex(8),
+            from_client=False,  # loads under trusted documents' enforce too
         )
         result = await self._schema.execute(
             query, variable_values=dict(variables), context_value=context

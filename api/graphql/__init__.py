@@ -1,5 +1,6 @@
 """The GraphQL endpoint: the POST entry, view, schema, extensions, prepared lane,
-registered operations' plans, incremental delivery, compiled execution."""
+registered operations' plans, incremental delivery, content negotiation,
+compiled execution."""
 
 # The public modules; importing the package loads none of them (the CLI jobs read
 # settings without loading the GraphQL layer, docs/design.md, "Layout").
@@ -9,6 +10,7 @@ __all__ = [
     "extension_stages",
     "fieldmap",
     "incremental",
+    "negotiation",
     "operation_plans",
     "prepared",
     "schema",

@@ -11,12 +11,13 @@ metrics), the guard (CSRF, size, the body read once), the route's scope keys,
 the view, and a 500 for an exception before the response started, re-raised
 for the server to log, as Starlette's error middleware does.
 
-The common request (JSON, no ``Origin``, no trace header, no streaming
+The common request (JSON, no ``Origin``, no trace header, no stream in its
 ``Accept``) goes further in one coroutine (``_direct``): its observation and
 the guard's checks inline, the view's ``answer_post`` for authentication and
 the prepared lane, and a prepared answer sent as one ``http.response.start``
 with every header (the request id included) and one body, the headers
-Starlette's ``Response`` writes, in its order. Anything else on the way
+Starlette's ``Response`` writes, in its order, as the media type and with the
+status ``api/graphql/negotiation.py`` gives the full path's answer. Anything else on the way
 (a refusal, a declined lane) is answered through the same functions as the
 stack, with the request id added to its headers.
 
@@ -40,6 +41,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.graphql.incremental import STREAMING_ACCEPTS
+from api.graphql.negotiation import APPLICATION_JSON, json_media_type
 from api.graphql.view import GraphQLApp
 from api.http.guard import BODY_SCOPE_KEY, PREFLIGHT_HEADERS, HTTPGuard, media_type_of, refuse
 from api.observability.observation import (
@@ -104,6 +106,7 @@ class GraphQLEntry:
         length: bytes | None = None
         incoming: bytes | None = None
         authorization: bytes | None = None
+        accept: bytes | None = None
         preflighted = layered = False
         for name, value in scope["headers"]:
             # As Headers(scope=...).get: the first of a repeated name counts.
@@ -119,7 +122,10 @@ class GraphQLEntry:
                 preflighted = True
             elif name == _ORIGIN:
                 layered = layered or self.cors is not None  # CORS writes its headers
-            elif name == _TRACE or (name == _ACCEPT and _streaming(value)):
+            elif name == _ACCEPT:
+                accept = value if accept is None else accept
+                layered = layered or _streaming(value)  # negotiated by the view
+            elif name == _TRACE:
                 layered = True
         scope["app"] = self.app
         # Before start-up completes there is none: the stack answers as it did.
@@ -128,7 +134,9 @@ class GraphQLEntry:
         if not layered and content_type == _JSON and type(graphql) is GraphQLApp:
             reply = _Reply(send, self.cors)
             try:
-                await self._direct(scope, receive, reply, graphql, incoming, length, authorization)
+                await self._direct(
+                    scope, receive, reply, graphql, incoming, length, authorization, accept
+                )
             except Exception:
                 if not reply.started:
                     await PlainTextResponse("Internal Server Error", status_code=500)(
@@ -197,6 +205,7 @@ class GraphQLEntry:
         incoming: bytes | None,
         length: bytes | None,
         authorization: bytes | None,
+        accept: bytes | None,
     ) -> None:
         """The observer's work around the guard's and the view's, inline."""
         observation = Observation(request_id_from(_text(incoming)))
@@ -205,7 +214,7 @@ class GraphQLEntry:
         started = time.perf_counter()
         try:
             with observing(observation), accounting(observation.storage):
-                await self._answer(scope, receive, reply, graphql, length, authorization)
+                await self._answer(scope, receive, reply, graphql, length, authorization, accept)
         finally:
             self.observer.record(scope, observation, reply.status, time.perf_counter() - started)
 
@@ -217,6 +226,7 @@ class GraphQLEntry:
         graphql: GraphQLApp,
         length: bytes | None,
         authorization: bytes | None,
+        accept: bytes | None,
     ) -> None:
         guard = self.guard
         refusal = guard.refusal("application/json", False, _text(length) or "")
@@ -229,9 +239,13 @@ class GraphQLEntry:
             return
         scope[BODY_SCOPE_KEY] = body
         self._route(scope)
-        answer = await graphql.answer_post(scope, receive, reply.send, body, _text(authorization))
+        # No stream listed: a JSON type, the one the full path would answer as.
+        media_type = json_media_type(_text(accept)) or APPLICATION_JSON
+        answer = await graphql.answer_post(
+            scope, receive, reply.send, body, _text(authorization), media_type
+        )
         if answer is not None:
-            await reply.json(answer)
+            await reply.json(*answer, media_type.encode())
 
     def _routed(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         self._route(scope)
@@ -270,18 +284,18 @@ class _Reply:
         else:
             await self._send(message)
 
-    async def json(self, body: bytes) -> None:
-        """A 200 with a JSON body, headed as Starlette's ``Response`` heads it."""
+    async def json(self, status: int, body: bytes, media_type: bytes) -> None:
+        """A JSON body, headed as Starlette's ``Response`` heads it."""
         self.started = True
-        self.status = 200
+        self.status = status
         headers = [
             (_CONTENT_LENGTH, str(len(body)).encode()),
-            (_CONTENT_TYPE, _JSON),
+            (_CONTENT_TYPE, media_type),
             self.header,
         ]
         if self.cors is not None:
             headers.append(_VARY)  # as CORSMiddleware.send, to a response without one
-        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
         await self._send({"type": "http.response.body", "body": body})
 
 

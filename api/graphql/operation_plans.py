@@ -55,13 +55,13 @@ def _compile(
     """False: the operation is left to graphql-core (``Unsupported``)."""
     assert definition.name is not None
     built = schema.execution_context_class.build(
-        schema._schema,
+        schema.graphql_schema,
         document,
-        raw_variable_values=largest_variables(schema._schema, definition),
+        raw_variable_values=largest_variables(schema.graphql_schema, definition),
         operation_name=definition.name.value,
     )
     if isinstance(built, list):
         raise ConfigurationError(f"{definition.name.value}: {built[0].message}")
     assert isinstance(built, CompiledExecutor)
     plans.pin(built.operation, built.fragment_definitions.values())
-    return built._plan() is not None
+    return built.compiled_plan() is not None

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from api.operations.registry import OperationRegistry
     from api.settings.limits import Limits
     from api.settings.operations import TrustedDocuments
+    from resolvers.context import RequestContext
     from services.auth import Principal
 
 __all__ = ["PreparedLane", "PreparedOperation", "PreparedRequest", "prepared_lane"]
@@ -179,7 +180,9 @@ class PreparedLane:
         if not operation.variable_definitions:
             admitted, cost = self._within_cost(document, name, None)
         schema = self.schema
-        start = OperationStart(schema.execution_context_class, schema._schema, document, name)
+        start = OperationStart(
+            schema.execution_context_class, schema.graphql_schema, document, name
+        )
         return PreparedOperation(document, operation, name, admitted, cost, start)
 
     def within_cost(self, prepared: PreparedRequest) -> bool:
@@ -206,7 +209,9 @@ class PreparedLane:
         to open (the full path opens them), and within the cost budget."""
         return not spans_on() and self.within_cost(prepared)
 
-    async def run(self, prepared: PreparedRequest, context: Any) -> ExecutionResult | None:
+    async def run(
+        self, prepared: PreparedRequest, context: RequestContext
+    ) -> ExecutionResult | None:
         """The result, errors mapped and the operation recorded; or None
         (nothing done, no token taken) for the full path to answer."""
         mutation = prepared.operation.operation is CoreOperationType.MUTATION
@@ -245,7 +250,7 @@ class PreparedLane:
         """graphql-core's ``execute``, as Strawberry calls it."""
         schema = self.schema
         return experimental_execute_incrementally(
-            schema._schema,
+            schema.graphql_schema,
             prepared.document,
             variable_values=prepared.variables,
             operation_name=prepared.operation_name,
@@ -255,16 +260,18 @@ class PreparedLane:
         )
 
 
-async def _took_tokens(schema: ProofgateSchema, prepared: PreparedRequest, context: Any) -> bool:
+async def _took_tokens(
+    schema: ProofgateSchema, prepared: PreparedRequest, context: RequestContext
+) -> bool:
     """The caller's rate tokens for the public mutations it calls (``RateLimit``);
     False, with nothing taken, when the bucket is short."""
-    client = getattr(context.request, "client", None)
+    host = context.client_host
     calls = public_calls(prepared.document, prepared.operation_name)
     check: RateCheck | None = schema.rate_check
-    if client is None or not calls or check is None:
+    if host is None or not calls or check is None:
         return True
     try:
-        await check(context.principal, client.host, calls)
+        await check(context.principal, host, calls)
     except RateLimited:
         return False
     return True

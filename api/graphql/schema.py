@@ -6,14 +6,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from functools import cache, partial
 from typing import Any
 
-import strawberry
-from graphql import ExperimentalIncrementalExecutionResults, GraphQLError, GraphQLSchema
+from graphql import ExperimentalIncrementalExecutionResults, GraphQLError
 from strawberry.extensions import AddValidationRules, SchemaExtension
 from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from api._strawberry import HookedSchema
 from api.graphql.execution import PlanCache, compiled_executor
 from api.graphql.extension_hooks import ClassifiedExtensionsRunner
 from api.graphql.operation_plans import prepare_operations
@@ -33,6 +33,7 @@ from api.operations.trusted import NamedOperations, TrustedDocumentCheck, Untrus
 from api.settings.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS, Execution, Limits
 from api.settings.operations import TrustedDocuments
 from api.wire.errors import ErrorMapper, map_errors
+from resolvers.context import request_context
 from resolvers.root import Mutation, Query, Subscription
 from resolvers.types.scalars import SCALAR_MAP
 
@@ -48,18 +49,12 @@ __all__ = [
 _ALL_OPERATIONS = frozenset(OperationType)
 
 
-class ProofgateSchema(strawberry.Schema):
+class ProofgateSchema(HookedSchema):
     document_cache: DocumentCache | None = None
     rate_check: RateCheck | None = None
     """The buckets of this schema's rate limits, for ``POST /ingest``."""
     operations: OperationRegistry | None = None
     """The registered operations this schema answers by name or hash."""
-
-    @property
-    def graphql_schema(self) -> GraphQLSchema:
-        """The graphql-core schema Strawberry built, for the code that
-        validates, costs or walks documents against it."""
-        return self._schema
 
     def as_str(self) -> str:
         """The SDL with the cost directives made from the planner's prices
@@ -99,20 +94,16 @@ class ProofgateSchema(strawberry.Schema):
             operation_extensions,
         )
 
-    async def _handle_execution_result(
+    async def after_execution(
         self,
         context: ExecutionContext,
         result: Any,
+        handled: ExecutionResult,
         extensions_runner: SchemaExtensionsRunner,
-        *,
-        skip_process_errors: bool = False,
     ) -> ExecutionResult:
         """Strawberry hands incremental delivery's results on as graphql-core
         made them; the initial payload gets what every other result gets: its
         errors mapped and the extensions' results (cost, trace)."""
-        handled = await super()._handle_execution_result(
-            context, result, extensions_runner, skip_process_errors=skip_process_errors
-        )
         if isinstance(result, ExperimentalIncrementalExecutionResults):
             initial = result.initial_result
             if initial.errors:
@@ -144,7 +135,8 @@ class ProofgateSchema(strawberry.Schema):
 
 
 def _request_id(context: ExecutionContext) -> str | None:
-    return getattr(context.context, "request_id", None)
+    request = request_context(context.context)
+    return request.request_id if request is not None else None
 
 
 _Factory = Callable[[], SchemaExtension]

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import strawberry
 from cross_web import HTTPException
+from graphql import DocumentNode, parse
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
-from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestProtocol, process_result
 from strawberry.http.base import BaseRequestProtocol
+from strawberry.http.streaming import HTTPStreamTransport, MultipartSubscriptionTransport
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.subscriptions import (
     GRAPHQL_SSE_PROTOCOL,
@@ -26,6 +29,7 @@ from strawberry.types import SubscriptionExecutionResult
 from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
+from api._strawberry import StreamingGraphQL
 from api.graphql.incremental import (
     DEFER_SPEC,
     IncrementalTransport,
@@ -33,16 +37,22 @@ from api.graphql.incremental import (
     asks_for_parts,
     map_increment_errors,
 )
+from api.graphql.negotiation import (
+    APPLICATION_JSON,
+    json_answer,
+    json_media_type,
+    negotiated_accept,
+)
 from api.graphql.prepared import PreparedLane
 from api.http.authentication import Authenticator, authentication_refusal
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY, replay_body
-from api.http.streams import StreamContext, open_stream, stream_response
+from api.http.streams import EventStream, StreamContext, open_stream, stream_response
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.observability.observation import new_request_id
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY
 from api.operations.trusted import with_document_id
-from api.settings.limits import MAX_BODY_BYTES
+from api.settings.limits import MAX_BODY_BYTES, MAX_TOKENS
 from api.wire.errors import error_extensions, error_response
 from api.wire.json_response import encode_json_bytes
 from api.wire.request_json import MalformedJSON, decode_request_json
@@ -58,6 +68,8 @@ from storage.trace import Trace
 
 __all__ = ["GraphQLApp", "GraphQLEndpoint", "GraphQLSockets", "authentication_refusal"]
 
+logger = logging.getLogger("proofgate.graphql")
+
 TRACE_HEADER = "x-proofgate-trace"
 _PRINCIPAL = "proofgate.principal"
 PROTOCOLS = (
@@ -69,10 +81,18 @@ PROTOCOLS = (
 """WebSocket subprotocols, and the two HTTP streams (``api/http/streams.py``)."""
 
 
-class GraphQLApp(GraphQL[RequestContext, None]):
+class GraphQLApp(StreamingGraphQL[RequestContext, None]):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = WSHandler
     multipart_transport_class = IncrementalTransport
+    stream_transport_classes_by_protocol: Mapping[str, type[HTTPStreamTransport]] = (
+        MappingProxyType(
+            {
+                MULTIPART_SUBSCRIPTION_PROTOCOL: MultipartSubscriptionTransport,
+                GRAPHQL_SSE_PROTOCOL: EventStream,
+            }
+        )
+    )
 
     def __init__(
         self,
@@ -83,13 +103,15 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         auth_throttle: AuthThrottle | None = None,
         authenticator: Authenticator | None = None,
         prepared_lane: PreparedLane | None = None,
+        max_tokens: int = MAX_TOKENS,
         **options: Any,
     ) -> None:
         """``max_message_bytes``: the body limit, which WebSocket messages obey
         too; ``authenticator``: every route's authentication
         (``api/http/authentication.py``), else one over ``auth_throttle``,
         failed authentications per client address; ``prepared_lane``: where
-        POSTs of known documents run (``api/graphql/prepared.py``)."""
+        POSTs of known documents run (``api/graphql/prepared.py``); ``max_tokens``:
+        the schema's document limit."""
         pipeline = services.pipeline
         if pipeline is not None:
             limit = pipeline.settings.subscriptions_per_connection
@@ -111,6 +133,8 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             services.keys,
         )
         self.prepared_lane = prepared_lane
+        self.max_tokens = max_tokens
+        """Of a document parsed to negotiate its answer, as the schema parses it."""
 
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
         """Strawberry's coroutine for a WebSocket, returned rather than
@@ -133,11 +157,44 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         except ProofgateError as error:
             await authentication_refusal(error)(scope, receive, send)
             return
+        self._negotiate(scope, request)
         lane = self.prepared_lane
-        if scope["method"] == "POST" and lane is not None and not asks_for_parts(request):
+        if scope["method"] == "POST" and lane is not None and not asks_for_parts(Request(scope)):
             await self._post(scope, receive, send, lane)
             return
         await super().__call__(scope, receive, send)
+
+    def _negotiate(self, scope: Scope, request: Request) -> None:
+        """A request listing a stream and JSON whose operation does not stream
+        goes on with ``Accept`` naming the JSON type it will be answered as,
+        so Strawberry picks no stream transport (docs/design.md, Browser clients)."""
+
+        def body() -> object:
+            if scope["method"] != "POST":
+                return dict(request.query_params)
+            try:
+                return decode_request_json(scope.get(BODY_SCOPE_KEY) or b"")
+            except MalformedJSON:
+                return None
+
+        accept = request.headers.get("accept")
+        media = negotiated_accept(accept, body, self._parse, self._document)
+        if media is not None:
+            scope["headers"] = [
+                (name, media.encode() if name == b"accept" else value)
+                for name, value in scope["headers"]
+            ]
+
+    def _parse(self, query: str) -> DocumentNode:
+        cache = getattr(self.schema, "document_cache", None)
+        if cache is None:
+            return parse(query, max_tokens=self.max_tokens)
+        document: DocumentNode = cache.parse(query, self.max_tokens)
+        return document
+
+    def _document(self, document_id: str) -> str | None:
+        registry = getattr(self.schema, "operations", None)
+        return None if registry is None else registry.document(document_id)
 
     async def _post(self, scope: Scope, receive: Receive, send: Send, lane: PreparedLane) -> None:
         """The prepared lane when it takes the request, else the full path
@@ -158,13 +215,20 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         await super().__call__(scope, receive, send)
 
     async def answer_post(
-        self, scope: Scope, receive: Receive, send: Send, body: bytes, authorization: str | None
-    ) -> bytes | None:
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        body: bytes,
+        authorization: str | None,
+        media_type: str = APPLICATION_JSON,
+    ) -> tuple[int, bytes] | None:
         """POST /graphql from ``GraphQLEntry`` (``api/graphql/entry.py``),
         which checked the headers and read ``body``: what ``_http`` does for
-        it, but a prepared answer comes back as its JSON body, for the entry
-        to send with every header in one message; None once the request was
-        answered through ``send`` (a refused key, or the full path)."""
+        it, but a prepared answer comes back as its status and JSON body, for
+        the entry to send as ``media_type`` (the negotiated one, the request
+        listing no stream) with every header in one message; None once the
+        request was answered through ``send`` (a refused key, or the full path)."""
         client = scope.get("client")
         try:
             principal = await self.authenticate(authorization, client[0] if client else None)
@@ -174,7 +238,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         scope[_PRINCIPAL] = principal
         lane = self.prepared_lane
         if lane is not None:
-            answer = await self._laned(scope, receive, lane, body, principal)
+            answer = await self._laned(scope, receive, lane, body, principal, media_type)
             if answer is not None:
                 return answer
             lane.declined += 1
@@ -182,8 +246,14 @@ class GraphQLApp(GraphQL[RequestContext, None]):
         return None
 
     async def _laned(
-        self, scope: Scope, receive: Receive, lane: PreparedLane, body: bytes, principal: Principal
-    ) -> bytes | None:
+        self,
+        scope: Scope,
+        receive: Receive,
+        lane: PreparedLane,
+        body: bytes,
+        principal: Principal,
+        media_type: str,
+    ) -> tuple[int, bytes] | None:
         """The prepared lane's answer as ``_post`` sends it, encoded once: the
         entry took no request with a trace or a streaming ``Accept``, so the
         context is a plain one, and nothing in the lane sets a header or a
@@ -200,7 +270,52 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             request=Request(scope, receive),
         )
         result = await lane.run(prepared, context)
-        return None if result is None else encode_json_bytes(process_result(result))
+        if result is None:
+            return None
+        status, answer = json_answer(process_result(result), media_type)
+        return status, encode_json_bytes(answer)
+
+    async def get_sub_response(self, request: Request | WebSocket) -> Response:
+        """It carries the JSON media type the answer is sent as to
+        ``create_response``, which has no request (docs/design.md, Browser clients)."""
+        sub_response = await super().get_sub_response(request)
+        if not isinstance(request, WebSocket):
+            accept = request.headers.get("accept")
+            sub_response.media_type = json_media_type(accept) or APPLICATION_JSON
+        return sub_response
+
+    def create_response(
+        self,
+        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
+        sub_response: Response,
+    ) -> Response:
+        """Strawberry's, as the negotiated media type and with its status
+        (``json_answer``); a batch is a 200."""
+        media_type = sub_response.media_type or APPLICATION_JSON
+        status: int | None = sub_response.status_code
+        data: object = response_data
+        if not isinstance(response_data, list):
+            status, data = json_answer(response_data, media_type, status)
+        response = Response(
+            self.encode_json(data), status_code=status or 200, media_type=media_type
+        )
+        response.headers.raw.extend(sub_response.headers.raw)
+        if sub_response.background:
+            response.background = sub_response.background
+        return response
+
+    def is_websocket_origin_allowed(self, request: WebSocket, origin: str) -> bool:
+        """A page's WebSocket from another origin: allowed by the one list
+        HTTP's CORS allows (``PROOFGATE_CORS_ORIGINS``), which the log names
+        when it refuses (docs/design.md, Browser clients)."""
+        if super().is_websocket_origin_allowed(request, origin):
+            return True
+        logger.warning(
+            "Refused a WebSocket from origin %r (403): add it to PROOFGATE_CORS_ORIGINS "
+            "to let pages on it connect",
+            origin[:200],
+        )
+        return False
 
     async def authenticate(self, authorization: str | None, client: str | None) -> Principal:
         """Every route's rules: the failed-auth throttle, the observation's principal."""
@@ -257,7 +372,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
                 request=request,
                 response=response,
             )
-        transport = self._get_stream_transport_from_headers(request.headers)
+        transport = self.stream_transport(request.headers)
         context = (RequestContext if transport is None else StreamContext)(
             services=self.services,
             principal=principal,
@@ -271,7 +386,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             open_stream(transport, self.encode_json_string, context, request)
         return context
 
-    async def _create_streaming_response(
+    async def streaming_response(
         self,
         request: Request,
         result: SubscriptionExecutionResult,
@@ -284,7 +399,7 @@ class GraphQLApp(GraphQL[RequestContext, None]):
 
         async def encode(value: Any) -> Any:
             nonlocal pending
-            response, pending = await self._process_stream_result(request, value, pending)
+            response, pending = await self.stream_result(request, value, pending)
             return response
 
         return await stream_response(
@@ -296,11 +411,11 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             sub_response,
         )
 
-    async def _process_stream_result(
+    async def stream_result(
         self, request: Request, value: Any, all_pending: list[Any]
     ) -> tuple[GraphQLHTTPResponse, list[Any]]:
         map_increment_errors(value, request.scope.get(REQUEST_ID_SCOPE_KEY))
-        return await super()._process_stream_result(request, value, all_pending)
+        return await super().stream_result(request, value, all_pending)
 
     async def create_streaming_response(
         self,
@@ -332,9 +447,8 @@ class GraphQLApp(GraphQL[RequestContext, None]):
             raise ConnectionRejectionError(
                 {"message": refusal.message, **error_extensions(refusal)}
             )
-        address = getattr(getattr(context, "request", None), "client", None)
         try:
-            principal = await self.authenticate(authorization, address and address.host)
+            principal = await self.authenticate(authorization, context.client_host)
         except ProofgateError as error:
             payload = {"message": error.message, **error_extensions(error)}
             raise ConnectionRejectionError(payload) from None

@@ -30,7 +30,7 @@ from storage import Item
 if TYPE_CHECKING:
     from api.limits.ratelimit import RateCheck
 
-__all__ = ["PublicRefusal", "budgeted_json", "public_product"]
+__all__ = ["PublicRefusal", "budgeted_json", "public_product", "take_public_token"]
 
 _HINT = "Read the product's provenance page by page over GraphQL (Product.provenance)."
 
@@ -46,6 +46,15 @@ class PublicRefusal(Exception):
 async def public_product(request: Request) -> tuple[Services, StorageReads, Item | None]:
     """The product the path's code names, after the caller's rate limit;
     raises ``PublicRefusal`` (429)."""
+    await take_public_token(request)
+    services: Services = request.app.state.graphql.services
+    reads = StorageReads(services.storage, tenant="public")
+    return services, reads, await product_for_code(reads, request.path_params["code"])
+
+
+async def take_public_token(request: Request) -> None:
+    """One token from the bucket ``verifyProduct`` takes from (the anonymous
+    bucket of the caller's address); raises ``PublicRefusal`` (429)."""
     rate_check: RateCheck | None = request.app.state.graphql.schema.rate_check
     if rate_check is not None:
         try:
@@ -56,9 +65,6 @@ async def public_product(request: Request) -> tuple[Services, StorageReads, Item
             if wait is not None:
                 response.headers["Retry-After"] = str(math.ceil(wait))
             raise PublicRefusal(response) from None
-    services: Services = request.app.state.graphql.services
-    reads = StorageReads(services.storage, tenant="public")
-    return services, reads, await product_for_code(reads, request.path_params["code"])
 
 
 def budgeted_json(request: Request, document: Any) -> bytes:

@@ -1,10 +1,11 @@
 """``GET /qr/{code}.png`` and ``.svg``: the label's QR code, encoding the
-product's public verify URL (docs/design.md, "Labels").
+product's GS1 Digital Link URI when it has a GTIN and a serial, its public
+verify URL otherwise (docs/design.md, "Labels").
 
 Public like ``verifyProduct``: the code is printed on the product. An unknown
 code is 404 and reads at most AP05; a known one reads AP05 and AP04. The
-image depends only on the canonical code and ``PROOFGATE_PUBLIC_URL``, so it
-is served as immutable for a year.
+image depends only on what registration fixed and ``PROOFGATE_PUBLIC_URL``, so
+it is served as immutable for a year.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from api.http.public_product import PublicRefusal, public_product
-from domain.labels import QrFormat, verify_url
+from domain.labels import QrFormat, label_url
 
 __all__ = ["IMMUTABLE", "PNG_BORDER", "PNG_TARGET_PIXELS", "qr_image", "render_qr"]
 
@@ -53,5 +54,5 @@ async def qr_image(request: Request) -> Response:
         return refusal.response
     if product is None:
         return PlainTextResponse("Not Found: no product has this code", status_code=404)
-    body = render_qr(verify_url(services.public_url, product["verificationCode"]), qr_format)
+    body = render_qr(label_url(services.public_url, product), qr_format)
     return Response(body, media_type=_MEDIA_TYPES[qr_format], headers={"Cache-Control": IMMUTABLE})

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STREAM_SCOPE_KEY",
+    "EventStream",
     "HTTPStream",
     "StreamContext",
     "open_stream",
@@ -52,6 +53,21 @@ _CLOSE_CODES = {
     CLOSE_GOING_AWAY[0]: "SERVICE_UNAVAILABLE",
 }
 _LAST_EVENT_ID_BYTES = 1024
+
+
+class EventStream(SSETransport):
+    """graphql-sse's events with ``\n`` line ends, which every SSE parser
+    splits (urql's looks for ``\n\n`` between events, and read nothing from
+    Strawberry's ``\r\n``); the format allows either (docs/design.md,
+    Browser clients)."""
+
+    def encode_event(self, event: str, data: str | None = None) -> str:
+        if data and ("\r" in data or "\n" in data):
+            raise ValueError("SSE event data must not contain newlines")
+        return f"event: {event}\ndata: {data or ''}\n\n"
+
+    def encode_comment(self, comment: str) -> str:
+        return f": {comment}\n\n"
 
 
 @dataclass
@@ -150,7 +166,7 @@ class HTTPStream:
         part = self.transport.encode_next(response, self.encode)
         event_id, self._next_id = self._next_id, None
         if event_id is not None and isinstance(self.transport, SSETransport):
-            return f"id: {event_id}\r\n{part}"
+            return f"id: {event_id}\n{part}"
         return part
 
     def _error_part(self, error: dict[str, Any]) -> str:

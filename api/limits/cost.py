@@ -56,6 +56,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType as StrawberryOperationType
 
+from api._strawberry import graphql_schema_of
 from api.limits.cost_report import ActualCost, cost_extension, shows_reads
 from api.limits.field_cost import (
     DAY_RANGES,
@@ -99,7 +100,7 @@ class CostModel:
     """The field -> access pattern map of one schema, compiled once."""
 
     def __init__(self, schema: strawberry.Schema) -> None:
-        self.schema: GraphQLSchema = schema._schema
+        self.schema: GraphQLSchema = graphql_schema_of(schema)
         self.reads: dict[tuple[str, str], FieldReads] = {}
         self._static: OrderedDict[tuple[int, str | None], _Known] = OrderedDict()
         for access in field_access_patterns(schema):

@@ -22,6 +22,7 @@ from graphql import GraphQLField, GraphQLList, GraphQLNamedType, get_nullable_ty
 from strawberry.schema_directive import Location
 from strawberry.types.unset import UNSET
 
+from api._strawberry import graphql_schema_of
 from api.limits.cost import cost_model
 from api.limits.field_cost import DAY_RANGES, FieldReads
 from domain.analytics import MAX_DAYS
@@ -74,7 +75,7 @@ class ListSize:
 def add_cost_directives(schema: strawberry.Schema) -> None:
     """Sets the directives on the schema's fields; the same prices give the
     same directives, so building another schema changes nothing."""
-    graphql_schema = schema._schema
+    graphql_schema = graphql_schema_of(schema)
     model = cost_model(schema)
     for type_name, field_name, field in _fields(graphql_schema.type_map):
         reads = model.reads.get((type_name, field_name))

@@ -31,6 +31,8 @@ from graphql import DocumentNode, GraphQLError, OperationDefinitionNode, parse
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 
+from api._strawberry import graphql_schema_of
+
 __all__ = [
     "DocumentCache",
     "ValidatedDocuments",
@@ -236,7 +238,7 @@ class ValidatedDocuments(SchemaExtension):
 
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context
-        schema = context.schema._schema
+        schema = graphql_schema_of(context.schema)
         document = context.graphql_document
         rules = tuple(context.validation_rules)
         if document is None:

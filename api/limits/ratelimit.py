@@ -42,6 +42,7 @@ from strawberry.types.graphql import OperationType
 from api.limits.refuse_operation import refuse
 from api.settings.limits import Rate
 from domain.errors import RateLimited
+from resolvers.context import request_context
 from services.auth import Principal, Role
 
 __all__ = [
@@ -169,16 +170,17 @@ class RateLimit(SchemaExtension):
             or execution_context.operation_type is not OperationType.MUTATION
         ):
             return None
-        context = execution_context.context
-        client = getattr(getattr(context, "request", None), "client", None)
-        if client is None:
+        context = request_context(execution_context.context)
+        host = context.client_host if context is not None else None
+        if context is None or host is None:
             return None
         calls = public_calls(document, execution_context.operation_name)
-        return (context.principal, client.host, calls) if calls else None
+        return (context.principal, host, calls) if calls else None
 
     def _refuse(self, error: RateLimited) -> None:
         execution_context = self.execution_context
-        response = getattr(execution_context.context, "response", None)
+        context = request_context(execution_context.context)
+        response = context.response if context is not None else None
         wait = error.extensions.get("retryAfter")
         if isinstance(response, Response) and wait is not None:
             response.status_code = 429

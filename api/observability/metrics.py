@@ -107,7 +107,7 @@ class Metrics:
     def _gateway_series(self) -> None:
         self.route_requests = Counter(
             "proofgate_route_requests",
-            "Requests to the routes other than /graphql (/mcp, /ingest, /dpp, /qr) "
+            "Requests to the routes other than /graphql (/mcp, /ingest, /dpp, /qr, /verify, /01) "
             "by route and outcome (ok, error, refused: 4xx/5xx)",
             ["route", "outcome"],
             registry=self.registry,

@@ -28,6 +28,7 @@ from api.observability.observation import (
     observing,
     request_id_from,
 )
+from resolvers.context import request_context
 from services.auth import Principal
 from storage.trace import accounting
 
@@ -35,7 +36,7 @@ __all__ = ["REQUEST_ID_SCOPE_KEY", "OperationObserver", "RequestObserver", "reco
 
 REQUEST_ID_SCOPE_KEY = "proofgate.request_id"
 GRAPHQL_PATH = "/graphql"
-OBSERVED_ROUTES = frozenset({"/mcp", "/ingest", "/dpp", "/qr"})
+OBSERVED_ROUTES = frozenset({"/mcp", "/ingest", "/dpp", "/qr", "/verify", "/01"})
 
 logger = logging.getLogger("proofgate.request")
 _lines = RequestLines(logger)
@@ -164,7 +165,8 @@ class OperationObserver(SchemaExtension):
         if context.graphql_document is not None:
             with contextlib.suppress(RuntimeError):  # no operation of that name
                 operation_type = context.operation_type.value
-        principal = getattr(context.context, "principal", None)
+        request = request_context(context.context)
+        principal = request.principal if request is not None else None
         record_operation(context.operation_name, operation_type, principal)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from strawberry.extensions import SchemaExtension
 
+from resolvers.context import request_context
 from storage.trace import tracing
 
 __all__ = ["StorageTracing"]
@@ -14,7 +15,8 @@ __all__ = ["StorageTracing"]
 
 class StorageTracing(SchemaExtension):
     def on_operation(self) -> Iterator[None]:
-        trace = getattr(self.execution_context.context, "trace", None)
+        context = request_context(self.execution_context.context)
+        trace = context.trace if context is not None else None
         if trace is None:
             yield
             return
@@ -22,12 +24,13 @@ class StorageTracing(SchemaExtension):
             yield
 
     def get_results(self) -> dict[str, Any]:
-        trace = getattr(self.execution_context.context, "trace", None)
-        if trace is None:
+        context = request_context(self.execution_context.context)
+        trace = context.trace if context is not None else None
+        if context is None or trace is None:
             return {}
         return {
             "trace": {
-                "execution": getattr(self.execution_context.context, "execution", None),
+                "execution": context.execution,
                 "accessPatterns": trace.access_patterns,
                 "storageCalls": trace.storage_calls,
                 "items": trace.items,

@@ -14,7 +14,6 @@ import hashlib
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
 
 from graphql import GraphQLError
 from starlette.websockets import WebSocket
@@ -22,6 +21,7 @@ from strawberry.extensions import SchemaExtension
 
 from api.wire.errors import to_graphql_error
 from domain.errors import BadUserInput, PersistedQueryNotFound, ProofgateError
+from resolvers.context import request_context
 
 __all__ = [
     "NOT_FOUND",
@@ -103,10 +103,12 @@ class PersistedQueries(SchemaExtension):
     def on_operation(self) -> None:  # type: ignore[override]
         execution_context = self.execution_context
         persisted = (execution_context.operation_extensions or {}).get("persistedQuery")
-        context: Any = execution_context.context
-        if persisted is not None and not isinstance(getattr(context, "request", None), WebSocket):
+        context = request_context(execution_context.context)
+        request_id = context.request_id if context is not None else None
+        over_socket = context is not None and isinstance(context.request, WebSocket)
+        if persisted is not None and not over_socket:
             try:
                 execution_context.query = self.store.resolve(execution_context.query, persisted)
             except ProofgateError as error:
                 cause = GraphQLError(error.message, original_error=error)
-                raise to_graphql_error(cause, getattr(context, "request_id", None)) from None
+                raise to_graphql_error(cause, request_id) from None

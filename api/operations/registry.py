@@ -34,6 +34,7 @@ from graphql import (
     visit,
 )
 
+from api._strawberry import graphql_schema_of
 from api.limits.cost import cost_model
 from api.limits.validation import document_rules
 from api.operations.largest_variables import largest_variables
@@ -214,7 +215,7 @@ def _check(
     except GraphQLError as error:
         raise ConfigurationError(error.message) from None
     rules = [*specified_rules, *document_rules(limits)]
-    errors = validate(schema._schema, document, rules)
+    errors = validate(graphql_schema_of(schema), document, rules)
     if errors:
         raise ConfigurationError(errors[0].message)
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
@@ -235,7 +236,7 @@ def _register(
 ) -> RegisteredOperation:
     assert operation.name is not None
     name = operation.name.value
-    variables = largest_variables(schema._schema, operation)
+    variables = largest_variables(graphql_schema_of(schema), operation)
     cost = cost_model(schema).measure(document, name, variables)
     if cost is None:
         raise ConfigurationError(f"{name}: its cost cannot be measured")
@@ -274,7 +275,7 @@ def _access_patterns(schema: strawberry.Schema, document: DocumentNode) -> tuple
         if patterns:
             declared[(access.type_name, access.field_name)] = patterns
     found: set[str] = set()
-    type_info = TypeInfo(schema._schema)
+    type_info = TypeInfo(graphql_schema_of(schema))
 
     class Fields(Visitor):
         def enter_field(self, node: FieldNode, *_: object) -> None:

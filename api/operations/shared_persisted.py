@@ -33,6 +33,7 @@ from api.limits.shared_ratelimit import redis_client
 from api.operations.persisted import NOT_FOUND, PersistedQueries, PersistedQueryStore
 from api.wire.errors import to_graphql_error
 from domain.errors import ProofgateError
+from resolvers.context import request_context
 
 __all__ = [
     "KEY_PREFIX",
@@ -185,8 +186,9 @@ class SharedPersistedQueries(PersistedQueries):
         parsed, validated and passed the trusted-documents check."""
         execution_context = self.execution_context
         persisted = (execution_context.operation_extensions or {}).get("persistedQuery")
-        context: Any = execution_context.context
-        if persisted is None or isinstance(getattr(context, "request", None), WebSocket):
+        context = request_context(execution_context.context)
+        request_id = context.request_id if context is not None else None
+        if persisted is None or (context is not None and isinstance(context.request, WebSocket)):
             yield
             return
         query = given = execution_context.query
@@ -196,7 +198,7 @@ class SharedPersistedQueries(PersistedQueries):
             execution_context.query = self.store.resolve(query, persisted)
         except ProofgateError as error:
             cause = GraphQLError(error.message, original_error=error)
-            raise to_graphql_error(cause, getattr(context, "request_id", None)) from None
+            raise to_graphql_error(cause, request_id) from None
         yield
         if (
             given is not None

@@ -20,12 +20,14 @@ from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
+from api._strawberry import forget_operation_name
 from api.operations.manifests import DOCUMENT_ID_MAX_CHARS
 from api.operations.persisted import NOT_FOUND
 from api.operations.registry import OperationRegistry
 from api.settings.operations import TrustedDocuments
 from api.wire.errors import to_graphql_error
 from domain.errors import PersistedQueryNotAllowed, PersistedQueryNotFound
+from resolvers.context import request_context
 
 if TYPE_CHECKING:
     from services.auth import Principal
@@ -120,9 +122,9 @@ class NamedOperations(SchemaExtension):
                 hint="documentId names no registered document; "
                 "`proofgate operations list` shows them.",
             )
-            context: Any = self.execution_context.context
+            context = request_context(self.execution_context.context)
             cause = GraphQLError(error.message, original_error=error)
-            raise to_graphql_error(cause, getattr(context, "request_id", None))
+            raise to_graphql_error(cause, context.request_id if context is not None else None)
         return text
 
 
@@ -159,8 +161,11 @@ class TrustedDocumentCheck(SchemaExtension):
 
     def on_operation(self) -> None:  # type: ignore[override]
         execution_context = self.execution_context
-        principal = getattr(execution_context.context, "principal", None)
+        context = request_context(execution_context.context)
+        principal = context.principal if context is not None else None
         query = execution_context.query
+        if context is not None and not context.from_client:
+            return  # the gateway's own operation (the demo loader's)
         trusted = runs_freely(self.mode, self.registry, query, principal)
         if not trusted and self.mode is TrustedDocuments.LOG:
             self.counter.add()
@@ -173,7 +178,7 @@ class TrustedDocumentCheck(SchemaExtension):
             self._refused = True
             queries = OperationType.QUERY in set(execution_context.allowed_operations)
             execution_context.query = _PLACEHOLDER if queries else _SUBSCRIPTION_PLACEHOLDER
-            execution_context._provided_operation_name = None
+            forget_operation_name(execution_context)
 
     def on_validate(self) -> Iterator[None]:
         if self._refused:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ValidationError, ValidatorFunctionWrapHandler, model_validator
-from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from domain.errors import ConfigurationError
 
@@ -36,21 +38,33 @@ def variable_name(field: str) -> str:
     return f"{PREFIX}{field.upper()}"
 
 
-class _MappingSource(EnvSettingsSource):
+class _MappingSource(PydanticBaseSettingsSource):
     """The environment as given (``os.environ`` or a test's dict), blank
-    values dropped. Only exact upper-case names count, as they always have:
-    pydantic-settings alone would also accept ``proofgate_max_depth``."""
+    values dropped, values stripped. Only exact upper-case names count, as
+    they always have: pydantic-settings' own source would also accept
+    ``proofgate_max_depth``. A custom source is pydantic-settings' documented
+    way ("Adding sources"); no field here is decoded as JSON (those that hold
+    several values are ``NoDecode``), so none needs its environment source."""
 
     def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = environ
         super().__init__(settings_cls)
+        self.environ = environ
 
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return {
-            name.lower(): value.strip()
-            for name, value in self._environ.items()
-            if name.startswith(PREFIX) and value.strip()
-        }
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        value = self.environ.get(variable_name(field_name), "").strip()
+        return value or None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        found = {}
+        for name, field in self.settings_cls.model_fields.items():
+            value, key, _ = self.get_field_value(field, name)
+            if value is not None:
+                found[key] = value
+        return found
+
+
+_ENVIRON: ContextVar[Mapping[str, str]] = ContextVar("proofgate_environ")
+"""The environment ``EnvironmentReader.read`` was given, for the one source it reads."""
 
 
 class Section(BaseModel):
@@ -94,11 +108,27 @@ class EnvironmentReader(BaseSettings):
     """Defaults are typed values, not text: the parsers only see what was set."""
 
     @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Values passed to the constructor, then the given environment; no
+        ``.env`` file, no secrets directory."""
+        return init_settings, _MappingSource(settings_cls, _ENVIRON.get(os.environ))
+
+    @classmethod
     def read(cls, environ: Mapping[str, str] = os.environ) -> Self:
+        token = _ENVIRON.set(environ)
         try:
-            return cls(_build_sources=((_MappingSource(cls, environ),), {}))
+            return cls()
         except ValidationError as error:
             raise _configuration_error(error) from None
+        finally:
+            _ENVIRON.reset(token)
 
     @classmethod
     def variables(cls) -> tuple[str, ...]:

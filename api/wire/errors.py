@@ -20,6 +20,7 @@ from strawberry.types.execution import ExecutionResult as StrawberryExecutionRes
 
 from api.observability.observation import current_observation, note_error_codes
 from domain.errors import BadUserInput, ErrorCode, ProofgateError
+from resolvers.context import request_context
 
 __all__ = [
     "ErrorMapper",
@@ -103,7 +104,8 @@ def _wrong_transport(message: str) -> BadUserInput:
 
 class ErrorMapper(SchemaExtension):
     def _request_id(self) -> str | None:
-        return getattr(self.execution_context.context, "request_id", None)
+        context = request_context(self.execution_context.context)
+        return context.request_id if context is not None else None
 
     def on_operation(self) -> Iterator[None]:
         yield

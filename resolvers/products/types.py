@@ -11,7 +11,7 @@ import strawberry
 from domain.datetimes import parse_datetime
 from domain.enums import ProductStatus
 from domain.errors import ProofgateError
-from domain.labels import qr_url
+from domain.labels import label_url, qr_url
 from services.claims.items import claim_is_active
 from services.passport import passport_for
 from services.visibility import require_owner
@@ -73,8 +73,9 @@ class Certificate:
 
 
 @strawberry.type(
-    description="A registered product. verificationCode and scanCount need one of the "
-    "brand's own keys; every other field is public to whoever found the product."
+    description="A registered product. verificationCode, qrUrl, labelUrl, serial and "
+    "scanCount need one of the brand's own keys; every other field is public to whoever "
+    "found the product."
 )
 class Product(Node):
     id: strawberry.ID = stored("id")
@@ -84,6 +85,10 @@ class Product(Node):
     description: str | None = stored("description", optional=True)
     metadata: JSON = stored("metadata", optional=True, convert=_json)
     status: ProductStatus = stored("status", convert=ProductStatus)
+    gtin: str | None = stored(
+        "gtin", optional=True, description="The GS1 GTIN-14 it was registered with"
+    )
+    lot: str | None = stored("lot", optional=True, description="The batch or lot (GS1 AI 10)")
 
     @computed_field
     def created_at(self) -> DateTime:
@@ -141,6 +146,23 @@ class Product(Node):
     def qr_url(self, info: Info) -> str | None:
         require_owner(info.context.principal, self.brand_id, "qrUrl")
         return qr_url(info.context.services.public_url, self._item["verificationCode"])
+
+    @computed_field(
+        description="The unit's serial number (GS1 AI 21); the brand's keys only, as with the "
+        "GTIN it resolves to the verification page, which names the code"
+    )
+    def serial(self, info: Info) -> str | None:
+        require_owner(info.context.principal, self.brand_id, "serial")
+        serial: str | None = self._item.get("serial")
+        return serial
+
+    @computed_field(
+        description="What the label's QR code encodes: the GS1 Digital Link URI when the "
+        "product has a GTIN and a serial, else the public verify URL; the brand's keys only"
+    )
+    def label_url(self, info: Info) -> str | None:
+        require_owner(info.context.principal, self.brand_id, "labelUrl")
+        return label_url(info.context.services.public_url, self._item)
 
     @ap_field(
         PROVENANCE_CHAIN,

@@ -103,8 +103,8 @@ async def passport_for(
         "@id": verify_url(services.public_url, code),
         "regulation": PASSPORT_REGULATION,
         "identification": {
-            "gtin": gtin_from_sku(product.get("sku")),
-            "serialNumber": product["id"],
+            "gtin": product.get("gtin") or gtin_from_sku(product.get("sku")),
+            "serialNumber": product.get("serial") or product["id"],
             "verificationCode": code,
         },
         "product": {

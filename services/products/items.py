@@ -30,6 +30,7 @@ from storage import Item, Key, KeyTemplate
 from storage.access_patterns import (
     BRAND_PRODUCTS,
     PRODUCT_BY_CODE,
+    PRODUCT_BY_GTIN_SERIAL,
     PRODUCT_BY_HASH,
     PRODUCT_BY_ID,
     PRODUCT_GALLERY,
@@ -40,6 +41,7 @@ __all__ = [
     "PRODUCT_SORT",
     "certificate_hash_item",
     "certificate_record",
+    "gtin_serial_item",
     "product_index_item",
     "product_item",
     "product_name_digest",
@@ -65,7 +67,10 @@ def product_item(
     verification_code: str,
     created_at: datetime,
     certificate: Certificate,
+    gs1: Mapping[str, str] | None = None,
 ) -> Item:
+    """``gs1``: the product's ``gtin``, ``serial`` and ``lot`` where it has
+    them; a product without keeps the attributes it always had."""
     key = PRODUCT_BY_ID.key(product_id=product_id)
     created = format_datetime(created_at)
     return {
@@ -92,6 +97,7 @@ def product_item(
         "chainSequence": 0,
         "chainHead": certificate.hash,
         "scanCount": 0,
+        **(gs1 or {}),
     }
 
 
@@ -131,6 +137,35 @@ def verification_code_item(*, code: str, product_id: str, brand_id: str) -> Item
         "entity": "VerificationCode",
         "productId": product_id,
         "brandId": brand_id,
+    }
+
+
+def gtin_serial_item(
+    *,
+    gtin: str,
+    serial: str,
+    lot: str | None,
+    product_id: str,
+    brand_id: str,
+    code: str,
+    name: str,
+) -> Item:
+    """What a GS1 Digital Link resolves to in one key-only read (AP34): the
+    product, its code (the verification page's address), its lot (checked
+    against the URI's) and its name (the linkset's item description); all
+    fixed at registration (docs/design.md, GS1 Digital Link)."""
+    key = PRODUCT_BY_GTIN_SERIAL.key(gtin=gtin, serial=serial)
+    return {
+        "PK": key.pk,
+        "SK": key.sk,
+        "entity": "GtinSerial",
+        "productId": product_id,
+        "brandId": brand_id,
+        "verificationCode": code,
+        "gtin": gtin,
+        "serial": serial,
+        "lot": lot,
+        "name": name,
     }
 
 

@@ -2,7 +2,7 @@
 
 Everything is validated before the first write, so bad input writes nothing.
 Each transaction then registers up to ``PRODUCTS_PER_TRANSACTION`` products
-atomically. A batch that fails part-way keeps the transactions that
+(fewer with serials) atomically. A batch that fails part-way keeps the transactions that
 committed (the error lists their ids in ``extensions.registeredIds``); with an
 idempotencyKey, retrying the same request registers only what is missing.
 """
@@ -26,11 +26,11 @@ from ..transact import transact
 from .drafts import ProductDraft
 from .fee import BatchFee
 from .registration import (
-    PRODUCT_ACTIONS,
-    PRODUCTS_PER_TRANSACTION,
     PlannedProduct,
     Slot,
     chunk_actions,
+    chunk_plans,
+    locate_action,
     plan_product,
 )
 
@@ -50,6 +50,11 @@ def check_batch(drafts: Sequence[ProductDraft], fields: Sequence[str]) -> None:
         earlier = seen.setdefault(draft.name_digest, field)
         if earlier != field:
             raise BadUserInput(f"{field}: same name and sku as {earlier}")
+        if draft.gtin is not None and draft.serial is not None:
+            unit = f"GTIN#{draft.gtin}#{draft.serial}"
+            earlier = seen.setdefault(unit, field)
+            if earlier != field:
+                raise BadUserInput(f"{field}.serial: same GTIN and serial as {earlier}")
 
 
 async def register_products(
@@ -127,11 +132,7 @@ async def _plan(
         for position, (draft, product_id) in enumerate(zip(drafts, ids, strict=True))
         if product_id not in existing
     ]
-    chunks = [
-        plans[i : i + PRODUCTS_PER_TRANSACTION]
-        for i in range(0, len(plans), PRODUCTS_PER_TRANSACTION)
-    ]
-    return _Plan(ids, existing, chunks, resuming=resumed_ids is not None)
+    return _Plan(ids, existing, chunk_plans(plans), resuming=resumed_ids is not None)
 
 
 def _record_action(
@@ -216,8 +217,8 @@ def _explain(
     registered: list[str],
 ) -> ProofgateError:
     extensions: dict[str, Any] = {"registeredIds": registered} if registered else {}
-    position, slot = divmod(error.index, PRODUCT_ACTIONS)
-    if position >= len(chunk):
+    position, slot = locate_action(chunk, error.index)
+    if position is None:
         if slot == 0:
             return NotFound("Brand not found")
         return Conflict(
@@ -233,6 +234,14 @@ def _explain(
             f"{fields[planned.position]}: the brand already has a product named "
             f"{draft.name!r} with {sku}",
             hint="Change the name or the sku, or use the existing product.",
+            **extensions,
+        )
+    if slot == Slot.GTIN:
+        draft = planned.draft
+        return Conflict(
+            f"{fields[planned.position]}.serial: GTIN {draft.gtin} already has a product "
+            f"with serial {draft.serial!r}",
+            hint="A serial names one unit of a GTIN: give this unit its own serial.",
             **extensions,
         )
     return Conflict(

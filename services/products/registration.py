@@ -2,9 +2,10 @@
 transactions they are grouped into.
 
 A transaction holds at most ``TRANSACT_MAX_ITEMS`` actions: five per product
-plus the brand's counter, the audit entry, the idempotency record and the
-registration fee's actions, so a batch of 100 runs as
-``ceil(100 / PRODUCTS_PER_TRANSACTION)`` transactions.
+(six for one with a GTIN and a serial) plus the brand's counter, the audit
+entry, the idempotency record and the registration fee's actions, so a batch
+of 100 products without serials runs as ``ceil(100 / PRODUCTS_PER_TRANSACTION)``
+transactions.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..ledger import FEE_ACTIONS
 from .drafts import ProductDraft
 from .items import (
     certificate_hash_item,
+    gtin_serial_item,
     product_index_item,
     product_item,
     product_name_item,
@@ -40,20 +42,25 @@ __all__ = [
     "PlannedProduct",
     "Slot",
     "chunk_actions",
+    "chunk_plans",
+    "locate_action",
     "plan_product",
 ]
 
 
 class Slot:
-    """Positions of a product's actions within its five."""
+    """Positions of a product's actions within its five (six)."""
 
-    NAME, PRODUCT, CODE, HASH, INDEX = range(5)
+    NAME, PRODUCT, CODE, HASH, INDEX, GTIN = range(6)
 
 
 PRODUCT_ACTIONS = 5
+"""A product's actions; one with a GTIN and a serial has one more (``Slot.GTIN``)."""
 # brand counters, audit entry, idempotency record, and the fee's actions
 _SHARED_ACTIONS = 3 + FEE_ACTIONS
-PRODUCTS_PER_TRANSACTION = (TRANSACT_MAX_ITEMS - _SHARED_ACTIONS) // PRODUCT_ACTIONS
+_PRODUCT_ACTION_BUDGET = TRANSACT_MAX_ITEMS - _SHARED_ACTIONS
+PRODUCTS_PER_TRANSACTION = _PRODUCT_ACTION_BUDGET // PRODUCT_ACTIONS
+"""Products of a transaction when none has a serial; fewer fit otherwise."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,7 @@ def plan_product(
     certificate = issue_certificate(record, signer)
     code = new_verification_code()
     ids = {"product_id": product_id, "brand_id": draft.brand_id}
+    gs1 = draft.gs1
     item = product_item(
         **ids,
         name=draft.name,
@@ -96,6 +104,7 @@ def plan_product(
         verification_code=code,
         created_at=now,
         certificate=certificate,
+        gs1=gs1,
     )
     items = [
         product_name_item(
@@ -106,7 +115,43 @@ def plan_product(
         certificate_hash_item(certificate_hash=certificate.hash, **ids),
         product_index_item(**ids, created_at=now),
     ]
+    if draft.gtin is not None and draft.serial is not None:
+        # Its own conditional create: one product per GTIN and serial.
+        items.append(
+            gtin_serial_item(
+                gtin=draft.gtin,
+                serial=draft.serial,
+                lot=draft.lot,
+                code=code,
+                name=draft.name,
+                **ids,
+            )
+        )
     return PlannedProduct(position, draft, item, tuple(Put(i, ItemAbsent()) for i in items))
+
+
+def chunk_plans(plans: Sequence[PlannedProduct]) -> list[list[PlannedProduct]]:
+    """Products in input order, as many to a transaction as their actions fit."""
+    chunks: list[list[PlannedProduct]] = []
+    used = _PRODUCT_ACTION_BUDGET
+    for planned in plans:
+        if used + len(planned.actions) > _PRODUCT_ACTION_BUDGET:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(planned)
+        used += len(planned.actions)
+    return chunks
+
+
+def locate_action(chunk: Sequence[PlannedProduct], index: int) -> tuple[int | None, int]:
+    """The position in ``chunk`` and the slot of the action at ``index`` of
+    ``chunk_actions``; past the products' actions, None and the index among
+    the shared ones (the brand's counter first)."""
+    for position, planned in enumerate(chunk):
+        if index < len(planned.actions):
+            return position, index
+        index -= len(planned.actions)
+    return None, index
 
 
 def chunk_actions(

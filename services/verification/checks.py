@@ -8,6 +8,7 @@ failed request: tampering must produce a verdict.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from domain.certificates import (
@@ -45,6 +46,8 @@ class Checks(NamedTuple):
     claim: Item | None = None
     """The active claim, if any."""
     is_claimant: bool = False
+    chain: Sequence[Item] = ()
+    """The events read, in order (the verification page lists the latest)."""
 
 
 def check_certificate(product: Item, key_ring: KeyRing) -> CertificateCheck:
@@ -121,4 +124,6 @@ async def run_checks(
         status=_status(product),
         claimed_by_other=active is not None and not is_claimant,
     )
-    return Checks(outcome, product, certificate.signature_valid, chain_intact, active, is_claimant)
+    return Checks(
+        outcome, product, certificate.signature_valid, chain_intact, active, is_claimant, chain
+    )

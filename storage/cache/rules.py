@@ -74,6 +74,7 @@ _RULES: Mapping[str, Rule] = {
     "AP31": Rule.STRONG,
     "AP32": Rule.STRONG,
     "AP33": Rule.FRESHNESS,
+    "AP34": Rule.CACHED,
 }
 
 

@@ -64,9 +64,9 @@ def test_the_map_names_the_reads_it_should() -> None:
 def test_node_and_nodes_read_each_node_type_by_its_own_get_pattern() -> None:
     """One AP per type a global id may name: a get whose entity is that type,
     for every type implementing Node, and for nothing else."""
-    node = schema._schema.get_type("Node")
+    node = schema.graphql_schema.get_type("Node")
     assert isinstance(node, GraphQLInterfaceType)
-    implementers = {t.name for t in schema._schema.get_possible_types(node)}
+    implementers = {t.name for t in schema.graphql_schema.get_possible_types(node)}
     assert {"Brand", "Product", "ThreatAlert", "LedgerTransaction", "Webhook"} <= implementers
     by_field = {a.field_name: dict(a.by_type) for a in field_access_patterns(schema) if a.by_type}
     assert set(by_field) == {"node", "nodes"}

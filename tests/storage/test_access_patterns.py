@@ -54,6 +54,11 @@ GETS: dict[str, tuple[dict[str, Any], Key]] = {
         {"brand_id": "b1", "integration_id": "i1", "event_id": "partner#7"},
         Key("INGEST#b1#i1", "EVENT#partner%237"),
     ),
+    # A serial may hold "/" and "%" (GS1 character set 82), never changed but escaped.
+    "AP34": (
+        {"gtin": "09506000134352", "serial": "A/1%2"},
+        Key("GTIN#09506000134352#A/1%252", "META"),
+    ),
 }
 
 QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
@@ -130,9 +135,9 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
 }
 
 
-def test_all_33_patterns_are_registered_with_ids_ap01_to_ap33() -> None:
+def test_all_34_patterns_are_registered_with_ids_ap01_to_ap34() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 34)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 35)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 

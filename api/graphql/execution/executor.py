@@ -122,7 +122,7 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
                 return self.events.result(key, self.root_value, self._run_event)
             self._begin(GRAPHQL_CORE)
             return super().execute_operation(serially)
-        plan = self._plan() if serially is None else None
+        plan = self.compiled_plan() if serially is None else None
         self._begin(COMPILED if plan else GRAPHQL_CORE)
         if plan is None:
             return self._settled(super().execute_operation(serially))
@@ -165,7 +165,7 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     def _sharers(self) -> Sharers | None:
         shared_by = self._shared_by
         if shared_by is _UNKNOWN:
-            plan = self._plan()
+            plan = self.compiled_plan()
             shared_by = (
                 None
                 if plan is None
@@ -182,9 +182,9 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
 
     def _run(self, plan: OperationPlan) -> Any:
         if plan.single_loads:
-            loaders = getattr(self.context_value, "loaders", None)
-            if loaders is not None:
-                loaders.single = plan.single_loads
+            context: OperationContext | None = self.context_value
+            if context is not None:
+                context.loaders.single = plan.single_loads
         try:
             data = plan.run(self, self.root_value)
         except (GraphQLError, BudgetExceeded) as error:
@@ -245,7 +245,9 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
     def _variables(self) -> str:
         return repr(sorted(self.variable_values.coerced.items()))
 
-    def _plan(self) -> OperationPlan | None:
+    def compiled_plan(self) -> OperationPlan | None:
+        """This operation's plan for these variables, compiled on first use;
+        None: graphql-core runs it."""
         if self.plans is None:
             return None
         if self.middleware_manager is not None and self.middleware_manager.middlewares:
@@ -335,7 +337,7 @@ class OperationStart:
         executor.background_futures = set()
         executor.pending_incremental_futures = set()
         executor._helpers = None
-        plan = executor._plan()
+        plan = executor.compiled_plan()
         if plan is None:
             return None
         executor._begin(COMPILED)

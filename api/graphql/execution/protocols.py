@@ -6,7 +6,7 @@ the response budget. They annotate against it, not ``CompiledExecutor``,
 which imports them (so no cycle, not even under TYPE_CHECKING).
 
 ``OperationContext`` is what the executor asks of the app's context value:
-a copy per operation, whose principal decides which subscribers may share
+a copy per operation, its DataLoaders, whose principal decides which subscribers may share
 an event's execution, and where to say which executor ran. The gateway's
 ``RequestContext`` and ``SocketContext`` satisfy it; nothing here imports them.
 A schema executed without a context (graphql-core allows it) runs as nobody.
@@ -32,7 +32,7 @@ from graphql.pyutils import Path
 
 from api.graphql.execution.budget import ResponseBytes
 
-__all__ = ["OperationContext", "PlanExecutor", "Viewer"]
+__all__ = ["Loads", "OperationContext", "PlanExecutor", "Viewer"]
 
 
 class PlanExecutor(Protocol):
@@ -92,6 +92,11 @@ class Viewer(Protocol):
     def brand_id(self) -> str | None: ...
 
 
+class Loads(Protocol):
+    single: frozenset[str]
+    """Access patterns the running plan loads one key at a time (no batch to wait for)."""
+
+
 class OperationContext(Protocol):
     execution: str | None
     """Set to the executor that ran the operation: "compiled" or "graphql-core"."""
@@ -101,6 +106,11 @@ class OperationContext(Protocol):
         """Subscribers whose principals have the same role and brand see the
         same data, so they may share an event's execution (docs/design.md,
         Alert fan-out)."""
+        ...
+
+    @property
+    def loaders(self) -> Loads:
+        """The operation's DataLoaders."""
         ...
 
     def for_operation(self) -> OperationContext:

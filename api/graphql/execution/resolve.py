@@ -28,6 +28,7 @@ from strawberry.scalars import ID
 from strawberry.types.base import StrawberryMaybe, StrawberryOptional, get_object_definition
 from strawberry.types.field import StrawberryField
 
+from api._strawberry import strawberry_schema_of
 from api.graphql.execution.lazy_info import Site, lazy_info_class
 from api.graphql.execution.protocols import PlanExecutor
 from resolvers.leaf_inputs import LeafBuilder
@@ -66,7 +67,7 @@ class Argument:
 def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
     field_def = site[0]
     field = (field_def.extensions or {}).get(_DEFINITION)
-    strawberry_schema = getattr(schema, "_strawberry_schema", None)
+    strawberry_schema = strawberry_schema_of(schema)
     if (
         not isinstance(field, StrawberryField)
         or strawberry_schema is None
@@ -93,7 +94,8 @@ def direct_resolver(schema: GraphQLSchema, site: Site) -> Direct | None:
     call: Callable[..., Any] = function if callable(function) else resolver
     if info is None:
         return None if arguments else Direct(call, None, sync=False)
-    lazy_info = lazy_info_class(strawberry_schema.config.info_class)
+    info_class: type = strawberry_schema.config.info_class
+    lazy_info = lazy_info_class(info_class)
     if lazy_info is None:
         return None
     name = info.name

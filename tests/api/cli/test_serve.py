@@ -85,6 +85,26 @@ def test_serve_demo_prints_its_keys_and_a_restart_duplicates_nothing(tmp_path: P
     assert f"Verification code to try: {code.group(1)}" in second.out
 
 
+@pytest.mark.slow
+def test_make_run_starts_under_enforced_trusted_documents(tmp_path: Path) -> None:
+    """``make run`` with ``PROOFGATE_TRUSTED_DOCUMENTS=enforce``: the demo loads
+    (its operations are the gateway's own, not a client's) and clients' are gated."""
+    data_dir = tmp_path / "data"
+    env = {"PROOFGATE_CORS_ORIGINS": make_run_origins(), "PROOFGATE_TRUSTED_DOCUMENTS": "enforce"}
+    with serve(data_dir, "--demo", env=env) as served:
+        admin_key = (data_dir / "admin.key").read_text().strip()
+        assert len(post(served, BRANDS, admin_key)["brands"]["edges"]) == 2
+        aurora = json.loads((data_dir / DEMO_KEYS_FILE).read_text())["brands"]["aurora"]
+        refused = httpx.post(
+            f"{served.url}/graphql",
+            json={"query": VIEWER},
+            headers={"Authorization": f"Bearer {aurora['api_key']}"},
+            timeout=10,
+        ).json()
+        assert refused["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_NOT_ALLOWED"
+    assert "Verification code to try:" in served.out
+
+
 @pytest.fixture
 def loggers_restored() -> Iterator[None]:
     """``uvicorn.Config`` applies the serve command's logging config to this

@@ -230,7 +230,7 @@ async def test_every_explorer_example_runs_on_the_demo(gateway: Gateway) -> None
         (operation,) = document.definitions
         assert isinstance(operation, OperationDefinitionNode)
         if operation.operation is OperationType.SUBSCRIPTION:
-            assert validate(schema._schema, document) == []
+            assert validate(schema.graphql_schema, document) == []
             continue
         variables = json.loads(tab["variables"]) if tab["variables"] else {}
         headers = json.loads(tab["headers"]) if tab["headers"] else {}

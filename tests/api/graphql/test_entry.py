@@ -152,6 +152,9 @@ def _direct_path_cases(gateway: Gateway) -> Iterator[tuple[bytes, dict[str, str]
     json_type = {"Content-Type": "application/json", "X-Request-Id": "direct-1"}
     yield small, {**json_type, "Accept": "multipart/mixed;deferSpec=20220824, application/json"}
     yield small, {**json_type, "Accept": "text/event-stream"}
+    urql = "application/graphql-response+json, application/json, text/event-stream"
+    yield small, {**json_type, "Accept": urql}
+    yield b'{"query": "{ viewer { role } "}', {**json_type, "Accept": urql}
     admin = {**json_type, "Authorization": f"Bearer {gateway.admin_key}"}
     yield small, {**admin, "X-Proofgate-Trace": "1"}
 
@@ -159,7 +162,7 @@ def _direct_path_cases(gateway: Gateway) -> Iterator[tuple[bytes, dict[str, str]
 def _operation_cases(
     gateway: Gateway, seed: Seed, key: str
 ) -> Iterator[tuple[bytes, dict[str, str]]]:
-    schema = gateway.app.state.graphql.schema._schema
+    schema = gateway.app.state.graphql.schema.graphql_schema
     cases = [(text, seed_variables(text, seed)) for text in suite_operations(schema)]
     cases += [(text, {"c": "no-such-code"} if value else {}) for text, value in MUTATIONS]
     cases += [(text, {"b": seed.brand_ids[0]}) for text in REFUSALS]
@@ -172,6 +175,8 @@ def _operation_cases(
             headers["Authorization"] = f"Bearer {authorization}"
         if index % 5 == 0:
             headers["Origin"] = ORIGIN
+        if index % 4 == 1:
+            headers["Accept"] = "application/graphql-response+json,application/json;q=0.9"
         yield content, headers
 
 
@@ -212,6 +217,10 @@ def _streams_taken_direct(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) 
     monkeypatch.setattr(api.graphql.entry, "_streaming", lambda accept: False)
 
 
+def _answered_as_plain_json(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
+    monkeypatch.setattr(api.graphql.entry, "json_media_type", lambda accept: None)
+
+
 def _trace_header_unread(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -> None:
     monkeypatch.setattr(api.graphql.entry, "_TRACE", b"x-not-the-trace-header")
 
@@ -224,6 +233,7 @@ def _trace_header_unread(monkeypatch: pytest.MonkeyPatch, entry: GraphQLEntry) -
         _csrf_header_unread,
         _answer_without_the_id,
         _streams_taken_direct,
+        _answered_as_plain_json,
         _trace_header_unread,
     ],
 )

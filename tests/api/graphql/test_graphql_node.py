@@ -30,7 +30,7 @@ def global_id(type_name: str, raw_id: str) -> str:
 
 
 def node_types() -> set[str]:
-    core = schema._schema
+    core = schema.graphql_schema
     return {t.name for t in core.get_possible_types(core.get_type("Node"))}  # type: ignore[arg-type]
 
 

@@ -39,7 +39,7 @@ from api.graphql.prepared import PreparedLane, PreparedOperation, prepared_lane
 from api.graphql.schema import build_schema
 from api.settings.limits import Execution, Limits
 from api.settings.operations import TrustedDocuments
-from tests._support.source import ROOT, source_files
+from tests._support.source import ROOT
 
 GENERATED_QUERIES = 300
 QUERIES_PER_EXAMPLE = 10
@@ -63,6 +63,14 @@ REFUSALS = [
     "query A { health { status } } query B { viewer { role } }",
     "{ viewer { role } }",
 ]
+ACCEPTS = (
+    None,
+    "application/graphql-response+json,application/json;q=0.9",
+    "application/graphql-response+json, application/graphql+json, application/json, "
+    "text/event-stream, multipart/mixed",
+)
+"""No ``Accept``, Apollo Client's and urql's: each negotiated alike on both
+paths (``api/graphql/negotiation.py``)."""
 TWO_OPERATIONS = "query A { health { status } } query B { viewer { role brandId } }"
 PRODUCT = "query($p: ID!) { product(id: $p) { id name status } }"
 """Sent once per product: one document, its variables different each time."""
@@ -103,12 +111,12 @@ class Comparison:
             tuple(sorted(fields.items())),
         )
 
-    async def agree(self, body: dict[str, Any], key: str | None = None) -> bool:
+    async def agree(self, body: dict[str, Any], key: str | None = None, **headers: str) -> bool:
         """False (and noted) when the lane answered otherwise than the full path."""
-        before = await self.send(body, key, lane=False)
+        before = await self.send(body, key, lane=False, **headers)
         answered = self.lane.answered
-        laned = await self.send(body, key, lane=True)
-        after = await self.send(body, key, lane=False)
+        laned = await self.send(body, key, lane=True, **headers)
+        after = await self.send(body, key, lane=False, **headers)
         self.laned += self.lane.answered - answered
         if before != after:
             return True  # not deterministic: nothing to compare against
@@ -171,16 +179,17 @@ async def _corpus(
     cases += [(PRODUCT, {"p": product}) for product in seed.product_ids]
     bodies = [{"query": text, "variables": variables} for text, variables in cases]
     bodies += [{"query": TWO_OPERATIONS, "operationName": name} for name in ("B", "A", "C")]
-    for body in bodies:
+    for index, body in enumerate(bodies):
         for key in (gateway.admin_key, brand.key, None):
-            agreed = await comparison.agree(body, key)
+            accept = ACCEPTS[index % len(ACCEPTS)]
+            agreed = await comparison.agree(body, key, **({"Accept": accept} if accept else {}))
             if until_mismatch and not agreed:
                 return comparison
     return comparison
 
 
 def _schema(gateway: Gateway) -> Any:
-    return gateway.app.state.graphql.schema._schema
+    return gateway.app.state.graphql.schema.graphql_schema
 
 
 async def test_every_suite_operation_mutation_and_refusal_answers_alike(seeded: Any) -> None:
@@ -326,14 +335,10 @@ def test_graphql_core_execution_turns_the_lane_off() -> None:
         assert (lane is not None) is built
 
 
-def test_nothing_imports_strawberrys_private_modules() -> None:
-    """A private module may change in any release; with none imported, the
-    Strawberry pin spans more than one minor release (pyproject.toml)."""
-    private = re.compile(r"^\s*(from|import)\s+strawberry(\.\w+)*\._", re.MULTILINE)
-    assert private.search("from strawberry.schema._graphql_core import x"), "positive control"
-    sources = [*source_files(), *(ROOT / "bench").rglob("*.py")]
-    offenders = [str(p.relative_to(ROOT)) for p in sources if private.search(p.read_text())]
-    assert offenders == []
+def test_the_strawberry_pin_spans_more_than_one_minor_release() -> None:
+    """Strawberry's private names are reached through one module
+    (``api/_strawberry.py``, held by ``tests/test_library_doors.py``), so the
+    pin (pyproject.toml) may span several minor releases."""
     pin = re.search(r'"strawberry-graphql>=0\.(\d+)[^,]*,<0\.(\d+)"', PYPROJECT.read_text())
     assert pin is not None
     assert int(pin[2]) - int(pin[1]) > 1, "the pin spans more than one minor release"

@@ -165,7 +165,7 @@ def _scalars(fuzz: Fuzzed) -> dict[str, st.SearchStrategy[ValueNode]]:
 
 
 def _operations(fuzz: Fuzzed) -> st.SearchStrategy[str]:
-    graphql_schema = default_schema._schema
+    graphql_schema = default_schema.graphql_schema
     scalars = _scalars(fuzz)
     valid = st.one_of(
         queries(graphql_schema, custom_scalars=scalars),

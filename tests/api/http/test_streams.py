@@ -44,13 +44,15 @@ class Stream:
         self.buffer += chunk
 
     async def event(self, timeout: float = 5) -> dict[str, str]:
-        """The next SSE event's fields; heartbeat comments are counted."""
+        """The next SSE event's fields; heartbeat comments are counted. Lines
+        end with ``\n`` alone, which every SSE parser splits (urql's needs it)."""
         deadline = time.monotonic() + timeout
         while True:
-            while b"\r\n\r\n" not in self.buffer:
+            while b"\n\n" not in self.buffer:
                 await self._more(deadline)
-            block, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-            lines = block.decode().split("\r\n")
+            block, self.buffer = self.buffer.split(b"\n\n", 1)
+            assert b"\r" not in block, block
+            lines = block.decode().split("\n")
             if all(line.startswith(":") for line in lines):
                 self.heartbeats += 1
                 continue

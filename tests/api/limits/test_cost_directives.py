@@ -98,7 +98,7 @@ def _scalars(seeded: dict[str, Any]) -> dict[str, Any]:
 )
 @given(data=st.data())
 async def test_generated_queries(seeded: dict[str, Any], data: st.DataObject) -> None:
-    text = str(data.draw(queries(default_schema._schema, custom_scalars=_scalars(seeded))))
+    text = str(data.draw(queries(default_schema.graphql_schema, custom_scalars=_scalars(seeded))))
     await check(seeded["gateway"], text)
 
 

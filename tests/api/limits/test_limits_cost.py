@@ -5,7 +5,6 @@ under the limit makes some)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,6 +18,8 @@ from api.settings.limits import MAX_COST, Limits
 from domain.analytics import BRAND_SHARDS
 from resolvers.threats.paging import SCAN_MAX_ITEMS
 from services.provenance.walk import CHAIN_READ_ITEMS
+from storage.sqlite import open_sqlite
+from tests._support.contexts import request_context
 
 BRANDS_AND_PRODUCTS = """query($brands: Int, $products: Int) {
     brands(first: $brands) {
@@ -184,12 +185,16 @@ async def test_a_subscription_over_budget_ends_with_the_error() -> None:
     """A subscription's cost is that of one event; over the budget the stream
     yields the refusal and nothing subscribes."""
     limited = build_schema(Limits(max_cost=6))
-    context = SimpleNamespace(request_id="r1", trace=None, request=None, response=None)
+    storage = await open_sqlite(":memory:", cursor_key=bytes(32))
     subscription = """subscription { threatAlerts(brandId: "b") {
         product { provenance(first: 5) { edges { node { hash } } } }
     } }"""
-    results = await limited.subscribe(subscription, context_value=context)
-    result = await anext(aiter(results))  # type: ignore[arg-type]
+    try:
+        context = request_context(storage, request_id="r1")
+        results = await limited.subscribe(subscription, context_value=context)
+        result = await anext(aiter(results))  # type: ignore[arg-type]
+    finally:
+        await storage.close()
     [error] = result.errors
     assert error.extensions is not None
     assert (error.extensions["code"], error.extensions["cost"]) == ("QUERY_TOO_COMPLEX", 1 + 1 + 5)

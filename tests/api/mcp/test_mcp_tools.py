@@ -36,7 +36,7 @@ query untouched { health { status } }
 
 def specs(directory: Path | None = None) -> dict[str, ToolSpec]:
     registry = load_registry(schema, Limits(), directory, default_documents())
-    return dict(tool_specs(schema._schema, registry))
+    return dict(tool_specs(schema.graphql_schema, registry))
 
 
 def definition(spec: ToolSpec) -> OperationDefinitionNode:
@@ -56,17 +56,17 @@ def test_input_schema_follows_the_operation_variables(name: str) -> None:
         v.variable.name.value
         for v in variables
         if v.default_value is None
-        and isinstance(type_from_ast(schema._schema, v.type), GraphQLNonNull)
+        and isinstance(type_from_ast(schema.graphql_schema, v.type), GraphQLNonNull)
     ]
     assert input_schema.get("required", []) == required
     # What GraphQL accepts at the operation's largest, the schema accepts too.
-    sample = largest_variables(schema._schema, definition(spec))
+    sample = largest_variables(schema.graphql_schema, definition(spec))
     Draft202012Validator(input_schema).validate(sample)
 
 
 def test_types_enums_and_descriptions_come_from_the_schema() -> None:
     threats = specs()["list_brand_threats"].input_schema["properties"]
-    severity = schema._schema.type_map["Severity"]
+    severity = schema.graphql_schema.type_map["Severity"]
     assert isinstance(severity, GraphQLEnumType)
     assert threats["minSeverity"]["enum"] == list(severity.values)
     assert (threats["since"]["type"], threats["since"]["format"]) == ("string", "date-time")

@@ -59,7 +59,7 @@ class ResolverCalls:
 
 def _resolvers(schema: strawberry.Schema) -> list[StrawberryResolver[Any]]:
     found: dict[int, StrawberryResolver[Any]] = {}
-    for graphql_type in schema._schema.type_map.values():
+    for graphql_type in schema.graphql_schema.type_map.values():
         for field in getattr(graphql_type, "fields", {}).values():
             definition = (getattr(field, "extensions", None) or {}).get("strawberry-definition")
             resolver = getattr(definition, "base_resolver", None)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
 from api.settings.environment import EnvironmentReader
 from api.settings.gateway import Environment, Settings
@@ -151,6 +152,25 @@ SET = {
 }
 
 
+class _ReadByPydanticSettings(Environment):
+    """The same sections, read by pydantic-settings' own environment source."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (env_settings,)
+
+
+def _values(read: Environment) -> dict[str, object]:
+    return {name: getattr(read, name) for name in Environment.model_fields}
+
+
 def test_the_mapping_source_agrees_with_pydantic_settings_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -162,9 +182,11 @@ def test_the_mapping_source_agrees_with_pydantic_settings_own(
         monkeypatch.delenv(name)
     for name, value in SET.items():
         monkeypatch.setenv(name, value)
-    assert Environment() == Environment.read(SET)
-    assert Environment() != Environment.read({})
+    theirs = _values(_ReadByPydanticSettings())
+    assert theirs == _values(Environment.read(SET))
+    assert theirs != _values(Environment.read({}))
+    assert Environment() == Environment.read(SET), "constructed, it reads the process environment"
     monkeypatch.setenv("PROOFGATE_PORT", " ")
     with pytest.raises(ConfigurationError, match="Invalid PROOFGATE_PORT: "):
-        Environment()  # the sections' one-line error, whoever reads them
+        _ReadByPydanticSettings()  # the sections' one-line error, whoever reads them
     assert Environment.read({**SET, "PROOFGATE_PORT": " "}).port == 8000

@@ -2,14 +2,17 @@
 ``@connection``, ``@refetchable`` and fragments compile, their persisted
 output (``persisted_queries.json``, MD5 ids) loads into the registry, and
 each refetch query Relay generated runs by its id alone under ``enforce``.
+relay-runtime, with README's ``getDataID``, joins a page fetched through
+``node(id:)`` to the one before it against a served gateway.
 
-relay-compiler is pinned by package-lock.json here and installed with
+relay-compiler and relay-runtime are pinned by package-lock.json here and installed with
 ``npm ci`` on first use; without npm the tests skip, saying so."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import uuid
@@ -26,6 +29,8 @@ from api.operations.registry import load_registry
 from api.settings.gateway import Settings
 from api.settings.limits import Limits
 from api.settings.operations import OperationSettings, TrustedDocuments
+from tests.api._live import ADMIN_KEY as LIVE_ADMIN_KEY
+from tests.api._live import Gateway
 
 PROJECT = Path(__file__).resolve().parent
 ROOT = PROJECT.parents[2]
@@ -45,7 +50,7 @@ pytestmark = pytest.mark.xdist_group("relay-compiler")
 
 @pytest.fixture(scope="session")
 def relay_compiler() -> Path:
-    if not COMPILER.exists():
+    if not COMPILER.exists() or not (PROJECT / "node_modules" / "relay-runtime").exists():
         npm = shutil.which("npm")
         if npm is None or shutil.which("node") is None:
             pytest.skip("node and npm are not installed: the Relay compiler tests need them")
@@ -217,3 +222,54 @@ async def test_relay_refetch_queries_run_by_id_under_enforce(
     assert sorted(seen) == sorted(p["id"] for p in products)
     refused = await call(http, {"query": "{ health { status } }"}, key)
     assert refused["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_NOT_ALLOWED"
+
+
+PRODUCTS = """mutation($inputs: [RegisterProductInput!]!) {
+  registerProducts(inputs: $inputs) { id }
+}"""
+GRANT = """mutation($b: ID!, $k: String!) {
+  grantCredits(brandId: $b, amount: "100", idempotencyKey: $k, memo: "Relay") { id }
+}"""
+
+
+def relay_runtime(where: Path, gateway: Gateway, key: str, brand: str, data_id: str) -> Any:
+    done = subprocess.run(
+        ["node", str(PROJECT / "runtime.mjs")],
+        cwd=PROJECT,
+        env={
+            **os.environ,
+            "GATEWAY_URL": gateway.url,
+            "API_KEY": key,
+            "BRAND_ID": brand,
+            "GENERATED": str(where / "__generated__"),
+            "DATA_ID": data_id,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+async def test_relay_runtime_with_readmes_get_data_id_joins_the_next_page(
+    compiled: Path, tmp_path: Path
+) -> None:
+    """Eleven products: the brand page shows ten, the pagination query (through
+    ``node(id: $nodeId)``) brings the eleventh into the same connection.
+    Without ``getDataID`` (the positive control) it lands on another record."""
+    gateway = await Gateway(tmp_path / "data", PROOFGATE_OPERATIONS_DIR=str(compiled)).start()
+    try:
+        brand, key = await gateway.brand()
+        await gateway.data(GRANT, {"b": brand, "k": uuid.uuid4().hex}, LIVE_ADMIN_KEY)
+        inputs = [{"brandId": brand, "name": f"Item {index}"} for index in range(11)]
+        made = await gateway.data(PRODUCTS, {"inputs": inputs}, key)
+        ids = {product["id"] for product in made["registerProducts"]}
+        joined = relay_runtime(compiled.parent, gateway, key, brand, "nodeId")
+        assert joined["first"] == 10
+        assert sorted(joined["merged"]) == sorted(ids)
+        apart = relay_runtime(compiled.parent, gateway, key, brand, "default")
+        assert (apart["first"], len(apart["merged"])) == (10, 10)
+    finally:
+        await gateway.stop()

@@ -26,6 +26,8 @@ from services.products.registration import (
     PRODUCTS_PER_TRANSACTION,
     Slot,
     chunk_actions,
+    chunk_plans,
+    locate_action,
     plan_product,
 )
 from storage import Put, Storage, Update, WriteAction
@@ -109,6 +111,31 @@ def test_chunk_layout_matches_the_slots() -> None:
     stats = actions[2 * PRODUCT_ACTIONS]
     assert isinstance(stats, Update) and stats.key == BRAND_STATS.key(brand_id=brand_id)
     assert stats.add == {"productCount": 2, "status_ACTIVE": 2}
+
+
+def test_units_with_serials_take_six_actions_and_fewer_fit_a_transaction() -> None:
+    brand_id, now = new_id(), utcnow()
+    shared = 3 + FEE_ACTIONS
+    units = [
+        ProductDraft(brand_id, f"Unit {n}", None, None, None, {}, "09506000134352", f"S{n}")
+        for n in range(40)
+    ]
+    plans = [plan_product(n, d, new_id(now), now, SIGNER) for n, d in enumerate(units)]
+    assert all(len(p.actions) == PRODUCT_ACTIONS + 1 for p in plans)
+    gtin_put = plans[0].actions[Slot.GTIN]
+    assert isinstance(gtin_put, Put) and gtin_put.key.pk == "GTIN#09506000134352#S0"
+    chunks = chunk_plans(plans)
+    per_chunk = (TRANSACT_MAX_ITEMS - shared) // (PRODUCT_ACTIONS + 1)
+    assert [len(c) for c in chunks] == [per_chunk, per_chunk, 40 - 2 * per_chunk]
+    assert [p.position for c in chunks for p in c] == list(range(40))
+    plain = [
+        plan_product(n, d, new_id(now), now, SIGNER) for n, d in enumerate(drafts(brand_id, 40))
+    ]
+    assert len(chunk_plans(plain)[0]) == PRODUCTS_PER_TRANSACTION
+    mixed = [plain[0], plans[1], plain[2]]
+    assert locate_action(mixed, 5 + Slot.GTIN) == (1, Slot.GTIN)
+    assert locate_action(mixed, 5 + 6 + Slot.NAME) == (2, Slot.NAME)
+    assert locate_action(mixed, 16) == (None, 0)
 
 
 def test_planned_certificate_verifies() -> None:

@@ -69,7 +69,7 @@ async def seeded(sqlite_gateway: Any) -> AsyncIterator[tuple[Differential, Seed,
 
 async def test_every_suite_and_explorer_query_answers_alike(seeded: Any) -> None:
     differential, seed, brand = seeded
-    operations = list(suite_operations(differential.compiled._schema))
+    operations = list(suite_operations(differential.compiled.graphql_schema))
     assert len(operations) >= 30, "the scan of the suite's operations found too few"
     modes = []
     for text in operations:
@@ -85,7 +85,7 @@ async def test_every_suite_and_explorer_query_answers_alike(seeded: Any) -> None
 async def test_generated_queries_answer_alike(seeded: Any, data: st.DataObject) -> None:
     differential, seed, brand = seeded
     batch = st.lists(
-        generated_queries(seed, differential.compiled._schema),
+        generated_queries(seed, differential.compiled.graphql_schema),
         min_size=QUERIES_PER_EXAMPLE,
         max_size=QUERIES_PER_EXAMPLE,
     )

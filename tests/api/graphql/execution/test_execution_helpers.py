@@ -17,6 +17,7 @@ from starlette.requests import Request
 from strawberry.dataloader import DataLoader
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
+from api._strawberry import graphql_schema_of
 from api.graphql.execution import PlanCache, compiled_executor
 from api.graphql.execution.async_helpers import weak_helpers
 from resolvers.context import RequestContext
@@ -166,7 +167,7 @@ async def test_helpers_outlive_their_execution() -> None:
     """A resolver still running once its execution has ended (a sibling of a
     failed field, settled in the background) can still use its helpers."""
     executor = compiled_executor(PlanCache()).build(
-        _schema(compiled_executor(PlanCache()))._schema, parse(QUERY)
+        graphql_schema_of(_schema(compiled_executor(PlanCache()))), parse(QUERY)
     )
     assert isinstance(executor, Executor)
     helpers = executor.async_helpers
@@ -186,7 +187,7 @@ def test_helpers_of_an_ended_execution_close_what_cannot_run() -> None:
     """Without a running loop, work handed to ``track`` can never run: it is
     closed, as graphql-core's ``settle_in_background`` closes it."""
     executor = compiled_executor(PlanCache()).build(
-        _schema(compiled_executor(PlanCache()))._schema, parse(QUERY)
+        graphql_schema_of(_schema(compiled_executor(PlanCache()))), parse(QUERY)
     )
     assert isinstance(executor, Executor)
     helpers = weak_helpers(executor)

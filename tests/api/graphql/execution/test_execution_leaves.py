@@ -13,7 +13,7 @@ from api.graphql.schema import build_schema
 SCHEMA = build_schema()
 ENUMS = [
     named
-    for named in SCHEMA._schema.type_map.values()
+    for named in SCHEMA.graphql_schema.type_map.values()
     if isinstance(named, GraphQLEnumType) and getattr(named, "wrapped_cls", None) is not None
 ]
 

@@ -16,7 +16,7 @@ from api.graphql.execution import input_coercion
 from api.graphql.execution.variables import Variables
 from api.graphql.schema import schema
 
-SCHEMA = schema._schema
+SCHEMA = schema.graphql_schema
 OPERATIONS = [
     "mutation($code: String!, $scan: ScanInput) { __typename }",
     "query($ids: [ID!]!, $n: Int, $f: Float, $b: Boolean, $s: ScanInput!) { __typename }",
