@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from resolvers.context import request_context
 from services.auth import Role
 from storage.trace import ContextValue, StorageCall, Trace, accounting, current_account
 
@@ -51,12 +52,12 @@ class ActualCost:
         return self._account.calls[self._start :]
 
 
-def shows_reads(context: Any) -> bool:
+def shows_reads(context: object) -> bool:
     """Whether the caller may see what was read: only with a key, as for the
     trace, since how many items an operation found can tell an anonymous
     caller that something it may not see exists."""
-    principal = getattr(context, "principal", None)
-    return principal is not None and principal.role is not Role.ANONYMOUS
+    request = request_context(context)
+    return request is not None and request.principal.role is not Role.ANONYMOUS
 
 
 def cost_extension(
