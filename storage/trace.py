@@ -12,7 +12,15 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
-__all__ = ["ContextValue", "StorageCall", "Trace", "accounting", "record", "tracing"]
+__all__ = [
+    "ContextValue",
+    "StorageCall",
+    "Trace",
+    "accounting",
+    "current_account",
+    "record",
+    "tracing",
+]
 
 
 class StorageCall(NamedTuple):
@@ -99,3 +107,9 @@ class ContextValue(Generic[V]):
 
 def accounting(account: Trace) -> ContextValue[Trace]:
     return ContextValue(_accounts, account)
+
+
+def current_account() -> Trace | None:
+    """The request's account, for what reports one operation's share of it
+    (``extensions.cost``); None outside a request."""
+    return _accounts.get()

@@ -51,6 +51,7 @@ from api.graphql.execution.executor import OperationStart
 from api.graphql.execution.fallbacks import fell_back
 from api.graphql.execution.plan import incremental
 from api.limits.cost import cost_model
+from api.limits.cost_report import ActualCost, cost_extension, shows_reads
 from api.limits.ratelimit import RateCheck, public_calls
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
@@ -87,13 +88,17 @@ class PreparedOperation:
     admitted: bool | None
     """Within the cost budget whatever the variables (True, False), or None:
     the cost depends on them and is measured per request."""
+    cost: int | None
+    """The cost when the variables change nothing (``admitted`` not None)."""
     start: OperationStart
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PreparedRequest:
     prepared: PreparedOperation
     variables: dict[str, Any] | None
+    cost: int | None = None
+    """The planned cost with these variables, once ``within_cost`` measured it."""
 
     @property
     def document(self) -> DocumentNode:
@@ -189,29 +194,33 @@ class PreparedLane:
             return "@defer or @stream"
         if name is None and operation.name is not None:
             name = operation.name.value  # as Strawberry names the only operation
-        admitted = None
+        admitted = cost = None
         if not operation.variable_definitions:
-            admitted = self._within_cost(document, name, None)
+            admitted, cost = self._within_cost(document, name, None)
         schema = self.schema
         start = OperationStart(
             schema.execution_context_class, schema.graphql_schema, document, name
         )
-        return PreparedOperation(document, operation, name, admitted, start)
+        return PreparedOperation(document, operation, name, admitted, cost, start)
 
     def within_cost(self, prepared: PreparedRequest) -> bool:
         admitted = prepared.prepared.admitted
         if admitted is not None:
+            prepared.cost = prepared.prepared.cost
             return admitted
-        return self._within_cost(prepared.document, prepared.operation_name, prepared.variables)
+        admitted, prepared.cost = self._within_cost(
+            prepared.document, prepared.operation_name, prepared.variables
+        )
+        return admitted
 
     def _within_cost(
         self, document: DocumentNode, name: str | None, variables: dict[str, Any] | None
-    ) -> bool:
+    ) -> tuple[bool, int | None]:
         try:
             cost = cost_model(self.schema).measure(document, name, variables)
         except ProofgateError:
-            return False
-        return cost is None or cost <= self.limits.max_cost
+            return False, None
+        return cost is None or cost <= self.limits.max_cost, cost
 
     def admits(self, prepared: PreparedRequest) -> bool:
         """What the lane checks before the request's context exists: no spans
@@ -234,7 +243,10 @@ class PreparedLane:
             fell_back(Lane.PREPARED, "out of rate tokens")
             return None
         self.answered += 1
-        result = await self._execute(prepared, context)
+        with ActualCost() as actual:
+            result = await self._execute(prepared, context)
+        calls = actual.calls() if shows_reads(context) else None
+        result.extensions = {"cost": cost_extension(prepared.cost, self.limits.max_cost, calls)}
         if result.errors:
             result.errors = map_errors(result.errors, context.request_id)
         record_operation(

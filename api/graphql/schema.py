@@ -18,6 +18,7 @@ from api.graphql.execution import PlanCache, compiled_executor
 from api.graphql.extension_hooks import ClassifiedExtensionsRunner
 from api.graphql.operation_plans import prepare_operations
 from api.limits.cost import CostBudget
+from api.limits.cost_directives import add_cost_directives
 from api.limits.document_cache import DocumentCache, ValidatedDocuments
 from api.limits.ratelimit import RateCheck, RateLimit, RateLimiter
 from api.limits.read_budget import ReadLimit
@@ -54,6 +55,12 @@ class ProofgateSchema(HookedSchema):
     """The buckets of this schema's rate limits, for ``POST /ingest``."""
     operations: OperationRegistry | None = None
     """The registered operations this schema answers by name or hash."""
+
+    def as_str(self) -> str:
+        """The SDL with the cost directives made from the planner's prices
+        (docs/design.md, Cost directives)."""
+        add_cost_directives(self)
+        return super().as_str()
 
     closers: tuple[Callable[[], Awaitable[None]], ...] = ()
     """What ``close`` awaits: the shared state's Redis clients."""

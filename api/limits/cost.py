@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import strawberry
@@ -53,8 +53,11 @@ from graphql.execution.values import (
     get_variable_values,
 )
 from strawberry.extensions import SchemaExtension
+from strawberry.types import ExecutionContext
+from strawberry.types.graphql import OperationType as StrawberryOperationType
 
 from api._strawberry import graphql_schema_of
+from api.limits.cost_report import ActualCost, cost_extension, shows_reads
 from api.limits.field_cost import (
     DAY_RANGES,
     FILTER_CHECKS,
@@ -68,7 +71,6 @@ from api.limits.field_cost import (
 )
 from api.limits.refuse_operation import refuse
 from domain.errors import ProofgateError, QueryTooComplex
-from resolvers.context import request_context
 from resolvers.fields import field_access_patterns
 
 __all__ = [
@@ -302,38 +304,58 @@ def cost_model(schema: strawberry.Schema) -> CostModel:
 
 class CostBudget(SchemaExtension):
     """Refuses an operation whose cost is over ``max_cost``, or whose ``first``
-    is out of range, before it runs. With ``X-Proofgate-Trace: 1`` the cost of
-    an operation that ran is reported next to the trace."""
+    is out of range, before it runs; reports the planned and the actual cost
+    of every query and mutation in ``extensions.cost``
+    (``api/limits/cost_report.py``). A subscription's events carry none: the
+    fan-out encodes one message for many subscribers."""
 
     def __init__(self, *, max_cost: int) -> None:
         self.max_cost = max_cost
         self.cost: int | None = None
+        self.actual: ActualCost | None = None
 
-    def on_execute(self) -> None:  # type: ignore[override]
+    def on_execute(self) -> Iterator[None]:
         execution_context = self.execution_context
         document = execution_context.graphql_document
         if execution_context.result is None and document is not None:
-            try:
-                self.cost = cost_model(execution_context.schema).measure(
-                    document, execution_context.operation_name, execution_context.variables
+            self._measure(execution_context)
+        if _is_subscription(execution_context):
+            yield
+            return
+        with ActualCost() as self.actual:
+            yield
+
+    def _measure(self, execution_context: ExecutionContext) -> None:
+        try:
+            self.cost = cost_model(execution_context.schema).measure(
+                execution_context.graphql_document,  # type: ignore[arg-type]
+                execution_context.operation_name,
+                execution_context.variables,
+            )
+        except ProofgateError as error:
+            refuse(execution_context, error)
+        else:
+            if self.cost is not None and self.cost > self.max_cost:
+                refuse(
+                    execution_context,
+                    QueryTooComplex(
+                        f"The operation would cost {self.cost}, over the limit of {self.max_cost}",
+                        hint=_SMALLER,
+                        cost=self.cost,
+                        maxCost=self.max_cost,
+                    ),
                 )
-            except ProofgateError as error:
-                refuse(execution_context, error)
-            else:
-                if self.cost is not None and self.cost > self.max_cost:
-                    refuse(
-                        execution_context,
-                        QueryTooComplex(
-                            f"The operation would cost {self.cost}, "
-                            f"over the limit of {self.max_cost}",
-                            hint=_SMALLER,
-                            cost=self.cost,
-                            maxCost=self.max_cost,
-                        ),
-                    )
 
     def get_results(self) -> dict[str, Any]:
-        context = request_context(self.execution_context.context)
-        if self.cost is None or context is None or context.trace is None:
+        if self.actual is None:
             return {}
-        return {"cost": self.cost, "maxCost": self.max_cost}
+        shown = shows_reads(self.execution_context.context)
+        calls = self.actual.calls() if shown else None
+        return {"cost": cost_extension(self.cost, self.max_cost, calls)}
+
+
+def _is_subscription(execution_context: ExecutionContext) -> bool:
+    try:
+        return execution_context.operation_type is StrawberryOperationType.SUBSCRIPTION
+    except Exception:
+        return False  # no operation to run: it reads nothing, and says why

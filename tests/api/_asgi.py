@@ -137,3 +137,9 @@ async def serving(data_dir: Path, **values: str) -> AsyncIterator[GraphQLClient]
     app = create_app(Settings.from_env(environment(data_dir, **values)))
     async with running(app) as http:
         yield GraphQLClient(app, http)
+
+
+def answer(body: dict[str, Any]) -> dict[str, Any]:
+    """A response body without its extensions: every query and mutation
+    carries ``extensions.cost``, which tests of other things do not compare."""
+    return {key: value for key, value in body.items() if key != "extensions"}

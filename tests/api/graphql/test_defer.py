@@ -93,7 +93,8 @@ async def test_cost_counts_the_deferred_fields(small_budget: GraphQLClient) -> N
     brand_id, key = await brand(small_budget)
     within = """query($id: ID!) { brand(id: $id) { id ... @defer { stats { threatCount } } } }"""
     initial, _ = parts(await deferred(small_budget, within, brand_id, key))
-    assert initial["extensions"]["cost"] == 2  # the brand, and its stats item (deferred)
+    # the brand, and its stats item (deferred)
+    assert initial["extensions"]["cost"]["requestedQueryCost"] == 2
     # A third read, deferred, takes it over the budget of two: refused whole.
     over = """query($id: ID!) { brand(id: $id) { id ... @defer {
         stats { threatCount } threats(first: 1) { edges { node { id } } } } } }"""

@@ -70,4 +70,7 @@ async def test_the_trace_answers_only_callers_with_a_key(gateway) -> None:
     assert "errors" not in anonymous and "errors" not in keyed
     assert "trace" in keyed.get("extensions", {})
     assert "trace" not in anonymous.get("extensions", {})
-    assert "cost" not in anonymous.get("extensions", {})
+    # The cost, but not what was read (docs/design.md, Costs on every response).
+    assert anonymous["extensions"]["cost"]["requestedQueryCost"] == 2
+    assert anonymous["extensions"]["cost"]["actualQueryCost"] is None
+    assert keyed["extensions"]["cost"]["actualQueryCost"]["storageCalls"] >= 1

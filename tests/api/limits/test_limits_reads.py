@@ -65,7 +65,7 @@ async def test_a_verification_of_a_chain_past_the_cap_reads_one_full_chain(
     body = await client.execute(query, variables, key=ADMIN_KEY, trace=True)
     assert "errors" not in body, body
     assert body["data"]["verification"] == {"result": "SUSPICIOUS", "chainIntact": False}
-    assert body["extensions"]["cost"] == VERIFICATION_COST
+    assert body["extensions"]["cost"]["requestedQueryCost"] == VERIFICATION_COST
     calls = body["extensions"]["trace"]["calls"]
     chain_reads = [c for c in calls if c["accessPattern"] == "AP33"]
     # The claim, the chain and the product in one Query (AP33): ten pages of
@@ -163,4 +163,4 @@ async def test_a_passport_is_charged_its_whole_chain(client: Client) -> None:
     )
     assert "errors" not in body, body
     # The product, the chain to its end and the brand it loads.
-    assert body["extensions"]["cost"] == 1 + CHAIN_READ_ITEMS + 1
+    assert body["extensions"]["cost"]["requestedQueryCost"] == 1 + CHAIN_READ_ITEMS + 1

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _asgi import codes
+from _asgi import answer, codes
 from _limits import ADMIN_KEY, Client, serve
 
 from api.cli.main import main
@@ -201,21 +201,21 @@ async def post(client: Client, body: dict[str, Any], key: str | None = None) -> 
 async def test_an_id_only_request_runs_under_enforce(enforced: Client) -> None:
     client = enforced
     brand_id, brand_key = await client.brand()
-    assert await post(client, {"documentId": RELAY_ID}, brand_key) == {
+    assert answer(await post(client, {"documentId": RELAY_ID}, brand_key)) == {
         "data": {"viewer": {"role": "BRAND"}}
     }
     apollo = await post(client, {"documentId": sha256(APOLLO_BODY)})
-    assert apollo == {"data": {"health": {"status": "ok"}}}
+    assert answer(apollo) == {"data": {"health": {"status": "ok"}}}
     codegen = await post(
         client,
         {"documentId": "sha256:" + sha256(CODEGEN_DOC), "variables": {"id": brand_id}},
         brand_key,
     )
-    assert codegen == {"data": {"brand": {"id": brand_id, "name": "Limits"}}}
+    assert answer(codegen) == {"data": {"brand": {"id": brand_id, "name": "Limits"}}}
     persisted = {"persistedQuery": {"version": 1, "sha256Hash": sha256(APOLLO_BODY)}}
     assert await post(client, {"extensions": persisted}) == apollo
     by_get = await client.http.get("/graphql", params={"documentId": RELAY_ID})
-    assert by_get.json() == {"data": {"viewer": {"role": "ANONYMOUS"}}}
+    assert answer(by_get.json()) == {"data": {"viewer": {"role": "ANONYMOUS"}}}
 
 
 async def test_an_unknown_id_is_refused(enforced: Client) -> None:
