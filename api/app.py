@@ -110,16 +110,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
             selections = SchemaSelections(
                 schema, settings.limits, settings.operations.trusted_documents, registry, untrusted
             )
-            pipeline = build_pipeline(
-                settings,
-                app.state.storage,
-                on_delivery=metrics.delivered,
-                on_redis_outage=metrics.redis_outage("alerts"),
-                selections=selections,
-            )
-            storage = app.state.storage if spans is None else TracedStorage(app.state.storage)
-            services = build_services(settings, storage, pipeline, selections)
-            selections.bind(services)
+            pipeline, services = _wired(settings, app.state.storage, metrics, selections, spans)
             await record_signing_key(app.state.storage, services.key_ring)
             async with (
                 running_cache_channel(settings, app.state.storage),
@@ -155,6 +146,28 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     app.state.settings, app.state.metrics = settings, metrics
     app.state.operations, app.state.untrusted_documents = registry, untrusted
     return app
+
+
+def _wired(
+    settings: Settings,
+    storage: Storage,
+    metrics: Metrics,
+    selections: SchemaSelections,
+    spans: Spans | None,
+) -> tuple[Pipeline, Services]:
+    """The pipeline and the resolvers' services over the opened store, with
+    the webhooks' selections bound to those services."""
+    pipeline = build_pipeline(
+        settings,
+        storage,
+        on_delivery=metrics.delivered,
+        on_redis_outage=metrics.redis_outage("alerts"),
+        selections=selections,
+    )
+    traced = storage if spans is None else TracedStorage(storage)
+    services = build_services(settings, traced, pipeline, selections)
+    selections.bind(services)
+    return pipeline, services
 
 
 def _schema(

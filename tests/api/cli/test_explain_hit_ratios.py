@@ -22,7 +22,7 @@ def test_the_ratio_of_each_pattern_read_is_shown(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     metrics, stats = Metrics(), CacheStats()
-    metrics.cache.watch(stats, lambda: 0)
+    metrics.cache.watch(stats, lambda: 0, lambda: True)
     stats.hits["AP07"], stats.misses["AP07"] = 3, 1
     stats.misses["AP01"] = 2
     scrape = tmp_path / "scrape.txt"
