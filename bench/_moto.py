@@ -15,12 +15,18 @@ import argparse
 import asyncio
 import http.client
 import logging
+import os
+import socket
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
-__all__ = ["Patcher", "honour_request_tokens", "main", "serialize_moto"]
+from storage import Storage
+from storage.cursor import CursorCodec
+
+__all__ = ["Patcher", "honour_request_tokens", "main", "moto_storage", "serialize_moto"]
 
 MOTO_TABLE_CALLS = (
     "get_item",
@@ -200,6 +206,42 @@ def main() -> None:
         asyncio.run(_serve(arguments.port, upstream))
     finally:
         moto.stop()
+
+
+@asynccontextmanager
+async def moto_storage(table_name: str) -> AsyncIterator[Storage | None]:
+    """A store on a fresh table of an in-process moto server on 127.0.0.1,
+    or None where moto (the dev extras) is not installed."""
+    try:
+        from moto.server import ThreadedMotoServer
+
+        from storage.dynamodb import create_table, open_dynamodb
+    except ImportError:
+        yield None
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        await create_table(table_name=table_name, region="us-east-1", endpoint_url=endpoint)
+        storage = await open_dynamodb(
+            table_name=table_name,
+            region="us-east-1",
+            endpoint_url=endpoint,
+            cursor_key=CursorCodec.generate_key(),
+        )
+        try:
+            yield storage
+        finally:
+            await storage.close()
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

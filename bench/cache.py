@@ -6,9 +6,6 @@ bare Strawberry and Mercurius (``bench/_cache_http.py``)."""
 
 from __future__ import annotations
 
-import logging
-import os
-import socket
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +19,7 @@ from storage.sqlite import open_sqlite
 from . import _cache_http
 from ._cache_views import VIEWS, WRITE_EVERY, Views, seed, views
 from ._harness import print_table
+from ._moto import moto_storage
 from ._wrk import WRK
 
 __all__ = ["run"]
@@ -37,40 +35,6 @@ async def _sqlite(directory: Path) -> AsyncIterator[Storage]:
         yield storage
     finally:
         await storage.close()
-
-
-@asynccontextmanager
-async def _moto() -> AsyncIterator[Storage | None]:
-    try:
-        from moto.server import ThreadedMotoServer
-
-        from storage.dynamodb import create_table, open_dynamodb
-    except ImportError:
-        yield None
-        return
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        await create_table(table_name="cache", region="us-east-1", endpoint_url=endpoint)
-        storage = await open_dynamodb(
-            table_name="cache",
-            region="us-east-1",
-            endpoint_url=endpoint,
-            cursor_key=CursorCodec.generate_key(),
-        )
-        try:
-            yield storage
-        finally:
-            await storage.close()
-    finally:
-        server.stop()
 
 
 MOTO_VIEWS = 200
@@ -109,7 +73,7 @@ async def run() -> None:
     with tempfile.TemporaryDirectory() as directory:
         async with _sqlite(Path(directory)) as storage:
             rows += _rows("sqlite", *await _views(storage))
-        async with _moto() as moto:
+        async with moto_storage("cache") as moto:
             if moto is not None:
                 rows += _rows("dynamodb (moto)", *await _views(moto, MOTO_VIEWS))
     print_table(

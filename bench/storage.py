@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
 import tempfile
 from datetime import UTC, datetime, timedelta
@@ -27,6 +26,7 @@ from storage.protocol import Storage
 from storage.sqlite import open_sqlite
 
 from ._harness import Result, measure_async, measure_sync, print_table
+from ._moto import moto_storage
 
 PRODUCTS = 10_000
 EVENTS_PER_PRODUCT = 25
@@ -187,54 +187,23 @@ def _tolerant(operation: Any, name: str, failures: list[str]) -> Any:
 
 
 async def _moto() -> dict[str, Result] | None:
-    try:
-        from moto.server import ThreadedMotoServer
-
-        from storage.dynamodb import create_table, open_dynamodb
-    except ImportError:
-        return None
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    import logging
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        await create_table(table_name="bench", region="us-east-1", endpoint_url=endpoint)
-        storage = await open_dynamodb(
-            table_name="bench",
-            region="us-east-1",
-            endpoint_url=endpoint,
-            cursor_key=CursorCodec.generate_key(),
-        )
-        try:
-            global PRODUCTS
-            # moto copies the table on every transaction action: keep it small.
-            saved, PRODUCTS = PRODUCTS, 200
-            puts = [Put(_product(i)) for i in range(PRODUCTS)]
-            puts += [Put(_event(p, s)) for p in range(200) for s in range(1, 6)]
-            for start in range(0, len(puts), 50):
-                await asyncio.gather(
-                    *(storage.transact_write([p]) for p in puts[start : start + 50])
-                )
-            failures: list[str] = []
-            results = await _adapter(storage, concurrency=1, scale=30, failures=failures)
-            PRODUCTS = saved
-            if failures:
-                dropped = sorted(set(failures))
-                print(f"(moto: {len(failures)} calls failed on dropped connections: {dropped})")
-            return results
-        finally:
-            await storage.close()
-    finally:
-        server.stop()
+    async with moto_storage("bench") as storage:
+        if storage is None:
+            return None
+        global PRODUCTS
+        # moto copies the table on every transaction action: keep it small.
+        saved, PRODUCTS = PRODUCTS, 200
+        puts = [Put(_product(i)) for i in range(PRODUCTS)]
+        puts += [Put(_event(p, s)) for p in range(200) for s in range(1, 6)]
+        for start in range(0, len(puts), 50):
+            await asyncio.gather(*(storage.transact_write([p]) for p in puts[start : start + 50]))
+        failures: list[str] = []
+        results = await _adapter(storage, concurrency=1, scale=30, failures=failures)
+        PRODUCTS = saved
+        if failures:
+            dropped = sorted(set(failures))
+            print(f"(moto: {len(failures)} calls failed on dropped connections: {dropped})")
+        return results
 
 
 async def run() -> None:
