@@ -6,10 +6,8 @@ against a real ``proofgate serve``. Their packages are pinned by
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 
 import pytest
 from _live import Gateway
+from _node import npm_ci
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stream-clients")]
 
@@ -26,23 +25,7 @@ CLIENTS = Path(__file__).resolve().parents[2] / "clients" / "streams"
 @pytest.fixture(scope="session")
 def node_clients() -> Path:
     """``npm ci`` once (under a lock, for parallel workers); skipped without Node."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed for the client tests (apt-get install nodejs npm)")
-    with (CLIENTS / "package.json").open() as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        installed = CLIENTS / "node_modules" / ".package-lock.json"
-        if not installed.exists():
-            done = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund"],
-                cwd=CLIENTS,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            if done.returncode != 0:
-                pytest.fail(f"npm ci failed in {CLIENTS}: {done.stderr[-2000:]}")
-    return CLIENTS
+    return npm_ci(CLIENTS)
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,7 @@ visit without scripts records one when the button is pressed."""
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from _chromium import Page, chromium_or_skip, chromium_page
+from _node import npm_ci
 from _serve import Served, serve
 
 from api.demo.loader import DEMO_KEYS_FILE
@@ -34,24 +32,8 @@ SERIOUS = ("serious", "critical")
 
 @pytest.fixture(scope="module")
 def axe_source() -> str:
-    """``npm ci`` once (under a lock, for parallel workers); skipped without npm."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is needed to install axe-core (apt-get install npm)")
-    with (AXE / "package.json").open() as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        script = AXE / "node_modules" / "axe-core" / "axe.min.js"
-        if not script.exists():
-            done = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund"],
-                cwd=AXE,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            if done.returncode != 0:
-                pytest.fail(f"npm ci failed in {AXE}: {done.stderr[-2000:]}")
-    return script.read_text()
+    """``npm ci`` once (under a lock, for parallel workers); skipped without Node."""
+    return (npm_ci(AXE) / "node_modules" / "axe-core" / "axe.min.js").read_text()
 
 
 @pytest.fixture(scope="module")
