@@ -19,6 +19,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -183,9 +184,7 @@ async def seeded() -> AsyncIterator[tuple[dict[str, strawberry.Schema], tuple[An
             limits = Limits(rate_limit=None, key_rate_limit=None)
             schemas: dict[str, strawberry.Schema] = {
                 "compiled": build_schema(limits),
-                "graphql-core": build_schema(
-                    limits.model_copy(update={"execution": Execution.GRAPHQL_CORE})
-                ),
+                "graphql-core": build_schema(replace(limits, execution=Execution.GRAPHQL_CORE)),
             }
             # As the served gateway and the bare baseline do after start-up
             # (docs/design.md, Performance budgets): the seeded heap out of the

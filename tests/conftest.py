@@ -24,8 +24,9 @@ from hypothesis import settings
 from moto.dynamodb.exceptions import MockValidationException
 from moto.dynamodb.responses import DynamoHandler
 from moto.server import ThreadedMotoServer
+from pydantic import BaseModel
 
-from api.settings.limits import Execution, Limits
+from api.settings.limits import Execution, Limits, LimitVariables
 from bench._moto import honour_request_tokens, serialize_moto
 from storage.dynamodb import _client as dynamodb_client
 from tests._support.redis_server import RedisServer, redis_binary
@@ -50,8 +51,10 @@ def _default_lanes(value: str | None) -> None:
     if not value:
         return
     lanes = Limits(execution=value).execution
-    classes: list[type[Limits]] = [Limits]
-    while classes:  # the environment readers built from it, too
+    # The dataclass's own default (its __init__'s), then the readers' made from it.
+    Limits.__init__.__kwdefaults__["execution"] = lanes
+    classes: list[type[BaseModel]] = [LimitVariables]
+    while classes:
         section = classes.pop()
         section.model_fields["execution"].default = lanes
         section.model_rebuild(force=True)

@@ -28,9 +28,10 @@ def _run(args: argparse.Namespace) -> int:
     from api.mcp.stdio import serve_stdio
     from api.observability.logs import logging_config
     from api.settings.gateway import Environment, Settings
+    from api.settings.mcp import MCPSettings
 
     settings = Settings.from_env()
-    key = Environment.read(os.environ).mcp_key
+    key = Environment.read(os.environ).build(MCPSettings).mcp_key
     logging.config.dictConfig(logging_config(settings.log_format, settings.log_level))
     asyncio.run(serve_stdio(settings, key))
     return 0

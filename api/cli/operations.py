@@ -61,7 +61,7 @@ def _load(directory: Path | None) -> OperationRegistry:
     env = Environment.read(os.environ)
     if directory is None:
         directory = env.operations().directory
-    registry = load_registry(schema, Limits.of(env), directory, default_documents())
+    registry = load_registry(schema, env.build(Limits), directory, default_documents())
     tool_specs(schema.graphql_schema, registry)  # a bad @tool mark stops start-up too
     return registry
 

@@ -1,12 +1,15 @@
 """Sections made from the variables a settings dataclass declares.
 
-The threat rules' and the pipeline's settings live in layers that may not
-import the gateway; their tunable fields carry ``domain.variables.variable``
-marks, and so do the gateway's own ``Settings``, ``TableLocation`` and
-``OperationSettings``. ``class ThreatVariables(Declared, declares=ThreatSettings)``
-gets one field per mark (the variable's name, its format's parser, the
-dataclass default counted in the variable's unit), and ``build`` makes the
-dataclass from what was read, so a field is declared once and copied by nothing.
+A setting is declared one way, wherever it lives: a field of a frozen
+dataclass marked ``variable(default, name)`` (``domain.variables``). The
+threat rules' and the pipeline's settings live in layers that may not import
+the gateway, so the mark is plain data; the gateway's own settings
+(``Settings``, ``Limits``, ``Policy``, the secrets, ...) are declared the same
+way. ``class ThreatVariables(Declared, declares=ThreatSettings)`` gets one
+field per mark (the variable's name, its format's parser, the dataclass
+default counted in the variable's unit), ``build`` makes the dataclass from
+what was read, and ``check`` holds a dataclass built directly (tests,
+embedding) to the same rules, so a field is declared once and copied by nothing.
 """
 
 from __future__ import annotations
@@ -15,17 +18,27 @@ import inspect
 from collections.abc import Mapping
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
 
+from api.settings.environment import configuration_error
 from api.settings.formats import (
     Addresses,
+    EntriesOrOff,
     HttpUrl,
     MillisecondsOrOff,
     OneOrZero,
     Origins,
+    PerMinuteOrOff,
     PlainDecimal,
     Port,
     Positive,
+    Switch,
     UserPath,
     choice,
 )
@@ -46,6 +59,9 @@ FORMATS: Mapping[str, object] = {
     "http_url": HttpUrl,
     "origins": Origins,
     "addresses": Addresses,
+    "switch": Switch,
+    "per_minute_or_off": PerMinuteOrOff,
+    "entries_or_off": EntriesOrOff,
 }
 """The formats a mark may name; a section adds its own with ``formats=``.
 ``choice`` is one more: a value of the default's enum, in any letter case."""
@@ -86,6 +102,16 @@ class Declared(BaseModel):
             cls.__annotations__ = annotations
         super().__init_subclass__(**kwargs)
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _one_line(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """The one-line error of ``EnvironmentReader.read``, whoever reads
+        the section (``Environment()``, pydantic-settings' own source, ``check``)."""
+        try:
+            return handler(data)
+        except ValidationError as error:
+            raise configuration_error(error) from None
+
     def build(self, settings: type[_T], **others: Any) -> _T:
         """The ``settings`` dataclass with the values read; ``others`` are
         its fields no variable sets."""
@@ -97,3 +123,20 @@ class Declared(BaseModel):
             for name in (field.name, *mark.also):
                 values[name] = value
         return settings(**values, **others)
+
+    @classmethod
+    def check(cls, settings: object) -> None:
+        """Holds a dataclass built directly to its variables' rules, with
+        the variables' one-line errors, from its ``__post_init__``; a value
+        a format normalizes (a preset named for its lanes) is kept normalized."""
+        marked = list(declared(type(settings)))
+        values = {}
+        for field, mark in marked:
+            value = getattr(settings, field.name)
+            values[mark.name] = value if mark.unit is None else value // mark.unit
+        read = cls.model_validate(values)
+        for field, mark in marked:
+            value = getattr(read, mark.name)
+            if mark.unit is not None:
+                value = mark.unit * value
+            object.__setattr__(settings, field.name, value)  # frozen: set here, once

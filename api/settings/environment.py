@@ -1,8 +1,10 @@
 """The one reader of ``PROOFGATE_*`` variables, built on pydantic-settings.
 
-Each part of the settings declares its variables as a section (a pydantic
-model whose field ``max_depth`` is the variable ``PROOFGATE_MAX_DEPTH``);
-``EnvironmentReader`` reads any combination of sections in one pass, so every
+Each part of the settings declares its variables on a dataclass, and the
+reader's sections are made from those marks (``api.settings.declared``): a
+section is a pydantic model whose field ``max_depth`` is the variable
+``PROOFGATE_MAX_DEPTH``. ``EnvironmentReader`` reads any combination of
+sections in one pass, so every
 variable treats an empty or blank value as unset, and a malformed one stops
 start-up with a one-line ``ConfigurationError`` naming it, never a traceback.
 """
@@ -12,15 +14,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
-from pydantic import BaseModel, ValidationError, ValidatorFunctionWrapHandler, model_validator
+from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from domain.errors import ConfigurationError
 
-__all__ = ["PREFIX", "EnvironmentReader", "Malformed", "Section", "variable_name"]
+__all__ = ["PREFIX", "EnvironmentReader", "Malformed", "configuration_error", "variable_name"]
 
 PREFIX = "PROOFGATE_"
 
@@ -67,33 +69,6 @@ _ENVIRON: ContextVar[Mapping[str, str]] = ContextVar("proofgate_environ")
 """The environment ``EnvironmentReader.read`` was given, for the one source it reads."""
 
 
-class Section(BaseModel):
-    """A part of the settings declared once: each field is a variable
-    (``max_depth`` is ``PROOFGATE_MAX_DEPTH``), and the model, frozen, is the
-    value the code reads (``settings.limits``). Built directly (tests,
-    embedding) it checks typed values by the same rules, and a bad one fails
-    with the one-line error the variable would."""
-
-    model_config: ClassVar[SettingsConfigDict] = SettingsConfigDict(
-        frozen=True, validate_default=False, extra="forbid"
-    )
-    """The reader's own settings, so sections and ``EnvironmentReader`` combine."""
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _one_line(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        try:
-            return handler(data)
-        except ValidationError as error:
-            raise _configuration_error(error) from None
-
-    @classmethod
-    def of(cls, read: BaseModel) -> Self:
-        """This section of an environment that read it among others: its
-        values are checked already."""
-        return cls.model_validate({name: getattr(read, name) for name in cls.model_fields})
-
-
 class EnvironmentReader(BaseSettings):
     """Base of a set of sections read together: ``class Env(SectionA,
     SectionB, EnvironmentReader)``, then ``Env.read(environ)``."""
@@ -126,7 +101,7 @@ class EnvironmentReader(BaseSettings):
         try:
             return cls()
         except ValidationError as error:
-            raise _configuration_error(error) from None
+            raise configuration_error(error) from None
         finally:
             _ENVIRON.reset(token)
 
@@ -135,7 +110,7 @@ class EnvironmentReader(BaseSettings):
         return tuple(variable_name(field) for field in cls.model_fields)
 
 
-def _configuration_error(error: ValidationError) -> ConfigurationError:
+def configuration_error(error: ValidationError) -> ConfigurationError:
     """The first problem pydantic found: one line an operator can act on.
     Our parsers say what was wrong with the value; a check pydantic made
     itself contributes its own message."""

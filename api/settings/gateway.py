@@ -1,18 +1,17 @@
 """The gateway's settings, read once from the environment.
 
-Every setting is a ``PROOFGATE_*`` variable, read by one pydantic-settings
-reader (``api.settings.environment``): ``Environment`` is every variable the gateway
-reads, declared in sections (``Limits`` in ``api.settings.limits``, ...). A
-``Section`` is itself the value the code reads (``settings.limits``). The
-dataclasses ``Settings`` and ``TableLocation`` here, and the pipeline's and
-threat rules' in layers that must not import the gateway, mark the fields a
-variable sets (``variable(...)``), and the reader makes their sections from
-the marks (``api.settings.declared``). An empty value counts as unset; a
+Every setting is a ``PROOFGATE_*`` variable, declared one way: a field of a
+frozen settings dataclass marked ``variable(default, name)``
+(``domain.variables``), here (``Settings``, ``TableLocation``), beside it in
+``api.settings`` (``Limits``, ``Policy``, the secrets, ...) or in the layer
+whose settings it tunes (the pipeline's, the threat rules'). The reader's
+sections are made from the marks (``api.settings.declared``) and read by one
+pydantic-settings reader (``api.settings.environment``): ``Environment`` is
+every variable the gateway reads. An empty value counts as unset; a
 malformed one stops start-up with an error naming the variable, rather than
 surfacing later as a confusing request failure. To add a setting, add a
-field to a section (its variable is ``PROOFGATE_`` + the field name in
-capitals) or a ``variable(...)`` field to one of those dataclasses, and a
-row to README.md's Settings tables.
+``variable(...)`` field to the dataclass that holds it, and a row to
+README.md's Settings tables.
 """
 
 from __future__ import annotations
@@ -28,10 +27,7 @@ from typing import TYPE_CHECKING, Annotated
 from api.observability.logs import LogFormat, LogLevel
 from api.settings.declared import Declared
 from api.settings.environment import EnvironmentReader
-from api.settings.formats import (
-    Switch,
-    matching,
-)
+from api.settings.formats import matching
 from api.settings.keyfile import (
     ADMIN_KEY_FILE,
     CURSOR_KEY_FILE,
@@ -41,13 +37,21 @@ from api.settings.keyfile import (
     new_cursor_key,
     read_or_create,
 )
-from api.settings.limits import AUTH_FAILURE_RATE, AuthVariables, Limits, Rate
+from api.settings.limits import (
+    AUTH_FAILURE_RATE,
+    AuthFailures,
+    AuthVariables,
+    Limits,
+    LimitVariables,
+    Rate,
+)
 from api.settings.mcp import MCPVariables
 from api.settings.operations import OperationSettings, OperationVariables
 from api.settings.pipeline import PipelineVariables
-from api.settings.policy import Policy
+from api.settings.policy import Policy, PolicyVariables
 from api.settings.secrets import (
     HashSalt,
+    Secrets,
     SecretVariables,
     decode_cursor_key,
     require_shared_secrets,
@@ -171,17 +175,18 @@ class Settings:
         file one names, is checked before a key file is written, so a typo
         leaves the data directory alone."""
         env = Environment.read(environ)
-        signing_key = signing_key_of(env)
-        verifying_keys = verifying_keys_of(env)
-        limits, policy, pipeline = Limits.of(env), Policy.of(env), env.pipeline(env.threats())
+        secrets = env.build(Secrets)
+        signing_key = signing_key_of(secrets)
+        verifying_keys = verifying_keys_of(secrets)
+        limits, policy, pipeline = env.build(Limits), env.build(Policy), env.pipeline(env.threats())
         data_dir = env.data_dir
         if env.backend is Backend.DYNAMODB:
             require_shared_secrets(environ, data_dir)
-        cursor_key = env.cursor_key
+        cursor_key = secrets.cursor_key
         if cursor_key is None:
             path = data_dir / CURSOR_KEY_FILE
             cursor_key = decode_cursor_key(read_or_create(path, new_cursor_key), f"key file {path}")
-        admin_key, admin_key_file = env.admin_key, None
+        admin_key, admin_key_file = secrets.admin_key, None
         if admin_key is None:
             admin_key_file = data_dir / ADMIN_KEY_FILE
             admin_key = read_or_create(admin_key_file, new_admin_key)
@@ -195,7 +200,7 @@ class Settings:
             cursor_key=cursor_key,
             admin_key=admin_key,
             admin_key_file=admin_key_file,
-            auth_failure_rate=env.auth_failure_rate(),
+            auth_failure_rate=env.build(AuthFailures).rate,
             signing_key=signing_key,
             signing_key_file=data_dir / SIGNING_KEY_FILE if signing_key is None else None,
             verifying_keys=verifying_keys,
@@ -218,7 +223,6 @@ class Settings:
 
 
 _FORMATS = {
-    "switch": Switch,
     "table_name": Annotated[str, matching(_TABLE_NAME, _TABLE_RULE)],
     "region": Annotated[str, matching(_REGION, _REGION_RULE)],
     "hash_salt": HashSalt,
@@ -245,11 +249,11 @@ class ProcessVariables(TableVariables, SecretVariables, declares=Settings, forma
 
 class Environment(
     ProcessVariables,
-    Limits,
+    LimitVariables,
     AuthVariables,
     OperationVariables,
     MCPVariables,
-    Policy,
+    PolicyVariables,
     ThreatVariables,
     PipelineVariables,
     EnvironmentReader,

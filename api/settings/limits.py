@@ -1,8 +1,10 @@
 """The limits every operation is checked against before it runs.
 
-``Limits`` is part of ``Settings`` (``settings.limits``), a ``Section``: its
-fields are the ``PROOFGATE_*`` variables it is read from. The defaults are the
-ones a public deployment needs; constructing ``Limits()`` directly gets the same.
+``Limits`` is part of ``Settings`` (``settings.limits``); each field is
+declared with the ``PROOFGATE_*`` variable it is read from
+(``api.settings.declared``). The defaults are the ones a public deployment
+needs; constructing ``Limits()`` directly gets the same, and a value built
+directly is held to its variable's rules.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BeforeValidator
 from pydantic_settings import NoDecode
 
-from api.settings.environment import Malformed, Section
-from api.settings.formats import EntriesOrOff, PerMinuteOrOff, Positive, Switch
+from api.settings.declared import Declared
+from api.settings.environment import Malformed
 from domain.errors import ConfigurationError
+from domain.variables import variable
 
 __all__ = [
     "ANONYMOUS_RATE",
@@ -33,10 +36,12 @@ __all__ = [
     "MAX_TOKENS",
     "PERSISTED_QUERIES",
     "PRESETS",
+    "AuthFailures",
     "AuthVariables",
     "Execution",
     "Lane",
     "Lanes",
+    "LimitVariables",
     "Limits",
     "Rate",
 ]
@@ -138,39 +143,51 @@ ANONYMOUS_RATE = Rate(per_minute=60, burst=20)
 KEY_RATE = Rate(per_minute=600, burst=100)
 
 
-class Limits(Section):
-    """Operation, body and rate limits, introspection, APQ: each field is
-    its ``PROOFGATE_*`` variable, and this model the value the code reads."""
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    """Operation, body and rate limits, introspection, APQ."""
 
-    max_depth: Positive = MAX_DEPTH
-    max_aliases: Positive = MAX_ALIASES
-    max_tokens: Positive = MAX_TOKENS
-    max_cost: Positive = MAX_COST
+    max_depth: int = variable(MAX_DEPTH, "max_depth")
+    max_aliases: int = variable(MAX_ALIASES, "max_aliases")
+    max_tokens: int = variable(MAX_TOKENS, "max_tokens")
+    max_cost: int = variable(MAX_COST, "max_cost")
     """Budget of the reads an operation may plan, counted by ``api.limits.cost``."""
-    max_body_bytes: Positive = MAX_BODY_BYTES
-    introspection: Switch = True
-    suggestions: Switch = True
+    max_body_bytes: int = variable(MAX_BODY_BYTES, "max_body_bytes")
+    introspection: bool = variable(True, "introspection", format="switch")
+    suggestions: bool = variable(True, "suggestions", format="switch")
     """"Did you mean ...?" in error messages, which spell out the schema."""
-    rate_limit: PerMinuteOrOff = ANONYMOUS_RATE.per_minute
+    rate_limit: int | None = variable(
+        ANONYMOUS_RATE.per_minute, "rate_limit", format="per_minute_or_off"
+    )
     """Public mutations by callers without a key, per client IP; None: unlimited."""
-    rate_burst: Positive = ANONYMOUS_RATE.burst
-    key_rate_limit: PerMinuteOrOff = KEY_RATE.per_minute
+    rate_burst: int = variable(ANONYMOUS_RATE.burst, "rate_burst")
+    key_rate_limit: int | None = variable(
+        KEY_RATE.per_minute, "key_rate_limit", format="per_minute_or_off"
+    )
     """Public mutations by BRAND and PARTNER keys, per key; None: unlimited.
     The operator (ADMIN) key is never limited."""
-    key_rate_burst: Positive = KEY_RATE.burst
+    key_rate_burst: int = variable(KEY_RATE.burst, "key_rate_burst")
     """A burst set alone keeps the default rate."""
-    persisted_queries: EntriesOrOff = PERSISTED_QUERIES
+    persisted_queries: int = variable(
+        PERSISTED_QUERIES, "persisted_queries", format="entries_or_off"
+    )
     """Entries of the automatic persisted query cache; 0 turns APQ off."""
-    execution: Lanes = PRESETS[Execution.COMPILED]
-    """The fast paths on (``Lane``); ``PROOFGATE_EXECUTION``, see ``_lanes``."""
-    document_cache_bytes: EntriesOrOff = DOCUMENT_CACHE_BYTES
+    execution: frozenset[Lane] = variable(PRESETS[Execution.COMPILED], "execution", format="lanes")
+    """The fast paths on (``Lane``); ``PROOFGATE_EXECUTION``, see ``_lanes``.
+    Built directly it also takes a preset (``Execution.LIBRARY``) or its text."""
+    document_cache_bytes: int = variable(
+        DOCUMENT_CACHE_BYTES, "document_cache_bytes", format="entries_or_off"
+    )
     """Memory the parsed and validated documents may hold; 0 caches none."""
-    max_read_items: Positive = MAX_READ_ITEMS
+    max_read_items: int = variable(MAX_READ_ITEMS, "max_read_items")
     """Items one query or mutation may read at run time (``storage.budget``)."""
-    max_read_units: Positive = MAX_READ_UNITS
+    max_read_units: int = variable(MAX_READ_UNITS, "max_read_units")
     """Read capacity units one query or mutation may consume at run time."""
-    max_response_bytes: Positive = MAX_RESPONSE_BYTES
+    max_response_bytes: int = variable(MAX_RESPONSE_BYTES, "max_response_bytes")
     """The encoded JSON bytes of one result's data (``api.graphql.execution.budget``)."""
+
+    def __post_init__(self) -> None:
+        LimitVariables.check(self)
 
     @property
     def anonymous_rate(self) -> Rate | None:
@@ -190,11 +207,23 @@ AUTH_FAILURE_RATE = Rate(per_minute=30, burst=10)
 (``api.limits.auth_throttle``)."""
 
 
-class AuthVariables(BaseModel):
-    auth_failure_limit: PerMinuteOrOff = AUTH_FAILURE_RATE.per_minute
-    auth_failure_burst: Positive = AUTH_FAILURE_RATE.burst
+@dataclass(frozen=True, kw_only=True)
+class AuthFailures:
+    """Failed authentications an address may make (``api.limits.auth_throttle``)."""
 
-    def auth_failure_rate(self) -> Rate | None:
-        if self.auth_failure_limit is None:
-            return None
-        return Rate(per_minute=self.auth_failure_limit, burst=self.auth_failure_burst)
+    auth_failure_limit: int | None = variable(
+        AUTH_FAILURE_RATE.per_minute, "auth_failure_limit", format="per_minute_or_off"
+    )
+    auth_failure_burst: int = variable(AUTH_FAILURE_RATE.burst, "auth_failure_burst")
+
+    @property
+    def rate(self) -> Rate | None:
+        return _rate(self.auth_failure_limit, self.auth_failure_burst)
+
+
+class LimitVariables(Declared, declares=Limits, formats={"lanes": Lanes}):
+    pass
+
+
+class AuthVariables(Declared, declares=AuthFailures):
+    pass

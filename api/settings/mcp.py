@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from dataclasses import dataclass
 
-__all__ = ["MCPVariables"]
+from api.settings.declared import Declared
+from domain.variables import variable
+
+__all__ = ["MCPSettings", "MCPVariables"]
 
 
-class MCPVariables(BaseModel):
-    mcp_key: str | None = Field(None, repr=False)
+@dataclass(frozen=True)
+class MCPSettings:
+    mcp_key: str | None = variable(None, "mcp_key", format="text", repr=False)
     """Over stdio there is no request to carry a key, so the process is given
     one; unset, the agent is anonymous and sees only the public tools."""
+
+
+class MCPVariables(Declared, declares=MCPSettings):
+    pass

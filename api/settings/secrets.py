@@ -13,21 +13,25 @@ import binascii
 import contextlib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator
 
+from api.settings.declared import Declared
 from api.settings.environment import Malformed
 from api.settings.key_ring import parse_signing_key, parse_verifying_keys
 from api.settings.keyfile import SHARED_SECRETS
 from domain.errors import ConfigurationError
 from domain.identifiers import SALT_MIN_BYTES
+from domain.variables import variable
 
 __all__ = [
     "ADMIN_KEY_MIN_LENGTH",
     "HashSalt",
     "SecretVariables",
+    "Secrets",
     "base64url_bytes",
     "decode_cursor_key",
     "require_shared_secrets",
@@ -86,9 +90,9 @@ def _read_named_file(name: str, path: str) -> str:
         raise ConfigurationError(f"Invalid {name}: cannot read {path}: {error.strerror}") from None
 
 
-def signing_key_of(env: SecretVariables) -> str | None:
+def signing_key_of(secrets: Secrets) -> str | None:
     """Parsed here, so a bad key stops start-up before any file is written."""
-    text, path = env.signing_key, env.signing_key_file
+    text, path = secrets.signing_key, secrets.signing_key_file
     if text is not None and path is not None:
         raise ConfigurationError(
             "Invalid PROOFGATE_SIGNING_KEY: set it or PROOFGATE_SIGNING_KEY_FILE, not both"
@@ -103,8 +107,8 @@ def signing_key_of(env: SecretVariables) -> str | None:
     return None
 
 
-def verifying_keys_of(env: SecretVariables) -> tuple[str, ...]:
-    path = env.verifying_keys_file
+def verifying_keys_of(secrets: Secrets) -> tuple[str, ...]:
+    path = secrets.verifying_keys_file
     if path is None:
         return ()
     text = _read_named_file("PROOFGATE_VERIFYING_KEYS_FILE", path)
@@ -132,16 +136,25 @@ def _long_enough_admin_key(key: str) -> str:
 HashSalt = Annotated[bytes | None, BeforeValidator(_decode_salt)]
 
 
-class SecretVariables(BaseModel):
-    """The secrets but the hash salt (``Settings`` declares that one)."""
+@dataclass(frozen=True)
+class Secrets:
+    """The secrets a process reads, but the hash salt (``Settings`` declares
+    that one); ``Settings.from_env`` checks them before it writes a key file."""
 
-    cursor_key: Annotated[bytes | None, BeforeValidator(_cursor_key)] = Field(None, repr=False)
-    admin_key: Annotated[str | None, AfterValidator(_long_enough_admin_key)] = Field(
-        None, repr=False
-    )
-    signing_key: Annotated[str | None, BeforeValidator(lambda t: t.replace("\\n", "\n"))] = Field(
-        None, repr=False
-    )
+    cursor_key: bytes | None = variable(None, "cursor_key", format="cursor_key", repr=False)
+    admin_key: str | None = variable(None, "admin_key", format="admin_key", repr=False)
+    signing_key: str | None = variable(None, "signing_key", format="pem", repr=False)
     """A PEM in a variable may spell its line breaks as ``\\n``."""
-    signing_key_file: str | None = None
-    verifying_keys_file: str | None = None
+    signing_key_file: str | None = variable(None, "signing_key_file", format="text")
+    verifying_keys_file: str | None = variable(None, "verifying_keys_file", format="text")
+
+
+_FORMATS = {
+    "cursor_key": Annotated[bytes | None, BeforeValidator(_cursor_key)],
+    "admin_key": Annotated[str | None, AfterValidator(_long_enough_admin_key)],
+    "pem": Annotated[str | None, BeforeValidator(lambda text: text.replace("\\n", "\n"))],
+}
+
+
+class SecretVariables(Declared, declares=Secrets, formats=_FORMATS):
+    pass

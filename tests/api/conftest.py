@@ -127,8 +127,7 @@ def _settings(backend: str, request: pytest.FixtureRequest) -> Settings:
 def with_lanes(settings: Settings, execution: str = Execution.COMPILED) -> Settings:
     """``settings`` with these lanes, whatever the run's default: a test of a
     fast path names it (``PROOFGATE_TEST_EXECUTION``, tests/conftest.py)."""
-    lanes = Limits(execution=execution).execution
-    return replace(settings, limits=settings.limits.model_copy(update={"execution": lanes}))
+    return replace(settings, limits=replace(settings.limits, execution=execution))
 
 
 @asynccontextmanager

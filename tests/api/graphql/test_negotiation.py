@@ -120,7 +120,7 @@ def test_a_request_error_is_a_400_without_data_only_under_graphql_response_json(
 @pytest.fixture(scope="module", params=[Execution.COMPILED, Execution.GRAPHQL_CORE])
 async def gateway(request: pytest.FixtureRequest) -> AsyncIterator[Gateway]:
     settings = _settings("sqlite", request)
-    limits = settings.limits.model_copy(update={"execution": PRESETS[request.param]})
+    limits = replace(settings.limits, execution=PRESETS[request.param])
     settings = replace(settings, limits=limits)
     async with _serve(settings, "sqlite") as served:
         yield served

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from api.settings.gateway import Environment, Settings
 from api.settings.limits import ANONYMOUS_RATE, KEY_RATE, Limits, Rate
@@ -13,7 +13,7 @@ from domain.errors import ConfigurationError
 
 
 def read_limits(environ: dict[str, str]) -> Limits:
-    return Limits.of(Environment.read(environ))
+    return Environment.read(environ).build(Limits)
 
 
 def test_defaults() -> None:
@@ -117,6 +117,6 @@ def test_rates_are_made_from_their_variables() -> None:
 
 def test_limits_are_frozen_and_hashable() -> None:
     limits = Limits()
-    with pytest.raises(ValidationError):
+    with pytest.raises(FrozenInstanceError):
         limits.max_depth = 3  # type: ignore[misc]
     assert hash(limits) == hash(Limits())

@@ -19,7 +19,7 @@ from domain.errors import ConfigurationError
 
 
 def test_defaults() -> None:
-    policy = Policy.of(Environment.read({}))
+    policy = Environment.read({}).build(Policy)
     assert policy == Policy()
     assert policy.registration_fee == Decimal("1.00")
     assert policy.free_plan_credits == Decimal("10.00")

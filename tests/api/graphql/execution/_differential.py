@@ -7,7 +7,7 @@ import ast
 import base64
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,7 @@ def seed_variables(text: str, seed: Seed) -> dict[str, Any]:
 
 
 def _lanes(execution: str) -> Limits:
-    return _LIMITS.model_copy(update={"execution": Limits(execution=execution).execution})
+    return replace(_LIMITS, execution=execution)
 
 
 class Differential:
