@@ -23,6 +23,7 @@ __all__ = [
     "BRAND_STATS",
     "BRAND_THREATS",
     "BRAND_WEBHOOKS",
+    "CACHE_LOG",
     "HEALTH_PROBE",
     "IDEMPOTENCY_RECORD",
     "INGESTED_EVENT",
@@ -395,4 +396,16 @@ PRODUCT_BY_GTIN_SERIAL = _ap(
     "GTIN#{gtin}#{serial}",
     SortCondition("=", "META"),
     "GtinSerial",
+)
+CACHE_LOG = _ap(
+    "AP35",
+    "cache invalidations logged since (the cache's table tail)",
+    _QUERY,
+    _TABLE,
+    "CACHELOG",
+    # Strong: a tail must see what was acknowledged before it read
+    # (docs/design.md, Cache invalidations across processes).
+    SortCondition("between", "LOG#{since:time}", "LOG#~"),
+    "CacheLogBatch",
+    consistent=True,
 )

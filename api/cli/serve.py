@@ -32,7 +32,7 @@ from api.observability.logs import LogFormat
 from api.observability.metrics import MULTIPROCESS_DIR
 from api.runtime.backend import check_storage
 from api.runtime.redis_check import check_redis
-from api.settings.gateway import Backend, Settings
+from api.settings.gateway import Backend, CacheChannel, Settings
 from domain.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -83,13 +83,8 @@ def _serve(args: argparse.Namespace) -> int:
         forwarded_allow_ips=args.forwarded_allow_ips,
     )
     settings = replace(Settings.from_env(environ), demo=args.demo)
-    if settings.cache and args.workers > 1 and settings.pipeline.redis_url is None:
-        # docs/design.md, Cache invalidations across processes: without Redis
-        # a worker hears only its own writes.
-        raise ConfigurationError(
-            f"PROOFGATE_CACHE=on serves {args.workers} workers only through Redis",
-            hint="Set PROOFGATE_REDIS_URL, run one worker, or set PROOFGATE_CACHE=off.",
-        )
+    if settings.cache and args.workers > 1:
+        environ.update(_workers_cache_channel(settings, args.workers))
     listener = _bind(settings.host, settings.port)
     built: list[ASGIApp] = []
     try:
@@ -116,6 +111,22 @@ def _serve(args: argparse.Namespace) -> int:
         _announce(settings, args.workers)
         uvicorn.supervisors.Multiprocess(config, sockets=[listener]).run()
     return 0
+
+
+def _workers_cache_channel(settings: Settings, workers: int) -> dict[str, str]:
+    """Workers sharing a store hear each other's writes: ``auto`` without
+    Redis means the table's log
+    (docs/design.md, Cache invalidations across processes)."""
+    from api.runtime.cache_channel import channel_of
+
+    if channel_of(settings) is not CacheChannel.NONE:
+        return {}
+    if settings.cache_channel is CacheChannel.AUTO:
+        return {"PROOFGATE_CACHE_CHANNEL": CacheChannel.TABLE.value}
+    raise ConfigurationError(
+        f"PROOFGATE_CACHE_CHANNEL=none cannot serve {workers} workers with PROOFGATE_CACHE=on",
+        hint="Unset PROOFGATE_CACHE_CHANNEL (or set it to table or redis), or run one worker.",
+    )
 
 
 async def _storage_answers(

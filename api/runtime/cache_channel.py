@@ -1,10 +1,12 @@
 """Starting and stopping this process's cache invalidation channel with the
 app (docs/design.md, Cache invalidations across processes).
 
-With the cache on and ``PROOFGATE_REDIS_URL`` set, every invalidation this
-process's writes make is published, every other process's is applied, and
-the cache is trusted only while the channel is heard. Without Redis nothing
-crosses processes: one process per store (``serve --workers`` is refused).
+With the cache on, every invalidation this process's writes make is
+published, every other process's is applied, and the cache is trusted only
+while the channel is heard: through Redis when ``PROOFGATE_REDIS_URL`` is
+set, through the table's own log otherwise (``PROOFGATE_CACHE_CHANNEL``
+says which, ``auto`` by default). With no channel, this process's own
+writes are all the cache hears.
 """
 
 from __future__ import annotations
@@ -12,32 +14,67 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
-from api.settings.gateway import Settings
-from services.pipeline.live.cache_channel import CACHE_KEY_LABEL, CacheChannel
+from api.settings.gateway import Backend, CacheChannel, Settings
+from domain.errors import ConfigurationError
+from services.pipeline.live.cache_channel import CACHE_KEY_LABEL
+from services.pipeline.live.cache_channel import CacheChannel as RedisChannel
+from services.pipeline.live.cache_log import CacheLog
 from storage import CursorCodec, Storage
 from storage.cache import CachedStorage, Invalidation
 
-__all__ = ["cache_channel", "running_cache_channel"]
+__all__ = ["cache_channel", "channel_of", "running_cache_channel"]
 
 
-def cache_channel(settings: Settings, storage: Storage) -> CacheChannel | None:
-    """The channel for ``storage``'s cache, wired in, or None (no cache, no Redis)."""
-    url = settings.pipeline.redis_url
-    if not isinstance(storage, CachedStorage) or url is None:
+class _Channel(Protocol):
+    def publish(self, plain: Any) -> None: ...
+
+    async def run(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def channel_of(settings: Settings) -> CacheChannel:
+    """The channel ``PROOFGATE_CACHE_CHANNEL`` names, ``auto`` resolved."""
+    kind = settings.cache_channel
+    if kind is CacheChannel.REDIS and settings.pipeline.redis_url is None:
+        raise ConfigurationError(
+            "PROOFGATE_CACHE_CHANNEL=redis needs PROOFGATE_REDIS_URL",
+            hint="Set PROOFGATE_REDIS_URL, or PROOFGATE_CACHE_CHANNEL=table to use the table.",
+        )
+    if kind is not CacheChannel.AUTO:
+        return kind
+    if settings.pipeline.redis_url is not None:
+        return CacheChannel.REDIS
+    return CacheChannel.TABLE if settings.backend is Backend.DYNAMODB else CacheChannel.NONE
+
+
+def cache_channel(settings: Settings, storage: Storage) -> _Channel | None:
+    """The channel for ``storage``'s cache, wired in, or None (no cache, or
+    one process that hears only itself)."""
+    if not isinstance(storage, CachedStorage):
+        return None
+    kind = channel_of(settings)
+    if kind is CacheChannel.NONE:
         return None
 
     def apply(plain: Any) -> None:
         storage.invalidate(Invalidation.from_plain(plain))
 
-    channel = CacheChannel(
-        url,
-        key=CursorCodec(settings.cursor_key).derive_key(CACHE_KEY_LABEL),
-        prefix=settings.pipeline.redis_prefix,
-        apply=apply,
-        flush=storage.flush,
-    )
+    channel: RedisChannel | CacheLog
+    if kind is CacheChannel.REDIS:
+        assert settings.pipeline.redis_url is not None  # channel_of checked it
+        channel = RedisChannel(
+            settings.pipeline.redis_url,
+            key=CursorCodec(settings.cursor_key).derive_key(CACHE_KEY_LABEL),
+            prefix=settings.pipeline.redis_prefix,
+            apply=apply,
+            flush=storage.flush,
+        )
+    else:
+        # The log's own items are read and written past the cache.
+        channel = CacheLog(storage.inner, apply=apply, flush=storage.flush)
     storage.freshness = channel.freshness
     storage.on_invalidation(lambda invalidation: channel.publish(invalidation.to_plain()))
     return channel

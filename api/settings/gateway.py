@@ -70,6 +70,7 @@ __all__ = [
     "MEMORY",
     "SIGNING_KEY_FILE",
     "Backend",
+    "CacheChannel",
     "Environment",
     "Settings",
     "TableLocation",
@@ -86,6 +87,19 @@ _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
 class Backend(StrEnum):
     SQLITE = "sqlite"
     DYNAMODB = "dynamodb"
+
+
+class CacheChannel(StrEnum):
+    """How the cache hears other processes' writes
+    (docs/design.md, Cache invalidations across processes). ``auto``: Redis when
+    ``PROOFGATE_REDIS_URL`` is set, else the table's log on DynamoDB (a fleet
+    shares the table) or when ``serve --workers`` shares a SQLite file, else
+    none (one process, whose own writes are all it hears)."""
+
+    AUTO = "auto"
+    REDIS = "redis"
+    TABLE = "table"
+    NONE = "none"
 
 
 @dataclass(frozen=True)
@@ -120,6 +134,7 @@ class Settings:
     """The exact storage cache (docs/design.md, Storage cache). Off: until
     another process's writes reach this one's cache, a second writer of the
     store (a worker, the CLI) would be seen late, up to ``cache_ttl_ms``."""
+    cache_channel: CacheChannel = variable(CacheChannel.AUTO, "cache_channel", format="choice")
     cache_bytes: int = variable(64 * 1024 * 1024, "cache_bytes")
     cache_ttl_ms: int = variable(60_000, "cache_ttl_ms")
     table: str = _TABLE.table

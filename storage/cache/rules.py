@@ -75,6 +75,7 @@ _RULES: Mapping[str, Rule] = {
     "AP32": Rule.STRONG,
     "AP33": Rule.FRESHNESS,
     "AP34": Rule.CACHED,
+    "AP35": Rule.TAIL,
 }
 
 

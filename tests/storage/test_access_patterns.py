@@ -132,12 +132,18 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
         "PRODUCT#p1",
         SortRange(SortOperator.BETWEEN, "CLAIM", "META"),
     ),
+    "AP35": (
+        IndexName.TABLE,
+        {"since": T0},
+        "CACHELOG",
+        SortRange(SortOperator.BETWEEN, f"LOG#{T0_KEY}", "LOG#~"),
+    ),
 }
 
 
-def test_all_34_patterns_are_registered_with_ids_ap01_to_ap34() -> None:
+def test_all_35_patterns_are_registered_with_ids_ap01_to_ap35() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 35)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 36)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 
@@ -203,6 +209,7 @@ def test_consistent_reads_only_on_the_table() -> None:
         "AP31",
         "AP32",
         "AP33",
+        "AP35",
     }
     assert all(REGISTRY[i].index is IndexName.TABLE for i in consistent)
 

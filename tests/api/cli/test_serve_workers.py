@@ -123,10 +123,15 @@ def test_workers_and_demo_do_not_mix(tmp_path: Path) -> None:
     assert "--workers" in result.stderr.splitlines()[0]
 
 
-def test_workers_and_the_cache_need_redis(tmp_path: Path) -> None:
-    """Without Redis a worker's cache hears only its own writes
-    (docs/design.md, Cache invalidations across processes)."""
-    env = {**os.environ, "PROOFGATE_DATA_DIR": str(tmp_path), "PROOFGATE_CACHE": "on"}
+def test_workers_refuse_the_cache_without_a_channel(tmp_path: Path) -> None:
+    """A worker whose cache heard only its own writes would serve the
+    others' stale (docs/design.md, Cache invalidations across processes)."""
+    env = {
+        **os.environ,
+        "PROOFGATE_DATA_DIR": str(tmp_path),
+        "PROOFGATE_CACHE": "on",
+        "PROOFGATE_CACHE_CHANNEL": "none",
+    }
     result = subprocess.run(
         [sys.executable, "-m", "api.cli.main", "serve", "--workers", "2"],
         env=env,
@@ -136,13 +141,16 @@ def test_workers_and_the_cache_need_redis(tmp_path: Path) -> None:
     )
     assert result.returncode == 1 and result.stdout == ""
     first, hint = result.stderr.splitlines()[:2]
-    assert "PROOFGATE_CACHE=on" in first and "PROOFGATE_REDIS_URL" in hint
+    assert "PROOFGATE_CACHE_CHANNEL=none" in first and "table or redis" in hint
 
 
-async def test_workers_with_the_cache_and_redis_start(
-    tmp_path: Path, redis_server: RedisServer
+@pytest.mark.parametrize("channel", ["redis", "table"])
+async def test_workers_with_the_cache_start(
+    tmp_path: Path, redis_server: RedisServer, channel: str
 ) -> None:
-    gateway = Gateway(tmp_path, PROOFGATE_CACHE="on", PROOFGATE_REDIS_URL=redis_server.url)
+    """Through Redis, or with none set through the table's log."""
+    redis = {"PROOFGATE_REDIS_URL": redis_server.url} if channel == "redis" else {}
+    gateway = Gateway(tmp_path, PROOFGATE_CACHE="on", **redis)
     process = subprocess.Popen(
         [sys.executable, "-m", "api.cli.main", "serve", "--workers", "2"],
         env=gateway.env,

@@ -1,6 +1,7 @@
 """The storage cache across two real ``proofgate serve`` processes on one
-SQLite file and one real redis-server: a write on A drops B's entry, and
-while Redis is down B reads the store and flushes when it is back
+SQLite file, through one real redis-server (a write on A drops B's entry,
+and while Redis is down B reads the store and flushes when it is back) or
+through the table's own log
 (docs/design.md, Cache invalidations across processes)."""
 
 from __future__ import annotations
@@ -87,3 +88,27 @@ async def test_a_write_on_a_drops_bs_entry_and_redis_down_reads_through(
     await _until_trusted(b, True)
     assert await _series(b, flushes) > before  # heard again: flushed
     assert await _status(b, second["id"], key) == "RECALLED"
+
+
+async def test_through_the_table_a_write_on_a_drops_bs_entry(tmp_path: Path) -> None:
+    env = {"PROOFGATE_CACHE": "on", "PROOFGATE_CACHE_CHANNEL": "table"}
+    a = await Gateway(tmp_path, **env).start()
+    b = await Gateway(tmp_path, **env).start()
+    try:
+        brand, key = await a.brand()
+        product = await a.product(brand, key)
+        await _until_trusted(b, True)
+        assert await _status(b, product["id"], key) == "ACTIVE"
+        hits = await _series(b, "proofgate_cache_reads_total")
+        assert await _status(b, product["id"], key) == "ACTIVE"
+        assert await _series(b, "proofgate_cache_reads_total") > hits  # B serves from its cache
+
+        await a.data(RECALL, {"id": product["id"]}, key)
+        acknowledged = time.perf_counter()
+        async with asyncio.timeout(5):
+            while await _status(b, product["id"], key) != "RECALLED":
+                pass
+        print(f"\nB served A's write {1000 * (time.perf_counter() - acknowledged):.1f} ms after")
+    finally:
+        await a.stop()
+        await b.stop()

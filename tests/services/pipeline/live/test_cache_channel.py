@@ -33,6 +33,7 @@ from tests.services.pipeline.live._cache_processes import (
     KEY,
     DeafChannel,
     Process,
+    through_redis,
 )
 
 
@@ -51,7 +52,8 @@ async def processes(
 ) -> AsyncIterator[tuple[Process, Process, Storage]]:
     path = str(tmp_path / "store.sqlite")
     stores = [await open_sqlite(path, cursor_key=CURSOR_KEY) for _ in range(3)]
-    a, b = Process(stores[0], url, CacheChannel), Process(stores[1], url, channel_b)
+    a = Process(stores[0], through_redis(url))
+    b = Process(stores[1], through_redis(url, channel_b))
     for process in (a, b):
         process.task = asyncio.create_task(process.channel.run())
     try:

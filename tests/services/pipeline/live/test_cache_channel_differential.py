@@ -24,7 +24,15 @@ from services.pipeline.live.cache_channel import CacheChannel
 from storage import Page, Storage
 from storage.sqlite import open_sqlite
 from tests._support.redis_server import RedisServer
-from tests.services.pipeline.live._cache_processes import CURSOR_KEY, DeafChannel, Process
+from tests.services.pipeline.live._cache_processes import (
+    CURSOR_KEY,
+    ChannelFactory,
+    DeafChannel,
+    DeafLog,
+    Process,
+    through_redis,
+    through_the_table,
+)
 from tests.storage.cache.test_cache_differential import (
     Clock,
     apply,
@@ -86,14 +94,14 @@ async def _outage(step: Any, redis: RedisServer | None, a: Process, b: Process) 
 
 async def _run(
     history: Sequence[Any],
-    url: str,
-    channel_b: type[CacheChannel],
+    channel_a: ChannelFactory,
+    channel_b: ChannelFactory,
     redis: RedisServer | None = None,
 ) -> list[str]:
     with tempfile.TemporaryDirectory() as directory:
         path = str(Path(directory) / "store.sqlite")
         stores = [await open_sqlite(path, cursor_key=CURSOR_KEY) for _ in range(3)]
-        a, b = Process(stores[0], url, CacheChannel), Process(stores[1], url, channel_b)
+        a, b = Process(stores[0], channel_a), Process(stores[1], channel_b)
         tasks = [asyncio.create_task(p.channel.run()) for p in (a, b)]
         wrong: list[str] = []
         cursors: dict[str, Any] = {}
@@ -132,8 +140,17 @@ def _mismatches(
     channel_b: type[CacheChannel],
     redis: RedisServer | None = None,
 ) -> list[str]:
+    return _mismatches_through(history, through_redis(url), through_redis(url, channel_b), redis)
+
+
+def _mismatches_through(
+    history: Sequence[Any],
+    channel_a: ChannelFactory,
+    channel_b: ChannelFactory,
+    redis: RedisServer | None = None,
+) -> list[str]:
     try:
-        return asyncio.run(_run(history, url, channel_b, redis))
+        return asyncio.run(_run(history, channel_a, channel_b, redis))
     finally:
         if redis is not None and _down(redis):
             redis.start()  # the next history begins with Redis up
@@ -208,3 +225,35 @@ def test_a_channel_trusted_through_an_outage_is_caught(redis_server: RedisServer
     )
     assert failing
     assert _mismatches(failing, redis_server.url, CacheChannel, redis_server) == []
+
+
+def test_through_the_table_b_answers_as_the_store_after_every_write_on_a() -> None:
+    """The same histories with no Redis: A's invalidations reach B only
+    through the store's own log (``CacheLog``, AP35)."""
+
+    @settings(
+        max_examples=20,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(histories)
+    def check(history: list[Any]) -> None:
+        assert _mismatches_through(history, through_the_table(), through_the_table()) == []
+
+    HITS.clear()
+    check()
+    assert sum(HITS) > 0
+
+
+def test_a_log_that_applies_nothing_is_caught() -> None:
+    failing = find(
+        histories,
+        lambda history: bool(
+            _mismatches_through(history, through_the_table(), through_the_table(DeafLog))
+        ),
+        settings=settings(max_examples=200, database=None, phases=[Phase.generate], deadline=None),
+        random=Random(0),
+    )
+    assert failing
+    assert _mismatches_through(failing, through_the_table(), through_the_table()) == []
