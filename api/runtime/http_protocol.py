@@ -19,8 +19,8 @@ sans-I/O one holding less per open socket, which an idle subscription is
 together, for a queue that holds one message at a time, since uvicorn stops
 reading until the app takes it), so the inbox and the writable flag here
 make a waiter only while someone waits; and the handshake's request and
-response (their headers, 4 KB) are dropped once the handshake is answered,
-after which neither uvicorn nor websockets reads them.
+response (their headers, 4 KB) are dropped on the first message after the
+handshake, after which neither uvicorn nor websockets reads them.
 ``tests/api/runtime/test_ws_protocol.py`` holds it to uvicorn's own.
 
 This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
@@ -47,8 +47,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 if TYPE_CHECKING:
-    from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
+    from uvicorn._types import ASGIReceiveEvent
     from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+    from websockets.frames import Frame
 
 __all__ = ["LeanWebSocketProtocol", "OneWriteHttpProtocol"]
 
@@ -112,17 +113,22 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         self.queue = cast("asyncio.Queue[ASGIReceiveEvent]", _Inbox())
         self.writable = cast("asyncio.Event", _Writable())
 
-    async def send(self, message: ASGISendEvent) -> None:
-        await super().send(message)
+    def handle_text(self, event: Frame) -> None:
         if self.handshake_complete and "response" in self.__dict__:
-            # Read only to answer the handshake (uvicorn's ``handle_connect``
-            # and the accept in ``send``). The websockets parser's frame keeps
-            # the request for the connection's life, never reading it again:
-            # its headers are emptied (the scope has its own copy).
-            request = self.__dict__.pop("request", None)
-            if request is not None:
-                request.headers.clear()
-            del self.response
+            self._let_go_of_handshake()
+        super().handle_text(event)
+
+    def _let_go_of_handshake(self) -> None:
+        """The request and response are read only to answer the handshake
+        (uvicorn's ``handle_connect`` and the accept in ``send``); let go on
+        the first message after it, not in ``send``, which would put a frame
+        on every message sent. The websockets parser's frame keeps the
+        request for the connection's life, never reading it again: its
+        headers are emptied (the scope has its own copy)."""
+        request = self.__dict__.pop("request", None)
+        if request is not None:
+            request.headers.clear()
+        del self.response
 
 
 class _Inbox:

@@ -131,12 +131,14 @@ async def test_a_send_waits_while_the_transport_is_paused() -> None:
 async def test_the_handshake_is_let_go_once_answered() -> None:
     protocol, transport, state = await _served(LeanWebSocketProtocol, UPGRADE)
     assert transport.events[0].startswith(b"HTTP/1.1 101 ")
-    assert "request" not in vars(protocol)
-    assert "response" not in vars(protocol)
-    # The inbox and the writable flag keep no waiter while nobody waits on them.
+    request = protocol.request
+    assert "response" in vars(protocol)  # held until the first message
     protocol.data_received(client_frame(0x1, b"x"))
     for _ in range(10):
         await asyncio.sleep(0)
+    assert "request" not in vars(protocol)
+    assert "response" not in vars(protocol)
+    assert len(request.headers) == 0  # what the websockets parser still holds
     assert protocol.queue.empty()
     assert transport.events[-1] == b"\x81\x01X"
     protocol.connection_lost(None)
