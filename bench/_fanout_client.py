@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import subprocess
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +95,12 @@ class FanoutClient:
         self._alerts += 1
         return Arrival(json.loads(alert.removeprefix(prefix)), stamps)
 
+    def holding(self) -> None:
+        """Raises unless the client still holds its sockets (``alerts=0``):
+        it exits, saying why, when the server closes one."""
+        if self._process.returncode is not None:
+            raise FanoutError(f"the fan-out client exited with {self._process.returncode}")
+
     async def finish(self) -> None:
         """Waits for the client to exit after its last alert."""
         if await self._process.wait() != 0:
@@ -109,12 +115,15 @@ async def fanout(
     sockets: int,
     alerts: int,
     init: Mapping[str, Any],
-    subscribe: Mapping[str, Any],
+    subscribe: Mapping[str, Any] | Sequence[Mapping[str, Any]],
     timeout: float,
 ) -> AsyncIterator[FanoutClient]:
     """``sockets`` connections to 127.0.0.1:``port``/graphql, each sending
-    ``init`` then ``subscribe``; ``timeout`` (s) bounds each wait for
-    progress. The messages go on stdin: ``init`` holds an API key."""
+    ``init`` then ``subscribe`` (or, given several, socket I the I-th modulo
+    their count); ``timeout`` (s) bounds each wait for progress. The
+    messages go on stdin: ``init`` holds an API key. ``alerts=0`` holds the
+    subscriptions, taking whatever arrives, until the context exits."""
+    subscribes = [subscribe] if isinstance(subscribe, Mapping) else list(subscribe)
     process = await asyncio.create_subprocess_exec(
         str(binary),
         str(port),
@@ -131,7 +140,8 @@ async def fanout(
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             # A client that already failed (a bad argument) says why on stderr,
             # which the first read reports.
-            process.stdin.write(f"{json.dumps(init)}\n{json.dumps(subscribe)}\n".encode())
+            lines = [json.dumps(message) for message in (init, *subscribes)]
+            process.stdin.write("".join(f"{line}\n" for line in lines).encode())
             await process.stdin.drain()
         process.stdin.close()
         yield FanoutClient(process, sockets)

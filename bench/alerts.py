@@ -8,13 +8,21 @@
   relay is told never to poll, so every alert it delivers came from A.
 - the same through Redis: a second pair of gateways with ``PROOFGATE_REDIS_URL``
   on a redis-server started for the run (skipped without the binary).
-- fan-out: 1,000 WebSocket connections with one subscription each on A, one
-  alert, the time until each of them has it; and A's resident memory per idle
-  subscription, from its RSS before and after they connected. The 1,000
-  sockets are held by a C client (``bench/fanout.c``), not by this process:
-  decoding 1,000 frames in Python costs as much CPU as the gateway spends
-  sending them, on the same cores (docs/design.md, Performance budgets).
-  Without a C compiler the fan-out is skipped with a message.
+- fan-out: 1,000, then 10,000 WebSocket connections with one subscription
+  each on A, one alert, the time until each of them has it; and A's resident
+  memory per idle subscription, from its RSS before and after they
+  connected. The sockets are held by a C client (``bench/fanout.c``), not by
+  this process: decoding 1,000 frames in Python costs as much CPU as the
+  gateway spends sending them, on the same cores (docs/design.md,
+  Performance budgets). Without a C compiler the fan-out is skipped with a
+  message.
+- scan to subscriber with 10,000 filtered subscriptions in the process: the
+  C client holds 9,999 subscriptions of the brand with 200 different
+  filters (most name three of the products scanned, so each alert matches
+  about 120 of them and is sent to them; the rest name types and countries
+  the scans never raise), and one Python subscriber's filter names every
+  product scanned; from sending the scan over HTTP to the alert arriving on
+  that socket.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import resource
 import statistics
 import sys
 import tempfile
@@ -42,8 +51,13 @@ from ._server import Server, free_port, redis_serving, serving
 LOCAL_SAMPLES = 200
 REMOTE_SAMPLES = 40
 REDIS_SAMPLES = 200
-SUBSCRIBERS = 1000
+SUBSCRIBERS = (1_000, 10_000)
 FANOUT_ALERTS = 5
+FILTERED = 10_000
+"""Live filtered subscriptions in the process: the C client's and one more."""
+FILTERS = 200
+FILTERED_SAMPLES = 200
+MOST = max(*SUBSCRIBERS, FILTERED)
 TAIL_INTERVAL_MS = 500
 ADMIN_KEY = "bench-admin-" + uuid.uuid4().hex
 ENV = {
@@ -51,16 +65,21 @@ ENV = {
     "PROOFGATE_RATE_LIMIT": "off",
     "PROOFGATE_KEY_RATE_LIMIT": "off",
     "PROOFGATE_TAIL_INTERVAL_MS": str(TAIL_INTERVAL_MS),
-    # The fan-out holds 1,000 subscriptions of one key to one brand, past the
-    # per-key and per-brand quotas a production gateway keeps.
-    "PROOFGATE_SUBSCRIPTIONS_PER_KEY": str(2 * SUBSCRIBERS),
-    "PROOFGATE_SUBSCRIPTIONS_PER_BRAND": str(2 * SUBSCRIBERS),
-    "PROOFGATE_ALERT_COST_PER_BRAND": str(100 * SUBSCRIBERS),
+    # The fan-out holds 10,000 subscriptions of one key to one brand, past the
+    # per-key and per-brand quotas and the connections a production gateway
+    # keeps (the process's own cap, 10,000 subscriptions, stays).
+    "PROOFGATE_SUBSCRIPTIONS_PER_KEY": str(2 * MOST),
+    "PROOFGATE_SUBSCRIPTIONS_PER_BRAND": str(2 * MOST),
+    "PROOFGATE_ALERT_COST_PER_BRAND": str(100 * MOST),
+    "PROOFGATE_MAX_CONNECTIONS": str(MOST + 256),
 }
 FanoutResult = tuple[list[float], float]
 """Arrival samples (s) and RSS per idle subscription (KB)."""
 _NO_COMPILER = "skipped: no C compiler (cc) to build bench/fanout.c; apt-get install gcc"
 SUBSCRIBE = "subscription($b: ID!) { threatAlerts(brandId: $b) { id type } }"
+FILTERED_SUBSCRIBE = """subscription($b: ID!, $f: AlertFilterInput) {
+    threatAlerts(brandId: $b, filter: $f) { id type }
+}"""
 REGISTER_BRAND = """mutation($d: String!) {
     registerBrand(input: {name: "Bench", domain: $d, plan: PRO}) { apiKey brand { id } }
 }"""
@@ -68,7 +87,7 @@ GRANT = """mutation($b: ID!, $k: String!) {
     grantCredits(brandId: $b, amount: "100000", idempotencyKey: $k) { id }
 }"""
 REGISTER_PRODUCT = """mutation($b: ID!, $n: String!) {
-    registerProduct(input: {brandId: $b, name: $n}) { verificationCode }
+    registerProduct(input: {brandId: $b, name: $n}) { id verificationCode }
 }"""
 CLAIM = (
     """mutation($c: String!) { claimProduct(code: $c, deviceFingerprint: "alice") { claimedAt } }"""
@@ -100,14 +119,22 @@ async def _seed(
     data = await _graphql(client, REGISTER_BRAND, {"d": domain}, ADMIN_KEY)
     brand, key = data["registerBrand"]["brand"]["id"], data["registerBrand"]["apiKey"]
     await _graphql(client, GRANT, {"b": brand, "k": uuid.uuid4().hex}, ADMIN_KEY)
-    codes = []
-    for _ in range(products):
-        product = await _graphql(client, REGISTER_PRODUCT, {"b": brand, "n": uuid.uuid4().hex}, key)
-        code = product["registerProduct"]["verificationCode"]
-        if claimed:
-            await _graphql(client, CLAIM, {"c": code})
-        codes.append(code)
+    codes = [code for _, code in await _products(client, brand, key, products, claimed)]
     return brand, key, codes
+
+
+async def _products(
+    client: httpx.AsyncClient, brand: str, key: str, count: int, claimed: bool = True
+) -> list[tuple[str, str]]:
+    """``count`` new products of ``brand``: their ids and codes."""
+    made = []
+    for _ in range(count):
+        data = await _graphql(client, REGISTER_PRODUCT, {"b": brand, "n": uuid.uuid4().hex}, key)
+        product = data["registerProduct"]
+        if claimed:
+            await _graphql(client, CLAIM, {"c": product["verificationCode"]})
+        made.append((product["id"], product["verificationCode"]))
+    return made
 
 
 def subscription_messages(key: str, brand: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -122,8 +149,12 @@ def subscription_messages(key: str, brand: str) -> tuple[dict[str, Any], dict[st
     return init, subscribe
 
 
-async def _subscribe(server: Server, key: str, brand: str) -> ClientConnection:
+async def _subscribe(
+    server: Server, key: str, brand: str, alert_filter: dict[str, Any] | None = None
+) -> ClientConnection:
     init, subscribe = subscription_messages(key, brand)
+    if alert_filter is not None:
+        subscribe = _filtered_message("1", brand, alert_filter)
     socket = await connect(
         f"ws://127.0.0.1:{server.port}/graphql", subprotocols=["graphql-transport-ws"]
     )  # type: ignore[list-item]
@@ -176,6 +207,16 @@ async def subscriptions(client: httpx.AsyncClient) -> int:
     raise RuntimeError("/metrics has no proofgate_subscriptions")
 
 
+async def _none_subscribed(client: httpx.AsyncClient) -> None:
+    """The sockets of the measurement before have gone: the process's cap
+    (10,000) holds the next one's sockets only without them."""
+    deadline = time.monotonic() + 30
+    while (live := await subscriptions(client)) > 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{live} subscriptions still live 30 s after their sockets closed")
+        await asyncio.sleep(0.1)
+
+
 async def _all_subscribed(client: httpx.AsyncClient, count: int) -> None:
     """The client's ``ready`` means every subscribe was sent; an alert raised
     before the gateway has started them all would miss some sockets."""
@@ -195,10 +236,17 @@ def _check_alert(message: dict[str, Any], seen: set[str]) -> None:
 
 
 async def _fanout(
-    client: httpx.AsyncClient, server: Server, key: str, brand: str, codes: list[str], binary: Path
+    client: httpx.AsyncClient,
+    server: Server,
+    key: str,
+    brand: str,
+    codes: list[str],
+    binary: Path,
+    sockets: int,
 ) -> FanoutResult:
     """Arrival minus the moment before the verify was sent, per socket and
     alert; both are CLOCK_MONOTONIC (``time.monotonic_ns`` and the client's)."""
+    await _none_subscribed(client)
     await subscriptions(client)  # /metrics's first answer is not the subscriptions' memory
     before = _rss_kb(server)
     init, subscribe = subscription_messages(key, brand)
@@ -207,16 +255,16 @@ async def _fanout(
     async with fanout(
         binary,
         server.port,
-        sockets=SUBSCRIBERS,
+        sockets=sockets,
         alerts=len(codes),
         init=init,
         subscribe=subscribe,
-        timeout=30,
+        timeout=60,
     ) as subscribers:
         await subscribers.ready()
-        await _all_subscribed(client, SUBSCRIBERS)
+        await _all_subscribed(client, sockets)
         await asyncio.sleep(1.0)
-        per_subscription = (_rss_kb(server) - before) / SUBSCRIBERS
+        per_subscription = (_rss_kb(server) - before) / sockets
         for code in codes:
             started = time.monotonic_ns()
             await _graphql(client, VERIFY, {"c": code})
@@ -225,6 +273,78 @@ async def _fanout(
             samples += [(stamp - started) / 1e9 for stamp in arrival.times_ns]
         await subscribers.finish()
     return samples, per_subscription
+
+
+def _filtered_message(operation: str, brand: str, alert_filter: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": operation,
+        "type": "subscribe",
+        "payload": {"query": FILTERED_SUBSCRIBE, "variables": {"b": brand, "f": alert_filter}},
+    }
+
+
+def _filters(product_ids: list[str]) -> list[dict[str, Any]]:
+    """``FILTERS`` filters as partners send them: four in five name three of
+    the products (each product in about three), the fifth types and
+    countries no scan here raises."""
+    count = len(product_ids)
+    filters: list[dict[str, Any]] = []
+    for j in range(FILTERS):
+        if j % 5 == 4:
+            filters.append({"types": ["BURST_SCAN", "HASH_TAMPERING"], "countries": ["DE", "JP"]})
+        else:
+            picks = {product_ids[(j * step + step - 1) % count] for step in (1, 7, 13)}
+            filters.append({"productIds": sorted(picks)})
+    return filters
+
+
+async def _filtered(
+    client: httpx.AsyncClient,
+    server: Server,
+    key: str,
+    brand: str,
+    products: list[tuple[str, str]],
+    binary: Path,
+) -> list[float]:
+    """Scan to subscriber with ``FILTERED`` live filtered subscriptions: the
+    C client holds all but the measured one, taking the alerts their filters
+    match (``alerts=0``); it exits if the gateway closes any of them."""
+    await _none_subscribed(client)
+    ids = [product for product, _ in products]
+    init, _ = subscription_messages(key, brand)
+    messages = [_filtered_message("1", brand, f) for f in _filters(ids)]
+    async with fanout(
+        binary,
+        server.port,
+        sockets=FILTERED - 1,
+        alerts=0,
+        init=init,
+        subscribe=messages,
+        timeout=60,
+    ) as held:
+        await held.ready()
+        await _all_subscribed(client, FILTERED - 1)
+        socket = await _subscribe(server, key, brand, {"productIds": ids})
+        await _all_subscribed(client, FILTERED)
+        try:
+            samples = await _latencies(client, socket, [code for _, code in products])
+        finally:
+            await socket.close()
+        held.holding()
+    return samples
+
+
+def _descriptors_for(sockets: int) -> bool:
+    """Whether the gateway, started from here, may hold ``sockets`` sockets:
+    the soft descriptor limit is raised to what they need, within the hard one."""
+    needed = sockets + 512
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return True
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        return False
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    return True
 
 
 def _row(name: str, samples: list[float], target: str) -> tuple[str, ...]:
@@ -272,28 +392,45 @@ async def _remote(a: Server, b: Server, samples: int, jitter: float) -> list[flo
             await socket.close()
 
 
-def _fanout_tables(result: FanoutResult | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The fan-out's latency row and memory row, or two saying why they are missing."""
-    name = f"fan-out to {SUBSCRIBERS} sockets"
+def _fanout_tables(
+    sockets: int, result: FanoutResult | None, skipped: str | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The fan-out's latency row and memory row, or two saying why they are
+    missing (``skipped``, or no compiler)."""
+    name = f"fan-out to {sockets:,} sockets"
+    memory_name = f"idle subscription (KB), {sockets:,} sockets"
     if result is None:
-        return (name, "0", "-", "-", _NO_COMPILER), ("idle subscription (KB)", "-", _NO_COMPILER)
+        why = skipped or _NO_COMPILER
+        return (name, "0", "-", "-", why), (memory_name, "-", why)
     samples, memory = result
-    return _row(name, samples, "p99 < 100"), ("idle subscription (KB)", f"{memory:.1f}", "< 50")
+    return _row(name, samples, "p99 < 100"), (memory_name, f"{memory:.1f}", "<= 20")
 
 
 async def run() -> None:
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         binary = build(root) if CC is not None else None
+        many = _descriptors_for(MOST)
+        sizes = SUBSCRIBERS if many else tuple(n for n in SUBSCRIBERS if _descriptors_for(n))
         with _two_gateways(root, "alerts", ENV) as (a, b):
             async with httpx.AsyncClient(base_url=a.url, timeout=30) as client:
-                brand, key, codes = await _seed(client, LOCAL_SAMPLES + FANOUT_ALERTS)
+                alerts = len(SUBSCRIBERS) * FANOUT_ALERTS
+                brand, key, codes = await _seed(client, LOCAL_SAMPLES + alerts)
                 local_socket = await _subscribe(a, key, brand)
                 local = await _latencies(client, local_socket, codes[:LOCAL_SAMPLES])
                 await local_socket.close()
-                spread = None
+                spread: dict[int, FanoutResult | None] = dict.fromkeys(SUBSCRIBERS)
+                filtered: list[float] = []
                 if binary is not None:
-                    spread = await _fanout(client, a, key, brand, codes[-FANOUT_ALERTS:], binary)
+                    fanout_codes = iter(codes[LOCAL_SAMPLES:])
+                    for sockets in sizes:
+                        batch = [next(fanout_codes) for _ in range(FANOUT_ALERTS)]
+                        spread[sockets] = await _fanout(
+                            client, a, key, brand, batch, binary, sockets
+                        )
+                    if many:
+                        products = await _products(client, brand, key, FILTERED_SAMPLES)
+                        filtered = await _filtered(client, a, key, brand, products, binary)
             remote = await _remote(a, b, REMOTE_SAMPLES, TAIL_INTERVAL_MS / 1000)
         with redis_serving(root) as redis_url:
             through_redis: list[float] = []
@@ -309,9 +446,18 @@ async def run() -> None:
         rows.append(_row("two processes (redis)", through_redis, "p99 < 50"))
     else:
         rows.append(("two processes (redis)", "0", "-", "-", "redis-server not installed"))
-    fanout_row, memory_row = _fanout_tables(spread)
-    rows.append(fanout_row)
+    filtered_name = f"one process, {FILTERED:,} filtered subscriptions"
+    few = f"skipped: {MOST:,} sockets need ulimit -n {MOST + 512:,} (the hard limit is lower)"
+    if filtered:
+        rows.append(_row(filtered_name, filtered, "p99 < 50"))
+    else:
+        rows.append((filtered_name, "0", "-", "-", _NO_COMPILER if binary is None else few))
+    memory_rows = []
+    for sockets, result in spread.items():
+        fanout_row, memory_row = _fanout_tables(sockets, result, None if binary is None else few)
+        rows.append(fanout_row)
+        memory_rows.append(memory_row)
     print_table(
         "Threat alerts: scan to subscriber (ms)", rows, ("path", "samples", "p50", "p99", "target")
     )
-    print_table("Threat alerts: memory", [memory_row], ("measure", "value", "target"))
+    print_table("Threat alerts: memory", memory_rows, ("measure", "value", "target"))

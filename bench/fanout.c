@@ -9,8 +9,9 @@
  *
  * Usage: fanout PORT SOCKETS ALERTS TIMEOUT_MS
  *   stdin, line 1: the connection_init message (JSON, one line);
- *   stdin, line 2: the subscribe message (JSON, one line).
- * Both come on stdin rather than argv because the first holds an API key.
+ *   stdin, lines 2..: subscribe messages (JSON, one a line); socket I sends
+ *   line 2 + I modulo their count, so the sockets can hold different filters.
+ * They come on stdin rather than argv because the first holds an API key.
  *
  * stdout:
  *   "ready" once every socket has its connection_ack and has sent subscribe;
@@ -18,7 +19,14 @@
  *   "alert K <the next message, as the first socket received it>" and
  *   "times K <t0> ... <tN-1>": CLOCK_MONOTONIC nanoseconds at which each
  *   socket read the end of that next frame (Python's time.monotonic_ns()).
- * Exit 0 after ALERTS alerts. On a close frame, an error or complete message,
+ * Exit 0 after ALERTS alerts.
+ *
+ * ALERTS 0 holds the subscriptions instead, until the process is killed:
+ * "ready" once every socket is subscribed, and nothing after; next messages
+ * are taken and not compared (with different filters, sockets receive
+ * different alerts). TIMEOUT_MS bounds only the subscribing.
+ *
+ * On a close frame, an error or complete message,
  * a socket error, sockets that disagree on an alert, or TIMEOUT_MS without
  * progress: exit 1 with one line on stderr.
  *
@@ -82,7 +90,8 @@ struct run {
     int alert_count;
     long timeout_ms;
     char *init_message;
-    char *subscribe_message;
+    char **subscribe_messages;
+    int subscribe_count;
     int epoll;
     struct conn *conns;
     struct alert *alerts;
@@ -384,6 +393,10 @@ static void record_alert(struct run *run, struct conn *conn, const char *text,
     int k = conn->alerts;
     if (conn->phase != SUBSCRIBED)
         die("socket %d: a next message before it subscribed", conn->index);
+    if (run->alert_count == 0) {
+        conn->alerts++; /* holding: taken, not compared */
+        return;
+    }
     if (k >= run->alert_count)
         die("socket %d: more than the %d alerts expected", conn->index, run->alert_count);
     struct alert *alert = &run->alerts[k];
@@ -409,9 +422,10 @@ static void on_ack(struct run *run, struct conn *conn)
 {
     if (conn->phase != INITIALISING)
         die("socket %d: an unexpected connection_ack", conn->index);
-    send_text(run, conn, run->subscribe_message);
+    send_text(run, conn, run->subscribe_messages[conn->index % run->subscribe_count]);
     conn->phase = SUBSCRIBED;
     run->in_flight--;
+    reset_deadline(run); /* progress */
     if (++run->subscribed == run->sockets) {
         printf("ready\n");
         fflush(stdout);
@@ -640,16 +654,38 @@ static long number_argument(const char *text, const char *name, long low, long h
     return value;
 }
 
-static char *read_line(const char *what)
+/* The next line of stdin without its newline; NULL at the end of input. */
+static char *next_line(void)
 {
     char *line = NULL;
     size_t cap = 0;
     ssize_t len = getline(&line, &cap, stdin);
-    if (len <= 1)
-        die("expected the %s message as one line on stdin", what);
+    if (len <= 0) {
+        free(line);
+        return NULL;
+    }
     if (line[len - 1] == '\n')
-        line[len - 1] = '\0';
+        line[--len] = '\0';
+    if (len == 0)
+        die("an empty line on stdin: one JSON message a line");
     return line;
+}
+
+static void read_messages(struct run *run)
+{
+    run->init_message = next_line();
+    if (run->init_message == NULL)
+        die("expected the connection_init message as one line on stdin");
+    char *line;
+    while ((line = next_line()) != NULL) {
+        if (run->subscribe_count == run->sockets)
+            die("more subscribe messages than the %d sockets", run->sockets);
+        run->subscribe_messages = checked_realloc(
+            run->subscribe_messages, sizeof(char *) * (size_t)(run->subscribe_count + 1));
+        run->subscribe_messages[run->subscribe_count++] = line;
+    }
+    if (run->subscribe_count == 0)
+        die("expected at least one subscribe message on stdin, after connection_init");
 }
 
 /* A thousand sockets need more descriptors than a default soft limit of 1,024
@@ -670,16 +706,15 @@ static void set_up(struct run *run, int argc, char **argv)
         die("usage: fanout PORT SOCKETS ALERTS TIMEOUT_MS < init-and-subscribe-messages");
     run->port = (int)number_argument(argv[1], "PORT", 1, 65535);
     run->sockets = (int)number_argument(argv[2], "SOCKETS", 1, 100000);
-    run->alert_count = (int)number_argument(argv[3], "ALERTS", 1, 10000);
+    run->alert_count = (int)number_argument(argv[3], "ALERTS", 0, 10000);
     run->timeout_ms = number_argument(argv[4], "TIMEOUT_MS", 1, 3600000);
-    run->init_message = read_line("connection_init");
-    run->subscribe_message = read_line("subscribe");
+    read_messages(run);
     raise_descriptor_limit(run->sockets);
     seed_random(run);
     signal(SIGPIPE, SIG_IGN);
     run->conns = calloc((size_t)run->sockets, sizeof *run->conns);
-    run->alerts = calloc((size_t)run->alert_count, sizeof *run->alerts);
-    run->times = calloc((size_t)run->sockets * run->alert_count, sizeof *run->times);
+    run->alerts = calloc((size_t)run->alert_count + 1, sizeof *run->alerts);
+    run->times = calloc((size_t)run->sockets * run->alert_count + 1, sizeof *run->times);
     if (run->conns == NULL || run->alerts == NULL || run->times == NULL)
         die("out of memory for %d sockets", run->sockets);
     run->epoll = epoll_create1(0);
@@ -709,11 +744,12 @@ int main(int argc, char **argv)
     set_up(&run, argc, argv);
     reset_deadline(&run);
     start_more(&run);
-    while (run.reported < run.alert_count) {
+    while (run.alert_count == 0 || run.reported < run.alert_count) {
+        int holding = run.alert_count == 0 && run.subscribed == run.sockets;
         int64_t left_ms = (run.deadline - now_ns()) / 1000000;
-        if (left_ms <= 0)
+        if (left_ms <= 0 && !holding)
             die_of_timeout(&run);
-        int ready = epoll_wait(run.epoll, events, EVENTS_PER_WAIT, (int)left_ms);
+        int ready = epoll_wait(run.epoll, events, EVENTS_PER_WAIT, holding ? -1 : (int)left_ms);
         if (ready < 0 && errno != EINTR)
             die("epoll_wait: %s", strerror(errno));
         for (int i = 0; i < ready; i++)

@@ -214,7 +214,7 @@ def _config(
     import uvicorn
 
     from api.observability.logs import logging_config
-    from api.runtime.http_protocol import OneWriteHttpProtocol
+    from api.runtime.http_protocol import LeanWebSocketProtocol, OneWriteHttpProtocol
 
     return uvicorn.Config(
         app,
@@ -229,6 +229,9 @@ def _config(
         # A permessage-deflate context holds ~300 KB per connection, six times
         # what an idle subscription otherwise costs; alerts are small JSON.
         ws_per_message_deflate=False,
+        # uvicorn's websockets protocol holding less per idle socket
+        # (api/runtime/http_protocol.py, docs/design.md, Alert fan-out).
+        ws=LeanWebSocketProtocol,
         # WebSocket messages obey the body limit; uvicorn refuses a larger
         # frame from its header (1009) instead of buffering up to 16 MiB.
         ws_max_size=settings.limits.max_body_bytes,

@@ -38,7 +38,7 @@ from strawberry.extensions.context import (
 from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.utils.await_maybe import await_maybe
 
-from api.graphql.extension_stages import Call, stage
+from api.graphql.extension_stages import Call, GeneratorHook, stage
 
 if TYPE_CHECKING:
     from strawberry.types import ExecutionContext
@@ -50,19 +50,23 @@ _MAX_CLASSES = 256
 """Hooks are classified per extension class; a schema has a dozen."""
 
 
-def _classify(extension_class: type, hook_name: str) -> tuple[_Factory, bool, bool] | None:
+_FUNCTION, _GENERATOR, _CONTEXT_MANAGER = range(3)
+
+
+def _classify(extension_class: type, hook_name: str) -> tuple[_Factory, bool, int] | None:
     """What Strawberry's ``get_hook`` decides, for the class instead of the
     instance: the hook, whether it is async, and whether it is a function
-    (run on entering, ``api/graphql/extension_stages.py``) or a context manager."""
+    (run on entering, ``api/graphql/extension_stages.py``), a generator
+    (entered there) or a context manager."""
     function = getattr(extension_class, hook_name)
     if function is getattr(SchemaExtension, hook_name):
         return None
     if inspect.isgeneratorfunction(function):
-        return contextlib.contextmanager(function), False, False
+        return function, False, _GENERATOR
     if inspect.isasyncgenfunction(function):
-        return contextlib.asynccontextmanager(function), True, False
+        return contextlib.asynccontextmanager(function), True, _CONTEXT_MANAGER
     if callable(function):
-        return function, iscoroutinefunction(function), True
+        return function, iscoroutinefunction(function), _FUNCTION
     raise ValueError(f"Hook {hook_name} on {extension_class} must be callable, got {function!r}")
 
 
@@ -71,7 +75,7 @@ class _Classified:
 
     def __init__(self, hook_name: str) -> None:
         self.hook_name = hook_name
-        self.hooks: dict[type, tuple[_Factory, bool, bool] | None] = {}
+        self.hooks: dict[type, tuple[_Factory, bool, int] | None] = {}
 
     def wrapped(self, extension: SchemaExtension) -> WrappedHook | None:
         kind = type(extension)
@@ -83,8 +87,14 @@ class _Classified:
                 self.hooks[kind] = classified
         if classified is None:
             return None
-        hook, is_async, is_function = classified
-        call = Call(hook, extension, is_async) if is_function else partial(hook, extension)
+        hook, is_async, how = classified
+        call: Call | GeneratorHook | partial[Any]
+        if how == _FUNCTION:
+            call = Call(hook, extension, is_async)
+        elif how == _GENERATOR:
+            call = GeneratorHook(hook, extension)
+        else:
+            call = partial(hook, extension)
         return WrappedHook(extension=extension, hook=call, is_async=is_async)  # type: ignore[arg-type]
 
 

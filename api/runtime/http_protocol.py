@@ -12,10 +12,24 @@ order. Any other response (chunked, empty, HEAD, a 100 Continue) is written
 as uvicorn writes it. ``tests/api/runtime/test_http_protocol.py`` holds the
 bytes to uvicorn's own protocol's.
 
+Its WebSocket protocol (``LeanWebSocketProtocol``) is uvicorn's websockets
+sans-I/O one holding less per open socket, which an idle subscription is
+(docs/design.md, Alert fan-out): an ``asyncio.Queue`` and an
+``asyncio.Event`` each make their deques of waiters when made (3.9 KB
+together, for a queue that holds one message at a time, since uvicorn stops
+reading until the app takes it), so the inbox and the writable flag here
+make a waiter only while someone waits; and the handshake's request and
+response (their headers, 4 KB) are dropped on the first message after the
+handshake, after which neither uvicorn nor websockets reads them.
+``tests/api/runtime/test_ws_protocol.py`` holds it to uvicorn's own.
+
 This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
-protocol class (``HttpToolsProtocol``, from a module uvicorn does not document),
-its ``cycle`` and the cycle's ``transport``, ``response_started`` and
-``expected_content_length`` are uvicorn's internals, used nowhere else.
+protocol classes (``HttpToolsProtocol``, ``WebSocketsSansIOProtocol``, from
+modules uvicorn does not document), the HTTP protocol's ``cycle`` and the
+cycle's ``transport``, ``response_started`` and ``expected_content_length``,
+the WebSocket protocol's ``queue``, ``writable``, ``request``, ``response``
+and ``handshake_complete`` are uvicorn's internals, used nowhere else (and
+that websockets' ``ServerProtocol.parse`` keeps the request, as of 17.4).
 Checked against uvicorn 0.54.0: on an upgrade, read
 ``uvicorn/protocols/http/httptools_impl.py`` again;
 ``tests/test_library_doors.py`` fails until this line names the installed
@@ -24,17 +38,20 @@ version.
 
 from __future__ import annotations
 
+import asyncio
 import weakref
+from collections import deque
 from typing import TYPE_CHECKING, Any, cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 if TYPE_CHECKING:
-    import asyncio
-
+    from uvicorn._types import ASGIReceiveEvent
     from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+    from websockets.frames import Frame
 
-__all__ = ["OneWriteHttpProtocol"]
+__all__ = ["LeanWebSocketProtocol", "OneWriteHttpProtocol"]
 
 
 class OneWriteHttpProtocol(HttpToolsProtocol):
@@ -86,3 +103,105 @@ class _HeadWithBody:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
+
+
+class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's websockets sans-I/O protocol, less per idle socket (above)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.queue = cast("asyncio.Queue[ASGIReceiveEvent]", _Inbox())
+        self.writable = cast("asyncio.Event", _Writable())
+
+    def handle_text(self, event: Frame) -> None:
+        if self.handshake_complete and "response" in self.__dict__:
+            self._let_go_of_handshake()
+        super().handle_text(event)
+
+    def _let_go_of_handshake(self) -> None:
+        """The request and response are read only to answer the handshake
+        (uvicorn's ``handle_connect`` and the accept in ``send``); let go on
+        the first message after it, not in ``send``, which would put a frame
+        on every message sent. The websockets parser's frame keeps the
+        request for the connection's life, never reading it again: its
+        headers are emptied (the scope has its own copy)."""
+        request = self.__dict__.pop("request", None)
+        if request is not None:
+            request.headers.clear()
+        del self.response
+
+
+class _Inbox:
+    """What uvicorn uses of ``asyncio.Queue``: ``put_nowait``, ``get`` and
+    ``empty``. Unbounded as uvicorn's is; uvicorn pauses reading the socket
+    until the app has taken what it queued, so it holds one message or two."""
+
+    __slots__ = ("_items", "_waiters")
+
+    def __init__(self) -> None:
+        self._items: deque[ASGIReceiveEvent] | None = None
+        self._waiters: list[asyncio.Future[None]] | None = None
+
+    def put_nowait(self, item: ASGIReceiveEvent) -> None:
+        if self._items is None:
+            self._items = deque()
+        self._items.append(item)
+        _wake(self._waiters)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    async def get(self) -> ASGIReceiveEvent:
+        while not self._items:
+            await _wait(self)
+        item = self._items.popleft()
+        if not self._items:
+            self._items = None
+        return item
+
+
+class _Writable:
+    """What uvicorn uses of ``asyncio.Event`` for a transport's flow control."""
+
+    __slots__ = ("_paused", "_waiters")
+
+    def __init__(self) -> None:
+        self._paused = False
+        self._waiters: list[asyncio.Future[None]] | None = None
+
+    def set(self) -> None:
+        self._paused = False
+        _wake(self._waiters)
+
+    def clear(self) -> None:
+        self._paused = True
+
+    def is_set(self) -> bool:
+        return not self._paused
+
+    async def wait(self) -> bool:
+        while self._paused:
+            await _wait(self)
+        return True
+
+
+async def _wait(owner: _Inbox | _Writable) -> None:
+    """Until ``owner`` wakes its waiters; the list exists only while one waits."""
+    waiter = asyncio.get_running_loop().create_future()
+    waiters = owner._waiters
+    if waiters is None:
+        waiters = owner._waiters = []
+    waiters.append(waiter)
+    try:
+        await waiter
+    finally:
+        waiters.remove(waiter)
+        if not waiters and owner._waiters is waiters:
+            owner._waiters = None
+
+
+def _wake(waiters: list[asyncio.Future[None]] | None) -> None:
+    if waiters:
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)

@@ -135,6 +135,14 @@ class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestConte
         finally:
             self.connections.discard(connection)
 
+    async def handle_connection_init(self, message: Any) -> None:
+        timeout = self.connection_init_timeout_task
+        await super().handle_connection_init(message)
+        if timeout is not None and timeout is self.connection_init_timeout_task:
+            # Cancelled by Strawberry; a finished task keeps its coroutine and
+            # the CancelledError's frames for the connection's life (1.5 KB).
+            self.connection_init_timeout_task = None
+
     async def _ping(self) -> None:
         if self.connection_acknowledged:
             await self.send_message({"type": "ping"})

@@ -215,3 +215,32 @@ async def test_a_bad_argument_is_refused_with_the_range(fanout_binary: Path) -> 
     ) as subscribers:
         with pytest.raises(FanoutError, match="SOCKETS must be a whole number from 1 to 100000"):
             await subscribers.ready()
+
+
+async def test_sockets_take_the_subscribe_messages_in_turn_and_zero_alerts_holds_them(
+    fanout_binary: Path,
+) -> None:
+    """Socket I sends message I modulo their count; with ``alerts=0`` a socket
+    that gets a ``next`` the others do not get takes it and keeps reading."""
+    seen: list[Peer] = []
+    answered = asyncio.Event()
+
+    async def script(peer: Peer) -> None:
+        seen.append(peer)
+        if len(seen) == 1:
+            await peer.send(_next("only-this-socket", 0))
+            await _framing(peer)  # answered after the next: still reading
+            answered.set()
+        await _until_closed(peer)
+
+    messages = [{**SUBSCRIBE, "id": "even"}, {**SUBSCRIBE, "id": "odd"}]
+    async with (
+        scripted_server(script) as (port, _),
+        fanout(
+            fanout_binary, port, sockets=3, alerts=0, init=INIT, subscribe=messages, timeout=5
+        ) as held,
+    ):
+        await held.ready()
+        await asyncio.wait_for(answered.wait(), 5)
+        held.holding()
+    assert sorted(peer.subscribe["id"] for peer in seen) == ["even", "even", "odd"]
