@@ -1,0 +1,108 @@
+"""The small query served over HTTP, counted in instructions per request.
+
+``python -m bench fastpaths`` counts the ASGI app called in-process; what the
+server does around it (the socket reads and writes, httptools' parse, the
+protocol's scope and messages, the event loop) is not in it, and on a small
+query it is a good part of the request. Here the gateway runs as an operator
+runs it, under callgrind with instrumentation off while it starts and warms
+up; then ``callgrind_control`` switches it on, wrk (a C process, outside
+valgrind) sends the small query over 16 keep-alive connections for a while,
+and the whole server process's instructions are divided by the requests wrk
+counted. The machine being shared moves the rate wrk reaches, not the count
+per request (docs/design.md, The server under the app).
+
+Each server of ``bench.servers`` whose process is Python is measured:
+``proofgate serve`` and stock uvicorn on the same app factory. The dumps
+are kept under ``--keep DIR`` for ``callgrind_annotate``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from . import _server
+from ._harness import print_table
+from ._server import Server, free_port, serving
+from ._wrk import WRK, Request, run_wrk
+from .api import GATEWAY_ENV, SMALL
+from .servers import _commands
+
+__all__ = ["run"]
+
+SECONDS = 20
+"""wrk's run under callgrind: a few thousand small queries."""
+CONNECTIONS = 16
+SERVERS = ("proofgate serve (uvicorn + OneWrite)", "uvicorn (stock httptools)")
+
+
+def _control(pid: int, *args: str) -> None:
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
+
+
+def _total(dump: Path) -> int:
+    for line in dump.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise RuntimeError(f"no instruction total in {dump}")
+
+
+async def _measure(server: Server, out: Path, small: Request) -> tuple[float, int]:
+    pid = server.process.pid
+    await run_wrk(server.port, [small], seconds=2, connections=CONNECTIONS)
+    _control(pid, "--instr=on")
+    await run_wrk(server.port, [small], seconds=3, connections=CONNECTIONS)
+    _control(pid, "--zero")
+    result = await run_wrk(server.port, [small], seconds=SECONDS, connections=CONNECTIONS)
+    _control(pid, "--dump=measured")
+    deadline = time.monotonic() + 30
+    while not (dumps := sorted(out.parent.glob(f"{out.name}.*"))) and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    if result.errors or not dumps:
+        raise RuntimeError(f"{server.name}: {result.errors} errors, dumps {dumps}")
+    return _total(dumps[-1]) / result.requests, result.requests
+
+
+async def run(keep: Path | None = None) -> None:
+    title = (
+        "served: the small query over HTTP, whole server process in instructions per request "
+        f"(callgrind, wrk {CONNECTIONS} connections for {SECONDS} s)"
+    )
+    header = ("server", "instructions / request", "requests counted")
+    if WRK is None or shutil.which("valgrind") is None:
+        print_table(title, [("skipped", "needs wrk and valgrind", "")], header)
+        return
+    _server.STARTUP_SECONDS = 300.0  # start-up under valgrind, uninstrumented but slower
+    rows = []
+    small = Request(json.dumps({"query": SMALL}), {})
+    with tempfile.TemporaryDirectory() as directory:
+        where = keep or Path(directory)
+        for name in SERVERS:
+            port = free_port()
+            command = _commands(port, Path(directory) / "data")[name]
+            assert command is not None
+            out = where / f"{name.split()[0]}.callgrind"
+            valgrind = [
+                "valgrind", "--tool=callgrind", "--instr-atstart=no",
+                f"--callgrind-out-file={out}",
+            ]  # fmt: skip
+            env = {**GATEWAY_ENV, "PROOFGATE_DATA_DIR": str(Path(directory) / "data")}
+            with ExitStack() as stack:
+                server = stack.enter_context(
+                    serving(name, [*valgrind, *command], port=port, probe="/health",
+                            log_dir=Path(directory), env=env)
+                )  # fmt: skip
+                per_request, requests = await _measure(server, out, small)
+            rows.append((name, f"{per_request:,.0f}", f"{requests:,}"))
+    print_table(title, rows, header)
+
+
+if __name__ == "__main__":
+    asyncio.run(run(Path(sys.argv[1]) if len(sys.argv) > 1 else None))
