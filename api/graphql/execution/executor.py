@@ -267,8 +267,12 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             fell_back(Lane.PLAN, "abort signal or hooks")
             return None
         entry = plans.entry(self.operation, self.fragment_definitions.values())
-        coerced = self.variable_values.coerced
-        values = tuple(coerced.get(variable) for variable in entry.conditions)
+        conditions = entry.conditions
+        if conditions:
+            coerced = self.variable_values.coerced
+            values = tuple([coerced.get(variable) for variable in conditions])
+        else:  # most operations: no generator to make and run for nothing
+            values = ()
         plan = entry.plans.get(values, _UNKNOWN)
         if plan is _UNKNOWN:
             plans.stats.compilations += 1
