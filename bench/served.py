@@ -3,17 +3,21 @@
 ``python -m bench fastpaths`` counts the ASGI app called in-process; what the
 server does around it (the socket reads and writes, httptools' parse, the
 protocol's scope and messages, the event loop) is not in it, and on a small
-query it is a good part of the request. Here the gateway runs as an operator
+query it is a third of the request. Here the gateway runs as an operator
 runs it, under callgrind with instrumentation off while it starts and warms
-up; then ``callgrind_control`` switches it on, wrk (a C process, outside
-valgrind) sends the small query over 16 keep-alive connections for a while,
-and the whole server process's instructions are divided by the requests wrk
-counted. The machine being shared moves the rate wrk reaches, not the count
-per request (docs/design.md, The server under the app).
+up; then ``callgrind_control`` switches it on, counts the process alone for
+``IDLE_SECONDS`` (its relay, tailer and timers, which fire by the clock while
+callgrind makes each request some fifty times slower), and then while wrk (a
+C process, outside valgrind) sends the small query over 16 keep-alive
+connections. Per request: the total over the requests wrk counted, and the
+same less the idle rate times the run's length. The machine being shared
+moves how many requests wrk gets through (and so the idle share), not the
+count of a request (docs/design.md, The server under the app).
 
-Each server of ``bench.servers`` whose process is Python is measured:
-``proofgate serve`` and stock uvicorn on the same app factory. The dumps
-are kept under ``--keep DIR`` for ``callgrind_annotate``.
+``proofgate serve`` and stock uvicorn on the same app factory (whose
+``proofgate.request`` logger nobody configures, so it writes no request
+line) are measured; the dumps are kept under ``python -m bench.served DIR``
+for ``callgrind_annotate``.
 """
 
 from __future__ import annotations
