@@ -117,7 +117,10 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                 running_pipeline(pipeline),
             ):
                 app.state.pipeline = pipeline
-                app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
+                graphql = _graphql_app(schema, services, settings, registry, throttle)
+                app.state.graphql = graphql
+                if isinstance(app, ProofgateApp) and app.graphql_entry is not None:
+                    app.graphql_entry.graphql = graphql
                 _count(metrics, app.state.graphql, pipeline, app.state.storage)
                 mcp = MCPService(schema, services, tools)
                 watching = app.state.graphql.connections.watching(

@@ -19,6 +19,7 @@ SECTIONS = (
     "filters",
     "soak",
     "servers",
+    "served",
 )
 
 

@@ -261,7 +261,10 @@ class PreparedLane:
                 result = prepared.prepared.start.start(context, prepared.variables)
                 if result is None:  # not on its compiled plan: through graphql-core's build
                     result = self._core(prepared, context)
-                if optimized_is_awaitable(result):
+                # A result answered at once is tested by its type: the test for
+                # an awaitable looks for ``__await__`` on it, an AttributeError
+                # raised and caught each request (~3,000 instructions).
+                if type(result) is not CoreExecutionResult and optimized_is_awaitable(result):
                     result = await result
         except Exception as error:  # as Strawberry does: a result error, masked later
             unexpected = error if isinstance(error, GraphQLError) else None

@@ -44,6 +44,10 @@ FLUSH_SECONDS = 0.02
 most this late, and a busy process writes a few dozen lines a write."""
 
 
+_MILLISECONDS = tuple(f",{msecs:03d}" for msecs in range(1000))
+"""``,`` and the milliseconds as ``%(msecs)03d`` writes them, by their value."""
+
+
 class LineFields(Protocol):
     """A line's fields, for a caller that can write their text form faster
     than from the dict: ``pairs()`` must equal ``_pairs(as_dict())``."""
@@ -62,6 +66,7 @@ class RequestLines:
         self._held_for: logging.StreamHandler[Any] | None = None
         self._second = -1
         self._stamp = ""
+        self._heads: dict[int, str] = {}
 
     def write(self, level: int, fields: dict[str, Any] | LineFields) -> None:
         """One line at ``level`` (the caller checked ``isEnabledFor``)."""
@@ -74,14 +79,13 @@ class RequestLines:
             self.logger.handle(record)
             return
         created = time.time()
-        name = logging.getLevelName(level)
         for handler, is_json in targets:
             if level >= handler.level:
                 if is_json:
-                    line = self._json(created, name, _as_dict(fields))
+                    line = self._json(created, logging.getLevelName(level), _as_dict(fields))
                 else:
                     pairs = _pairs(fields) if isinstance(fields, dict) else fields.pairs()
-                    line = self._text(created, name) + pairs
+                    line = self._text(created, level) + pairs
                 self._queue(handler, line)
 
     def _fast_targets(self) -> list[tuple[logging.StreamHandler[Any], bool]] | None:
@@ -94,15 +98,19 @@ class RequestLines:
             self._targets = _targets(handlers)
         return self._targets
 
-    def _text(self, created: float, level: str) -> str:
+    def _text(self, created: float, level: int) -> str:
         """``%(asctime)s %(levelname)s %(name)s: %(message)s`` as ``logging.Formatter``
-        writes it: local time to the second, then ``,`` and the milliseconds."""
+        writes it: local time to the second, then ``,`` and the milliseconds
+        (spelled from a table: a format spec per line cost more than the rest)."""
         second = int(created)
         if second != self._second:
             self._second = second
             self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
-        msecs = int((created - second) * 1000)
-        return f"{self._stamp},{msecs:03d} {level} {self.logger.name}: request"
+        heads = self._heads
+        head = heads.get(level)
+        if head is None:
+            head = heads[level] = f" {logging.getLevelName(level)} {self.logger.name}: request"
+        return self._stamp + _MILLISECONDS[int((created - second) * 1000)] + head
 
     def _json(self, created: float, level: str, fields: dict[str, Any]) -> str:
         head = {

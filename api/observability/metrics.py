@@ -27,6 +27,7 @@ from prometheus_client import (
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from api.observability.cache_metrics import CacheSeries
+from api.observability.held_histogram import HeldHistogram
 from api.observability.observation import Observation
 from services.pipeline import BACKLOG_COUNT_MAX, Backlog
 
@@ -67,12 +68,10 @@ class Metrics:
             ["operation", "type", "outcome"],
             registry=self.registry,
         )
-        self.latency = Histogram(
+        self.latency = self._latency(
             "proofgate_request_duration_seconds",
             "Time to answer a GraphQL request, by operation type",
-            ["type"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+            "type",
         )
         self.errors = Counter(
             "proofgate_errors", "Errors answered, by code", ["code"], registry=self.registry
@@ -101,6 +100,23 @@ class Metrics:
         self._count_subscriptions: Callable[[], int] | None = None
         self._count_relay: Callable[[], Mapping[str, int]] | None = None
 
+    def _latency(self, name: str, documentation: str, label: str) -> HeldHistogram | Histogram:
+        """Held in process (``held_histogram.py``) unless several processes
+        share the counts, which prometheus_client's own histogram writes."""
+        if not self._shared:
+            return HeldHistogram(name, documentation, label, LATENCY_BUCKETS, self.registry)
+        return Histogram(
+            name, documentation, [label], buckets=LATENCY_BUCKETS, registry=self.registry
+        )
+
+    def _observe_latency(
+        self, histogram: HeldHistogram | Histogram, value: str, seconds: float
+    ) -> None:
+        if type(histogram) is HeldHistogram:
+            histogram.observe(value, seconds)
+        else:
+            self._series(histogram, value).observe(seconds)
+
     def always_count(self, names: Iterable[str]) -> None:
         """The operation registry's names, known once the schema that checks
         them is built (after the metrics it reports outages to)."""
@@ -114,12 +130,10 @@ class Metrics:
             ["route", "outcome"],
             registry=self.registry,
         )
-        self.route_latency = Histogram(
+        self.route_latency = self._latency(
             "proofgate_route_request_duration_seconds",
             "Time to answer a request to a route other than /graphql, by route",
-            ["route"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+            "route",
         )
         self.redis_outages = Counter(
             "proofgate_redis_outages",
@@ -238,7 +252,7 @@ class Metrics:
         kind = observation.operation_type or "none"
         operation = self._operation(observation.operation_name, observation.principal)
         self._count(self.requests, (operation, kind, _outcome(observation, status)))
-        self._series(self.latency, kind).observe(seconds)
+        self._observe_latency(self.latency, kind, seconds)
         self._observe_outcome(observation)
 
     def observe_route(
@@ -246,7 +260,7 @@ class Metrics:
     ) -> None:
         """A request to a route other than /graphql (``observed_route``: a closed set)."""
         self._count(self.route_requests, (route, _outcome(observation, status)))
-        self._series(self.route_latency, route).observe(seconds)
+        self._observe_latency(self.route_latency, route, seconds)
         self._observe_outcome(observation)
 
     def _observe_outcome(self, observation: Observation) -> None:

@@ -284,6 +284,8 @@ async def test_an_exception_answers_the_same_500_and_reaches_the_server(
         raise RuntimeError("planted")
 
     monkeypatch.setattr(app.state, "graphql", failing)
+    assert entry is not None
+    monkeypatch.setattr(entry, "graphql", failing)  # the entry's copy, set by the lifespan
     body = json.dumps({"query": "{ viewer { role } }"}).encode()
     answers = []
     for through_entry in (False, True):
