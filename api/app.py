@@ -22,6 +22,7 @@ from api.demo.loader import start_demo
 from api.graphql.entry import GraphQLEntry
 from api.graphql.execution import fallbacks
 from api.graphql.prepared import prepared_lane
+from api.graphql.response_cache import ResponseAnswers
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.graphql.webhook_selections import SchemaSelections
@@ -48,6 +49,7 @@ from api.runtime.backend import open_storage
 from api.runtime.cache_channel import running_cache_channel
 from api.runtime.pipeline import build_pipeline, running_pipeline
 from api.runtime.resolver_services import build_services
+from api.runtime.response_cache import attach_response_cache, response_answers
 from api.settings.gateway import Settings
 from api.settings.key_ring import record_signing_key
 from api.settings.limits import Lane
@@ -102,11 +104,13 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     metrics.always_count(registry.by_name)
     tools = tool_specs(schema.graphql_schema, registry)
     throttle = _auth_throttle(settings, metrics)
+    answers = response_answers(settings, registry)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.storage = await open_storage(settings)
         try:
+            attach_response_cache(answers, app.state.storage)
             selections = SchemaSelections(
                 schema, settings.limits, settings.operations.trusted_documents, registry, untrusted
             )
@@ -117,7 +121,9 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                 running_pipeline(pipeline),
             ):
                 app.state.pipeline = pipeline
-                app.state.graphql = _graphql_app(schema, services, settings, registry, throttle)
+                app.state.graphql = _graphql_app(
+                    schema, services, settings, registry, throttle, answers
+                )
                 _count(metrics, app.state.graphql, pipeline, app.state.storage)
                 mcp = MCPService(schema, services, tools)
                 watching = app.state.graphql.connections.watching(
@@ -213,6 +219,7 @@ def _graphql_app(
     settings: Settings,
     registry: OperationRegistry,
     throttle: FailedAuthThrottle,
+    answers: ResponseAnswers | None,
 ) -> GraphQLApp:
     return GraphQLApp(
         schema,
@@ -227,6 +234,7 @@ def _graphql_app(
         prepared_lane=prepared_lane(
             schema, settings.limits, registry, settings.operations.trusted_documents
         ),
+        response_answers=answers,
     )
 
 
@@ -239,6 +247,10 @@ def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline, storage: S
     if isinstance(storage, CachedStorage):
         entries = storage.entries
         metrics.cache.watch(storage.stats, lambda: entries.bytes, storage.freshness.trusted)
+    answers = graphql.response_answers
+    if answers is not None:
+        cache = answers.cache
+        metrics.response_cache.watch(cache.stats, lambda: cache.bytes)
 
 
 def from_environment() -> Starlette:
