@@ -23,7 +23,7 @@ from storage.cache import Entered, Generations, PageKey, ReadLog
 from storage.keys import Key
 from storage.table import IndexName
 
-__all__ = ["CachedResponse", "ResponseCache", "ResponseKey", "ResponseStats"]
+__all__ = ["CachedResponse", "ResponseCache", "ResponseKey", "ResponseStats", "etag_of"]
 
 ENTRY_OVERHEAD_BYTES = 512
 """An entry, its key and its cost besides the encoded data."""
@@ -101,6 +101,9 @@ class ResponseCache:
 
     def __len__(self) -> int:
         return len(self._lru)
+
+    def keys(self) -> frozenset[ResponseKey]:
+        return frozenset(self._lru)
 
     def get(self, key: ResponseKey) -> CachedResponse | None:
         """The entry, counted as a hit or a miss; None while untrusted."""
