@@ -4,9 +4,10 @@ by exactly the writes that touch what their execution read."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,17 @@ import httpx
 import pytest
 from _asgi import running
 from conftest import BACKENDS, Brand, Gateway, _settings, with_lanes
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from api.app import create_app
 from api.graphql.response_cache import ResponseAnswers, ResponseCache
 from api.settings.gateway import Backend, Settings
 from api.settings.limits import Execution
 from api.settings.operations import OperationSettings
+from storage.access_patterns import PRODUCT_BY_ID
+from storage.cache import Generations
+from storage.registry import AccessPattern
 
 OPERATIONS = """
 query Me { viewer { role brandId } }
@@ -252,3 +258,184 @@ async def test_each_planted_invalidation_fault_is_caught(
     world = await World.made(gateway)
     with planted(monkeypatch, fault):
         assert await exactness_problems(world) != []
+
+
+# The race: an answer computed across a write is not kept
+
+
+class HeldRead:
+    """Stands between the storage cache and the store: once armed, the next
+    read of the product by id is made, then held until ``release`` (the write
+    runs meanwhile)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+        self.armed = False
+        self.read_done = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def _hold(self, ap: AccessPattern) -> None:
+        if self.armed and ap is PRODUCT_BY_ID:
+            self.armed = False
+            self.read_done.set()
+            await self.release.wait()
+
+    async def get(self, ap: AccessPattern, /, **params: Any) -> Any:
+        item = await self.inner.get(ap, **params)
+        await self._hold(ap)
+        return item
+
+    async def batch_get(self, ap: AccessPattern, params: Any) -> Any:
+        items = await self.inner.batch_get(ap, params)
+        await self._hold(ap)
+        return items
+
+    async def query(self, ap: AccessPattern, params: Any, **options: Any) -> Any:
+        return await self.inner.query(ap, params, **options)
+
+    async def transact_write(self, actions: Any) -> None:
+        await self.inner.transact_write(actions)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+async def overtaken_answer(gateway: Gateway) -> tuple[Any, Any]:
+    """A ``ProductOne`` whose product read is made before a recall commits and
+    answered after: returns that answer and the next one."""
+    world = await World.made(gateway)
+    storage = gateway.app.state.storage
+    held = HeldRead(storage.inner)
+    storage.inner = held
+    variables = {"id": world.p1["id"]}
+    held.armed = True
+    reading = asyncio.create_task(data(gateway, "ProductOne", variables, world.a.key))
+    await held.read_done.wait()
+    await gateway.data(
+        'mutation($p: ID!) { recallProduct(productId: $p, reason: "race") { id } }',
+        {"p": world.p1["id"]},
+        key=world.a.key,
+    )
+    held.release.set()
+    overtaken = await reading
+    return overtaken, await data(gateway, "ProductOne", variables, world.a.key)
+
+
+async def test_an_answer_overtaken_by_a_write_is_not_kept(gateway: Gateway) -> None:
+    overtaken, after = await overtaken_answer(gateway)
+    assert overtaken["product"]["status"] == "ACTIVE"  # read before the recall
+    assert after["product"]["status"] == "RECALLED"
+    assert answers_of(gateway).cache.stats.skipped["overtaken by a write"] == 1
+
+
+async def test_the_race_test_catches_forgetful_generations(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planted fault: the response cache's generations never see a write."""
+
+    class Forgetful(Generations):
+        def unchanged(self, start: int, slots: Any) -> bool:
+            return True
+
+    answers_of(gateway).cache.generations = Forgetful()
+    overtaken, after = await overtaken_answer(gateway)
+    assert overtaken["product"]["status"] == "ACTIVE"
+    assert after["product"]["status"] == "ACTIVE"  # the stale answer was kept
+
+
+# Across tenants: a caller is never answered with another's cached answer
+
+
+@dataclass
+class Callers:
+    world: World
+    keys: dict[str, str | None]
+
+    def requests(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        world = self.world
+        return {
+            "me": ("Me", {}),
+            "page A": ("BrandPage", {"id": world.a.id, "first": 50}),
+            "page B": ("BrandPage", {"id": world.b.id, "first": 50}),
+            "p1": ("ProductOne", {"id": world.p1["id"]}),
+            "q1": ("ProductOne", {"id": world.q1["id"]}),
+            "code p1": ("ByCode", {"code": world.p1["verificationCode"]}),
+            "owned p1": ("ByCodeOwned", {"code": world.p1["verificationCode"]}),
+            "owned q1": ("ByCodeOwned", {"code": world.q1["verificationCode"]}),
+        }
+
+
+def _seen(body: Any) -> tuple[Any, list[str]]:
+    return body.get("data"), sorted(e["extensions"]["code"] for e in body.get("errors", []))
+
+
+async def crossings(callers: Callers, steps: list[tuple[str, str]]) -> list[str]:
+    """Each (caller, request) whose answer differs from the one executed now
+    for that caller; the cache is warm from every step before it."""
+    gateway, found = callers.world.gateway, []
+    requests = callers.requests()
+    for who, what in steps:
+        name, variables = requests[what]
+        key = callers.keys[who]
+        cached = await call(gateway, name, variables, key)
+        bypass = await call(gateway, name, variables, key, **{"x-proofgate-trace": "1"})
+        if _seen(cached.json()) != _seen(bypass.json()):
+            found.append(f"{who} asking {what}")
+    return found
+
+
+@pytest.fixture(scope="module")
+async def callers(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Callers]:
+    settings = cached_settings("sqlite", request, tmp_path_factory.mktemp("callers"))
+    async with serve(settings, "sqlite") as gateway:
+        world = await World.made(gateway)
+        keys: dict[str, str | None] = {
+            "anonymous": None,
+            "A": world.a.key,
+            "A again": await gateway.create_key(world.a, "BRAND"),
+            "A partner": await gateway.create_key(world.a, "PARTNER"),
+            "B": world.b.key,
+            "admin": gateway.admin_key,
+        }
+        yield Callers(world, keys)
+
+
+CALLERS = ("anonymous", "A", "A again", "A partner", "B", "admin")
+REQUESTS = ("me", "page A", "page B", "p1", "q1", "code p1", "owned p1", "owned q1")
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(CALLERS), st.sampled_from(REQUESTS)), min_size=4, max_size=12
+    )
+)
+async def test_no_caller_is_answered_with_anothers_cached_answer(
+    callers: Callers, steps: list[tuple[str, str]]
+) -> None:
+    assert await crossings(callers, steps) == []
+    assert answers_of(callers.world.gateway).cache.stats.hits  # answers were served
+
+
+async def test_the_identity_fuzz_catches_a_key_without_the_caller(
+    callers: Callers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The planted fault: every caller's answers under one scope."""
+    cache = answers_of(callers.world.gateway).cache
+    cache.flushed()
+    monkeypatch.setattr("api.graphql.response_cache.requests.scope_of", lambda principal: "")
+    try:
+        steps = [("A", "me"), ("anonymous", "me"), ("A", "owned p1"), ("B", "owned p1")]
+        found = await crossings(callers, steps)
+        assert found == ["anonymous asking me", "B asking owned p1"]
+    finally:
+        cache.flushed()
