@@ -14,15 +14,17 @@ from typing import Any
 import httpx
 import pytest
 from _asgi import running
+from conftest import ADMIN_KEY as ADMIN
 from conftest import BACKENDS, Brand, Gateway, _settings, with_lanes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from api.app import create_app
 from api.graphql.response_cache import ResponseAnswers, ResponseCache
-from api.settings.gateway import Backend, Settings
+from api.settings.gateway import Backend, Environment, Settings
 from api.settings.limits import Execution
 from api.settings.operations import OperationSettings
+from domain.errors import ConfigurationError
 from storage.access_patterns import PRODUCT_BY_ID
 from storage.cache import Generations
 from storage.registry import AccessPattern
@@ -439,3 +441,81 @@ async def test_the_identity_fuzz_catches_a_key_without_the_caller(
         assert found == ["anonymous asking me", "B asking owned p1"]
     finally:
         cache.flushed()
+
+
+# Settings, refusals, what is not cached, metrics
+
+
+def test_start_up_refuses_what_cannot_be_cached(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    settings = cached_settings("sqlite", request, tmp_path)
+    (tmp_path / "mutation.graphql").write_text(
+        'mutation Recall($p: ID!) { recallProduct(productId: $p, reason: "x") { id } }'
+    )
+    for change, wording in (
+        ({"response_cache_operations": ("Recall",)}, "'Recall', which is a mutation"),
+        ({"response_cache_operations": ("Nope",)}, "'Nope', which is not registered"),
+        ({"response_cache_operations": ()}, "lists no operation"),
+        ({"cache": False}, "needs PROOFGATE_CACHE=on"),
+    ):
+        with pytest.raises(ConfigurationError, match=wording):
+            create_app(replace(settings, **change))  # type: ignore[arg-type]
+
+
+def test_the_variables_are_read() -> None:
+    env = {
+        "PROOFGATE_RESPONSE_CACHE": "on",
+        "PROOFGATE_RESPONSE_CACHE_OPERATIONS": "Me, BrandPage",
+        "PROOFGATE_RESPONSE_CACHE_BYTES": "4096",
+        "PROOFGATE_RESPONSE_CACHE_TTL_MS": "250",
+        "PROOFGATE_RESPONSE_CACHE_CDN_SECONDS": "30",
+    }
+    read = Environment.read(env)
+    assert read.response_cache and read.response_cache_operations == ("Me", "BrandPage")
+    assert (read.response_cache_bytes, read.response_cache_ttl_ms) == (4096, 250)
+    assert read.response_cache_cdn_seconds == 30
+    with pytest.raises(ConfigurationError, match="not a GraphQL operation name"):
+        Environment.read({"PROOFGATE_RESPONSE_CACHE_OPERATIONS": "Me,1bad"})
+
+
+async def test_errors_unlisted_operations_and_traces_are_not_kept(gateway: Gateway) -> None:
+    brand = await gateway.register_brand()
+    cache = answers_of(gateway).cache
+    missing = await call(gateway, "ProductOne", {"id": "01HZZZZZZZZZZZZZZZZZZZZZZZ"}, brand.key)
+    assert gateway.codes(missing.json())  # NOT_FOUND
+    unlisted = "query { viewer { role } }"
+    await gateway.http.post("/graphql", json={"query": unlisted})
+    await call(gateway, "Me", {}, brand.key, **{"x-proofgate-trace": "1"})
+    assert len(cache) == 0 and cache.stats.skipped["errors"] == 1
+    await call(gateway, "Me", {}, brand.key)
+    assert len(cache) == 1  # the positive control
+
+
+async def test_the_counters_are_on_metrics(gateway: Gateway) -> None:
+    brand = await gateway.register_brand()
+    await call(gateway, "BrandPage", {"id": brand.id, "first": 5}, brand.key)
+    await call(gateway, "BrandPage", {"id": brand.id, "first": 5}, brand.key)
+    await gateway.register_product(brand)
+    text = (await gateway.http.get("/metrics", headers={"authorization": f"Bearer {ADMIN}"})).text
+    for line in (
+        'proofgate_response_cache_reads_total{operation="BrandPage",result="hit"} 1.0',
+        'proofgate_response_cache_reads_total{operation="BrandPage",result="miss"} 1.0',
+        'proofgate_response_cache_invalidations_total{kind="entry"} 1.0',
+        "proofgate_response_cache_bytes 0.0",
+    ):
+        assert line in text.splitlines(), line
+
+
+async def test_a_full_cache_evicts_the_least_recently_used(
+    request: pytest.FixtureRequest, tmp_path: Path, applied_once: None
+) -> None:
+    settings = replace(cached_settings("sqlite", request, tmp_path), response_cache_bytes=2000)
+    async with serve(settings, "sqlite") as gateway:
+        brand = await gateway.register_brand()
+        cache = answers_of(gateway).cache
+        for first in range(1, 6):
+            await call(gateway, "BrandPage", {"id": brand.id, "first": first}, brand.key)
+        assert 0 < cache.bytes <= 2000
+        assert cache.stats.evictions[("BrandPage", "capacity")] == 5 - len(cache)
+        assert len(cache) < 5
