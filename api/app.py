@@ -23,6 +23,7 @@ from api.graphql.entry import GraphQLEntry
 from api.graphql.execution import fallbacks
 from api.graphql.prepared import prepared_lane
 from api.graphql.response_cache import ResponseAnswers
+from api.graphql.response_cache.wiring import attach_response_cache, response_answers
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.graphql.webhook_selections import SchemaSelections
@@ -49,7 +50,6 @@ from api.runtime.backend import open_storage
 from api.runtime.cache_channel import running_cache_channel
 from api.runtime.pipeline import build_pipeline, running_pipeline
 from api.runtime.resolver_services import build_services
-from api.runtime.response_cache import attach_response_cache, response_answers
 from api.settings.gateway import Settings
 from api.settings.key_ring import record_signing_key
 from api.settings.limits import Lane

@@ -7,14 +7,25 @@ the operations the cache takes (a list from the settings) and fixed reasons.
 
 from __future__ import annotations
 
+from collections import Counter as Counts
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from api.graphql.response_cache import ResponseStats
-
 __all__ = ["ResponseCacheSeries"]
+
+
+class ResponseStats(Protocol):
+    """``api/graphql/response_cache``'s counts, as this module reads them."""
+
+    hits: Counts[str]
+    misses: Counts[str]
+    evictions: Counts[tuple[str, str]]
+    skipped: Counts[str]
+    invalidations: int
+    dropped: int
+    flushes: int
 
 
 class ResponseCacheSeries:

@@ -1,6 +1,6 @@
 """The response cache hears invalidations from other processes through the
-storage cache's channel and a real redis-server (docs/design.md, Response
-cache): two caches over one SQLite file, B's answers tagged by what B read."""
+storage cache's channel and a real redis-server: two caches over one SQLite
+file, B's answers tagged by what B read (docs/design.md, Response cache)."""
 
 from __future__ import annotations
 

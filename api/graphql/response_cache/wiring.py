@@ -4,12 +4,15 @@ cache, whose invalidations and flushes it hears, once the store is open."""
 
 from __future__ import annotations
 
-from api.graphql.response_cache import CacheableOperations, ResponseAnswers, ResponseCache
 from api.operations.registry import OperationRegistry
 from api.settings.gateway import Settings
 from domain.errors import ConfigurationError
 from storage import Storage
 from storage.cache import CachedStorage
+
+from .answers import ResponseAnswers
+from .entries import ResponseCache
+from .requests import CacheableOperations
 
 __all__ = ["attach_response_cache", "response_answers"]
 
