@@ -119,12 +119,16 @@ class ResponseAnswers:
         return ticket.kept
 
     def body(self, entry: CachedResponse, principal: Principal) -> bytes:
-        calls: list[StorageCall] | None = None if principal.role is Role.ANONYMOUS else []
-        answer = {
-            "data": orjson.Fragment(entry.data),
-            "extensions": {"cost": cost_extension(entry.cost, self.max_cost, calls)},
-        }
-        return orjson.dumps(answer)
+        keyed = principal.role is not Role.ANONYMOUS
+        body = entry.bodies.get(keyed)
+        if body is None:
+            calls: list[StorageCall] | None = [] if keyed else None
+            answer = {
+                "data": orjson.Fragment(entry.data),
+                "extensions": {"cost": cost_extension(entry.cost, self.max_cost, calls)},
+            }
+            body = entry.bodies[keyed] = orjson.dumps(answer)
+        return body
 
     def headers(self, etag: str, principal: Principal) -> list[tuple[bytes, bytes]]:
         """A GET's caching headers for an answer whose data has ``etag``."""

@@ -16,7 +16,7 @@ import hashlib
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
 from storage.cache import Entered, Generations, PageKey, ReadLog
@@ -29,6 +29,8 @@ ENTRY_OVERHEAD_BYTES = 512
 """An entry, its key and its cost besides the encoded data."""
 _TAG_BYTES = 96
 """Each tag: its place in the entry and in an index."""
+_EXTENSIONS_BYTES = 256
+"""A hit's body besides the data: ``extensions.cost``."""
 
 
 class ResponseKey(NamedTuple):
@@ -53,6 +55,8 @@ class CachedResponse:
     deadline: float
     keys: frozenset[Key]
     pages: frozenset[PageKey]
+    bodies: dict[bool, bytes] = field(default_factory=dict)
+    """The hit's body, built once per kind of caller: keyed or anonymous."""
 
 
 class ResponseStats:
@@ -139,7 +143,9 @@ class ResponseCache:
             self.stats.skipped[why] += 1
             return None
         deadline = min(self._clock() + self._ttl, log.expiry)
-        size = ENTRY_OVERHEAD_BYTES + len(data) + _TAG_BYTES * (len(log.keys) + len(log.pages))
+        # The data, and at most two bodies built around it (``bodies``).
+        held = 3 * len(data) + 2 * _EXTENSIONS_BYTES
+        size = ENTRY_OVERHEAD_BYTES + held + _TAG_BYTES * (len(log.keys) + len(log.pages))
         if size > self.max_bytes or deadline <= self._clock():
             self.stats.skipped["too large or expiring"] += 1
             return None
