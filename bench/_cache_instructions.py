@@ -1,5 +1,5 @@
-"""The response cache in instructions per request (docs/design.md, Response
-cache): the small query and the page of 50 answered from it, against the
+"""The response cache in instructions per request: the small query and the
+page of 50 answered from it (docs/design.md, Response cache), against the
 same requests executed with every cache off, under callgrind, the ASGI app
 called in-process as in ``bench/fastpaths.py``. Instruction counts do not
 move with what else runs on the machine; req/s (``bench/_cache_http.py``) do."""
