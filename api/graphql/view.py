@@ -42,12 +42,11 @@ from api.graphql.negotiation import (
     APPLICATION_JSON,
     json_answer,
     json_media_type,
-    lists_a_stream,
     negotiated_accept,
 )
 from api.graphql.prepared import PreparedLane
 from api.graphql.response_cache import ResponseAnswers, Ticket
-from api.graphql.response_cache.http import Held, send_hit
+from api.graphql.response_cache.http import answer_cached, ticket_of
 from api.http.authentication import Authenticator, authentication_refusal
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY, replay_body
@@ -167,24 +166,17 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
             return
         self._negotiate(scope, request)
         answers = self.response_answers
-        ticket = None if answers is None else _ticket(answers, scope, request)
+        principal = scope[_PRINCIPAL]
+        ticket = None if answers is None else ticket_of(answers, request, principal, TRACE_HEADER)
         if ticket is None or answers is None:
             await self._answer(scope, receive, send)
             return
-        get = scope["method"] == "GET"
-        if_none_match = request.headers.get("if-none-match") if get else None
-        if ticket.hit is not None:
-            record_operation(ticket.key.operation, "query", ticket.principal)
-            media_type = json_media_type(request.headers.get("accept")) or APPLICATION_JSON
-            await send_hit(send, answers, ticket, media_type, get=get, if_none_match=if_none_match)
-            return
-        held = Held() if get else None
-        with answers.recording(ticket):
-            scope[_TICKET] = ticket
-            await self._answer(scope, receive, send if held is None else held.send)
-            answers.keep(ticket)
-        if held is not None:
-            await held.release(send, answers, ticket, if_none_match)
+        scope[_TICKET] = ticket
+
+        def answer(send: Send) -> Awaitable[None]:
+            return self._answer(scope, receive, send)
+
+        await answer_cached(answers, ticket, request, send, answer)
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         lane = self.prepared_lane
@@ -523,21 +515,6 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         context.loaders = Loaders(self.services.storage, principal.tenant)
         acknowledged: UnsetType = UNSET
         return acknowledged
-
-
-def _ticket(answers: ResponseAnswers, scope: Scope, request: Request) -> Ticket | None:
-    """The response cache's ticket for a request it may take: a GET or POST
-    asking for one JSON answer (no trace, no stream, not the explorer)."""
-    headers = request.headers
-    accept = headers.get("accept")
-    if headers.get(TRACE_HEADER) == "1" or lists_a_stream(accept) or "text/html" in (accept or ""):
-        return None
-    principal: Principal = scope[_PRINCIPAL]
-    if scope["method"] == "GET":
-        return answers.ticket_of_query(request.query_params, principal)
-    if scope["method"] == "POST":
-        return answers.ticket_of_body(scope.get(BODY_SCOPE_KEY), principal)
-    return None
 
 
 def _trace(principal: Principal, request: Request) -> Trace | None:
