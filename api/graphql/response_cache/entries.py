@@ -106,7 +106,7 @@ class ResponseCache:
     def __len__(self) -> int:
         return len(self._lru)
 
-    def keys(self) -> frozenset[ResponseKey]:
+    def held(self) -> frozenset[ResponseKey]:
         return frozenset(self._lru)
 
     def get(self, key: ResponseKey) -> CachedResponse | None:

@@ -170,7 +170,7 @@ async def stale_answers(world: World) -> list[str]:
 
 
 def labels_held(world: World) -> set[str]:
-    held = answers_of(world.gateway).cache.keys()
+    held = answers_of(world.gateway).cache.held()
     return {
         label
         for label, (name, variables, _) in world.requests().items()

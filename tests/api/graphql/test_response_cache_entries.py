@@ -49,7 +49,7 @@ def test_a_page_is_dropped_by_an_image_entering_its_range_alone() -> None:
     cache.invalidated([Key("X", "Y")], [outside, other], [])
     assert len(cache) == 2
     cache.invalidated([Key("X", "Y")], [Entered(IndexName.GSI1, "BRAND#a", "PRODUCT#9")], [])
-    assert cache.keys() == {_key("item")}
+    assert cache.held() == {_key("item")}
     cache.invalidated([ITEM], [], [])
     assert len(cache) == 0 and cache.stats.dropped == 2 and cache.bytes == 0
 
@@ -101,4 +101,4 @@ def test_the_byte_cap_evicts_the_least_recently_used() -> None:
     cache.get(_key("a"))
     _kept(cache, "d", _log(item=True))
     assert cache.bytes <= 4000
-    assert _key("a") in cache.keys() and _key("b") not in cache.keys()
+    assert _key("a") in cache.held() and _key("b") not in cache.held()
