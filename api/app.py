@@ -22,6 +22,8 @@ from api.demo.loader import start_demo
 from api.graphql.entry import GraphQLEntry
 from api.graphql.execution import fallbacks
 from api.graphql.prepared import prepared_lane
+from api.graphql.response_cache import ResponseAnswers
+from api.graphql.response_cache.wiring import attach_response_cache, response_answers
 from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.graphql.webhook_selections import SchemaSelections
@@ -102,11 +104,13 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     metrics.always_count(registry.by_name)
     tools = tool_specs(schema.graphql_schema, registry)
     throttle = _auth_throttle(settings, metrics)
+    answers = response_answers(settings, registry)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.storage = await open_storage(settings)
         try:
+            attach_response_cache(answers, app.state.storage)
             selections = SchemaSelections(
                 schema, settings.limits, settings.operations.trusted_documents, registry, untrusted
             )
@@ -117,7 +121,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                 running_pipeline(pipeline),
             ):
                 app.state.pipeline = pipeline
-                graphql = _graphql_app(schema, services, settings, registry, throttle)
+                graphql = _graphql_app(schema, services, settings, registry, throttle, answers)
                 app.state.graphql = graphql
                 if isinstance(app, ProofgateApp) and app.graphql_entry is not None:
                     app.graphql_entry.graphql = graphql
@@ -216,6 +220,7 @@ def _graphql_app(
     settings: Settings,
     registry: OperationRegistry,
     throttle: FailedAuthThrottle,
+    answers: ResponseAnswers | None,
 ) -> GraphQLApp:
     return GraphQLApp(
         schema,
@@ -230,6 +235,7 @@ def _graphql_app(
         prepared_lane=prepared_lane(
             schema, settings.limits, registry, settings.operations.trusted_documents
         ),
+        response_answers=answers,
     )
 
 
@@ -242,6 +248,10 @@ def _count(metrics: Metrics, graphql: GraphQLApp, pipeline: Pipeline, storage: S
     if isinstance(storage, CachedStorage):
         entries = storage.entries
         metrics.cache.watch(storage.stats, lambda: entries.bytes, storage.freshness.trusted)
+    answers = graphql.response_answers
+    if answers is not None:
+        cache = answers.cache
+        metrics.response_cache.watch(cache.stats, lambda: cache.bytes)
 
 
 def from_environment() -> Starlette:

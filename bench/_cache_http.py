@@ -4,7 +4,10 @@ beside the same gateway with it off, bare Strawberry and Fastify + Mercurius
 
 Servers: ``uncached`` (``proofgate serve``, cache off), ``cached`` (cache
 on: after the first request every page is a hit), ``cached-miss`` (cache on,
-too small for a page: every page misses, the miss path's cost),
+too small for a page: every page misses, the miss path's cost), ``responses``
+(the storage cache and the response cache on, the page and the small query
+registered and listed: after the first request each is answered from the
+response cache; docs/design.md, Response cache),
 ``bare`` and ``mercurius`` (from memory, as in ``bench/api.py``). Each
 gateway has a SQLite file of its own, seeded through its own API, since a
 cache hears only its own process's writes.
@@ -26,11 +29,13 @@ from api.cli.cache_ratios import hit_ratios
 from . import _mercurius
 from ._harness import print_table
 from ._server import Server, free_port, serving
-from ._wrk import WrkResult, run_wrk
+from ._wrk import Request, WrkResult, run_wrk
 from .api import (
     ADMIN_KEY,
     GATEWAY_ENV,
+    PAGE,
     PAGE_SHAPE,
+    SMALL_SHAPE,
     VERIFY_SHAPE,
     Fixture,
     _baseline,
@@ -51,12 +56,20 @@ GATEWAYS = {
     "uncached": {"PROOFGATE_CACHE": "off"},
     "cached": {"PROOFGATE_CACHE": "on"},
     "cached-miss": {"PROOFGATE_CACHE": "on", "PROOFGATE_CACHE_BYTES": "8192"},
+    "responses": {
+        "PROOFGATE_CACHE": "on",
+        "PROOFGATE_RESPONSE_CACHE": "on",
+        "PROOFGATE_RESPONSE_CACHE_OPERATIONS": "Page,Viewer",
+    },
 }
 """``cached-miss`` holds 8 KiB: a page of 50 never fits, so every page read
 misses, measures its size and is refused; the brand (a small item) still hits."""
+SMALL_NAMED = "query Viewer { viewer { role brandId __typename } }"
+"""The small query as a registered operation must be: named."""
 SHAPES = {
-    PAGE_SHAPE: ("uncached", "cached", "cached-miss", "bare", "mercurius"),
+    PAGE_SHAPE: ("uncached", "cached", "cached-miss", "responses", "bare", "mercurius"),
     VERIFY_SHAPE: ("uncached", "cached"),
+    SMALL_SHAPE: ("uncached", "responses", "bare", "mercurius"),
 }
 
 
@@ -67,6 +80,12 @@ def _gateway(name: str, directory: Path, stack: ExitStack) -> Server:
         "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(directory / name),
     ]  # fmt: skip
     env = {**GATEWAY_ENV, **GATEWAYS[name]}
+    if name == "responses":
+        operations = directory / "operations"
+        operations.mkdir()
+        (operations / "page.graphql").write_text(PAGE)
+        (operations / "viewer.graphql").write_text(SMALL_NAMED)
+        env["PROOFGATE_OPERATIONS_DIR"] = str(operations)
     return stack.enter_context(
         serving(name, command, port=port, probe="/health", log_dir=directory, env=env)
     )
@@ -83,12 +102,30 @@ def _servers(directory: Path, stack: ExitStack) -> Iterator[Server]:
         yield stack.enter_context(_baseline("mercurius", _mercurius.command(port), port, directory))
 
 
-def _scrape(server: Server) -> dict[str, float]:
+def _metrics(server: Server) -> str:
     request = urllib.request.Request(
         server.url + "/metrics", headers={"Authorization": f"Bearer {ADMIN_KEY}"}
     )
     with urllib.request.urlopen(request, timeout=10) as response:
-        return hit_ratios(response.read().decode())
+        text: str = response.read().decode()
+    return text
+
+
+def _responses_answered(server: Server) -> dict[str, tuple[float, float]]:
+    """Hits and misses per operation of the response cache."""
+    found: dict[str, list[float]] = {}
+    for line in _metrics(server).splitlines():
+        if not line.startswith("proofgate_response_cache_reads_total{"):
+            continue
+        labels, value = line.rsplit(" ", 1)
+        operation = labels.split('operation="', 1)[1].split('"', 1)[0]
+        counts = found.setdefault(operation, [0.0, 0.0])
+        counts['result="hit"' not in labels] += float(value)
+    return {operation: (hits, misses) for operation, (hits, misses) in found.items()}
+
+
+def _scrape(server: Server) -> dict[str, float]:
+    return hit_ratios(_metrics(server))
 
 
 async def measure(directory: Path) -> None:
@@ -102,17 +139,25 @@ async def measure(directory: Path) -> None:
                 present = [n for n in names if n in servers]
                 for name in present if round_index % 2 == 0 else present[::-1]:
                     requests = _requests(shape, fixtures.get(name, any_fixture))
+                    if name == "responses" and shape == SMALL_SHAPE:
+                        requests = [Request(json.dumps({"query": SMALL_NAMED}), {})]
                     port = servers[name].port
                     await run_wrk(port, requests, seconds=WARMUP_SECONDS, connections=CONNECTIONS)
                     result = await run_wrk(port, requests, seconds=SECONDS, connections=CONNECTIONS)
                     collected.setdefault((shape, name), []).append(result)
         traces = {
             (shape, name): _warm_trace(servers[name], shape, fixtures[name])
-            for shape in SHAPES
+            for shape in (PAGE_SHAPE, VERIFY_SHAPE)
             for name in ("uncached", "cached")
         }
         ratios = {name: _scrape(servers[name]) for name in ("cached", "cached-miss")}
+        answered = _responses_answered(servers["responses"])
     _report(collected, traces, ratios)
+    print_table(
+        "cache: the response cache over the run (/metrics, proofgate_response_cache_reads)",
+        [(op, f"{hits:,.0f}", f"{misses:,.0f}") for op, (hits, misses) in answered.items()],
+        ("operation", "hits", "misses (executed)"),
+    )
 
 
 def _warm_trace(server: Server, shape: str, fixture: Fixture) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from storage.cache import CachedStorage
 from storage.cursor import CursorCodec
 from storage.sqlite import open_sqlite
 
-from . import _cache_http
+from . import _cache_http, _cache_instructions
 from ._cache_views import VIEWS, WRITE_EVERY, Views, seed, views
 from ._harness import print_table
 from ._moto import moto_storage
@@ -92,6 +92,7 @@ async def run() -> None:
             "us/view uncached / cached",
         ),
     )
+    await _cache_instructions.run()
     if WRK is None:
         print("\n## cache (HTTP): skipped: wrk is not installed")
         return

@@ -45,13 +45,15 @@ from api.graphql.negotiation import (
     negotiated_accept,
 )
 from api.graphql.prepared import PreparedLane
+from api.graphql.response_cache import ResponseAnswers, Ticket
+from api.graphql.response_cache.http import answer_cached, ticket_of
 from api.http.authentication import Authenticator, authentication_refusal
 from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY, replay_body
 from api.http.streams import EventStream, StreamContext, open_stream, stream_response
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.observability.observation import new_request_id
-from api.observability.request_log import REQUEST_ID_SCOPE_KEY
+from api.observability.request_log import REQUEST_ID_SCOPE_KEY, record_operation
 from api.operations.trusted import with_document_id
 from api.settings.limits import MAX_BODY_BYTES, MAX_TOKENS, Lane
 from api.wire.errors import error_extensions, error_response
@@ -73,6 +75,7 @@ logger = logging.getLogger("proofgate.graphql")
 
 TRACE_HEADER = "x-proofgate-trace"
 _PRINCIPAL = "proofgate.principal"
+_TICKET = "proofgate.response_ticket"
 PROTOCOLS = (
     GRAPHQL_TRANSPORT_WS_PROTOCOL,
     GRAPHQL_WS_PROTOCOL,
@@ -105,6 +108,7 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         authenticator: Authenticator | None = None,
         prepared_lane: PreparedLane | None = None,
         max_tokens: int = MAX_TOKENS,
+        response_answers: ResponseAnswers | None = None,
         **options: Any,
     ) -> None:
         """``max_message_bytes``: the body limit, which WebSocket messages obey
@@ -112,7 +116,8 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         (``api/http/authentication.py``), else one over ``auth_throttle``,
         failed authentications per client address; ``prepared_lane``: where
         POSTs of known documents run (``api/graphql/prepared.py``); ``max_tokens``:
-        the schema's document limit."""
+        the schema's document limit; ``response_answers``: the response
+        cache, for the operations it takes (``api/graphql/response_cache/``)."""
         pipeline = services.pipeline
         if pipeline is not None:
             limit = pipeline.settings.subscriptions_per_connection
@@ -134,6 +139,7 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
             services.keys,
         )
         self.prepared_lane = prepared_lane
+        self.response_answers = response_answers
         self.max_tokens = max_tokens
         """Of a document parsed to negotiate its answer, as the schema parses it."""
 
@@ -159,6 +165,20 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
             await authentication_refusal(error)(scope, receive, send)
             return
         self._negotiate(scope, request)
+        answers = self.response_answers
+        principal = scope[_PRINCIPAL]
+        ticket = None if answers is None else ticket_of(answers, request, principal, TRACE_HEADER)
+        if ticket is None or answers is None:
+            await self._answer(scope, receive, send)
+            return
+        scope[_TICKET] = ticket
+
+        def answer(send: Send) -> Awaitable[None]:
+            return self._answer(scope, receive, send)
+
+        await answer_cached(answers, ticket, request, send, answer)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         lane = self.prepared_lane
         if scope["method"] == "POST" and lane is not None and not asks_for_parts(Request(scope)):
             await self._post(scope, receive, send, lane)
@@ -241,6 +261,28 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
             await authentication_refusal(error)(scope, receive, send)
             return None
         scope[_PRINCIPAL] = principal
+        answers = self.response_answers
+        ticket = None if answers is None else answers.ticket_of_body(body, principal)
+        if ticket is None or answers is None:
+            return await self._answer_body(scope, receive, send, body, principal, media_type)
+        if ticket.hit is not None:
+            record_operation(ticket.key.operation, "query", principal)
+            return 200, answers.body(ticket.hit, principal)
+        with answers.recording(ticket):
+            scope[_TICKET] = ticket
+            answer = await self._answer_body(scope, receive, send, body, principal, media_type)
+            answers.keep(ticket)
+        return answer
+
+    async def _answer_body(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        body: bytes,
+        principal: Principal,
+        media_type: str,
+    ) -> tuple[int, bytes] | None:
         lane = self.prepared_lane
         if lane is not None:
             answer = await self._laned(scope, receive, lane, body, principal, media_type)
@@ -277,8 +319,20 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         result = await lane.run(prepared, context)
         if result is None:
             return None
-        status, answer = json_answer(process_result(result), media_type)
+        response = process_result(result)
+        ticket: Ticket | None = scope.get(_TICKET)
+        if ticket is not None:
+            ticket.response = response
+        status, answer = json_answer(response, media_type)
         return status, encode_json_bytes(answer)
+
+    async def process_result(self, request: Request, result: Any) -> GraphQLHTTPResponse:
+        """Strawberry's, noted for the response cache when it takes the request."""
+        response = process_result(result)
+        ticket: Ticket | None = request.scope.get(_TICKET)
+        if ticket is not None:
+            ticket.response = response
+        return response
 
     async def get_sub_response(self, request: Request | WebSocket) -> Response:
         """It carries the JSON media type the answer is sent as to

@@ -29,6 +29,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from api.observability.cache_metrics import CacheSeries
 from api.observability.held_histogram import HeldHistogram
 from api.observability.observation import Observation
+from api.observability.response_cache_metrics import ResponseCacheSeries
 from services.pipeline import BACKLOG_COUNT_MAX, Backlog
 
 __all__ = ["CONTENT_TYPE_LATEST", "MULTIPROCESS_DIR", "OTHER_OPERATION", "Metrics"]
@@ -97,6 +98,7 @@ class Metrics:
         self._pipeline_series()
         self._gateway_series()
         self.cache = CacheSeries(self.registry)
+        self.response_cache = ResponseCacheSeries(self.registry)
         self._count_subscriptions: Callable[[], int] | None = None
         self._count_relay: Callable[[], Mapping[str, int]] | None = None
 
@@ -325,6 +327,7 @@ class Metrics:
         self._flush()
         self._refresh_relay()
         self.cache.refresh()
+        self.response_cache.refresh()
         if not self._shared:
             return generate_latest(self.registry)
         self._refresh_counts()

@@ -31,6 +31,7 @@ __all__ = [
     "EntriesOrOff",
     "HttpUrl",
     "OneOrZero",
+    "OperationNames",
     "Origins",
     "PerMinuteOrOff",
     "PlainDecimal",
@@ -157,6 +158,17 @@ def _origins(value: str) -> tuple[str, ...]:
     return origins
 
 
+_GRAPHQL_NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]*")
+
+
+def _operation_names(value: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    for name in names:
+        if not _GRAPHQL_NAME.fullmatch(name):
+            raise Malformed(f"{name!r} is not a GraphQL operation name")
+    return names
+
+
 def choice(choices: type[_E]) -> BeforeValidator:
     """One of an enum's values, in any letter case."""
 
@@ -211,4 +223,6 @@ CreditAmount = Annotated[Decimal, BeforeValidator(_credit_amount)]
 HttpUrl = Annotated[str | None, BeforeValidator(_http_url)]
 Origins = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_origins)]
 """Comma-separated; NoDecode because pydantic-settings would read a tuple as JSON."""
+OperationNames = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_operation_names)]
+"""Comma-separated GraphQL names, as registered operations are called."""
 UserPath = Annotated[Path, BeforeValidator(lambda value: Path(value).expanduser())]

@@ -137,6 +137,18 @@ class Settings:
     cache_channel: CacheChannel = variable(CacheChannel.AUTO, "cache_channel", format="choice")
     cache_bytes: int = variable(64 * 1024 * 1024, "cache_bytes")
     cache_ttl_ms: int = variable(60_000, "cache_ttl_ms")
+    response_cache: bool = variable(False, "response_cache", format="switch")
+    """The response cache over the storage cache, for the queries listed in
+    ``response_cache_operations`` (docs/design.md, Response cache); needs
+    ``cache`` on, whose invalidations it hears."""
+    response_cache_operations: tuple[str, ...] = variable(
+        (), "response_cache_operations", format="operation_names"
+    )
+    response_cache_bytes: int = variable(32 * 1024 * 1024, "response_cache_bytes")
+    response_cache_ttl_ms: int = variable(60_000, "response_cache_ttl_ms")
+    response_cache_cdn_seconds: int = variable(0, "response_cache_cdn_seconds")
+    """``s-maxage`` of an anonymous GET's answer: how long a CDN may serve it
+    without asking again (0: it revalidates every time, with ``If-None-Match``)."""
     table: str = _TABLE.table
     dynamodb_endpoint: str | None = _TABLE.endpoint
     aws_region: str = _TABLE.region

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from domain.errors import ConditionFailed, TransactionCanceled
 
@@ -30,6 +30,7 @@ from .entries import Entries, Entry, PageKey, item_bytes, page_bytes
 from .freshness import Freshness, LocalFreshness
 from .generations import Generations
 from .invalidation import Entered, Invalidation, invalidation_of
+from .reads import ReadLog, current_reads
 from .rules import RULES, Rule
 from .stats import CacheStats
 
@@ -38,6 +39,7 @@ __all__ = [
     "EXPIRY_MARGIN_SECONDS",
     "REPLICA_SETTLE_SECONDS",
     "CachedStorage",
+    "Dependent",
 ]
 
 EXPIRY_MARGIN_SECONDS = 5.0
@@ -85,6 +87,39 @@ def _window(page: Page) -> list[Item]:
     return page.items if page.beyond is None else [*page.items, page.beyond]
 
 
+class Dependent(Protocol):
+    """A cache built on what this one reads (the response cache): it hears
+    every invalidation applied here, resolved as applied, and every flush."""
+
+    def invalidated(
+        self,
+        keys: Iterable[Key],
+        entered: Iterable[Entered],
+        anywhere: Iterable[tuple[IndexName, str]],
+    ) -> None: ...
+
+    def flushed(self) -> None: ...
+
+
+def _note_item(log: ReadLog | None, key: Key, item: Item | None) -> None:
+    if log is not None:
+        log.keys.add(key)
+        log.expiry = min(log.expiry, _expiry((item,)))
+
+
+def _note_page(log: ReadLog | None, key: PageKey, items: Sequence[Item]) -> None:
+    if log is not None:
+        log.pages.add(key)
+        log.keys.update(_key_of(item) for item in items)
+        log.expiry = min(log.expiry, _expiry(items))
+
+
+def _note_through(ap: AccessPattern) -> None:
+    log = current_reads()
+    if log is not None:
+        log.refuse(f"{ap.id} read through")
+
+
 class CachedStorage:
     def __init__(
         self,
@@ -117,6 +152,7 @@ class CachedStorage:
         self._settle = settle_seconds
         self._doubt = doubt_seconds
         self._listeners: list[Callable[[Invalidation], None]] = []
+        self._dependents: list[Dependent] = []
 
     # Reads
 
@@ -142,6 +178,8 @@ class CachedStorage:
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         now = self._clock()
         serves = self._serves(ap, now)
+        if not serves:
+            _note_through(ap)
         if serves is None:
             return await self.inner.get(ap, **params)
         self._registry.require(ap, Operation.GET)
@@ -153,6 +191,7 @@ class CachedStorage:
                 self.stats.hits[ap.id] += 1
                 before_read()
                 spend_read(int(item is not None), 0.0)
+                _note_item(current_reads(), key, item)
                 return item
             self.stats.misses[ap.id] += 1
         start = self.generations.begin()
@@ -161,6 +200,7 @@ class CachedStorage:
             self._keep_item(ap, key, item, start)
         finally:
             self.generations.end()
+        _note_item(current_reads(), key, item)
         return item
 
     def _keep_item(self, ap: AccessPattern, key: Key, item: Item | None, start: int) -> None:
@@ -175,6 +215,8 @@ class CachedStorage:
     ) -> list[Item | None]:
         now = self._clock()
         serves = self._serves(ap, now)
+        if not serves:
+            _note_through(ap)
         if serves is None:
             return await self.inner.batch_get(ap, params)
         self._registry.require(ap, Operation.BATCH_GET)
@@ -205,6 +247,10 @@ class CachedStorage:
                     self._keep_item(ap, key, item, start)
             finally:
                 self.generations.end()
+        log = current_reads()
+        if log is not None:
+            for key, item in found.items():
+                _note_item(log, key, item)
         return [found[key] for key in keys]
 
     async def query(
@@ -219,6 +265,8 @@ class CachedStorage:
         now = self._clock()
         serves = self._serves(ap, now)
         size = ap.default_page if first is None else first
+        if not serves:
+            _note_through(ap)
         if serves is None or type(size) is not int:  # a bad size: the store refuses it
             return await self.inner.query(ap, params, tenant=tenant, first=first, after=after)
         self._registry.require(ap, Operation.QUERY)
@@ -232,6 +280,7 @@ class CachedStorage:
                 self.stats.hits[ap.id] += 1
                 before_read()
                 spend_read(len(entry.window), 0.0)
+                _note_page(current_reads(), key, _window(page))
                 return page
             self.stats.misses[ap.id] += 1
         start = self.generations.begin()
@@ -240,6 +289,7 @@ class CachedStorage:
             self._keep_page(ap, key, page, start)
         finally:
             self.generations.end()
+        _note_page(current_reads(), key, _window(page))
         return page
 
     def _keep_page(self, ap: AccessPattern, key: PageKey, page: Page, start: int) -> None:
@@ -255,6 +305,9 @@ class CachedStorage:
     # Writes
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        log = current_reads()
+        if log is not None:
+            log.refuse("wrote")
         try:
             await self.inner.transact_write(actions)
         except (ConditionFailed, TransactionCanceled):
@@ -303,6 +356,8 @@ class CachedStorage:
                 entered.add(Entered(moved.table_index, partition, moved.sort_key))
         self.stats.invalidations += 1
         self.stats.dropped += entries.drop(invalidation.keys, entered, anywhere)
+        for dependent in self._dependents:
+            dependent.invalidated(invalidation.keys, entered, anywhere)
         self.generations.stamp(
             (
                 *invalidation.keys,
@@ -317,6 +372,14 @@ class CachedStorage:
         self.entries.clear()
         self.generations.forget_all()
         self.stats.flushes += 1
+        for dependent in self._dependents:
+            dependent.flushed()
+
+    def add_dependent(self, dependent: Dependent) -> None:
+        """``dependent`` hears every invalidation applied here (this process's
+        writes, their second applications, and any heard from elsewhere) and
+        every flush (docs/design.md, Response cache)."""
+        self._dependents.append(dependent)
 
     async def close(self) -> None:
         self.entries.clear()

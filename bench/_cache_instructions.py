@@ -1,0 +1,143 @@
+"""The response cache in instructions per request: the small query and the
+page of 50 answered from it (docs/design.md, Response cache), against the
+same requests executed with every cache off, under callgrind, the ASGI app
+called in-process as in ``bench/fastpaths.py``. Instruction counts do not
+move with what else runs on the machine; req/s (``bench/_cache_http.py``) do."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import gc
+import json
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ._harness import print_table
+from ._instructions import _client
+from .fastpaths import REQUESTS, WARMUP, _request
+
+__all__ = ["run"]
+
+VIEWER = "query Viewer { viewer { role brandId __typename } }"
+SHAPES = ("small query", "page of 50")
+SETTINGS = ("uncached", "response cache")
+
+
+async def _count(setting: str, library: Path, directory: Path) -> dict[str, float]:
+    out = directory / f"{setting.replace(' ', '-')}.out"
+    process = await asyncio.create_subprocess_exec(
+        "valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
+        f"--callgrind-out-file={out}",
+        sys.executable, "-m", "bench._cache_instructions", setting, str(library),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, stderr = await process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"callgrind run failed: {stderr.decode(errors='replace')[-800:]}")
+    counts = {}
+    for number, shape in enumerate(SHAPES, start=1):
+        text = Path(f"{out}.{number}").read_text()
+        total = next(
+            int(line.split()[1])
+            for line in text.splitlines()
+            if line.startswith(("summary:", "totals:"))
+        )
+        counts[shape] = total / REQUESTS
+    return counts
+
+
+async def run() -> None:
+    title = (
+        "cache: instructions per request through the response cache (callgrind, "
+        f"{REQUESTS} requests after {WARMUP}, the ASGI app called in-process)"
+    )
+    header = ("shape", "uncached", "response cache", "saved")
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name)
+        library = _client(directory)
+        if isinstance(library, str):
+            print_table(title, [("skipped", library, "", "")], header)
+            return
+        counts = {s: await _count(s, library, directory) for s in SETTINGS}
+    rows = []
+    for shape in SHAPES:
+        off, on = counts["uncached"][shape], counts["response cache"][shape]
+        rows.append((shape, f"{off:,.0f}", f"{on:,.0f}", f"{1 - on / off:.1%}"))
+    print_table(title, rows, header)
+
+
+# The child, under callgrind.
+
+
+@asynccontextmanager
+async def _gateway(setting: str) -> AsyncIterator[tuple[Any, str, str]]:
+    from api.app import create_app
+    from api.settings.gateway import Settings
+    from api.settings.limits import Limits
+    from api.settings.operations import OperationSettings
+
+    from .execution import ADMIN_KEY, PAGE, _seed
+
+    with tempfile.TemporaryDirectory(prefix="proofgate-bench-") as directory:
+        operations = Path(directory) / "operations"
+        operations.mkdir()
+        (operations / "page.graphql").write_text(PAGE)
+        (operations / "viewer.graphql").write_text(VIEWER)
+        settings = Settings(
+            cursor_key=bytes(range(32)),
+            admin_key=ADMIN_KEY,
+            sqlite_path=str(Path(directory) / "bench.db"),
+            limits=Limits(rate_limit=None, key_rate_limit=None),
+            operations=OperationSettings(directory=operations),
+        )
+        if setting == "response cache":
+            settings = replace(
+                settings,
+                cache=True,
+                response_cache=True,
+                response_cache_operations=("Page", "Viewer"),
+            )
+        app = create_app(settings)
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=transport, base_url="http://bench") as http,
+        ):
+            brand, key = await _seed(http)
+            gc.collect()
+            gc.freeze()
+            yield app, brand, key
+
+
+async def _child(setting: str, library: str) -> None:
+    from .execution import PAGE
+
+    measure = ctypes.CDLL(library)
+    async with _gateway(setting) as (app, brand, key):
+        small = json.dumps({"query": VIEWER}).encode()
+        page = json.dumps({"query": PAGE, "variables": {"id": brand}}).encode()
+        for body, who in ((small, None), (page, key)):
+            for _ in range(WARMUP):
+                await _request(app, body, who)
+            measure.measure_start()
+            for _ in range(REQUESTS):
+                await _request(app, body, who)
+            measure.measure_stop()
+
+
+if __name__ == "__main__":
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(_child(sys.argv[1], sys.argv[2]))
