@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from api.app import create_app
 from api.graphql.response_cache import ResponseAnswers, ResponseCache
-from api.settings.gateway import Backend, Environment, Settings
+from api.settings.gateway import Backend, CacheChannel, Environment, Settings
 from api.settings.limits import Execution
 from api.settings.operations import OperationSettings
 from domain.errors import ConfigurationError
@@ -50,6 +50,9 @@ def cached_settings(
     return replace(
         settings,
         cache=True,
+        # One process, whose writes are all its cache hears: on DynamoDB the
+        # default would read the table's log, untrusted until its first read.
+        cache_channel=CacheChannel.NONE,
         response_cache=True,
         response_cache_operations=CACHED,
         operations=OperationSettings(directory=directory),
