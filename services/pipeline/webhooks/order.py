@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from domain.datetimes import format_datetime
 from domain.errors import ConditionFailed
@@ -57,6 +57,7 @@ PENDING_SORT = KeyTemplate("AT#{created_at:time}#{delivery_id}")
 _LOOKS = 3
 """Times a delivery looks for an earlier one in one claim: each further look
 follows a head that settled while it looked."""
+_JUST = timedelta(microseconds=1)
 _WAITING = Any_(
     Compare("status", Comparison.EQ, OutboxStatus.READY.value),
     Compare("status", Comparison.EQ, OutboxStatus.LEASED.value),
@@ -157,7 +158,8 @@ class WebhookOrder:
             if not page.items:
                 return
             head = page.items[0]
-            now = self._clock()
+            # Just before now: a poll reads what is due before its clock.
+            now = self._clock() - _JUST
             await self._storage.transact_write(
                 [
                     Update(
