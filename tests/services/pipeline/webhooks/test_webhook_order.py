@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -25,8 +24,6 @@ from services.pipeline.webhooks.order import WebhookOrder
 from services.webhooks.items import DeliveryStatus
 from storage import CursorCodec, Item, Storage
 from storage.access_patterns import WEBHOOK_PENDING
-from storage.dynamodb import create_table, open_dynamodb
-from storage.sqlite import open_sqlite
 from tests._support.receiver import Receiver, Request
 from tests._support.standard_webhooks import Delivery, python_verifies
 from tests.services.pipeline._support import CURSOR_KEY, eventually, new_brand, queued, utcnow
@@ -47,22 +44,9 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(params=["sqlite", "dynamodb"])
-async def storage(request: pytest.FixtureRequest) -> AsyncIterator[Storage]:
-    """Both backends: the order rests on conditions DynamoDB evaluates itself
-    (a ConditionCheck on an item that may be gone), and moto's server refuses
-    a Scan."""
-    if request.param == "sqlite":
-        store = await open_sqlite(":memory:", cursor_key=CURSOR_KEY)
-    else:
-        endpoint: str = request.getfixturevalue("moto_endpoint")
-        table = f"order-{uuid.uuid4().hex[:8]}"
-        await create_table(table_name=table, region="us-east-1", endpoint_url=endpoint)
-        store = await open_dynamodb(
-            table_name=table, region="us-east-1", cursor_key=CURSOR_KEY, endpoint_url=endpoint
-        )
-    yield store
-    await store.close()
+@pytest.fixture
+def storage(store: Storage) -> Storage:
+    return store
 
 
 @pytest.fixture
