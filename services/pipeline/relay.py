@@ -443,10 +443,7 @@ class Relay:
     async def _deliver(self, claimed: ClaimedItem) -> None:
         try:
             async with self._webhook_slots:
-                event = claimed.event
-                assert isinstance(event, WebhookEvent)
-                if not await self._order.waits(claimed, event):
-                    await self.handle(claimed)
+                await self.handle(claimed)
             self._held.pop(claimed.lease.token, None)
         finally:
             self._freed(webhook=True)
@@ -463,8 +460,26 @@ class Relay:
 
     async def handle(self, claimed: ClaimedItem) -> None:
         """Never raises but on cancellation: whatever fails here, the lease
-        expires and another attempt follows."""
+        expires and another attempt follows. A webhook delivery with an
+        earlier one of its webhook pending is given back to wait instead
+        (docs/design.md, Webhook order)."""
+        event = claimed.event
+        if isinstance(event, WebhookEvent) and await self._waits(claimed, event):
+            return
         await self._settle_outcome(claimed, await self._outcome(claimed))
+
+    async def _waits(self, claimed: ClaimedItem, event: WebhookEvent) -> bool:
+        try:
+            return await self._order.waits(claimed, event)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.warning(
+                "Reading the order of webhook delivery %s failed; its lease will expire",
+                event.delivery_id,
+                exc_info=True,
+            )
+            return True
 
     async def _outcome(self, claimed: ClaimedItem) -> Exception | None:
         """Works the item; what made it fail, if anything did."""
