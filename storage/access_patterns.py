@@ -49,6 +49,7 @@ __all__ = [
     "THREAT_BY_ID",
     "WEBHOOK_BY_ID",
     "WEBHOOK_DELIVERIES",
+    "WEBHOOK_PENDING",
 ]
 
 REGISTRY = Registry()
@@ -407,5 +408,17 @@ CACHE_LOG = _ap(
     # (docs/design.md, Cache invalidations across processes).
     SortCondition("between", "LOG#{since:time}", "LOG#~"),
     "CacheLogBatch",
+    consistent=True,
+)
+WEBHOOK_PENDING = _ap(
+    "AP36",
+    "a webhook's unsettled deliveries, oldest first (its order)",
+    _QUERY,
+    _TABLE,
+    "WEBHOOKQ#{webhook}",
+    # Strong: whether an earlier delivery is still pending decides whether
+    # this one may be sent (docs/design.md, Webhook order).
+    SortCondition("begins_with", "AT#"),
+    "PendingDelivery",
     consistent=True,
 )

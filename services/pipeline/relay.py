@@ -53,6 +53,7 @@ from services.pipeline.outbox.items import (
 from services.pipeline.periodic import repeat
 from services.pipeline.settings import PipelineSettings
 from services.pipeline.webhooks.delivery import deliver
+from services.pipeline.webhooks.order import WebhookOrder, pending_delete, pending_put
 from services.transact import transact
 from services.webhooks.items import DeliveryStatus, delivery_item, webhook_filter
 from services.webhooks.selections import WebhookSelections
@@ -112,6 +113,7 @@ class Relay:
         self._settling = asyncio.Semaphore(HINTS_PER_BATCH * settings.claim_batch)
         """Worked alert items whose delete (or retry) has not committed yet."""
         self._completions = Completions(storage, self._completed)
+        self._order = WebhookOrder(storage, settings, clock, self.wake)
         self._wake = asyncio.Event()
         """Polls the table now."""
         self._hinted = asyncio.Event()
@@ -380,7 +382,7 @@ class Relay:
         now = self._clock()
         claims: list[tuple[Item, Lease]] = []
         for item in items:
-            if int(item.get("attempts", 0)) >= self._settings.max_attempts:
+            if int(item.get("attempts", 0)) >= self._settings.max_attempts and not is_webhook(item):
                 # Its last attempt never finished (the process died holding the lease).
                 await self._write(
                     park_update(
@@ -458,8 +460,26 @@ class Relay:
 
     async def handle(self, claimed: ClaimedItem) -> None:
         """Never raises but on cancellation: whatever fails here, the lease
-        expires and another attempt follows."""
+        expires and another attempt follows. A webhook delivery with an
+        earlier one of its webhook pending is given back to wait instead
+        (docs/design.md, Webhook order)."""
+        event = claimed.event
+        if isinstance(event, WebhookEvent) and await self._waits(claimed, event):
+            return
         await self._settle_outcome(claimed, await self._outcome(claimed))
+
+    async def _waits(self, claimed: ClaimedItem, event: WebhookEvent) -> bool:
+        try:
+            return await self._order.waits(claimed, event)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.warning(
+                "Reading the order of webhook delivery %s failed; its lease will expire",
+                event.delivery_id,
+                exc_info=True,
+            )
+            return True
 
     async def _outcome(self, claimed: ClaimedItem) -> Exception | None:
         """Works the item; what made it fail, if anything did."""
@@ -491,20 +511,53 @@ class Relay:
                 claimed.event_id,
             )
 
+    async def _settle(self, claimed: ClaimedItem, action: WriteAction) -> bool:
+        """Writes ``action``, which ends the item (a delete, a park); a
+        webhook delivery's order entry goes with it, and the next delivery
+        of its webhook is woken (docs/design.md, Webhook order)."""
+        event = claimed.event
+        if not isinstance(event, WebhookEvent):
+            return await self._write(action)
+        try:
+            await self._storage.transact_write([action, pending_delete(event)])
+        except ConditionFailed:
+            return False
+        await self._order.settled(event)
+        return True
+
+    def _gives_up(self, claimed: ClaimedItem) -> bool:
+        """This attempt is the last: an alert item's ``max_attempts``-th, a
+        delivery's first claimed once it is ``webhook_retry_horizon`` old
+        (by its claim's time, so the delivery's record and the item agree
+        however long the attempt took)."""
+        event = claimed.event
+        if isinstance(event, WebhookEvent):
+            claimed_at = claimed.lease.until - self._settings.lease
+            return claimed_at >= event.created_at + self._settings.webhook_retry_horizon
+        return claimed.attempts >= self._settings.max_attempts
+
+    def _retry_due(self, claimed: ClaimedItem, now: datetime) -> datetime:
+        due = now + retry_delay(claimed.attempts, self._settings)
+        event = claimed.event
+        if isinstance(event, WebhookEvent):
+            # The last attempt falls on the horizon, not up to retry_cap past it.
+            due = max(now, min(due, event.created_at + self._settings.webhook_retry_horizon))
+        return due
+
     async def _complete(self, claimed: ClaimedItem) -> None:
-        if not await self._write(complete_delete(claimed.event_id, claimed.lease.token)):
+        if not await self._settle(claimed, complete_delete(claimed.event_id, claimed.lease.token)):
             logger.info("Outbox item %s was taken over before it completed", claimed.event_id)
 
     async def _process(self, claimed: ClaimedItem) -> None:
         event = claimed.event
         if isinstance(event, WebhookEvent):
-            final = claimed.attempts >= self._settings.max_attempts
+            now = self._clock()
             await deliver(
                 self._storage,
                 event,
-                now=self._clock(),
+                now=now,
                 settings=self._settings,
-                final=final,
+                final=self._gives_up(claimed),
                 counted=self._on_delivery,
                 selections=self._selections,
             )
@@ -554,6 +607,7 @@ class Relay:
             )
             put = outbox_put(event, now=recorded_at, settings=self._settings)
             actions.append(put)
+            actions.append(pending_put(event))
             deliveries.append(put.item)
         try:
             await transact(self._storage, actions)
@@ -579,18 +633,20 @@ class Relay:
             if isinstance(error, ProofgateError)
             else f"{type(error).__name__}: {error}"
         )
-        if claimed.attempts >= self._settings.max_attempts:
+        if self._gives_up(claimed):
             logger.error(
                 "Outbox item %s parked after %d attempts: %s",
                 claimed.event_id,
                 claimed.attempts,
                 text,
             )
-            action = park_update(claimed.event_id, now=now, error=text, token=claimed.lease.token)
+            park = park_update(claimed.event_id, now=now, error=text, token=claimed.lease.token)
+            written = await self._settle(claimed, park)
         else:
-            due = now + retry_delay(claimed.attempts, self._settings)
-            action = retry_update(claimed.event_id, claimed.lease.token, due=due, error=text)
-        if not await self._write(action):
+            due = self._retry_due(claimed, now)
+            retry = retry_update(claimed.event_id, claimed.lease.token, due=due, error=text)
+            written = await self._write(retry)
+        if not written:
             logger.info(
                 "Outbox item %s was taken over before its failure was recorded", claimed.event_id
             )

@@ -49,6 +49,14 @@ class PipelineSettings:
     max_attempts: int = variable(8, "outbox_max_attempts")
     retry_base: timedelta = variable(_SECOND, "webhook_retry_base_ms", unit=_MS)
     retry_cap: timedelta = timedelta(minutes=15)
+    webhook_retry_horizon: timedelta = variable(
+        timedelta(hours=24), "webhook_retry_hours", unit=timedelta(hours=1)
+    )
+    """A webhook delivery is retried, with the backoff above, until it is this
+    old, not ``max_attempts`` times: receivers built for Standard Webhooks
+    expect retries over about a day (Svix: eight attempts over 27 hours), and
+    eight attempts from one second last four minutes, less than an ordinary
+    outage. Then it is FAILED and parked (docs/design.md, Webhook order)."""
     # Live delivery: other processes' alerts are found by tailing AP12.
     tail_interval: timedelta = variable(500 * _MS, "tail_interval_ms", unit=_MS)
     tail_overlap: timedelta = timedelta(seconds=10)

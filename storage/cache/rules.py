@@ -76,6 +76,7 @@ _RULES: Mapping[str, Rule] = {
     "AP33": Rule.FRESHNESS,
     "AP34": Rule.CACHED,
     "AP35": Rule.TAIL,
+    "AP36": Rule.TRANSITION,
 }
 
 

@@ -24,18 +24,28 @@ class Receiver:
         self.requests: list[Request] = []
         self.answered: list[int] = []
         self._server: asyncio.Server | None = None
+        self.port = 0
         self.url = ""
 
     async def __aenter__(self) -> Receiver:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        port = self._server.sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}/hooks/alerts?via=test"
+        self.port = self._server.sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/hooks/alerts?via=test"
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
+        await self.stop()
+
+    async def stop(self) -> None:
+        """Down: the port refuses connections until ``start``."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def start(self) -> None:
+        """Back up on the same port (the URL the webhook names)."""
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         _, path, _ = (await reader.readline()).decode().split(" ", 2)

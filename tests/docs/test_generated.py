@@ -22,4 +22,4 @@ def test_access_pattern_doc_is_current() -> None:
 def test_access_pattern_doc_has_one_row_per_pattern() -> None:
     ids = re.findall(r"^\| (AP\d+) \|", ACCESS_PATTERNS_DOC.read_text(), flags=re.MULTILINE)
     assert ids == [ap.id for ap in REGISTRY]
-    assert len(ids) == 35
+    assert len(ids) == 36

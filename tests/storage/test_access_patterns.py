@@ -138,12 +138,18 @@ QUERIES: dict[str, tuple[IndexName, dict[str, Any], str, SortRange]] = {
         "CACHELOG",
         SortRange(SortOperator.BETWEEN, f"LOG#{T0_KEY}", "LOG#~"),
     ),
+    "AP36": (
+        IndexName.TABLE,
+        {"webhook": "wh_b1_w1"},
+        "WEBHOOKQ#wh_b1_w1",
+        SortRange(SortOperator.BEGINS_WITH, "AT#"),
+    ),
 }
 
 
-def test_all_35_patterns_are_registered_with_ids_ap01_to_ap35() -> None:
+def test_all_36_patterns_are_registered_with_ids_ap01_to_ap36() -> None:
     ids = [ap.id for ap in REGISTRY]
-    assert ids == [f"AP{n:02d}" for n in range(1, 36)]
+    assert ids == [f"AP{n:02d}" for n in range(1, 37)]
     assert sorted(GETS.keys() | QUERIES.keys()) == ids
 
 
@@ -210,6 +216,7 @@ def test_consistent_reads_only_on_the_table() -> None:
         "AP32",
         "AP33",
         "AP35",
+        "AP36",
     }
     assert all(REGISTRY[i].index is IndexName.TABLE for i in consistent)
 

@@ -28,6 +28,7 @@ def test_every_variable_reaches_the_pipeline_settings() -> None:
             "PROOFGATE_KEY_CHECK_MS": "2000",
             "PROOFGATE_WS_KEEPALIVE_MS": "7000",
             "PROOFGATE_WEBHOOK_RETRY_BASE_MS": "20",
+            "PROOFGATE_WEBHOOK_RETRY_HOURS": "48",
             "PROOFGATE_WEBHOOK_ALLOW_PRIVATE": "TRUE",
             "PROOFGATE_REDIS_URL": "redis://:secret@cache.internal:6380/2",
             "PROOFGATE_REDIS_PREFIX": "staging:",
@@ -44,6 +45,7 @@ def test_every_variable_reaches_the_pipeline_settings() -> None:
     assert settings.key_check_interval == timedelta(seconds=2)
     assert settings.keepalive_interval == timedelta(seconds=7)
     assert settings.retry_base == timedelta(milliseconds=20)
+    assert settings.webhook_retry_horizon == timedelta(hours=48)
     assert settings.webhook_allow_private is True
     assert settings.redis_url == "redis://:secret@cache.internal:6380/2"
     assert settings.redis_prefix == "staging:"

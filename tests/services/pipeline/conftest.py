@@ -20,6 +20,7 @@ FAST = PipelineSettings(
     retry_base=timedelta(milliseconds=10),
     retry_cap=timedelta(milliseconds=50),
     max_attempts=3,
+    webhook_retry_horizon=timedelta(seconds=30),
     tail_interval=timedelta(milliseconds=50),
     tail_overlap=timedelta(seconds=2),
     webhook_allow_private=True,

@@ -114,23 +114,34 @@ async def test_deliveries_honour_the_webhooks_types(
     ]
 
 
-async def test_a_receiver_that_keeps_failing_ends_failed_and_parked(
-    storage: Storage, pipeline: Pipeline, settings: PipelineSettings, t0: datetime
+async def test_a_receiver_that_keeps_failing_ends_failed_and_parked_at_the_horizon(
+    storage: Storage, settings: PipelineSettings, t0: datetime
 ) -> None:
+    """Retried until the delivery is ``webhook_retry_horizon`` old, however
+    many attempts that is: ``max_attempts`` counts alert items only."""
     brand = await new_brand(storage)
-    async with Receiver(lambda request, attempt: 503) as receiver:
-        await webhook(storage, brand, receiver.url)
-        await pipeline.committing(storage).transact_write(
-            pipeline.enqueue(RecallEvent(new_id(), brand, t0, None))
-        )
+    own = replace(settings, webhook_retry_horizon=timedelta(seconds=1))
+    pipeline = Pipeline(storage, own, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
+    await pipeline.start()
+    try:
+        async with Receiver(lambda request, attempt: 503) as receiver:
+            await webhook(storage, brand, receiver.url)
+            await pipeline.committing(storage).transact_write(
+                pipeline.enqueue(RecallEvent(new_id(), brand, t0, None))
+            )
 
-        async def failed() -> bool:
-            return [r["status"] for r in await deliveries(storage, brand)] == ["FAILED"]
+            async def failed() -> bool:
+                return [r["status"] for r in await deliveries(storage, brand)] == ["FAILED"]
 
-        await eventually(failed)
-    assert receiver.answered == [503] * settings.max_attempts
+            await eventually(failed, timeout=10)
+    finally:
+        await pipeline.stop()
     [record] = await deliveries(storage, brand)
-    assert (record["attempts"], record["lastError"]) == (settings.max_attempts, "HTTP 503")
+    assert record["lastError"] == "HTTP 503"
+    assert receiver.answered == [503] * record["attempts"]
+    assert record["attempts"] > own.max_attempts
+    last = datetime.fromisoformat(record["updatedAt"])
+    assert last >= datetime.fromisoformat(record["createdAt"]) + own.webhook_retry_horizon
     [parked] = (await storage.query(OUTBOX_PARKED, {}, tenant="test")).items
     assert (parked["kind"], parked["payload"]["deliveryId"]) == ("WEBHOOK", record["id"])
 
@@ -193,7 +204,7 @@ async def test_a_failure_without_an_answer_tells_the_brand_nothing_about_the_net
     closed = free_port()
     brand = await new_brand(storage)
     await webhook(storage, brand, url.format(closed=closed))
-    own = replace(settings, webhook_allow_private=allow_private, max_attempts=1)
+    own = replace(settings, webhook_allow_private=allow_private, webhook_retry_horizon=timedelta(0))
     pipeline = Pipeline(storage, own, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
     await pipeline.start()
     try:
