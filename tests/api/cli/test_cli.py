@@ -31,7 +31,7 @@ def test_explain_lists_every_access_pattern(capsys: pytest.CaptureFixture[str]) 
     assert lines[0].split()[:3] == list(COLUMNS[:3])
     rows = {line.split()[0]: line for line in lines[2:]}
     assert list(rows) == [ap.id for ap in REGISTRY]
-    assert len(rows) == 35
+    assert len(rows) == 36
     for ap in REGISTRY:
         row = rows[ap.id]
         for cell in (
