@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from ..keys import Key
 from ..table import TABLE, IndexDefinition, IndexName
 from ..writes import ConditionCheck, Delete, Put, Update, WriteAction
+from .scope import EVERYWHERE, Scope
 
 __all__ = ["Entered", "Invalidation", "Moved", "invalidation_of"]
 
@@ -92,12 +93,13 @@ _PRIMARY = TABLE.primary
 _GSI_KEYS = frozenset(a for index in _GSIS for a in (index.partition_key, index.sort_key))
 
 
-def _put(put: Put, entered: set[Entered]) -> None:
+def _put(put: Put, entered: set[Entered], scope: Scope) -> None:
     key, item = put.key, put.item
-    entered.add(Entered(_PRIMARY.name, key.pk, key.sk))
+    if scope.holds(_PRIMARY.name, key.pk):
+        entered.add(Entered(_PRIMARY.name, key.pk, key.sk))
     for index in _GSIS:
         partition = item.get(index.partition_key)
-        if isinstance(partition, str):
+        if isinstance(partition, str) and scope.holds(index.name, partition):
             sort_key = item.get(index.sort_key)
             entered.add(
                 Entered(index.name, partition, sort_key if isinstance(sort_key, str) else None)
@@ -110,30 +112,35 @@ def _written(update: Update, name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _update(update: Update, entered: set[Entered], moved: set[Moved]) -> None:
+def _update(update: Update, entered: set[Entered], moved: set[Moved], scope: Scope) -> None:
     key = update.key
     # An Update of a missing item creates it, in the key's table partition.
-    entered.add(Entered(_PRIMARY.name, key.pk, key.sk))
+    if scope.holds(_PRIMARY.name, key.pk):
+        entered.add(Entered(_PRIMARY.name, key.pk, key.sk))
     if _GSI_KEYS.isdisjoint(update.set) and _GSI_KEYS.isdisjoint(update.set_if_absent):
         return  # most Updates: counters and plain attributes
     for index in _GSIS:
-        _update_index(update, index, entered, moved)
+        if scope.pages(index.name):
+            _update_index(update, index, entered, moved, scope)
 
 
 def _update_index(
-    update: Update, index: IndexDefinition, entered: set[Entered], moved: set[Moved]
+    update: Update, index: IndexDefinition, entered: set[Entered], moved: set[Moved], scope: Scope
 ) -> None:
     partition = _written(update, index.partition_key)
     sort_key = _written(update, index.sort_key)
     if partition is not None:
-        entered.add(Entered(index.name, partition, sort_key))
+        if scope.holds(index.name, partition):
+            entered.add(Entered(index.name, partition, sort_key))
     elif sort_key is not None:
         moved.add(Moved(update.key, index.name, sort_key))
     # Neither named: the item keeps its place in the index (or stays out of
     # it, or leaves it by REMOVE): only pages holding it change, by its key.
 
 
-def invalidation_of(actions: Iterable[WriteAction]) -> Invalidation:
+def invalidation_of(actions: Iterable[WriteAction], scope: Scope = EVERYWHERE) -> Invalidation:
+    """What ``actions`` can have changed; images that enter a partition
+    outside ``scope`` (where no kept page can be) are left out."""
     keys: set[Key] = set()
     entered: set[Entered] = set()
     moved: set[Moved] = set()
@@ -142,9 +149,9 @@ def invalidation_of(actions: Iterable[WriteAction]) -> Invalidation:
             continue  # changes nothing
         keys.add(action.key)
         if isinstance(action, Put):
-            _put(action, entered)
+            _put(action, entered, scope)
         elif isinstance(action, Update):
-            _update(action, entered, moved)
+            _update(action, entered, moved, scope)
         else:
             assert isinstance(action, Delete)
             # Removal only: pages that held the item are found by its key.

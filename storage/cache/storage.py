@@ -31,6 +31,7 @@ from .freshness import Freshness, LocalFreshness
 from .generations import Generations
 from .invalidation import Entered, Invalidation, invalidation_of
 from .rules import RULES, Rule
+from .scope import Scope
 from .stats import CacheStats
 
 __all__ = [
@@ -109,6 +110,9 @@ class CachedStorage:
         self.freshness: Freshness = freshness if freshness is not None else LocalFreshness()
         self._registry = registry
         self._rules = rules
+        self._scope = Scope.of(
+            registry, lambda pattern: pattern.id in rules and rules[pattern.id].served
+        )
         self._ttl = ttl_seconds
         self._clock = clock
         if settle_seconds is None:
@@ -273,7 +277,7 @@ class CachedStorage:
         self._written(actions)
 
     def _written(self, actions: Sequence[WriteAction]) -> Invalidation:
-        invalidation = invalidation_of(actions)
+        invalidation = invalidation_of(actions, self._scope)
         if not invalidation:
             return invalidation
         self.invalidate(invalidation)
@@ -303,7 +307,11 @@ class CachedStorage:
                 entered.add(Entered(moved.table_index, partition, moved.sort_key))
         self.stats.invalidations += 1
         self.stats.dropped += entries.drop(invalidation.keys, entered, anywhere)
-        self.generations.stamp(
+        generations = self.generations
+        if not generations.reading:
+            generations.stamp(())  # no read in flight needs the slots
+            return
+        generations.stamp(
             (
                 *invalidation.keys,
                 *(("P", e.table_index, e.partition) for e in entered),
