@@ -90,6 +90,7 @@ def _serve(args: argparse.Namespace) -> int:
             f"PROOFGATE_CACHE=on serves {args.workers} workers only through Redis",
             hint="Set PROOFGATE_REDIS_URL, run one worker, or set PROOFGATE_CACHE=off.",
         )
+    _check_sole_writer(settings, args.workers)
     listener = _bind(settings.host, settings.port)
     built: list[ASGIApp] = []
     try:
@@ -307,3 +308,20 @@ def _banner(settings: Settings, workers: int = 1) -> str:
     else:
         lines.append("  Admin key: set by PROOFGATE_ADMIN_KEY")
     return "\n".join(lines)
+
+
+def _check_sole_writer(settings: Settings, workers: int) -> None:
+    """docs/design.md, Storage cache, The watermark: the claim holds for one
+    process that hears no one, not for workers or a fleet on a channel."""
+    if not (settings.cache and settings.cache_sole_writer):
+        return
+    if workers > 1:
+        raise ConfigurationError(
+            f"PROOFGATE_CACHE_SOLE_WRITER=on claims one writing process; got {workers} workers",
+            hint="Run one worker, or set PROOFGATE_CACHE_SOLE_WRITER=off.",
+        )
+    if settings.pipeline.redis_url is not None:
+        raise ConfigurationError(
+            "PROOFGATE_CACHE_SOLE_WRITER=on with PROOFGATE_REDIS_URL set: the channel decides",
+            hint="Set PROOFGATE_CACHE_SOLE_WRITER=off; the processes on Redis prove freshness.",
+        )

@@ -55,10 +55,13 @@ def cached(storage: Storage, settings: Settings) -> Storage:
     ingest, the CLI's jobs) writes through it (docs/design.md, Storage cache)."""
     if not settings.cache:
         return storage
-    from storage.cache import CachedStorage
+    from storage.cache import CachedStorage, LocalFreshness
 
     return CachedStorage(
-        storage, max_bytes=settings.cache_bytes, ttl_seconds=settings.cache_ttl_ms / 1000
+        storage,
+        max_bytes=settings.cache_bytes,
+        ttl_seconds=settings.cache_ttl_ms / 1000,
+        freshness=LocalFreshness(sole_writer=settings.cache_sole_writer),
     )
 
 

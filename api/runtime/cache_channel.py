@@ -37,6 +37,7 @@ def cache_channel(settings: Settings, storage: Storage) -> CacheChannel | None:
         prefix=settings.pipeline.redis_prefix,
         apply=apply,
         flush=storage.flush,
+        settled=storage.settled_through,
     )
     storage.freshness = channel.freshness
     storage.on_invalidation(lambda invalidation: channel.publish(invalidation.to_plain()))

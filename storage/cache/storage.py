@@ -121,6 +121,10 @@ class CachedStorage:
         self._settle = settle_seconds
         self._doubt = doubt_seconds
         self._listeners: list[Callable[[Invalidation], None]] = []
+        self._pending: dict[int, float] = {}
+        """This process's writes that may commit and whose invalidation has
+        not been applied and handed to the listeners: their start times."""
+        self._writes = 0
 
     # Reads
 
@@ -135,7 +139,20 @@ class CachedStorage:
         heard = self.freshness.heard_through()
         # A channel that can never prove anything (LocalFreshness): keeping
         # what no one may be served would only crowd out what can be.
-        return None if heard == -math.inf else heard >= now
+        if heard == -math.inf:
+            return None
+        # docs/design.md, Storage cache, The watermark: every write committed
+        # before the read began has been applied here, others' and our own.
+        return min(heard, self.settled_through()) >= now
+
+    def settled_through(self) -> float:
+        """A wall-clock time before which every write of this process that
+        may have committed has had its invalidation applied here and handed
+        to the listeners: the start of the oldest write still in flight (a
+        write cancelled in doubt stays in flight until its second drop), or
+        ``inf`` when none is."""
+        pending = self._pending
+        return min(pending.values()) if pending else math.inf
 
     def _keeps(self, start: int, slots: Sequence[Hashable]) -> bool:
         return self.freshness.trusted() and self.generations.unchanged(start, slots)
@@ -259,22 +276,36 @@ class CachedStorage:
     # Writes
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
+        self._writes += 1
+        token = self._writes
+        self._pending[token] = self._clock()
         try:
             await self.inner.transact_write(actions)
         except (ConditionFailed, TransactionCanceled):
+            del self._pending[token]
             raise  # nothing committed
         except asyncio.CancelledError:
             # The write may still commit (a queued group commit, a request
-            # DynamoDB received): drop now, and again once it must have ended.
+            # DynamoDB received): drop now, and again once it must have
+            # ended; until then it holds settled_through back.
             invalidation = self._written(actions)
-            if invalidation:
-                loop = asyncio.get_running_loop()
-                loop.call_later(self._doubt, self.invalidate, invalidation)
+            loop = asyncio.get_running_loop()
+            loop.call_later(self._doubt, self._doubted, token, invalidation)
             raise
         except BaseException:
             self._written(actions)  # a lost answer may hide a commit
+            del self._pending[token]
             raise
         self._written(actions)
+        del self._pending[token]
+
+    def _doubted(self, token: int, invalidation: Invalidation) -> None:
+        """A cancelled write's second drop, heard by the listeners too."""
+        if invalidation:
+            self.invalidate(invalidation)
+            for listener in self._listeners:
+                listener(invalidation)
+        self._pending.pop(token, None)
 
     def _written(self, actions: Sequence[WriteAction]) -> Invalidation:
         invalidation = invalidation_of(actions, self._scope)

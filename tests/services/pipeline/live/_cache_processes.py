@@ -5,6 +5,8 @@ real redis-server: two processes as far as the channel can tell
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from typing import Any
 
 from services.pipeline.live.cache_channel import CACHE_KEY_LABEL, CacheChannel
@@ -21,14 +23,26 @@ BRANDS = [f"b{i}" for i in range(8)]
 
 
 class Process:
-    def __init__(self, store: Storage, url: str, channel_type: type[CacheChannel]) -> None:
-        self.cache = CachedStorage(store, max_bytes=1 << 20, ttl_seconds=600.0)
+    def __init__(
+        self,
+        store: Storage,
+        url: str,
+        channel_type: type[CacheChannel],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``clock``: the cache's (when its reads begin), not the channel's."""
+        self.cache = CachedStorage(store, max_bytes=1 << 20, ttl_seconds=600.0, clock=clock)
 
         def apply(plain: Any) -> None:
             self.cache.invalidate(Invalidation.from_plain(plain))
 
         self.channel = channel_type(
-            url, key=KEY, prefix="proofgate:", apply=apply, flush=self.cache.flush
+            url,
+            key=KEY,
+            prefix="proofgate:",
+            apply=apply,
+            flush=self.cache.flush,
+            settled=self.cache.settled_through,
         )
         self.cache.freshness = self.channel.freshness
         self.cache.on_invalidation(lambda i: self.channel.publish(i.to_plain()))
