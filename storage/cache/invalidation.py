@@ -88,18 +88,20 @@ def _text_or_none(value: object) -> str | None:
     return None if value is None else _text(value)
 
 
-_GSIS = TABLE.global_secondary
-_PRIMARY = TABLE.primary
-_GSI_KEYS = frozenset(a for index in _GSIS for a in (index.partition_key, index.sort_key))
+_PRIMARY = TABLE.primary.name
+_GSI_KEYS = frozenset(
+    a for index in TABLE.global_secondary for a in (index.partition_key, index.sort_key)
+)
 
 
 def _put(put: Put, entered: set[Entered], scope: Scope) -> None:
     key, item = put.key, put.item
-    if scope.holds(_PRIMARY.name, key.pk):
-        entered.add(Entered(_PRIMARY.name, key.pk, key.sk))
-    for index in _GSIS:
+    table = scope.table
+    if table is not None and key.pk.startswith(table):
+        entered.add(Entered(_PRIMARY, key.pk, key.sk))
+    for index in scope.gsis:
         partition = item.get(index.partition_key)
-        if isinstance(partition, str) and scope.holds(index.name, partition):
+        if isinstance(partition, str) and partition.startswith(scope.prefixes[index.name]):
             sort_key = item.get(index.sort_key)
             entered.add(
                 Entered(index.name, partition, sort_key if isinstance(sort_key, str) else None)
@@ -115,13 +117,13 @@ def _written(update: Update, name: str) -> str | None:
 def _update(update: Update, entered: set[Entered], moved: set[Moved], scope: Scope) -> None:
     key = update.key
     # An Update of a missing item creates it, in the key's table partition.
-    if scope.holds(_PRIMARY.name, key.pk):
-        entered.add(Entered(_PRIMARY.name, key.pk, key.sk))
+    table = scope.table
+    if table is not None and key.pk.startswith(table):
+        entered.add(Entered(_PRIMARY, key.pk, key.sk))
     if _GSI_KEYS.isdisjoint(update.set) and _GSI_KEYS.isdisjoint(update.set_if_absent):
         return  # most Updates: counters and plain attributes
-    for index in _GSIS:
-        if scope.pages(index.name):
-            _update_index(update, index, entered, moved, scope)
+    for index in scope.gsis:
+        _update_index(update, index, entered, moved, scope)
 
 
 def _update_index(
@@ -130,7 +132,7 @@ def _update_index(
     partition = _written(update, index.partition_key)
     sort_key = _written(update, index.sort_key)
     if partition is not None:
-        if scope.holds(index.name, partition):
+        if partition.startswith(scope.prefixes[index.name]):
             entered.add(Entered(index.name, partition, sort_key))
     elif sort_key is not None:
         moved.add(Moved(update.key, index.name, sort_key))
@@ -145,14 +147,15 @@ def invalidation_of(actions: Iterable[WriteAction], scope: Scope = EVERYWHERE) -
     entered: set[Entered] = set()
     moved: set[Moved] = set()
     for action in actions:
-        if isinstance(action, ConditionCheck):
-            continue  # changes nothing
-        keys.add(action.key)
-        if isinstance(action, Put):
-            _put(action, entered, scope)
-        elif isinstance(action, Update):
-            _update(action, entered, moved, scope)
-        else:
-            assert isinstance(action, Delete)
-            # Removal only: pages that held the item are found by its key.
+        kind = type(action)  # the action types are final: one look, not four
+        if kind is Update:
+            keys.add(action.key)
+            _update(action, entered, moved, scope)  # type: ignore[arg-type]
+        elif kind is Put:
+            keys.add(action.key)
+            _put(action, entered, scope)  # type: ignore[arg-type]
+        elif kind is Delete:
+            keys.add(action.key)  # removal only: pages that held it are found by key
+        elif not isinstance(action, ConditionCheck):  # a ConditionCheck changes nothing
+            raise TypeError(f"not a write action: {kind.__name__}")
     return Invalidation(frozenset(keys), frozenset(entered), frozenset(moved))

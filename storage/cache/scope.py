@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from ..registry import AccessPattern, Operation, Registry
-from ..table import IndexName
+from ..table import TABLE, IndexDefinition, IndexName
 
 __all__ = ["EVERYWHERE", "Scope"]
 
@@ -23,7 +23,17 @@ class Scope:
         """``prefixes``: per index, the literal start of each served query's
         partition template (``""`` when it starts with a parameter); None:
         every partition of every index."""
-        self._prefixes = None if prefixes is None else dict(prefixes)
+        if prefixes is None:
+            prefixes = {index.name: ("",) for index in TABLE.indexes}
+        self.prefixes: dict[IndexName, tuple[str, ...]] = dict(prefixes)
+        """Per index with served pages: what their partitions start with
+        (``str.startswith`` takes the tuple)."""
+        self.table: tuple[str, ...] | None = self.prefixes.get(TABLE.primary.name)
+        """The table's, or None: no served page of the table."""
+        self.gsis: tuple[IndexDefinition, ...] = tuple(
+            index for index in TABLE.global_secondary if index.name in self.prefixes
+        )
+        """The GSIs with served pages."""
 
     @classmethod
     def of(cls, registry: Registry, served: Callable[[AccessPattern], bool]) -> Scope:
@@ -38,14 +48,8 @@ class Scope:
 
     def holds(self, index: IndexName, partition: str) -> bool:
         """Whether a served page of ``index`` can be in ``partition``."""
-        if self._prefixes is None:
-            return True
-        prefixes = self._prefixes.get(index)
+        prefixes = self.prefixes.get(index)
         return prefixes is not None and partition.startswith(prefixes)
-
-    def pages(self, index: IndexName) -> bool:
-        """Whether any served page can be of ``index``."""
-        return self._prefixes is None or index in self._prefixes
 
 
 EVERYWHERE = Scope(None)

@@ -23,9 +23,11 @@ from ..budget import before_read, spend_read
 from ..keys import Key
 from ..protocol import Page, Storage
 from ..registry import AccessPattern, Operation, Registry
+from ..store import Store
 from ..table import TABLE, IndexName
 from ..values import Item
 from ..writes import WriteAction
+from .around import ReadsAround
 from .entries import Entries, Entry, PageKey, item_bytes, page_bytes
 from .freshness import Freshness, LocalFreshness
 from .generations import Generations
@@ -65,6 +67,9 @@ def _slots_of_page(key: PageKey, window: Sequence[Key]) -> tuple[Hashable, ...]:
     return (*window, ("P", key.table_index, key.partition), key.table_index)
 
 
+_NUMBER = (int, Decimal)
+
+
 def _expiry(items: Sequence[Item | None]) -> float:
     """The earliest expiry among ``items`` minus the margin; inf without one."""
     earliest = float("inf")
@@ -72,7 +77,7 @@ def _expiry(items: Sequence[Item | None]) -> float:
         if item is None:
             continue
         value = item.get(_TTL)
-        if isinstance(value, int | Decimal) and not isinstance(value, bool):
+        if isinstance(value, _NUMBER) and not isinstance(value, bool):
             earliest = min(earliest, float(value) - EXPIRY_MARGIN_SECONDS)
     return earliest
 
@@ -104,6 +109,8 @@ class CachedStorage:
         the backend, ``REPLICA_SETTLE_SECONDS`` on DynamoDB, never on SQLite)."""
         self.inner = inner
         self.backend = inner.backend
+        self._keyed = inner if isinstance(inner, Store) else None
+        """The store itself: a miss reads by the key spelled here, not again."""
         self.stats = CacheStats()
         self.entries = Entries(max_bytes, self.stats.evicted)
         self.generations = Generations()
@@ -178,7 +185,11 @@ class CachedStorage:
             self.stats.misses[ap.id] += 1
         start = self.generations.begin()
         try:
-            item = await self.inner.get(ap, **params)
+            keyed = self._keyed
+            if keyed is None:
+                item = await self.inner.get(ap, **params)
+            else:
+                item = await keyed.get_at(ap, key)
             self._keep_item(ap, key, item, start)
         finally:
             self.generations.end()
@@ -187,9 +198,13 @@ class CachedStorage:
     def _keep_item(self, ap: AccessPattern, key: Key, item: Item | None, start: int) -> None:
         if not self._keeps(start, (key,)):
             return
-        deadline = self._deadline((item,))
-        if deadline > self._clock():
-            self.entries.put(key, Entry(ap.id, item, item_bytes(item), deadline))
+        now = self._clock()
+        deadline = now + self._ttl
+        if item is not None and _TTL in item:
+            deadline = min(deadline, _expiry((item,)))
+            if deadline <= now:
+                return
+        self.entries.put(key, Entry(ap.id, item, item_bytes(item), deadline))
 
     async def batch_get(
         self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
@@ -220,7 +235,11 @@ class CachedStorage:
                 self.stats.misses[ap.id] += len(wanted)
             start = self.generations.begin()
             try:
-                items = await self.inner.batch_get(ap, list(wanted.values()))
+                keyed = self._keyed
+                if keyed is None:
+                    items = await self.inner.batch_get(ap, list(wanted.values()))
+                else:
+                    items = await keyed.batch_get_at(ap, list(wanted))
                 for key, item in zip(wanted, items, strict=True):
                     found[key] = item
                     self._keep_item(ap, key, item, start)
@@ -328,14 +347,10 @@ class CachedStorage:
     def invalidate(self, invalidation: Invalidation) -> None:
         """Drops what ``invalidation`` can have changed and stamps its slots."""
         entries = self.entries
-        entered = set(invalidation.entered)
+        entered: frozenset[Entered] | set[Entered] = invalidation.entered
         anywhere: set[tuple[IndexName, str]] = set()
-        for moved in invalidation.moved:  # resolved before anything is dropped
-            partition = entries.partition_of(moved.key, moved.table_index)
-            if partition is None:
-                anywhere.add((moved.table_index, moved.sort_key))
-            else:
-                entered.add(Entered(moved.table_index, partition, moved.sort_key))
+        if invalidation.moved:
+            entered, anywhere = self._resolved(invalidation)
         self.stats.invalidations += 1
         self.stats.dropped += entries.drop(invalidation.keys, entered, anywhere)
         generations = self.generations
@@ -349,6 +364,26 @@ class CachedStorage:
                 *(index for index, _ in anywhere),
             )
         )
+
+    def reads_around(self) -> Storage:
+        """This cache with reads that pass it: for a reader of what a write
+        just changed (the relay, ``around.py``)."""
+        return ReadsAround(self)
+
+    def _resolved(
+        self, invalidation: Invalidation
+    ) -> tuple[set[Entered], set[tuple[IndexName, str]]]:
+        """Each moved item's partition, from an entry that holds it, or the
+        whole index (resolved before anything is dropped)."""
+        entered = set(invalidation.entered)
+        anywhere: set[tuple[IndexName, str]] = set()
+        for moved in invalidation.moved:
+            partition = self.entries.partition_of(moved.key, moved.table_index)
+            if partition is None:
+                anywhere.add((moved.table_index, moved.sort_key))
+            else:
+                entered.add(Entered(moved.table_index, partition, moved.sort_key))
+        return entered, anywhere
 
     def flush(self) -> None:
         """Drops everything, and every read in flight keeps nothing: for a
