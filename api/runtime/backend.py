@@ -6,7 +6,9 @@ importing the AWS SDK, and a DynamoDB deployment never touches SQLite.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "cached",
     "check_storage",
+    "job_storage",
     "migration_steps_of_this_build",
     "open_storage",
     "stamp_new_table",
@@ -47,6 +50,21 @@ async def open_storage(settings: Settings, *, current: bool = True) -> Storage:
         await storage.close()
         raise
     return cached(storage, settings)
+
+
+@contextlib.asynccontextmanager
+async def job_storage(settings: Settings, *, current: bool = True) -> AsyncIterator[Storage]:
+    """The store for a CLI job, closed after; with the cache and Redis on,
+    its writes' invalidations are published, and sent before it closes
+    (docs/design.md, Cache invalidations across processes)."""
+    from api.runtime.cache_channel import running_cache_channel
+
+    storage = await open_storage(settings, current=current)
+    try:
+        async with running_cache_channel(settings, storage, drain=True):
+            yield storage
+    finally:
+        await storage.close()
 
 
 def cached(storage: Storage, settings: Settings) -> Storage:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,7 +20,11 @@ from services.pipeline.live.cache_channel import CACHE_KEY_LABEL, CacheChannel
 from storage import CursorCodec, Storage
 from storage.cache import CachedStorage, Invalidation
 
-__all__ = ["cache_channel", "running_cache_channel"]
+__all__ = ["DRAIN_SECONDS", "cache_channel", "running_cache_channel"]
+
+DRAIN_SECONDS = 5.0
+"""How long a process about to exit waits for its invalidations to be sent."""
+logger = logging.getLogger("proofgate.pipeline")
 
 
 def cache_channel(settings: Settings, storage: Storage) -> CacheChannel | None:
@@ -45,7 +50,11 @@ def cache_channel(settings: Settings, storage: Storage) -> CacheChannel | None:
 
 
 @contextlib.asynccontextmanager
-async def running_cache_channel(settings: Settings, storage: Storage) -> AsyncIterator[None]:
+async def running_cache_channel(
+    settings: Settings, storage: Storage, *, drain: bool = False
+) -> AsyncIterator[None]:
+    """``drain``: before stopping, send what this process's writes made, for
+    a CLI job, which exits next (docs/design.md, Cache invalidations across processes)."""
     channel = cache_channel(settings, storage)
     if channel is None:
         yield
@@ -54,6 +63,14 @@ async def running_cache_channel(settings: Settings, storage: Storage) -> AsyncIt
     try:
         yield
     finally:
+        if drain:
+            unsent = await channel.drain(DRAIN_SECONDS)
+            if unsent:
+                logger.warning(
+                    "%d cache invalidations not published (Redis unreachable): gateways see "
+                    "those writes by PROOFGATE_CACHE_TTL_MS",
+                    unsent,
+                )
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task

@@ -107,6 +107,8 @@ class CacheChannel:
         self._last_sent = 0.0
         self._outgoing: deque[tuple[int, Any, float]] = deque(maxlen=OUTGOING_MAX)
         self._ready = asyncio.Event()
+        self._sent = asyncio.Event()
+        """Set whenever the queue has been sent empty."""
         self._client = redis_client(url)
         self.dropped = 0
         """Messages refused (forged, stale, malformed); a metric."""
@@ -154,11 +156,26 @@ class CacheChannel:
                 while self._outgoing:
                     await self._send(*self._outgoing[0])
                     self._outgoing.popleft()
+                self._sent.set()
             except (RedisError, OSError):
                 await asyncio.sleep(delay)
                 delay = min(2 * delay, _BACKOFF_MAX)
                 continue
             delay = _BACKOFF_MIN
+
+    async def drain(self, timeout: float) -> int:
+        """Until every invalidation handed over has been sent, then a last
+        heartbeat (its watermark now, so no listener waits on this process),
+        or ``timeout``: for a process about to exit (a CLI job). Returns how
+        many were left unsent."""
+        with contextlib.suppress(TimeoutError, RedisError, OSError):
+            async with asyncio.timeout(timeout):
+                while self._outgoing:
+                    self._sent.clear()
+                    self._ready.set()
+                    await self._sent.wait()
+                await self._send(self._number, None, self._watermark())
+        return len(self._outgoing)
 
     # --- listening -------------------------------------------------------------
 
