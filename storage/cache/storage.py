@@ -312,11 +312,15 @@ class CachedStorage:
             loop.call_later(self._doubt, self._doubted, token, invalidation)
             raise
         except BaseException:
-            self._written(actions)  # a lost answer may hide a commit
-            del self._pending[token]
+            try:
+                self._written(actions)  # a lost answer may hide a commit
+            finally:
+                del self._pending[token]
             raise
-        self._written(actions)
-        del self._pending[token]
+        try:
+            self._written(actions)
+        finally:
+            del self._pending[token]
 
     def _doubted(self, token: int, invalidation: Invalidation) -> None:
         """A cancelled write's second drop, heard by the listeners too."""
