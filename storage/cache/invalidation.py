@@ -13,7 +13,6 @@ every process, so another process can apply it as it is.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..keys import Key
@@ -43,8 +42,10 @@ class Moved(NamedTuple):
     sort_key: str
 
 
-@dataclass(frozen=True, slots=True)
-class Invalidation:
+class Invalidation(NamedTuple):
+    """A tuple, as it is made for every write (a frozen dataclass's
+    ``__init__`` took twice as long)."""
+
     keys: frozenset[Key]
     entered: frozenset[Entered] = frozenset()
     moved: frozenset[Moved] = frozenset()
@@ -89,6 +90,7 @@ def _text_or_none(value: object) -> str | None:
 
 
 _PRIMARY = TABLE.primary.name
+_NOTHING: frozenset[Any] = frozenset()
 _GSI_KEYS = frozenset(
     a for index in TABLE.global_secondary for a in (index.partition_key, index.sort_key)
 )
@@ -158,4 +160,8 @@ def invalidation_of(actions: Iterable[WriteAction], scope: Scope = EVERYWHERE) -
             keys.add(action.key)  # removal only: pages that held it are found by key
         elif not isinstance(action, ConditionCheck):  # a ConditionCheck changes nothing
             raise TypeError(f"not a write action: {kind.__name__}")
-    return Invalidation(frozenset(keys), frozenset(entered), frozenset(moved))
+    return Invalidation(
+        frozenset(keys),
+        frozenset(entered) if entered else _NOTHING,
+        frozenset(moved) if moved else _NOTHING,
+    )
