@@ -73,11 +73,22 @@ class Store:
         _read("GetItem", ap, int(item is not None), capacity)
         return item
 
+    async def get_at(self, ap: AccessPattern, key: Key) -> Item | None:
+        """``get`` for a key its caller built with ``ap.key`` after
+        ``require`` (the storage cache's miss: a key spelled once)."""
+        before_read()
+        item, capacity = await self._driver.get_item(key, ap.consistent)
+        _read("GetItem", ap, int(item is not None), capacity)
+        return item
+
     async def batch_get(
         self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
     ) -> list[Item | None]:
         self._registry.require(ap, Operation.BATCH_GET)
-        keys = [ap.key(**p) for p in params]
+        return await self.batch_get_at(ap, [ap.key(**p) for p in params])
+
+    async def batch_get_at(self, ap: AccessPattern, keys: Sequence[Key]) -> list[Item | None]:
+        """``batch_get`` for keys built as ``get_at``'s are."""
         unique = list(dict.fromkeys(keys))
         chunks = [
             unique[i : i + BATCH_GET_MAX_KEYS] for i in range(0, len(unique), BATCH_GET_MAX_KEYS)

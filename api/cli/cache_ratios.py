@@ -1,11 +1,22 @@
 """Hit ratios per access pattern from a gateway's ``/metrics`` scrape, for
-``proofgate explain --hit-ratios`` (docs/design.md, Storage cache)."""
+``proofgate explain --hit-ratios`` and ``proofgate capacity --hit-ratios``
+(docs/design.md, Storage cache)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from prometheus_client.parser import text_string_to_metric_families
 
-__all__ = ["hit_ratios"]
+from domain.errors import ConfigurationError
+
+__all__ = ["hit_ratios", "read_scrape"]
+
+SCRAPE_HINT = (
+    "save a scrape first: curl -H 'Authorization: Bearer <admin key>' <gateway>/metrics "
+    "> scrape.txt"
+)
 
 _READS = "proofgate_cache_reads"
 
@@ -25,3 +36,13 @@ def hit_ratios(scrape: str) -> dict[str, float]:
             if sample.labels["result"] == "hit":
                 hits[pattern] = hits.get(pattern, 0.0) + sample.value
     return {p: hits.get(p, 0.0) / n for p, n in reads.items() if n}
+
+
+def read_scrape(source: str) -> str:
+    """The scrape saved in ``source`` (``-``: standard input)."""
+    try:
+        return sys.stdin.read() if source == "-" else Path(source).read_text()
+    except OSError as error:
+        raise ConfigurationError(
+            f"cannot read {source}: {error.strerror or error}", hint=SCRAPE_HINT
+        ) from None

@@ -10,6 +10,12 @@ units per operation and for the table, the hottest partition's load against
 DynamoDB's per-partition limits, and, with prices given as options, the
 on-demand cost per million operations. No price is built in: prices differ
 by region and change.
+
+With the storage cache on, a read the cache serves costs the table nothing:
+``--hit-ratios SCRAPE`` takes each pattern's measured hit ratio from a running
+gateway's ``/metrics`` (the numbers ``proofgate explain --hit-ratios``
+shows), ``--hit-ratio AP=RATIO`` gives one, and each read of that pattern
+counts for its share of misses (docs/design.md, Storage cache).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 
 from domain.errors import ConfigurationError
 from storage.access_patterns import REGISTRY
+from storage.cache import rule_of
 from storage.registry import AccessPattern
 
 __all__ = [
@@ -31,6 +38,7 @@ __all__ = [
     "PARTITION_WRITE_UNITS",
     "Call",
     "add_capacity_command",
+    "discounted",
     "load_profile",
     "render",
 ]
@@ -54,6 +62,8 @@ class Call:
     access_pattern: str | None
     operation: str
     units: float
+    share: float = 1.0
+    """Of the requests, the share whose call reaches the store (a cache's misses)."""
 
     @property
     def is_read(self) -> bool:
@@ -114,6 +124,53 @@ def _mix(items: Iterable[str], operations: Iterable[str]) -> dict[str, float]:
     return mix
 
 
+def _ratios(scrape: str | None, given: Iterable[str]) -> dict[str, float]:
+    """Hit ratios by pattern: the scrape's, then the ones given, which win."""
+    from .cache_ratios import hit_ratios, read_scrape  # the Prometheus parser: only here
+
+    ratios = {} if scrape is None else hit_ratios(read_scrape(scrape))
+    patterns = {p.id: p for p in REGISTRY}
+    for item in given:
+        name, _, text = item.partition("=")
+        pattern = patterns.get(name)
+        if pattern is None:
+            raise ConfigurationError(
+                f"--hit-ratio {item!r}: no access pattern {name!r}",
+                hint="Write AP=RATIO with a registered pattern, e.g. --hit-ratio AP07=0.95.",
+            )
+        if not rule_of(pattern).served:
+            raise ConfigurationError(
+                f"--hit-ratio {item!r}: the cache never serves {name} ({rule_of(pattern)})",
+                hint="`proofgate explain` lists each pattern's cache rule.",
+            )
+        try:
+            ratio = float(text)
+        except ValueError:
+            ratio = -1.0
+        if not 0.0 <= ratio <= 1.0:
+            raise ConfigurationError(
+                f"--hit-ratio {item!r}: {text!r} is not a ratio between 0 and 1",
+                hint="Write AP=RATIO, e.g. --hit-ratio AP07=0.95.",
+            )
+        ratios[name] = ratio
+    return ratios
+
+
+def discounted(
+    profile: Mapping[str, Sequence[Call]], ratios: Mapping[str, float]
+) -> dict[str, list[Call]]:
+    """Each read of a pattern with a hit ratio counts for its misses only."""
+    return {
+        name: [
+            Call(c.access_pattern, c.operation, c.units * (1 - ratio), c.share * (1 - ratio))
+            if c.is_read and (ratio := ratios.get(c.access_pattern or "")) is not None
+            else c
+            for c in calls
+        ]
+        for name, calls in profile.items()
+    }
+
+
 def _units(calls: Sequence[Call]) -> tuple[float, float]:
     reads = sum(c.units for c in calls if c.is_read)
     return reads, sum(c.units for c in calls if not c.is_read)
@@ -133,7 +190,7 @@ def render(
     ]
     for name, calls in profile.items():
         reads, writes = _units(calls)
-        row = f"{name:<16} {len(calls):>5}  {reads:>10g}  {writes:>11g}"
+        row = f"{name:<16} {sum(c.share for c in calls):>5g}  {reads:>10g}  {writes:>11g}"
         if priced:
             row += f"  {reads * (read_price or 0) + writes * (write_price or 0):>13.2f}"
         lines.append(row)
@@ -200,6 +257,21 @@ def add_capacity_command(commands: Any) -> None:
         metavar="NAME=RATE",
         help="operations per second, e.g. --mix page=200 verifyProduct=50",
     )
+    parser.add_argument(
+        "--hit-ratios",
+        metavar="SCRAPE",
+        help="count each read for its cache misses, by the hit ratios in a /metrics scrape "
+        "of a running gateway saved in SCRAPE ('-': standard input), as "
+        "`proofgate explain --hit-ratios` shows them",
+    )
+    parser.add_argument(
+        "--hit-ratio",
+        nargs="*",
+        default=[],
+        metavar="AP=RATIO",
+        help="a pattern's cache hit ratio, 0 to 1, e.g. --hit-ratio AP07=0.95 (wins over "
+        "the scrape's)",
+    )
     parser.add_argument("--read-price", type=float, help="price per million read request units")
     parser.add_argument("--write-price", type=float, help="price per million write request units")
     parser.set_defaults(command=_capacity)
@@ -212,6 +284,11 @@ def _capacity(args: argparse.Namespace) -> int:
             hint="Both are per million request units, from your region's on-demand price list.",
         )
     profile = load_profile(args.profile)
+    ratios = _ratios(args.hit_ratios, args.hit_ratio)
+    if ratios:
+        profile = discounted(profile, ratios)
+        applied = ", ".join(f"{p} {r:.1%}" for p, r in sorted(ratios.items()))
+        print(f"cache hit ratios applied to reads: {applied}\n")
     print(
         render(
             profile,

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from api.cli.flags import add_store_flags, existing_store_settings
-from api.runtime.backend import open_storage
+from api.runtime.backend import job_storage
 from api.settings.gateway import Settings
 
 if TYPE_CHECKING:
@@ -48,11 +48,8 @@ async def _reconcile(settings: Settings) -> Report:
     from api.runtime.resolver_services import load_key_ring
     from services.reconcile import reconcile
 
-    storage = await open_storage(settings)
-    try:
+    async with job_storage(settings) as storage:
         return await reconcile(storage, load_key_ring(settings), datetime.now(UTC))
-    finally:
-        await storage.close()
 
 
 def run_reconcile(args: argparse.Namespace) -> int:
@@ -69,11 +66,8 @@ def run_reconcile(args: argparse.Namespace) -> int:
 async def _release(settings: Settings) -> int:
     from services.ledger import release_expired
 
-    storage = await open_storage(settings)
-    try:
+    async with job_storage(settings) as storage:
         released = await release_expired(storage, datetime.now(UTC))
-    finally:
-        await storage.close()
     for item in released:
         print(f"released {item.hold.amount} {item.currency} held for brand {item.brand_id}")
     return len(released)

@@ -11,7 +11,6 @@ import asyncio
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from api import __version__
 from api.cli.backup import add_backup_command
@@ -26,7 +25,7 @@ from api.cli.outbox import add_outbox_commands
 from api.cli.secrets import add_secret_commands
 from api.cli.serve import add_serve_command
 from api.settings.gateway import TableLocation
-from domain.errors import ProofgateError
+from domain.errors import ConfigurationError, ProofgateError
 from storage.access_patterns import REGISTRY
 
 __all__ = ["main"]
@@ -128,18 +127,12 @@ def _explain(args: argparse.Namespace) -> int:
         return 0
     ratios = None
     if args.hit_ratios is not None:
-        from api.cli.cache_ratios import hit_ratios
+        from api.cli.cache_ratios import hit_ratios, read_scrape
 
-        source = args.hit_ratios
         try:
-            scrape = sys.stdin.read() if source == "-" else Path(source).read_text()
-        except OSError as error:
-            print(
-                f"proofgate: error: cannot read {source}: {error.strerror or error}\n"
-                "hint: save a scrape first: curl -H 'Authorization: Bearer <admin key>' "
-                "<gateway>/metrics > scrape.txt",
-                file=sys.stderr,
-            )
+            scrape = read_scrape(args.hit_ratios)
+        except ConfigurationError as error:
+            print(f"proofgate: error: {error.message}\nhint: {error.hint}", file=sys.stderr)
             return 2
         ratios = hit_ratios(scrape)
     sys.stdout.write(render_text(REGISTRY, fields, ratios))

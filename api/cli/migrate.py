@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from api.cli.flags import add_store_flags, existing_store_settings
-from api.runtime.backend import migration_steps_of_this_build, open_storage
+from api.runtime.backend import job_storage, migration_steps_of_this_build
 from api.settings.gateway import Backend, Settings
 
 __all__ = ["add_migrate_command"]
@@ -50,8 +50,7 @@ async def _run(settings: Settings, *, dry_run: bool) -> None:
     if settings.backend is Backend.DYNAMODB:
         await _reachable(settings)
     steps = migration_steps_of_this_build()
-    storage = await open_storage(settings, current=False)
-    try:
+    async with job_storage(settings, current=False) as storage:
         planned = await plan(storage, steps)
         print(planned.render(), flush=True)
         if dry_run or not planned.pending:
@@ -60,8 +59,6 @@ async def _run(settings: Settings, *, dry_run: bool) -> None:
             return
         await migrate(storage, steps, lambda line: print(line, flush=True))
         print(f"The store is at version {planned.expected}.")
-    finally:
-        await storage.close()
 
 
 async def _reachable(settings: Settings) -> None:

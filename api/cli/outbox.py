@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from api.cli.flags import add_store_flags, existing_store_settings
-from api.runtime.backend import open_storage
+from api.runtime.backend import job_storage
 from api.settings.gateway import Settings
 
 __all__ = ["add_outbox_commands", "run_outbox"]
@@ -34,8 +34,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     from services.pipeline.outbox.items import describe
     from services.pipeline.outbox.parked import parked_items, requeue_parked
 
-    storage = await open_storage(settings)
-    try:
+    async with job_storage(settings) as storage:
         if args.requeue is not None:
             item = await requeue_parked(
                 storage, args.requeue, now=datetime.now(UTC), settings=settings.pipeline
@@ -43,8 +42,6 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
             print(f"requeued {item['id']}")
             return 0
         items = [describe(item) for item in await parked_items(storage)]
-    finally:
-        await storage.close()
     for item in items:
         if args.json:
             print(json.dumps(item, sort_keys=True))

@@ -85,6 +85,7 @@ def _serve(args: argparse.Namespace) -> int:
     settings = replace(Settings.from_env(environ), demo=args.demo)
     if settings.cache and args.workers > 1:
         environ.update(_workers_cache_channel(settings, args.workers))
+    _check_sole_writer(settings, args.workers)
     listener = _bind(settings.host, settings.port)
     built: list[ASGIApp] = []
     try:
@@ -321,3 +322,28 @@ def _banner(settings: Settings, workers: int = 1) -> str:
     else:
         lines.append("  Admin key: set by PROOFGATE_ADMIN_KEY")
     return "\n".join(lines)
+
+
+def _check_sole_writer(settings: Settings, workers: int) -> None:
+    """docs/design.md, Storage cache, The watermark: the claim holds for one
+    process that hears no one, not for workers or a fleet on a channel."""
+    if not (settings.cache and settings.cache_sole_writer):
+        return
+    if workers > 1:
+        raise ConfigurationError(
+            f"PROOFGATE_CACHE_SOLE_WRITER=on claims one writing process; got {workers} workers",
+            hint="Run one worker, or set PROOFGATE_CACHE_SOLE_WRITER=off.",
+        )
+    if settings.pipeline.redis_url is not None:
+        raise ConfigurationError(
+            "PROOFGATE_CACHE_SOLE_WRITER=on with PROOFGATE_REDIS_URL set: the channel decides",
+            hint="Set PROOFGATE_CACHE_SOLE_WRITER=off; the processes on Redis prove freshness.",
+        )
+    from api.runtime.cache_channel import channel_of
+
+    if channel_of(settings) is CacheChannel.TABLE:
+        raise ConfigurationError(
+            "PROOFGATE_CACHE_SOLE_WRITER=on with the table's cache log: others may write",
+            hint="Set PROOFGATE_CACHE_CHANNEL=none for one gateway alone on its store, "
+            "or PROOFGATE_CACHE_SOLE_WRITER=off.",
+        )

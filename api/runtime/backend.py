@@ -6,7 +6,9 @@ importing the AWS SDK, and a DynamoDB deployment never touches SQLite.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "cached",
     "check_storage",
+    "job_storage",
     "migration_steps_of_this_build",
     "open_storage",
     "stamp_new_table",
@@ -49,16 +52,34 @@ async def open_storage(settings: Settings, *, current: bool = True) -> Storage:
     return cached(storage, settings)
 
 
+@contextlib.asynccontextmanager
+async def job_storage(settings: Settings, *, current: bool = True) -> AsyncIterator[Storage]:
+    """The store for a CLI job, closed after; with the cache and Redis on,
+    its writes' invalidations are published, and sent before it closes
+    (docs/design.md, Cache invalidations across processes)."""
+    from api.runtime.cache_channel import running_cache_channel
+
+    storage = await open_storage(settings, current=current)
+    try:
+        async with running_cache_channel(settings, storage, drain=True):
+            yield storage
+    finally:
+        await storage.close()
+
+
 def cached(storage: Storage, settings: Settings) -> Storage:
     """``storage`` behind the exact cache when the settings turn it on: built
     here, once, so every writer of this process (commands, the relay,
     ingest, the CLI's jobs) writes through it (docs/design.md, Storage cache)."""
     if not settings.cache:
         return storage
-    from storage.cache import CachedStorage
+    from storage.cache import CachedStorage, LocalFreshness
 
     return CachedStorage(
-        storage, max_bytes=settings.cache_bytes, ttl_seconds=settings.cache_ttl_ms / 1000
+        storage,
+        max_bytes=settings.cache_bytes,
+        ttl_seconds=settings.cache_ttl_ms / 1000,
+        freshness=LocalFreshness(sole_writer=settings.cache_sole_writer),
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
@@ -24,13 +25,19 @@ from services.pipeline.live.cache_log import CacheLog
 from storage import CursorCodec, Storage
 from storage.cache import CachedStorage, Invalidation
 
-__all__ = ["cache_channel", "channel_of", "running_cache_channel"]
+__all__ = ["DRAIN_SECONDS", "cache_channel", "channel_of", "running_cache_channel"]
+
+DRAIN_SECONDS = 5.0
+"""How long a process about to exit waits for its invalidations to be sent."""
+logger = logging.getLogger("proofgate.pipeline")
 
 
 class _Channel(Protocol):
     def publish(self, plain: Any) -> None: ...
 
     async def run(self) -> None: ...
+
+    async def drain(self, timeout: float) -> int: ...
 
     async def close(self) -> None: ...
 
@@ -71,6 +78,7 @@ def cache_channel(settings: Settings, storage: Storage) -> _Channel | None:
             prefix=settings.pipeline.redis_prefix,
             apply=apply,
             flush=storage.flush,
+            settled=storage.settled_through,
         )
     else:
         # The log's own items are read and written past the cache.
@@ -81,7 +89,11 @@ def cache_channel(settings: Settings, storage: Storage) -> _Channel | None:
 
 
 @contextlib.asynccontextmanager
-async def running_cache_channel(settings: Settings, storage: Storage) -> AsyncIterator[None]:
+async def running_cache_channel(
+    settings: Settings, storage: Storage, *, drain: bool = False
+) -> AsyncIterator[None]:
+    """``drain``: before stopping, send what this process's writes made, for
+    a CLI job, which exits next (docs/design.md, Cache invalidations across processes)."""
     channel = cache_channel(settings, storage)
     if channel is None:
         yield
@@ -90,6 +102,14 @@ async def running_cache_channel(settings: Settings, storage: Storage) -> AsyncIt
     try:
         yield
     finally:
+        if drain:
+            unsent = await channel.drain(DRAIN_SECONDS)
+            if unsent:
+                logger.warning(
+                    "%d cache invalidations not published (the channel unreachable): gateways see "
+                    "those writes by PROOFGATE_CACHE_TTL_MS",
+                    unsent,
+                )
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task

@@ -15,6 +15,7 @@ from services.context import utcnow
 from services.pipeline import Pipeline
 from services.webhooks.selections import WebhookSelections
 from storage import CursorCodec, Storage
+from storage.cache import CachedStorage
 
 __all__ = ["build_pipeline", "running_pipeline"]
 
@@ -32,6 +33,9 @@ def build_pipeline(
     return Pipeline(
         storage,
         settings.pipeline,
+        # docs/design.md, Storage cache: the relay reads what the scan it
+        # handles just wrote; through the cache every such read would miss.
+        relay_storage=storage.reads_around() if isinstance(storage, CachedStorage) else None,
         cursors=CursorCodec(settings.cursor_key),
         clock=utcnow,
         on_delivery=on_delivery,

@@ -135,6 +135,10 @@ class Settings:
     another process's writes reach this one's cache, a second writer of the
     store (a worker, the CLI) would be seen late, up to ``cache_ttl_ms``."""
     cache_channel: CacheChannel = variable(CacheChannel.AUTO, "cache_channel", format="choice")
+    cache_sole_writer: bool = variable(False, "cache_sole_writer", format="switch")
+    """The operator's word that this process is the store's only writer, so
+    the cache may serve patterns strong only for freshness (docs/design.md,
+    Storage cache, The watermark)."""
     cache_bytes: int = variable(64 * 1024 * 1024, "cache_bytes")
     cache_ttl_ms: int = variable(60_000, "cache_ttl_ms")
     response_cache: bool = variable(False, "response_cache", format="switch")

@@ -77,11 +77,13 @@ class Pipeline:
         on_redis_outage: Callable[[], None] | None = None,
         on_delivery: Callable[[DeliveryStatus], None] | None = None,
         selections: WebhookSelections | None = None,
+        relay_storage: Storage | None = None,
     ) -> None:
         """``transport``: how other processes' alerts arrive; by default Redis
         when ``settings.redis_url`` is set, else the table tail.
         ``on_delivery`` hears each webhook delivery attempt's outcome;
-        ``selections`` runs webhooks' GraphQL documents."""
+        ``selections`` runs webhooks' GraphQL documents; ``relay_storage``:
+        what the relay reads and writes through (default ``storage``)."""
         self.storage = storage
         self.settings = settings
         self.cursors = cursors
@@ -96,7 +98,7 @@ class Pipeline:
             settings, self.broker, self.tailer, on_redis_outage, key
         )
         self.relay = Relay(
-            storage,
+            storage if relay_storage is None else relay_storage,
             self.broker,
             settings,
             clock,

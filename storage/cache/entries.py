@@ -163,12 +163,18 @@ class Entries:
         partition, whose range holds a sort key of ``anywhere``; returns how
         many."""
         doomed: set[Key | PageKey] = set()
+        lru, by_key, by_partition = self._lru, self._by_key, self._by_partition
         for key in keys:
-            if key in self._lru:
+            if key in lru:
                 doomed.add(key)
-            doomed.update(self._by_key.get(key, ()))
+            pages = by_key.get(key)
+            if pages:
+                doomed.update(pages)
         for index, partition, sort_key in entered:
-            for page in self._by_partition.get((index, partition), ()):
+            pages = by_partition.get((index, partition))
+            if not pages:
+                continue
+            for page in pages:
                 if sort_key is None or page.sort.matches(sort_key):
                     doomed.add(page)
         for index, sort_key in anywhere:

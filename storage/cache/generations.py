@@ -27,6 +27,11 @@ class Generations:
         self._reading = 0
         self._limit = limit
 
+    @property
+    def reading(self) -> bool:
+        """Whether a read is in flight (else ``stamp`` keeps no slot)."""
+        return self._reading > 0
+
     def begin(self) -> int:
         self._reading += 1
         return self.sequence

@@ -13,12 +13,12 @@ every process, so another process can apply it as it is.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..keys import Key
 from ..table import TABLE, IndexDefinition, IndexName
 from ..writes import ConditionCheck, Delete, Put, Update, WriteAction
+from .scope import EVERYWHERE, Scope
 
 __all__ = ["Entered", "Invalidation", "Moved", "invalidation_of"]
 
@@ -42,8 +42,10 @@ class Moved(NamedTuple):
     sort_key: str
 
 
-@dataclass(frozen=True, slots=True)
-class Invalidation:
+class Invalidation(NamedTuple):
+    """A tuple, as it is made for every write (a frozen dataclass's
+    ``__init__`` took twice as long)."""
+
     keys: frozenset[Key]
     entered: frozenset[Entered] = frozenset()
     moved: frozenset[Moved] = frozenset()
@@ -87,17 +89,21 @@ def _text_or_none(value: object) -> str | None:
     return None if value is None else _text(value)
 
 
-_GSIS = TABLE.global_secondary
-_PRIMARY = TABLE.primary
-_GSI_KEYS = frozenset(a for index in _GSIS for a in (index.partition_key, index.sort_key))
+_PRIMARY = TABLE.primary.name
+_NOTHING: frozenset[Any] = frozenset()
+_GSI_KEYS = frozenset(
+    a for index in TABLE.global_secondary for a in (index.partition_key, index.sort_key)
+)
 
 
-def _put(put: Put, entered: set[Entered]) -> None:
+def _put(put: Put, entered: set[Entered], scope: Scope) -> None:
     key, item = put.key, put.item
-    entered.add(Entered(_PRIMARY.name, key.pk, key.sk))
-    for index in _GSIS:
+    table = scope.table
+    if table is not None and key.pk.startswith(table):
+        entered.add(Entered(_PRIMARY, key.pk, key.sk))
+    for index in scope.gsis:
         partition = item.get(index.partition_key)
-        if isinstance(partition, str):
+        if isinstance(partition, str) and partition.startswith(scope.prefixes[index.name]):
             sort_key = item.get(index.sort_key)
             entered.add(
                 Entered(index.name, partition, sort_key if isinstance(sort_key, str) else None)
@@ -110,42 +116,52 @@ def _written(update: Update, name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _update(update: Update, entered: set[Entered], moved: set[Moved]) -> None:
+def _update(update: Update, entered: set[Entered], moved: set[Moved], scope: Scope) -> None:
     key = update.key
     # An Update of a missing item creates it, in the key's table partition.
-    entered.add(Entered(_PRIMARY.name, key.pk, key.sk))
+    table = scope.table
+    if table is not None and key.pk.startswith(table):
+        entered.add(Entered(_PRIMARY, key.pk, key.sk))
     if _GSI_KEYS.isdisjoint(update.set) and _GSI_KEYS.isdisjoint(update.set_if_absent):
         return  # most Updates: counters and plain attributes
-    for index in _GSIS:
-        _update_index(update, index, entered, moved)
+    for index in scope.gsis:
+        _update_index(update, index, entered, moved, scope)
 
 
 def _update_index(
-    update: Update, index: IndexDefinition, entered: set[Entered], moved: set[Moved]
+    update: Update, index: IndexDefinition, entered: set[Entered], moved: set[Moved], scope: Scope
 ) -> None:
     partition = _written(update, index.partition_key)
     sort_key = _written(update, index.sort_key)
     if partition is not None:
-        entered.add(Entered(index.name, partition, sort_key))
+        if partition.startswith(scope.prefixes[index.name]):
+            entered.add(Entered(index.name, partition, sort_key))
     elif sort_key is not None:
         moved.add(Moved(update.key, index.name, sort_key))
     # Neither named: the item keeps its place in the index (or stays out of
     # it, or leaves it by REMOVE): only pages holding it change, by its key.
 
 
-def invalidation_of(actions: Iterable[WriteAction]) -> Invalidation:
+def invalidation_of(actions: Iterable[WriteAction], scope: Scope = EVERYWHERE) -> Invalidation:
+    """What ``actions`` can have changed; images that enter a partition
+    outside ``scope`` (where no kept page can be) are left out."""
     keys: set[Key] = set()
     entered: set[Entered] = set()
     moved: set[Moved] = set()
     for action in actions:
-        if isinstance(action, ConditionCheck):
-            continue  # changes nothing
-        keys.add(action.key)
-        if isinstance(action, Put):
-            _put(action, entered)
-        elif isinstance(action, Update):
-            _update(action, entered, moved)
-        else:
-            assert isinstance(action, Delete)
-            # Removal only: pages that held the item are found by its key.
-    return Invalidation(frozenset(keys), frozenset(entered), frozenset(moved))
+        kind = type(action)  # the action types are final: one look, not four
+        if kind is Update:
+            keys.add(action.key)
+            _update(action, entered, moved, scope)  # type: ignore[arg-type]
+        elif kind is Put:
+            keys.add(action.key)
+            _put(action, entered, scope)  # type: ignore[arg-type]
+        elif kind is Delete:
+            keys.add(action.key)  # removal only: pages that held it are found by key
+        elif not isinstance(action, ConditionCheck):  # a ConditionCheck changes nothing
+            raise TypeError(f"not a write action: {kind.__name__}")
+    return Invalidation(
+        frozenset(keys),
+        frozenset(entered) if entered else _NOTHING,
+        frozenset(moved) if moved else _NOTHING,
+    )

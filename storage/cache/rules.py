@@ -24,6 +24,10 @@ class Rule(StrEnum):
     FRESHNESS = "freshness"
     """Strong only so a reader sees what was committed before it began:
     served when the watermark proves every such invalidation was heard."""
+    REWRITTEN = "rewritten"
+    """Strong for freshness, but its one reader writes inside what it read
+    right after (a verification adds to the product's scanCount, in AP33's
+    window): a kept page would be dropped before anyone could be served it."""
     STRONG = "strong"
     """Strong because a decision rests on it (auth, dedupe, versions): passes."""
     BALANCE = "balance"
@@ -73,7 +77,7 @@ _RULES: Mapping[str, Rule] = {
     "AP30": Rule.STRONG,
     "AP31": Rule.STRONG,
     "AP32": Rule.STRONG,
-    "AP33": Rule.FRESHNESS,
+    "AP33": Rule.REWRITTEN,
     "AP34": Rule.CACHED,
     "AP35": Rule.TAIL,
     "AP36": Rule.TRANSITION,

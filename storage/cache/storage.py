@@ -23,15 +23,18 @@ from ..budget import before_read, spend_read
 from ..keys import Key
 from ..protocol import Page, Storage
 from ..registry import AccessPattern, Operation, Registry
+from ..store import Store
 from ..table import TABLE, IndexName
 from ..values import Item
 from ..writes import WriteAction
+from .around import ReadsAround
 from .entries import Entries, Entry, PageKey, item_bytes, page_bytes
 from .freshness import Freshness, LocalFreshness
 from .generations import Generations
 from .invalidation import Entered, Invalidation, invalidation_of
 from .reads import ReadLog, current_reads
 from .rules import RULES, Rule
+from .scope import Scope
 from .stats import CacheStats
 
 __all__ = [
@@ -66,6 +69,9 @@ def _slots_of_page(key: PageKey, window: Sequence[Key]) -> tuple[Hashable, ...]:
     return (*window, ("P", key.table_index, key.partition), key.table_index)
 
 
+_NUMBER = (int, Decimal)
+
+
 def _expiry(items: Sequence[Item | None]) -> float:
     """The earliest expiry among ``items`` minus the margin; inf without one."""
     earliest = float("inf")
@@ -73,7 +79,7 @@ def _expiry(items: Sequence[Item | None]) -> float:
         if item is None:
             continue
         value = item.get(_TTL)
-        if isinstance(value, int | Decimal) and not isinstance(value, bool):
+        if isinstance(value, _NUMBER) and not isinstance(value, bool):
             earliest = min(earliest, float(value) - EXPIRY_MARGIN_SECONDS)
     return earliest
 
@@ -138,12 +144,17 @@ class CachedStorage:
         the backend, ``REPLICA_SETTLE_SECONDS`` on DynamoDB, never on SQLite)."""
         self.inner = inner
         self.backend = inner.backend
+        self._keyed = inner if isinstance(inner, Store) else None
+        """The store itself: a miss reads by the key spelled here, not again."""
         self.stats = CacheStats()
         self.entries = Entries(max_bytes, self.stats.evicted)
         self.generations = Generations()
         self.freshness: Freshness = freshness if freshness is not None else LocalFreshness()
         self._registry = registry
         self._rules = rules
+        self._scope = Scope.of(
+            registry, lambda pattern: pattern.id in rules and rules[pattern.id].served
+        )
         self._ttl = ttl_seconds
         self._clock = clock
         if settle_seconds is None:
@@ -153,6 +164,10 @@ class CachedStorage:
         self._doubt = doubt_seconds
         self._listeners: list[Callable[[Invalidation], None]] = []
         self._dependents: list[Dependent] = []
+        self._pending: dict[int, float] = {}
+        """This process's writes that may commit and whose invalidation has
+        not been applied and handed to the listeners: their start times."""
+        self._writes = 0
 
     # Reads
 
@@ -167,7 +182,20 @@ class CachedStorage:
         heard = self.freshness.heard_through()
         # A channel that can never prove anything (LocalFreshness): keeping
         # what no one may be served would only crowd out what can be.
-        return None if heard == -math.inf else heard >= now
+        if heard == -math.inf:
+            return None
+        # docs/design.md, Storage cache, The watermark: every write committed
+        # before the read began has been applied here, others' and our own.
+        return min(heard, self.settled_through()) >= now
+
+    def settled_through(self) -> float:
+        """A wall-clock time before which every write of this process that
+        may have committed has had its invalidation applied here and handed
+        to the listeners: the start of the oldest write still in flight (a
+        write cancelled in doubt stays in flight until its second drop), or
+        ``inf`` when none is."""
+        pending = self._pending
+        return min(pending.values()) if pending else math.inf
 
     def _keeps(self, start: int, slots: Sequence[Hashable]) -> bool:
         return self.freshness.trusted() and self.generations.unchanged(start, slots)
@@ -196,7 +224,11 @@ class CachedStorage:
             self.stats.misses[ap.id] += 1
         start = self.generations.begin()
         try:
-            item = await self.inner.get(ap, **params)
+            keyed = self._keyed
+            if keyed is None:
+                item = await self.inner.get(ap, **params)
+            else:
+                item = await keyed.get_at(ap, key)
             self._keep_item(ap, key, item, start)
         finally:
             self.generations.end()
@@ -206,9 +238,13 @@ class CachedStorage:
     def _keep_item(self, ap: AccessPattern, key: Key, item: Item | None, start: int) -> None:
         if not self._keeps(start, (key,)):
             return
-        deadline = self._deadline((item,))
-        if deadline > self._clock():
-            self.entries.put(key, Entry(ap.id, item, item_bytes(item), deadline))
+        now = self._clock()
+        deadline = now + self._ttl
+        if item is not None and _TTL in item:
+            deadline = min(deadline, _expiry((item,)))
+            if deadline <= now:
+                return
+        self.entries.put(key, Entry(ap.id, item, item_bytes(item), deadline))
 
     async def batch_get(
         self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
@@ -241,7 +277,11 @@ class CachedStorage:
                 self.stats.misses[ap.id] += len(wanted)
             start = self.generations.begin()
             try:
-                items = await self.inner.batch_get(ap, list(wanted.values()))
+                keyed = self._keyed
+                if keyed is None:
+                    items = await self.inner.batch_get(ap, list(wanted.values()))
+                else:
+                    items = await keyed.batch_get_at(ap, list(wanted))
                 for key, item in zip(wanted, items, strict=True):
                     found[key] = item
                     self._keep_item(ap, key, item, start)
@@ -308,25 +348,43 @@ class CachedStorage:
         log = current_reads()
         if log is not None:
             log.refuse("wrote")
+        self._writes += 1
+        token = self._writes
+        self._pending[token] = self._clock()
         try:
             await self.inner.transact_write(actions)
         except (ConditionFailed, TransactionCanceled):
+            del self._pending[token]
             raise  # nothing committed
         except asyncio.CancelledError:
             # The write may still commit (a queued group commit, a request
-            # DynamoDB received): drop now, and again once it must have ended.
+            # DynamoDB received): drop now, and again once it must have
+            # ended; until then it holds settled_through back.
             invalidation = self._written(actions)
-            if invalidation:
-                loop = asyncio.get_running_loop()
-                loop.call_later(self._doubt, self.invalidate, invalidation)
+            loop = asyncio.get_running_loop()
+            loop.call_later(self._doubt, self._doubted, token, invalidation)
             raise
         except BaseException:
-            self._written(actions)  # a lost answer may hide a commit
+            try:
+                self._written(actions)  # a lost answer may hide a commit
+            finally:
+                del self._pending[token]
             raise
-        self._written(actions)
+        try:
+            self._written(actions)
+        finally:
+            del self._pending[token]
+
+    def _doubted(self, token: int, invalidation: Invalidation) -> None:
+        """A cancelled write's second drop, heard by the listeners too."""
+        if invalidation:
+            self.invalidate(invalidation)
+            for listener in self._listeners:
+                listener(invalidation)
+        self._pending.pop(token, None)
 
     def _written(self, actions: Sequence[WriteAction]) -> Invalidation:
-        invalidation = invalidation_of(actions)
+        invalidation = invalidation_of(actions, self._scope)
         if not invalidation:
             return invalidation
         self.invalidate(invalidation)
@@ -346,25 +404,45 @@ class CachedStorage:
     def invalidate(self, invalidation: Invalidation) -> None:
         """Drops what ``invalidation`` can have changed and stamps its slots."""
         entries = self.entries
-        entered = set(invalidation.entered)
+        entered: frozenset[Entered] | set[Entered] = invalidation.entered
         anywhere: set[tuple[IndexName, str]] = set()
-        for moved in invalidation.moved:  # resolved before anything is dropped
-            partition = entries.partition_of(moved.key, moved.table_index)
-            if partition is None:
-                anywhere.add((moved.table_index, moved.sort_key))
-            else:
-                entered.add(Entered(moved.table_index, partition, moved.sort_key))
+        if invalidation.moved:
+            entered, anywhere = self._resolved(invalidation)
         self.stats.invalidations += 1
         self.stats.dropped += entries.drop(invalidation.keys, entered, anywhere)
         for dependent in self._dependents:
             dependent.invalidated(invalidation.keys, entered, anywhere)
-        self.generations.stamp(
+        generations = self.generations
+        if not generations.reading:
+            generations.stamp(())  # no read in flight needs the slots
+            return
+        generations.stamp(
             (
                 *invalidation.keys,
                 *(("P", e.table_index, e.partition) for e in entered),
                 *(index for index, _ in anywhere),
             )
         )
+
+    def reads_around(self) -> Storage:
+        """This cache with reads that pass it: for a reader of what a write
+        just changed (the relay, ``around.py``)."""
+        return ReadsAround(self)
+
+    def _resolved(
+        self, invalidation: Invalidation
+    ) -> tuple[set[Entered], set[tuple[IndexName, str]]]:
+        """Each moved item's partition, from an entry that holds it, or the
+        whole index (resolved before anything is dropped)."""
+        entered = set(invalidation.entered)
+        anywhere: set[tuple[IndexName, str]] = set()
+        for moved in invalidation.moved:
+            partition = self.entries.partition_of(moved.key, moved.table_index)
+            if partition is None:
+                anywhere.add((moved.table_index, moved.sort_key))
+            else:
+                entered.add(Entered(moved.table_index, partition, moved.sort_key))
+        return entered, anywhere
 
     def flush(self) -> None:
         """Drops everything, and every read in flight keeps nothing: for a

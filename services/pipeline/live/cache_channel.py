@@ -40,6 +40,12 @@ CACHE_KEY_LABEL = b"proofgate redis cache invalidations v1"
 HEARTBEAT_SECONDS = 0.2
 DEAF_AFTER_SECONDS = 1.0
 """Without its own heartbeat back for this long a process stops trusting."""
+CLOCK_SKEW_SECONDS = 0.05
+"""The most two processes' wall clocks may differ (NTP on one network keeps
+them within a few ms): a publisher's ``w`` counts for this much less."""
+GONE_AFTER_SECONDS = 10.0
+"""A publisher silent this long is taken as stopped: it no longer holds the
+watermark back."""
 MAX_AGE_SECONDS = 30.0
 _BACKOFF_MIN = 0.05
 _BACKOFF_MAX = 2.0
@@ -56,6 +62,11 @@ class _Message(msgspec.Struct, frozen=True):
     was sent, seconds since the epoch; 0: none."""
     i: Any = None
     """The invalidation (``Invalidation.to_plain()``), None for a heartbeat."""
+    w: float = 0.0
+    """The publisher's watermark, seconds since the epoch by its clock: every
+    write of its own that began before ``w`` was handed to the channel before
+    this message (docs/design.md, Cache invalidations across processes, The
+    watermark); 0: proves nothing."""
 
 
 _DECODE = msgspec.json.Decoder(_Message)
@@ -70,23 +81,34 @@ class CacheChannel:
         prefix: str,
         apply: Callable[[Any], None],
         flush: Callable[[], None],
+        settled: Callable[[], float],
         clock: Callable[[], float] = time.time,
     ) -> None:
         """``apply`` takes an invalidation's plain form from another process
-        (raising ``ValueError`` when it is not one); ``flush`` drops the cache."""
+        (raising ``ValueError`` when it is not one); ``flush`` drops the cache;
+        ``settled`` is the cache's ``settled_through`` (its own writes in
+        flight), which every message's watermark is bounded by."""
         self._url = url
         self._key = key
         self._name = prefix + "cache"
         self._apply = apply
         self._clock = clock
         self.publisher = os.urandom(8).hex()
+        self._settled = settled
         self.freshness = ChannelFreshness(
-            flush, deaf_after=DEAF_AFTER_SECONDS, skew=SKEW_SECONDS, wall_clock=clock
+            flush,
+            deaf_after=DEAF_AFTER_SECONDS,
+            skew=SKEW_SECONDS,
+            clock_skew=CLOCK_SKEW_SECONDS,
+            gone_after=GONE_AFTER_SECONDS,
+            wall_clock=clock,
         )
         self._number = 0
         self._last_sent = 0.0
-        self._outgoing: deque[tuple[int, Any]] = deque(maxlen=OUTGOING_MAX)
+        self._outgoing: deque[tuple[int, Any, float]] = deque(maxlen=OUTGOING_MAX)
         self._ready = asyncio.Event()
+        self._sent = asyncio.Event()
+        """Set whenever the queue has been sent empty."""
         self._client = redis_client(url)
         self.dropped = 0
         """Messages refused (forged, stale, malformed); a metric."""
@@ -105,12 +127,18 @@ class CacheChannel:
         if len(self._outgoing) == OUTGOING_MAX:
             self.unpublished += 1
         self._number += 1
-        self._outgoing.append((self._number, plain))
+        # Queued now, so every write settled before w is queued ahead of it
+        # (this one's own write is still in flight: w is at most its start).
+        self._outgoing.append((self._number, plain, self._watermark()))
         self._ready.set()
 
-    async def _send(self, number: int, plain: Any) -> None:
+    def _watermark(self) -> float:
+        return min(self._settled(), self._clock())
+
+    async def _send(self, number: int, plain: Any, through: float) -> None:
         now = self._clock()
-        body = msgspec.json.encode(_Message(self.publisher, number, self._last_sent, plain))
+        message = _Message(self.publisher, number, self._last_sent, plain, through)
+        body = msgspec.json.encode(message)
         await self._client.publish(self._name, sign_body(self._key, self._name, body, now))
         if plain is not None:
             self._last_sent = now
@@ -123,16 +151,31 @@ class CacheChannel:
                     await self._ready.wait()
             self._ready.clear()
             try:
-                if not self._outgoing:
-                    await self._send(self._number, None)
+                if not self._outgoing:  # all handed over is sent: w may be now
+                    await self._send(self._number, None, self._watermark())
                 while self._outgoing:
                     await self._send(*self._outgoing[0])
                     self._outgoing.popleft()
+                self._sent.set()
             except (RedisError, OSError):
                 await asyncio.sleep(delay)
                 delay = min(2 * delay, _BACKOFF_MAX)
                 continue
             delay = _BACKOFF_MIN
+
+    async def drain(self, timeout: float) -> int:
+        """Until every invalidation handed over has been sent, then a last
+        heartbeat (its watermark now, so no listener waits on this process),
+        or ``timeout``: for a process about to exit (a CLI job). Returns how
+        many were left unsent."""
+        with contextlib.suppress(TimeoutError, RedisError, OSError):
+            async with asyncio.timeout(timeout):
+                while self._outgoing:
+                    self._sent.clear()
+                    self._ready.set()
+                    await self._sent.wait()
+                await self._send(self._number, None, self._watermark())
+        return len(self._outgoing)
 
     # --- listening -------------------------------------------------------------
 
@@ -185,7 +228,14 @@ class CacheChannel:
             own = message.p == self.publisher
             invalidation = message.i is not None
             heard = self.freshness.heard
-            if heard(message.p, message.n, message.s, invalidation=invalidation, own=own):
+            if heard(
+                message.p,
+                message.n,
+                message.s,
+                invalidation=invalidation,
+                own=own,
+                through=message.w,
+            ):
                 self._apply(message.i)
         except (MalformedMessage, msgspec.DecodeError, msgspec.ValidationError, ValueError):
             self.dropped += 1

@@ -14,9 +14,14 @@ it has published nothing for a while. A listener therefore knows:
   its previous invalidation was sent: sent after this process began
   listening (less ``skew``), it was missed, and the cache is flushed too.
 
-``heard_through()`` proves nothing yet (``-inf``): a process that started a
-moment ago, or a write committed but not yet handed to the channel, is not
-in any publisher's numbering, so ``freshness`` patterns still read through.
+``heard_through()`` is the watermark: each message carries its publisher's
+``w`` (every write of its own that began before ``w``, by its clock, was
+handed to the channel before the message), and every publisher heard within
+``gone_after`` holds it back to its last ``w``, less ``clock_skew``. It is
+``-inf`` until this process has listened for ``deaf_after`` (every live
+publisher heartbeats within it) and while deaf. A publisher not heard yet
+is not counted (docs/design.md, Cache invalidations across processes, The
+watermark, says what that leaves open).
 """
 
 from __future__ import annotations
@@ -39,14 +44,23 @@ class ChannelFreshness:
         *,
         deaf_after: float,
         skew: float,
+        clock_skew: float,
+        gone_after: float,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         """``flush``: drops the whole cache (``CachedStorage.flush``);
         ``deaf_after``: seconds without hearing this process's own heartbeat
-        after which it no longer trusts the channel."""
+        after which it no longer trusts the channel; ``clock_skew``: the most
+        two processes' wall clocks differ; ``gone_after``: seconds of silence
+        after which a publisher no longer holds the watermark back."""
         self._flush = flush
         self._deaf_after = deaf_after
+        self._clock_skew = clock_skew
+        self._gone_after = gone_after
+        self._through: dict[str, tuple[float, float]] = {}
+        """Per publisher: its last watermark and when it was heard (monotonic)."""
+        self._listened_at = math.inf
         self._clock = clock
         self._wall_clock = wall_clock
         self._skew = skew
@@ -64,7 +78,16 @@ class ChannelFreshness:
         return self._listening and self._clock() - self._heard_own <= self._deaf_after
 
     def heard_through(self) -> float:
-        return -math.inf
+        now = self._clock()
+        if not self.trusted() or now - self._listened_at < self._deaf_after:
+            return -math.inf
+        through = math.inf
+        for publisher, (watermark, heard_at) in list(self._through.items()):
+            if now - heard_at > self._gone_after:
+                del self._through[publisher]  # stopped, or cut off: see the bound
+            elif watermark < through:
+                through = watermark
+        return through - self._clock_skew
 
     # --- what the channel reports ------------------------------------------------
 
@@ -72,21 +95,30 @@ class ChannelFreshness:
         """The subscription is confirmed: from now every message is heard,
         and what was published before is unknown."""
         self._last.clear()
+        self._through.clear()
         self._flushed()
         self._since = self._wall_clock()
-        self._heard_own = self._clock()
+        self._heard_own = self._listened_at = self._clock()
         self._listening = True
 
     def deaf(self) -> None:
         self._listening = False
 
     def heard(
-        self, publisher: str, number: int, previous: float, *, invalidation: bool, own: bool
+        self,
+        publisher: str,
+        number: int,
+        previous: float,
+        *,
+        invalidation: bool,
+        own: bool,
+        through: float = 0.0,
     ) -> bool:
         """A message of ``publisher``, its ``number`` (an invalidation's own,
-        or a heartbeat's last) and when the invalidation before it (a
-        heartbeat's: numbered ``number``) was sent (0: none); True when an
-        invalidation is to be applied."""
+        or a heartbeat's last), when the invalidation before it (a
+        heartbeat's: numbered ``number``) was sent (0: none) and its
+        watermark ``through``; True when an invalidation is to be applied
+        (before anything reads the watermark: the caller applies it at once)."""
         if own:
             if self._clock() - self._heard_own > self._deaf_after:
                 self._flushed()  # deaf for a while: what was missed is unknown
@@ -103,7 +135,20 @@ class ChannelFreshness:
             self._last.clear()
             self._flushed()
         self._last[publisher] = max(number, last or 0)
+        known = self._through.get(publisher)
+        if known is None and len(self._through) >= PUBLISHERS_MAX:
+            # Forgetting publishers could raise the watermark: prove nothing
+            # until every live one is heard again.
+            self._through.clear()
+            self._listened_at = self._clock()
+        watermark = through if known is None else max(through, known[0])
+        self._through[publisher] = (watermark, self._clock())
         return invalidation
+
+    def heard_of(self, publisher: str) -> tuple[float, float] | None:
+        """``publisher``'s last watermark and when it was heard (this
+        process's monotonic clock); None: not heard, or gone."""
+        return self._through.get(publisher)
 
     def last_of(self, publisher: str) -> int | None:
         """The last number heard from ``publisher``; None: not heard yet."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import time
 from collections import deque
@@ -59,6 +60,16 @@ _PAGES_MAX = 50
 _TENANT = "cache-log"
 
 
+class _LogFreshness(ChannelFreshness):
+    """The Redis channel's gate, proving no watermark: a batch is written
+    after its writes committed and carries none, and a quiet publisher may
+    have committed a write whose batch is not written yet, so a pattern
+    strong only for freshness always reads the store."""
+
+    def heard_through(self) -> float:
+        return -math.inf
+
+
 class CacheLog:
     def __init__(
         self,
@@ -78,8 +89,13 @@ class CacheLog:
         self._clock = clock
         self._tick = tick
         self.publisher = os.urandom(8).hex()
-        self.freshness = ChannelFreshness(
-            flush, deaf_after=DEAF_AFTER_SECONDS, skew=SKEW_SECONDS, wall_clock=clock
+        self.freshness = _LogFreshness(
+            flush,
+            deaf_after=DEAF_AFTER_SECONDS,
+            skew=SKEW_SECONDS,
+            clock_skew=SKEW_SECONDS,
+            gone_after=math.inf,
+            wall_clock=clock,
         )
         self._pending: deque[str] = deque()
         self._number = 0
@@ -214,18 +230,25 @@ class CacheLog:
             wake=self._wake,
         )
 
+    async def drain(self, timeout: float) -> int:
+        """Writes what is pending within ``timeout`` (a CLI job about to
+        exit); how many invalidations stay unwritten."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._write_pending()
+        except Exception as error:
+            logger.warning("Logging cache invalidations failed (%s)", type(error).__name__)
+        return len(self._pending)
+
     async def close(self) -> None:
         """Writes what is pending, so the other processes hear this one's
         last writes before it goes; within ``CLOSE_SECONDS``, best effort."""
         if not self._pending:
             return
-        try:
-            async with asyncio.timeout(CLOSE_SECONDS):
-                await self._write_pending()
-        except Exception as error:
+        unsent = await self.drain(CLOSE_SECONDS)
+        if unsent:
             logger.warning(
-                "Could not log %d cache invalidations at shutdown (%s); other processes "
+                "Could not log %d cache invalidations at shutdown; other processes "
                 "drop those entries by PROOFGATE_CACHE_TTL_MS",
-                len(self._pending),
-                type(error).__name__,
+                unsent,
             )

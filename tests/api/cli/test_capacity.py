@@ -14,6 +14,8 @@ import pytest
 
 from api.cli.capacity import installed_profile
 from api.cli.main import main
+from api.observability.metrics import Metrics
+from storage.cache import CacheStats
 from tests._support.source import ROOT
 
 PROFILE = {
@@ -125,3 +127,54 @@ def test_the_profile_comes_from_the_installed_package_in_any_directory(tmp_path:
     assert result.returncode == 0, result.stderr
     assert "page" in result.stdout and "units" in result.stdout
     assert installed_profile() == (ROOT / "api" / "cli" / "capacity-profile.json").read_text()
+
+
+def test_measured_hit_ratios_discount_each_patterns_reads(
+    profile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/design.md, Storage cache: the ratios a running gateway's /metrics
+    counts (as `proofgate explain --hit-ratios` reads them), applied per
+    pattern; one given on the command line wins over the scrape's."""
+    metrics, stats = Metrics(), CacheStats()
+    metrics.cache.watch(stats, lambda: 0, lambda: True)
+    stats.hits["AP07"], stats.misses["AP07"] = 19, 1  # 95%
+    stats.hits["AP01"], stats.misses["AP01"] = 1, 1  # 50%, overridden below
+    scrape = tmp_path / "scrape.txt"
+    scrape.write_bytes(metrics.render())
+    args = ["capacity", "--profile", str(profile), "--mix", "page=100", "verifyProduct=10"]
+    code = main([*args, "--hit-ratios", str(scrape), "--hit-ratio", "AP01=0.9"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "cache hit ratios applied to reads: AP01 90.0%, AP07 95.0%" in out
+    # page: AP01 0.5 x 0.1 + AP07 5 x 0.05; 0.1 + 0.05 calls reach the store.
+    assert "page              0.15         0.3            0" in out
+    # verifyProduct: AP01 0.5 x 0.1, the rest as measured (AP05 has no ratio).
+    assert "verifyProduct      5.1        2.55            8" in out
+    assert "table: 55.5 read units/s, 80.0 write units/s" in out
+    assert "  GSI1 BRAND#{brand_id}: 25.0 read units/s" in out
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("AP99=0.5", "no access pattern 'AP99'"),
+        ("AP20=0.5", "never serves AP20 (strong)"),
+        ("AP07=1.5", "not a ratio between 0 and 1"),
+        ("AP07=most", "not a ratio between 0 and 1"),
+    ],
+)
+def test_a_bad_hit_ratio_is_one_line_with_a_hint(
+    profile: Path, given: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["capacity", "--profile", str(profile), "--hit-ratio", given]) == 1
+    error = capsys.readouterr().err.splitlines()
+    assert says in error[0] and error[1].startswith("proofgate: hint:")
+
+
+def test_an_unreadable_scrape_is_one_line_with_a_hint(
+    profile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "none.txt")
+    assert main(["capacity", "--profile", str(profile), "--hit-ratios", missing]) == 1
+    error = capsys.readouterr().err.splitlines()
+    assert "cannot read" in error[0] and "curl" in error[1]

@@ -144,6 +144,36 @@ def test_workers_refuse_the_cache_without_a_channel(tmp_path: Path) -> None:
     assert "PROOFGATE_CACHE_CHANNEL=none" in first and "table or redis" in hint
 
 
+@pytest.mark.parametrize(
+    ("workers", "extra", "named"),
+    [("2", {}, "workers"), ("1", {"PROOFGATE_REDIS_URL": "redis://127.0.0.1:1"}, "REDIS_URL")],
+)
+def test_a_sole_writer_is_one_worker_without_redis(
+    tmp_path: Path, workers: str, extra: dict[str, str], named: str
+) -> None:
+    """docs/design.md, Storage cache, The watermark: the claim is refused
+    where another writer is certain (workers) or the channel decides (Redis)."""
+    env = {
+        **os.environ,
+        "PROOFGATE_DATA_DIR": str(tmp_path),
+        "PROOFGATE_CACHE": "on",
+        "PROOFGATE_CACHE_SOLE_WRITER": "on",
+        **extra,
+    }
+    if workers == "2":
+        env["PROOFGATE_REDIS_URL"] = "redis://127.0.0.1:1"  # past the first check
+    result = subprocess.run(
+        [sys.executable, "-m", "api.cli.main", "serve", "--workers", workers],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    first = result.stderr.splitlines()[0]
+    assert "PROOFGATE_CACHE_SOLE_WRITER=on" in first and named in first
+
+
 @pytest.mark.parametrize("channel", ["redis", "table"])
 async def test_workers_with_the_cache_start(
     tmp_path: Path, redis_server: RedisServer, channel: str

@@ -28,6 +28,7 @@ from storage.access_patterns import (
 )
 from storage.cache import CachedStorage, Invalidation, invalidation_of
 from storage.cache import storage as cache_module
+from storage.cache.scope import Scope
 from storage.cursor import CursorCodec
 from storage.dynamodb import create_table, open_dynamodb
 from storage.sqlite import SqliteDriver
@@ -285,23 +286,23 @@ def test_on_dynamodb_too(moto_table: str, history: list[tuple[Any, ...]]) -> Non
 # Planted faults: each path that drops entries, broken on purpose.
 
 
-def _without(kind: type) -> Callable[[Sequence[WriteAction]], Invalidation]:
+def _without(kind: type) -> Callable[[Sequence[WriteAction], Scope], Invalidation]:
     real = _REAL_INVALIDATION
 
-    def planted(actions: Sequence[WriteAction]) -> Invalidation:
-        return real([a for a in actions if not isinstance(a, kind)])
+    def planted(actions: Sequence[WriteAction], scope: Scope) -> Invalidation:
+        return real([a for a in actions if not isinstance(a, kind)], scope)
 
     return planted
 
 
-def _no_transactions(actions: Sequence[WriteAction]) -> Invalidation:
+def _no_transactions(actions: Sequence[WriteAction], scope: Scope) -> Invalidation:
     real = _REAL_INVALIDATION
-    return real(actions) if len(actions) == 1 else Invalidation(frozenset())
+    return real(actions, scope) if len(actions) == 1 else Invalidation(frozenset())
 
 
-def _stripped(field: str) -> Callable[[Sequence[WriteAction]], Invalidation]:
-    def planted(actions: Sequence[WriteAction]) -> Invalidation:
-        event = _REAL_INVALIDATION(actions)
+def _stripped(field: str) -> Callable[[Sequence[WriteAction], Scope], Invalidation]:
+    def planted(actions: Sequence[WriteAction], scope: Scope) -> Invalidation:
+        event = _REAL_INVALIDATION(actions, scope)
         return Invalidation(
             event.keys,
             frozenset() if field == "entered" else event.entered,

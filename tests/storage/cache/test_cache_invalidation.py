@@ -8,7 +8,9 @@ import json
 import pytest
 
 from storage import ConditionCheck, Delete, ItemExists, Key, Put, Update
-from storage.cache import Entered, Invalidation, Moved, invalidation_of
+from storage.access_patterns import REGISTRY
+from storage.cache import RULES, Entered, Invalidation, Moved, invalidation_of
+from storage.cache.scope import Scope
 from storage.table import IndexName
 
 KEY = Key("PRODUCT#p", "META")
@@ -60,3 +62,20 @@ def test_the_plain_form_travels_as_json_and_back() -> None:
 def test_anything_else_is_refused(plain: object) -> None:
     with pytest.raises(ValueError):
         Invalidation.from_plain(plain)
+
+
+def test_images_where_no_served_page_can_be_are_left_out_but_keys_stay() -> None:
+    """The scope of the registry's served queries (docs/design.md, Storage
+    cache): an outbox item's table partition and a lease's move through GSI2
+    drop no page anywhere; a product's partition and GSI1 still count."""
+    scope = Scope.of(REGISTRY, lambda pattern: RULES[pattern.id].served)
+    outbox = Key("OUTBOX#scan:1", "OUTBOX")
+    lease = Update(outbox, set={"GSI2SK": "DUE#2026"}, add={"attempts": 1})
+    event = invalidation_of(
+        [Put({"PK": outbox.pk, "SK": outbox.sk, "GSI2PK": "OUTBOX"}), lease], scope
+    )
+    assert event.keys == {outbox}
+    assert event.entered == frozenset() and event.moved == frozenset()
+    assert invalidation_of([lease]).moved  # without a scope: everything
+    product = Put({"PK": KEY.pk, "SK": KEY.sk, "GSI1PK": "BRAND#b", "GSI1SK": "PRODUCT#1"})
+    assert invalidation_of([product], scope) == invalidation_of([product])

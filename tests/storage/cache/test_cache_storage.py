@@ -16,7 +16,7 @@ from storage.access_patterns import (
     BRAND_PRODUCTS,
     LEDGER_BALANCE,
     PRODUCT_BY_ID,
-    PRODUCT_RECORD,
+    PROVENANCE_CHAIN,
 )
 from storage.cache import CachedStorage, Invalidation, Rule, rule_of
 from storage.keys import Key
@@ -198,7 +198,7 @@ async def test_a_freshness_pattern_is_served_only_when_heard(inner: Storage, clo
     )
 
     async def record(storage: Storage) -> None:
-        await storage.query(PRODUCT_RECORD, {"product_id": "v1"}, tenant=TENANT)
+        await storage.query(PROVENANCE_CHAIN, {"product_id": "v1"}, tenant=TENANT)
 
     for storage, second in ((local, 1), (heard, 0)):
         assert await calls(record(storage)) == 1

@@ -5,6 +5,7 @@ channel can tell (docs/design.md, Cache invalidations across processes)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -34,16 +35,25 @@ BRANDS = [f"b{i}" for i in range(8)]
 
 
 ChannelFactory = Callable[
-    [Storage, Callable[[Any], None], Callable[[], None]], CacheChannel | CacheLog
+    [Storage, Callable[[Any], None], Callable[[], None], Callable[[], float]],
+    CacheChannel | CacheLog,
 ]
-"""A channel for a process's store, given what applies and what flushes."""
+"""A channel for a process's store, given what applies, what flushes and the
+cache's ``settled_through``."""
 
 LOG_TICK_SECONDS = 0.02
 
 
 def through_redis(url: str, channel_type: type[CacheChannel] = CacheChannel) -> ChannelFactory:
-    def channel(_store: Storage, apply: Callable[[Any], None], flush: Callable[[], None]) -> Any:
-        return channel_type(url, key=KEY, prefix="proofgate:", apply=apply, flush=flush)
+    def channel(
+        _store: Storage,
+        apply: Callable[[Any], None],
+        flush: Callable[[], None],
+        settled: Callable[[], float],
+    ) -> Any:
+        return channel_type(
+            url, key=KEY, prefix="proofgate:", apply=apply, flush=flush, settled=settled
+        )
 
     return channel
 
@@ -51,20 +61,25 @@ def through_redis(url: str, channel_type: type[CacheChannel] = CacheChannel) -> 
 def through_the_table(log_type: type[CacheLog] = CacheLog) -> ChannelFactory:
     """The table's log, read every 20 ms instead of 100 (a shorter test)."""
 
-    def channel(store: Storage, apply: Callable[[Any], None], flush: Callable[[], None]) -> Any:
+    def channel(
+        store: Storage, apply: Callable[[Any], None], flush: Callable[[], None], _settled: Any
+    ) -> Any:
         return log_type(store, apply=apply, flush=flush, tick=LOG_TICK_SECONDS)
 
     return channel
 
 
 class Process:
-    def __init__(self, store: Storage, channel: ChannelFactory) -> None:
-        self.cache = CachedStorage(store, max_bytes=1 << 20, ttl_seconds=600.0)
+    def __init__(
+        self, store: Storage, channel: ChannelFactory, clock: Callable[[], float] = time.time
+    ) -> None:
+        """``clock``: the cache's (when its reads begin), not the channel's."""
+        self.cache = CachedStorage(store, max_bytes=1 << 20, ttl_seconds=600.0, clock=clock)
 
         def apply(plain: Any) -> None:
             self.cache.invalidate(Invalidation.from_plain(plain))
 
-        self.channel = channel(store, apply, self.cache.flush)
+        self.channel = channel(store, apply, self.cache.flush, self.cache.settled_through)
         self.cache.freshness = self.channel.freshness
         self.cache.on_invalidation(lambda i: self.channel.publish(i.to_plain()))
         self.task: asyncio.Task[None] | None = None

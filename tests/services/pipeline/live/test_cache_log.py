@@ -119,7 +119,7 @@ async def test_a_log_that_cannot_be_read_stops_the_cache_and_flushes_it_after(
 ) -> None:
     reach: list[Unreachable] = []
 
-    def unreachable(store: Storage, apply: Any, flush: Any) -> CacheLog:
+    def unreachable(store: Storage, apply: Any, flush: Any, _settled: Any) -> CacheLog:
         reach.append(Unreachable(store))
         return CacheLog(reach[0], apply=apply, flush=flush, tick=0.02)  # type: ignore[arg-type]
 
