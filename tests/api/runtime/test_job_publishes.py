@@ -15,12 +15,11 @@ import pytest
 from api.runtime.backend import job_storage
 from api.settings.gateway import Settings
 from api.settings.pipeline import PipelineSettings
-from services.pipeline.live.cache_channel import CacheChannel
 from storage import Storage, Update
 from storage.access_patterns import BRAND_BY_ID
 from storage.sqlite import open_sqlite
 from tests._support.redis_server import RedisServer
-from tests.services.pipeline.live._cache_processes import CURSOR_KEY, Process
+from tests.services.pipeline.live._cache_processes import CURSOR_KEY, Process, through_redis
 
 
 @contextlib.asynccontextmanager
@@ -28,7 +27,7 @@ async def gateway(path: str, url: str) -> AsyncIterator[Process]:
     """A gateway's cache over the same file, listening on the channel, b1 warm."""
     store = await open_sqlite(path, cursor_key=CURSOR_KEY)
     await store.transact_write([Update(BRAND_BY_ID.key(brand_id="b1"), set={"name": "0"})])
-    process = Process(store, url, CacheChannel)
+    process = Process(store, through_redis(url))
     process.task = asyncio.create_task(process.channel.run())
     try:
         await process.until_trusted()
