@@ -144,8 +144,6 @@ class CachedStorage:
         the backend, ``REPLICA_SETTLE_SECONDS`` on DynamoDB, never on SQLite)."""
         self.inner = inner
         self.backend = inner.backend
-        self._keyed = inner if isinstance(inner, Store) else None
-        """The store itself: a miss reads by the key spelled here, not again."""
         self.stats = CacheStats()
         self.entries = Entries(max_bytes, self.stats.evicted)
         self.generations = Generations()
@@ -202,6 +200,18 @@ class CachedStorage:
 
     def _deadline(self, items: Sequence[Item | None]) -> float:
         return min(self._clock() + self._ttl, _expiry(items))
+
+    @property
+    def inner(self) -> Storage:
+        return self._inner
+
+    @inner.setter
+    def inner(self, inner: Storage) -> None:
+        """A store put under the cache later (a test's stand-in) is read as
+        the first was: ``_keyed`` follows it."""
+        self._inner = inner
+        self._keyed = inner if isinstance(inner, Store) else None
+        """The store itself: a miss reads by the key spelled here, not again."""
 
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         now = self._clock()
