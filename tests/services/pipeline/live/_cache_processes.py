@@ -24,6 +24,7 @@ __all__ = [
     "DeafChannel",
     "DeafLog",
     "Process",
+    "stale_reads",
     "through_redis",
     "through_the_table",
 ]
@@ -125,3 +126,18 @@ class DeafLog(CacheLog):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._apply = lambda plain: None
+
+
+async def stale_reads(a: Process, b: Process, truth: Storage, rounds: int, bound: float) -> int:
+    """Writes on A, reads on B once A's write is acknowledged and ``bound``
+    (the channel's documented bound) has passed: how many B answered stale."""
+    stale = 0
+    for n in range(1, rounds + 1):
+        brand = BRANDS[n % len(BRANDS)]
+        await b.name(brand)  # warm B's entry
+        await a.rename(brand, str(n))
+        await asyncio.sleep(bound)  # the documented bound; not a readiness wait
+        expected = await truth.get(BRAND_BY_ID, brand_id=brand)
+        assert expected is not None
+        stale += await b.name(brand) != expected["name"]
+    return stale

@@ -33,6 +33,7 @@ from tests.services.pipeline.live._cache_processes import (
     KEY,
     DeafChannel,
     Process,
+    stale_reads,
     through_redis,
 )
 
@@ -82,18 +83,8 @@ async def processes(
 async def _stale_reads(
     a: Process, b: Process, truth: Storage, rounds: int, bound: float = 0.1
 ) -> int:
-    """Writes on A, reads on B once A's write is acknowledged and ``bound``
-    (the channel's round trip; a heartbeat more for a lost message) has passed."""
-    stale = 0
-    for n in range(1, rounds + 1):
-        brand = BRANDS[n % len(BRANDS)]
-        await b.name(brand)  # warm B's entry
-        await a.rename(brand, str(n))
-        await asyncio.sleep(bound)  # the documented bound; not a readiness wait
-        expected = await truth.get(BRAND_BY_ID, brand_id=brand)
-        assert expected is not None
-        stale += await b.name(brand) != expected["name"]
-    return stale
+    """The channel's round trip; a heartbeat more for a lost message."""
+    return await stale_reads(a, b, truth, rounds, bound)
 
 
 async def test_a_write_on_a_drops_bs_entry(redis_server: RedisServer, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from domain.errors import ServiceUnavailable
 from services.pipeline.live import cache_log
 from services.pipeline.live.cache_log import CacheLog
 from storage import Page, Storage
-from storage.access_patterns import BRAND_BY_ID, CACHE_LOG
+from storage.access_patterns import CACHE_LOG
 from storage.registry import AccessPattern
 from storage.sqlite import open_sqlite
 from tests.services.pipeline.live._cache_processes import (
@@ -28,6 +28,7 @@ from tests.services.pipeline.live._cache_processes import (
     ChannelFactory,
     DeafLog,
     Process,
+    stale_reads,
     through_the_table,
 )
 
@@ -77,16 +78,7 @@ async def processes(
 
 
 async def _stale_reads(a: Process, b: Process, truth: Storage, rounds: int) -> int:
-    stale = 0
-    for n in range(1, rounds + 1):
-        brand = BRANDS[n % len(BRANDS)]
-        await b.name(brand)  # warm B's entry
-        await a.rename(brand, str(n))
-        await asyncio.sleep(BOUND_SECONDS)  # the documented bound; not a readiness wait
-        expected = await truth.get(BRAND_BY_ID, brand_id=brand)
-        assert expected is not None
-        stale += await b.name(brand) != expected["name"]
-    return stale
+    return await stale_reads(a, b, truth, rounds, BOUND_SECONDS)
 
 
 async def test_a_write_on_a_drops_bs_entry(tmp_path: Path) -> None:
