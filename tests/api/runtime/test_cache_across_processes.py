@@ -57,6 +57,21 @@ async def _status(gateway: Gateway, product_id: str, key: str) -> str:
     return str(data["product"]["status"])
 
 
+async def _a_recall_reaches_b(a: Gateway, b: Gateway, product_id: str, key: str) -> None:
+    """B serves the product from its cache, then A recalls it: B answers the
+    recall within the channel's bound."""
+    assert await _status(b, product_id, key) == "ACTIVE"
+    hits = await _series(b, "proofgate_cache_reads_total")
+    assert await _status(b, product_id, key) == "ACTIVE"
+    assert await _series(b, "proofgate_cache_reads_total") > hits  # B serves from its cache
+    await a.data(RECALL, {"id": product_id}, key)
+    acknowledged = time.perf_counter()
+    async with asyncio.timeout(5):
+        while await _status(b, product_id, key) != "RECALLED":
+            pass
+    print(f"\nB served A's write {1000 * (time.perf_counter() - acknowledged):.1f} ms after")
+
+
 async def test_a_write_on_a_drops_bs_entry_and_redis_down_reads_through(
     two_gateways: tuple[Gateway, Gateway], redis_server: RedisServer
 ) -> None:
@@ -64,18 +79,8 @@ async def test_a_write_on_a_drops_bs_entry_and_redis_down_reads_through(
     brand, key = await a.brand()
     first, second = await a.product(brand, key), await a.product(brand, key)
     await _until_trusted(b, True)
-    for product in (first, second):
-        assert await _status(b, product["id"], key) == "ACTIVE"
-    hits = await _series(b, "proofgate_cache_reads_total")
-    assert await _status(b, first["id"], key) == "ACTIVE"
-    assert await _series(b, "proofgate_cache_reads_total") > hits  # B serves from its cache
-
-    await a.data(RECALL, {"id": first["id"]}, key)
-    acknowledged = time.perf_counter()
-    async with asyncio.timeout(5):
-        while await _status(b, first["id"], key) != "RECALLED":
-            pass
-    print(f"\nB served A's write {1000 * (time.perf_counter() - acknowledged):.1f} ms after")
+    assert await _status(b, second["id"], key) == "ACTIVE"
+    await _a_recall_reaches_b(a, b, first["id"], key)
 
     redis_server.kill()
     await _until_trusted(b, False)
@@ -98,17 +103,7 @@ async def test_through_the_table_a_write_on_a_drops_bs_entry(tmp_path: Path) -> 
         brand, key = await a.brand()
         product = await a.product(brand, key)
         await _until_trusted(b, True)
-        assert await _status(b, product["id"], key) == "ACTIVE"
-        hits = await _series(b, "proofgate_cache_reads_total")
-        assert await _status(b, product["id"], key) == "ACTIVE"
-        assert await _series(b, "proofgate_cache_reads_total") > hits  # B serves from its cache
-
-        await a.data(RECALL, {"id": product["id"]}, key)
-        acknowledged = time.perf_counter()
-        async with asyncio.timeout(5):
-            while await _status(b, product["id"], key) != "RECALLED":
-                pass
-        print(f"\nB served A's write {1000 * (time.perf_counter() - acknowledged):.1f} ms after")
+        await _a_recall_reaches_b(a, b, product["id"], key)
     finally:
         await a.stop()
         await b.stop()
