@@ -132,7 +132,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                     settings.pipeline.key_check_interval,
                     settings.pipeline.keepalive_interval,
                 )
-                async with watching, mcp.running():
+                async with watching, mcp.running(), metrics.refreshing():
                     app.state.mcp = mcp
                     app.state.demo = (
                         await start_demo(schema, services, settings) if settings.demo else None
