@@ -26,6 +26,7 @@ from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.graphql.webhook_selections import SchemaSelections
 from api.http.authentication import Authenticator, FailedAuthThrottle
+from api.http.debug_memory import memory_endpoint
 from api.http.digital_link import digital_link_routes
 from api.http.explorer import explorer_asset
 from api.http.guard import HTTPGuard
@@ -37,6 +38,7 @@ from api.http.verify_page import verify_routes
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.mcp.http import MCPEndpoint, MCPService
 from api.mcp.tools import tool_specs
+from api.observability.memory import MemorySites
 from api.observability.metrics import Metrics
 from api.observability.request_log import RequestObserver
 from api.observability.spans import RequestSpans, Spans
@@ -145,6 +147,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     metrics.count_fast_paths((fallbacks.counts, fallbacks.taken))
     app.state.settings, app.state.metrics = settings, metrics
     app.state.operations, app.state.untrusted_documents = registry, untrusted
+    app.state.memory_sites = MemorySites()
     return app
 
 
@@ -254,6 +257,7 @@ def _routes() -> list[BaseRoute]:
         Route("/health", health, methods=["GET"]),
         Route("/ready", ready, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
+        Route("/debug/memory", memory_endpoint, methods=["GET"]),
         Route("/qr/{code}.{format}", qr_image, methods=["GET", "HEAD"]),
         Route("/dpp/{code}.json", passport_download, methods=["GET"]),
         Route("/ingest/{source}", ingest_endpoint, methods=["POST"]),

@@ -174,10 +174,12 @@ def worker_app() -> ASGIApp:
 
 def _app(settings: Settings) -> ASGIApp:
     from api.app import create_app
+    from api.observability.memory import start_tracing
     from api.observability.spans import Spans
     from api.runtime.gc_freeze import FreezeAfterStartup
     from api.ws.close_on_shutdown import GoingAwayOnExit
 
+    start_tracing(settings.tracemalloc_frames)
     app = create_app(settings, spans=Spans.from_environment())
     return FreezeAfterStartup(GoingAwayOnExit(app))
 

@@ -29,6 +29,7 @@ from api.observability.logs import LogFormat, LogLevel
 from api.settings.declared import Declared
 from api.settings.environment import EnvironmentReader
 from api.settings.formats import (
+    FramesOrOff,
     Switch,
     matching,
 )
@@ -135,6 +136,9 @@ class Settings:
         ("127.0.0.1",), "forwarded_allow_ips", format="addresses"
     )
     """Proxies whose X-Forwarded-For and X-Forwarded-Proto are believed."""
+    tracemalloc_frames: int = variable(0, "tracemalloc_frames", format="frames_or_off")
+    """Frames of each allocation ``serve`` traces for ``GET /debug/memory``;
+    0 (off): nothing traced (docs/design.md, Memory growth)."""
     shutdown_seconds: int = variable(10, "shutdown_seconds")
     """How long a stopping process waits for requests in flight."""
     max_connections: int = variable(4096, "max_connections")
@@ -219,6 +223,7 @@ class Settings:
 
 _FORMATS = {
     "switch": Switch,
+    "frames_or_off": FramesOrOff,
     "table_name": Annotated[str, matching(_TABLE_NAME, _TABLE_RULE)],
     "region": Annotated[str, matching(_REGION, _REGION_RULE)],
     "hash_salt": HashSalt,

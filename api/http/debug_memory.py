@@ -1,0 +1,61 @@
+"""``GET /debug/memory``: the allocation sites that grew since the previous
+call, for the admin key only, while ``PROOFGATE_TRACEMALLOC_FRAMES`` traces
+allocations (``api/observability/memory.py``; docs/design.md, Memory growth).
+
+``?by=lineno|filename|traceback`` groups the sites (``traceback`` needs more
+than one frame to say more than ``lineno``); ``?limit=N`` keeps the N largest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tracemalloc
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+
+from api.http.health import operator_refusal
+from api.observability.memory import SITES_MAX, Grouping, MemorySites
+from api.wire.errors import error_response
+from domain.errors import BadUserInput, NotFound
+
+__all__ = ["memory_endpoint"]
+
+SITES_DEFAULT = 25
+
+
+async def memory_endpoint(request: Request) -> Response:
+    refusal = await operator_refusal(
+        request, "Memory reports", "Ask with the admin key as a Bearer token."
+    )
+    if refusal is not None:
+        return refusal
+    if not tracemalloc.is_tracing():
+        off = NotFound(
+            "Allocations are not traced",
+            hint="Restart with PROOFGATE_TRACEMALLOC_FRAMES=1 (or more frames) to trace them.",
+        )
+        return error_response(off, 404)
+    try:
+        grouping, limit = _query(request)
+    except BadUserInput as error:
+        return error_response(error, 400)
+    sites: MemorySites = request.app.state.memory_sites
+    # Seconds of grouping for a large heap: off the loop, which keeps serving.
+    return PlainTextResponse(await asyncio.to_thread(sites.report, grouping, limit))
+
+
+def _query(request: Request) -> tuple[Grouping, int]:
+    by = request.query_params.get("by", Grouping.LINENO.value)
+    if by not in set(Grouping):
+        choices = ", ".join(g.value for g in Grouping)
+        raise BadUserInput(
+            f"by must be one of {choices}, got {by[:32]!r}", hint="Omit it for lineno."
+        )
+    raw = request.query_params.get("limit", str(SITES_DEFAULT))
+    if not raw.isdigit() or not 1 <= int(raw) <= SITES_MAX:
+        raise BadUserInput(
+            f"limit must be a whole number from 1 to {SITES_MAX}, got {raw[:32]!r}",
+            hint=f"Omit it for {SITES_DEFAULT}.",
+        )
+    return Grouping(by), int(raw)
