@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
 from starlette.applications import Starlette
@@ -48,6 +49,7 @@ from api.operations.registry import OperationRegistry, load_registry
 from api.operations.trusted import UntrustedCounter
 from api.runtime.backend import open_storage
 from api.runtime.cache_channel import running_cache_channel
+from api.runtime.malloc_trim import trimming
 from api.runtime.pipeline import build_pipeline, running_pipeline
 from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
@@ -127,7 +129,8 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                     settings.pipeline.key_check_interval,
                     settings.pipeline.keepalive_interval,
                 )
-                async with watching, mcp.running():
+                trim = timedelta(milliseconds=settings.malloc_trim_ms)
+                async with watching, mcp.running(), trimming(trim):
                     app.state.mcp = mcp
                     app.state.demo = (
                         await start_demo(schema, services, settings) if settings.demo else None

@@ -7,7 +7,9 @@ hour or more RSS may grow at most ``LONG_BAR_PERCENT`` in the second half;
 over a shorter one (the ten-minute soak) at most ``SHORT_BAR_PERCENT``
 between half-time and the end. ``BENCH_SOAK_TRACEMALLOC=N`` starts the
 gateway with ``PROOFGATE_TRACEMALLOC_FRAMES=N`` and prints the sites that
-grew over the second half (which slows the gateway, so its RSS is not the bar's).
+grew over the second half (which slows the gateway, so its RSS is not the
+bar's); untraced, the soak prints what SQLite, malloc and the collector held
+at half-time and at the end.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import httpx
 
 from ._harness import print_table
 
-__all__ = ["CURVE_ROWS", "TRACEMALLOC_FRAMES", "MemoryCurve", "traced_sites"]
+__all__ = ["CURVE_ROWS", "TRACEMALLOC_FRAMES", "MemoryCurve", "memory_report"]
 
 LONG_BAR_PERCENT = 2.0
 SHORT_BAR_PERCENT = 1.0
@@ -102,10 +104,9 @@ class MemoryCurve:
         )
 
 
-async def traced_sites(client: httpx.AsyncClient, admin_key: str, *, by: str = "lineno") -> str:
-    """The gateway's allocation sites grown since the previous call ('' untraced)."""
-    if not TRACEMALLOC_FRAMES:
-        return ""
+async def memory_report(client: httpx.AsyncClient, admin_key: str, *, by: str = "lineno") -> str:
+    """The gateway's ``/debug/memory``: SQLite's, malloc's and the collector's
+    totals, and while traced the allocation sites grown since the previous call."""
     response = await client.get(
         "/debug/memory",
         params={"by": by, "limit": str(SITES)},

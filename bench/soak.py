@@ -36,7 +36,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from ._harness import print_table
 from ._server import Server, free_port, serving
-from ._soak_memory import TRACEMALLOC_FRAMES, MemoryCurve, traced_sites
+from ._soak_memory import TRACEMALLOC_FRAMES, MemoryCurve, memory_report
 from ._wrk import WRK, Request, run_wrk
 from .alerts import ADMIN_KEY, VERIFY, _graphql, _seed
 
@@ -148,16 +148,17 @@ async def _alerts(
     return expected
 
 
-async def _sites(client: httpx.AsyncClient) -> str:
-    """The allocation sites that grew over the second half of the run."""
+async def _memory(client: httpx.AsyncClient) -> str:
+    """The gateway's memory report at half-time and at the end: what SQLite,
+    malloc and the collector held, and the sites that grew while traced."""
     await asyncio.sleep(SECONDS / 2)
-    half = await traced_sites(client, ADMIN_KEY)
+    half = await memory_report(client, ADMIN_KEY)
     await asyncio.sleep(SECONDS / 2)
-    end = await traced_sites(
+    end = await memory_report(
         client, ADMIN_KEY, by="traceback" if TRACEMALLOC_FRAMES > 1 else "lineno"
     )
-    totals = [line for line in half.splitlines() if line.startswith("# ")][:3]
-    return "\n".join(["# at half-time:", *totals, "# at the end:", end]) if end else ""
+    totals = [line for line in half.splitlines() if line.startswith("# ") and "sites" not in line]
+    return "\n".join(["# at half-time:", *totals, "# at the end:", end])
 
 
 async def _metric(client: httpx.AsyncClient, prefix: str) -> float:
@@ -210,7 +211,7 @@ async def _soak(server: Server) -> None:
             run_wrk(server.port, requests, seconds=SECONDS, connections=WRK_CONNECTIONS)
         )
         sampler = asyncio.create_task(curve.sampling(SAMPLE_SECONDS, stop))
-        sites = asyncio.create_task(_sites(client))
+        sites = asyncio.create_task(_memory(client))
         reconnects = asyncio.create_task(_reconnects(subscribers, stop))
         driver = asyncio.create_task(_alerts(client, queue, stop))
         wrk = await load
@@ -224,8 +225,7 @@ async def _soak(server: Server) -> None:
         for subscriber in subscribers:
             await subscriber.close()
     print(f"Soak: the outbox drained and the alerts arrived {settled:.0f} s after the load")
-    if grown:
-        print(f"Soak: allocation sites grown over the second half\n{grown}")
+    print(f"Soak: the gateway's memory report at half-time and at the end\n{grown}")
     _report(curve, wrk.per_second, wrk.errors, reconnected, lapsed, subscribers, expected)
 
 

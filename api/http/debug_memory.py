@@ -1,6 +1,7 @@
-"""``GET /debug/memory``: the allocation sites that grew since the previous
-call, for the admin key only, while ``PROOFGATE_TRACEMALLOC_FRAMES`` traces
-allocations (``api/observability/memory.py``; docs/design.md, Memory growth).
+"""``GET /debug/memory``: what SQLite, malloc and the collector hold, and
+the allocation sites that grew since the previous call while
+``PROOFGATE_TRACEMALLOC_FRAMES`` traces allocations; for the admin key only
+(``api/observability/memory.py``; docs/design.md, Memory growth).
 
 ``?by=lineno|filename|traceback`` groups the sites (``traceback`` needs more
 than one frame to say more than ``lineno``); ``?limit=N`` keeps the N largest.
@@ -15,13 +16,17 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from api.http.health import operator_refusal
-from api.observability.memory import SITES_MAX, Grouping, MemorySites
+from api.observability.memory import SITES_MAX, Grouping, MemorySites, totals_lines
 from api.wire.errors import error_response
-from domain.errors import BadUserInput, NotFound
+from domain.errors import BadUserInput
 
 __all__ = ["memory_endpoint"]
 
 SITES_DEFAULT = 25
+UNTRACED = (
+    "# allocation sites are not traced: restart with PROOFGATE_TRACEMALLOC_FRAMES=1 "
+    "(or more frames) to list them"
+)
 
 
 async def memory_endpoint(request: Request) -> Response:
@@ -30,19 +35,19 @@ async def memory_endpoint(request: Request) -> Response:
     )
     if refusal is not None:
         return refusal
-    if not tracemalloc.is_tracing():
-        off = NotFound(
-            "Allocations are not traced",
-            hint="Restart with PROOFGATE_TRACEMALLOC_FRAMES=1 (or more frames) to trace them.",
-        )
-        return error_response(off, 404)
     try:
         grouping, limit = _query(request)
     except BadUserInput as error:
         return error_response(error, 400)
     sites: MemorySites = request.app.state.memory_sites
     # Seconds of grouping for a large heap: off the loop, which keeps serving.
-    return PlainTextResponse(await asyncio.to_thread(sites.report, grouping, limit))
+    return PlainTextResponse(await asyncio.to_thread(_report, sites, grouping, limit))
+
+
+def _report(sites: MemorySites, grouping: Grouping, limit: int) -> str:
+    if not tracemalloc.is_tracing():
+        return "\n".join([*totals_lines(), UNTRACED]) + "\n"
+    return sites.report(grouping, limit)
 
 
 def _query(request: Request) -> tuple[Grouping, int]:

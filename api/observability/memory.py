@@ -5,7 +5,8 @@ Off unless ``PROOFGATE_TRACEMALLOC_FRAMES`` is set: tracing every allocation
 slows the process and holds a few bytes per live block. When on, ``serve``
 starts tracing before it builds the app, and ``GET /debug/memory`` (admin key
 only) answers the sites that grew since the previous call, largest first; the
-first call answers the largest sites since start. Grouping a snapshot of a
+first call answers the largest sites since start. Untraced, it answers the
+totals below alone. Grouping a snapshot of a
 large heap takes seconds of CPU, so the endpoint runs it off the event loop. A report names source
 files, line numbers, bytes and block counts: never a value held in memory.
 
@@ -17,12 +18,13 @@ space the allocator has not returned), so a report starts with those too.
 from __future__ import annotations
 
 import ctypes
+import gc
 import threading
 import tracemalloc
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["FRAMES_MAX", "SITES_MAX", "Grouping", "MemorySites", "start_tracing"]
+__all__ = ["FRAMES_MAX", "SITES_MAX", "Grouping", "MemorySites", "start_tracing", "totals_lines"]
 
 FRAMES_MAX = 64
 """Deeper stacks cost memory per block and say little more about the site."""
@@ -72,11 +74,9 @@ class MemorySites:
             snapshot = tracemalloc.take_snapshot()
             previous, self._previous = self._previous, snapshot
         sites = [s for s in _sites(snapshot, previous, grouping) if _shown(s)][:limit]
-        current, peak = tracemalloc.get_traced_memory()
         since = "the previous report" if previous is not None else "tracing started"
         lines = [
-            f"# traced {current / 2**20:.1f} MiB now, {peak / 2**20:.1f} MiB at peak",
-            *native_lines(),
+            *totals_lines(),
             f"# {len(sites)} sites by {grouping.value}, largest growth since {since}",
             "# size_diff_bytes size_bytes count_diff count site",
         ]
@@ -122,6 +122,23 @@ class _MallInfo2(ctypes.Structure):
             "fsmblks", "uordblks", "fordblks", "keepcost",
         )
     ]  # fmt: skip
+
+
+def totals_lines() -> list[str]:
+    """Report lines that need no tracing: SQLite, malloc and the collector;
+    and the traced total while tracing."""
+    lines = []
+    if tracemalloc.is_tracing():
+        current, peak = tracemalloc.get_traced_memory()
+        lines.append(f"# traced {current / 2**20:.1f} MiB now, {peak / 2**20:.1f} MiB at peak")
+    lines.extend(native_lines())
+    runs = "/".join(str(generation["collections"]) for generation in gc.get_stats())
+    pending = "/".join(str(count) for count in gc.get_count())
+    lines.append(
+        f"# gc {runs} collections by generation, {pending} pending, "
+        f"{len(gc.get_objects())} objects tracked, {gc.get_freeze_count()} frozen"
+    )
+    return lines
 
 
 def native_lines() -> list[str]:
