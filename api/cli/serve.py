@@ -24,6 +24,7 @@ import socket
 import sys
 import tempfile
 from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from api import __version__
@@ -181,7 +182,8 @@ def _app(settings: Settings) -> ASGIApp:
 
     start_tracing(settings.tracemalloc_frames)
     app = create_app(settings, spans=Spans.from_environment())
-    return FreezeAfterStartup(GoingAwayOnExit(app))
+    full_every = timedelta(milliseconds=settings.gc_full_ms)
+    return FreezeAfterStartup(GoingAwayOnExit(app), full_every=full_every)
 
 
 def _check_spans() -> None:

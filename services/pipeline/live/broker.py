@@ -88,9 +88,10 @@ class Subscriber:
             self._queue = deque()
         if len(self._queue) >= self._limit:
             self.overflowed = True
+            on_overflow = self._on_overflow
             self.close()
-            if self._on_overflow is not None:
-                self._on_overflow()
+            if on_overflow is not None:
+                on_overflow()
             return
         self._queue.append(item)
         self._wake()
@@ -113,6 +114,9 @@ class Subscriber:
     def close(self) -> None:
         self._closed = True
         self._queue = None
+        # Lets go of the connection: a cancelled subscription's frames may
+        # wait for a full collection, its socket need not.
+        self._on_overflow = None
         self._wake()
 
     @property
