@@ -14,8 +14,9 @@ bytes to uvicorn's own protocol's.
 
 This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
 protocol class (``HttpToolsProtocol``, from a module uvicorn does not document),
-its ``cycle`` and the cycle's ``transport``, ``response_started`` and
-``expected_content_length`` are uvicorn's internals, used nowhere else.
+its ``cycle``, ``parser`` and ``handle_websocket_upgrade``, and the cycle's
+``transport``, ``response_started`` and ``expected_content_length`` are
+uvicorn's internals, used nowhere else.
 Checked against uvicorn 0.54.0: on an upgrade, read
 ``uvicorn/protocols/http/httptools_impl.py`` again;
 ``tests/test_library_doors.py`` fails until this line names the installed
@@ -44,6 +45,14 @@ class OneWriteHttpProtocol(HttpToolsProtocol):
         cycle = self.cycle
         if cycle is not previous:  # a new request (not an upgrade)
             cycle.transport = cast("asyncio.Transport", _HeadWithBody(self.transport, cycle))
+
+    def handle_websocket_upgrade(self) -> None:
+        super().handle_websocket_upgrade()
+        # The transport now speaks to the WebSocket protocol, and this one is
+        # done; uvicorn drops its parser, which holds it, only on
+        # ``connection_lost``, which now goes to the other protocol: left, the
+        # two waited in a cycle for a full collection (docs/design.md, Memory growth).
+        self.parser = None  # type: ignore[assignment]
 
 
 class _HeadWithBody:

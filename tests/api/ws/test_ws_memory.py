@@ -1,5 +1,6 @@
 """A closed WebSocket's handler, context and connection are freed when it
-closes, by their reference counts, not left in a cycle for a full collection."""
+closes, and the HTTP protocol it was upgraded from when it is upgraded, by
+their reference counts, not left in a cycle for a full collection."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import uvicorn
 from _live import ADMIN_KEY, LEGACY_WS, TRANSPORT_WS, Gateway, Socket, free_port
 
 from api.app import create_app
+from api.runtime.http_protocol import OneWriteHttpProtocol
 from api.settings.gateway import Settings
 from api.ws.connections import LiveConnection
 
@@ -20,6 +22,10 @@ SOCKETS = 10
 
 def _live_connections() -> int:
     return sum(type(o) is LiveConnection for o in gc.get_objects())
+
+
+def _http_protocols() -> int:
+    return sum(type(o) is OneWriteHttpProtocol for o in gc.get_objects())
 
 
 @pytest.mark.parametrize("protocol", [TRANSPORT_WS, LEGACY_WS])
@@ -31,7 +37,14 @@ async def test_closed_sockets_leave_no_connection_behind(tmp_path: Path, protoco
         port=free_port(),
     )
     app = create_app(settings)
-    config = uvicorn.Config(app, host="127.0.0.1", port=settings.port, log_level="warning")
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=settings.port,
+        log_level="warning",
+        http=OneWriteHttpProtocol,
+        ws_per_message_deflate=False,
+    )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     gateway = Gateway(tmp_path, port=settings.port)
@@ -42,11 +55,12 @@ async def test_closed_sockets_leave_no_connection_behind(tmp_path: Path, protoco
             await asyncio.sleep(0.01)
         brand, key = await gateway.brand()
         connections = app.state.graphql.connections
-        before = _live_connections()
+        before, upgraded = _live_connections(), _http_protocols()
         sockets = [await Socket.open(gateway, key, protocol=protocol) for _ in range(SOCKETS)]
         for socket in sockets:
             await socket.subscribe(brand)
         assert _live_connections() == before + SOCKETS
+        assert _http_protocols() == upgraded
         for socket in sockets:
             await socket.close()
         async with asyncio.timeout(10):
