@@ -17,12 +17,15 @@ space the allocator has not returned), so a report starts with those too.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
+import sys
 import threading
 import tracemalloc
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 __all__ = ["FRAMES_MAX", "SITES_MAX", "Grouping", "MemorySites", "start_tracing", "totals_lines"]
 
@@ -132,6 +135,7 @@ def totals_lines() -> list[str]:
         current, peak = tracemalloc.get_traced_memory()
         lines.append(f"# traced {current / 2**20:.1f} MiB now, {peak / 2**20:.1f} MiB at peak")
     lines.extend(native_lines())
+    lines.append(f"# python {sys.getallocatedblocks()} blocks allocated by the interpreter")
     runs = "/".join(str(generation["collections"]) for generation in gc.get_stats())
     pending = "/".join(str(count) for count in gc.get_count())
     lines.append(
@@ -142,8 +146,19 @@ def totals_lines() -> list[str]:
 
 
 def native_lines() -> list[str]:
-    """What SQLite and glibc's allocator hold, as report lines; none elsewhere."""
+    """Resident memory, and what SQLite and glibc's allocator hold, as report
+    lines; none of what the platform does not tell."""
     lines = []
+    with contextlib.suppress(OSError):
+        status = dict(
+            line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines()
+        )
+        parts = ", ".join(
+            f"{name} {int(status[field].split()[0]) / 1024:.1f} MiB"
+            for name, field in (("anonymous", "RssAnon"), ("files", "RssFile"))
+            if field in status
+        )
+        lines.append(f"# resident {parts}")
     try:
         sqlite = ctypes.CDLL("libsqlite3.so.0")
         sqlite.sqlite3_memory_used.restype = ctypes.c_int64
