@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
 from starlette.applications import Starlette
@@ -28,6 +29,7 @@ from api.graphql.schema import ProofgateSchema, build_schema
 from api.graphql.view import GraphQLApp, GraphQLEndpoint, GraphQLSockets
 from api.graphql.webhook_selections import SchemaSelections
 from api.http.authentication import Authenticator, FailedAuthThrottle
+from api.http.debug_memory import memory_endpoint
 from api.http.digital_link import digital_link_routes
 from api.http.explorer import explorer_asset
 from api.http.guard import HTTPGuard
@@ -39,6 +41,7 @@ from api.http.verify_page import verify_routes
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.mcp.http import MCPEndpoint, MCPService
 from api.mcp.tools import tool_specs
+from api.observability.memory import MemorySites
 from api.observability.metrics import Metrics
 from api.observability.request_log import RequestObserver
 from api.observability.spans import RequestSpans, Spans
@@ -48,6 +51,7 @@ from api.operations.registry import OperationRegistry, load_registry
 from api.operations.trusted import UntrustedCounter
 from api.runtime.backend import open_storage
 from api.runtime.cache_channel import running_cache_channel
+from api.runtime.malloc_trim import trimming
 from api.runtime.pipeline import build_pipeline, running_pipeline
 from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
@@ -127,12 +131,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
                     app.graphql_entry.graphql = graphql
                 _count(metrics, app.state.graphql, pipeline, app.state.storage)
                 mcp = MCPService(schema, services, tools)
-                watching = app.state.graphql.connections.watching(
-                    services.storage,
-                    settings.pipeline.key_check_interval,
-                    settings.pipeline.keepalive_interval,
-                )
-                async with watching, mcp.running(), metrics.refreshing():
+                async with _timers(settings, metrics, graphql, services), mcp.running():
                     app.state.mcp = mcp
                     app.state.demo = (
                         await start_demo(schema, services, settings) if settings.demo else None
@@ -152,7 +151,25 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     metrics.count_fast_paths((fallbacks.counts, fallbacks.taken))
     app.state.settings, app.state.metrics = settings, metrics
     app.state.operations, app.state.untrusted_documents = registry, untrusted
+    app.state.memory_sites = MemorySites()
     return app
+
+
+@asynccontextmanager
+async def _timers(
+    settings: Settings, metrics: Metrics, graphql: GraphQLApp, services: Services
+) -> AsyncIterator[None]:
+    """What the process does on a clock: WebSocket key checks and keep-alives,
+    its gauges written for the other workers, the allocator's free pages
+    handed back."""
+    watching = graphql.connections.watching(
+        services.storage,
+        settings.pipeline.key_check_interval,
+        settings.pipeline.keepalive_interval,
+    )
+    trim = timedelta(milliseconds=settings.malloc_trim_ms)
+    async with watching, metrics.refreshing(), trimming(trim):
+        yield
 
 
 def _wired(
@@ -267,6 +284,7 @@ def _routes() -> list[BaseRoute]:
         Route("/health", health, methods=["GET"]),
         Route("/ready", ready, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
+        Route("/debug/memory", memory_endpoint, methods=["GET"]),
         Route("/qr/{code}.{format}", qr_image, methods=["GET", "HEAD"]),
         Route("/dpp/{code}.json", passport_download, methods=["GET"]),
         Route("/ingest/{source}", ingest_endpoint, methods=["POST"]),

@@ -24,6 +24,7 @@ import socket
 import sys
 import tempfile
 from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from api import __version__
@@ -186,12 +187,15 @@ def worker_app() -> ASGIApp:
 
 def _app(settings: Settings) -> ASGIApp:
     from api.app import create_app
+    from api.observability.memory import start_tracing
     from api.observability.spans import Spans
     from api.runtime.gc_freeze import FreezeAfterStartup
     from api.ws.close_on_shutdown import GoingAwayOnExit
 
+    start_tracing(settings.tracemalloc_frames)
     app = create_app(settings, spans=Spans.from_environment())
-    return FreezeAfterStartup(GoingAwayOnExit(app))
+    full_every = timedelta(milliseconds=settings.gc_full_ms)
+    return FreezeAfterStartup(GoingAwayOnExit(app), full_every=full_every)
 
 
 def _check_spans() -> None:

@@ -19,7 +19,7 @@ from api.wire.errors import error_response
 from domain.errors import Forbidden, ProofgateError
 from storage.access_patterns import HEALTH_PROBE
 
-__all__ = ["READY_TIMEOUT_SECONDS", "health", "metrics_endpoint", "ready"]
+__all__ = ["READY_TIMEOUT_SECONDS", "health", "metrics_endpoint", "operator_refusal", "ready"]
 
 READY_TIMEOUT_SECONDS = 2.0
 
@@ -31,8 +31,8 @@ async def health(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok", "version": __version__})
 
 
-async def metrics_endpoint(request: Request) -> Response:
-    """Prometheus text format, for the admin key only (see ``api/observability/metrics.py``)."""
+async def operator_refusal(request: Request, what: str, hint: str) -> Response | None:
+    """401/429 without a valid key, 403 for any key but the admin key; None: the operator."""
     authenticator: Authenticator = request.app.state.graphql.authenticator
     try:
         principal = await authenticator.authenticate(
@@ -41,10 +41,17 @@ async def metrics_endpoint(request: Request) -> Response:
     except ProofgateError as error:
         return authentication_refusal(error)
     if not principal.is_admin:
-        refusal = Forbidden(
-            "Metrics are for the operator", hint="Scrape with the admin key as a Bearer token."
-        )
-        return error_response(refusal, 403)
+        return error_response(Forbidden(f"{what} are for the operator", hint=hint), 403)
+    return None
+
+
+async def metrics_endpoint(request: Request) -> Response:
+    """Prometheus text format, for the admin key only (see ``api/observability/metrics.py``)."""
+    refusal = await operator_refusal(
+        request, "Metrics", "Scrape with the admin key as a Bearer token."
+    )
+    if refusal is not None:
+        return refusal
     metrics: Metrics = request.app.state.metrics
     try:
         async with asyncio.timeout(READY_TIMEOUT_SECONDS):

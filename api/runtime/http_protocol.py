@@ -25,11 +25,12 @@ handshake, after which neither uvicorn nor websockets reads them.
 
 This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
 protocol classes (``HttpToolsProtocol``, ``WebSocketsSansIOProtocol``, from
-modules uvicorn does not document), the HTTP protocol's ``cycle`` and the
-cycle's ``transport``, ``response_started`` and ``expected_content_length``,
-the WebSocket protocol's ``queue``, ``writable``, ``request``, ``response``
-and ``handshake_complete`` are uvicorn's internals, used nowhere else (and
-that websockets' ``ServerProtocol.parse`` keeps the request, as of 17.4).
+modules uvicorn does not document), the HTTP protocol's ``cycle``, ``parser``
+and ``handle_websocket_upgrade``, the cycle's ``transport``,
+``response_started`` and ``expected_content_length``, the WebSocket
+protocol's ``queue``, ``writable``, ``request``, ``response`` and
+``handshake_complete`` are uvicorn's internals, used nowhere else (and that
+websockets' ``ServerProtocol.parse`` keeps the request, as of 17.4).
 Checked against uvicorn 0.54.0: on an upgrade, read
 ``uvicorn/protocols/http/httptools_impl.py`` again;
 ``tests/test_library_doors.py`` fails until this line names the installed
@@ -61,6 +62,14 @@ class OneWriteHttpProtocol(HttpToolsProtocol):
         cycle = self.cycle
         if cycle is not previous:  # a new request (not an upgrade)
             cycle.transport = cast("asyncio.Transport", _HeadWithBody(self.transport, cycle))
+
+    def handle_websocket_upgrade(self) -> None:
+        super().handle_websocket_upgrade()
+        # The transport now speaks to the WebSocket protocol, and this one is
+        # done; uvicorn drops its parser, which holds it, only on
+        # ``connection_lost``, which now goes to the other protocol: left, the
+        # two waited in a cycle for a full collection (docs/design.md, Memory growth).
+        self.parser = None  # type: ignore[assignment]
 
 
 class _HeadWithBody:

@@ -30,6 +30,7 @@ from api.settings.environment import configuration_error
 from api.settings.formats import (
     Addresses,
     EntriesOrOff,
+    FramesOrOff,
     HttpUrl,
     MillisecondsOrOff,
     OneOrZero,
@@ -64,6 +65,7 @@ FORMATS: Mapping[str, object] = {
     "switch": Switch,
     "per_minute_or_off": PerMinuteOrOff,
     "entries_or_off": EntriesOrOff,
+    "frames_or_off": FramesOrOff,
 }
 """The formats a mark may name; a section adds its own with ``formats=``.
 ``choice`` is one more: a value of the default's enum, in any letter case."""

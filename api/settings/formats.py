@@ -29,6 +29,7 @@ __all__ = [
     "Addresses",
     "CreditAmount",
     "EntriesOrOff",
+    "FramesOrOff",
     "HttpUrl",
     "OneOrZero",
     "OperationNames",
@@ -213,6 +214,7 @@ Port = Annotated[int, BeforeValidator(_port)]
 Switch = Annotated[bool, BeforeValidator(_switch)]
 OneOrZero = Annotated[bool, BeforeValidator(_one_or_zero)]
 EntriesOrOff = Annotated[int, _count_or_off("a number of entries")]
+FramesOrOff = Annotated[int, _count_or_off("a number of frames")]
 
 MillisecondsOrOff = Annotated[int, _count_or_off("milliseconds")]
 """A count where ``off`` is 0."""

@@ -170,6 +170,16 @@ class Settings:
         ("127.0.0.1",), "forwarded_allow_ips", format="addresses"
     )
     """Proxies whose X-Forwarded-For and X-Forwarded-Proto are believed."""
+    tracemalloc_frames: int = variable(0, "tracemalloc_frames", format="frames_or_off")
+    """Frames of each allocation ``serve`` traces for ``GET /debug/memory``;
+    0 (off): nothing traced (docs/design.md, Memory growth)."""
+    gc_full_ms: int = variable(60_000, "gc_full_ms", format="milliseconds_or_off")
+    """How often a served process collects every generation of the frozen
+    heap's newcomers; 0 (off): as CPython's thresholds say (docs/design.md,
+    Memory growth)."""
+    malloc_trim_ms: int = variable(30_000, "malloc_trim_ms", format="milliseconds_or_off")
+    """How often the C allocator's free pages go back to the system; 0 (off):
+    never (docs/design.md, Memory growth)."""
     shutdown_seconds: int = variable(10, "shutdown_seconds")
     """How long a stopping process waits for requests in flight."""
     max_connections: int = variable(4096, "max_connections")

@@ -122,6 +122,14 @@ class _Registered:
         self.connections.add(connection)
         return connection
 
+    def _unregister(self, connection: LiveConnection) -> None:
+        """Also unlinks the context from the connection, which holds it: left
+        in a cycle, a closed socket's handler, context and loaders waited for
+        a full collection (docs/design.md, Memory growth)."""
+        self.connections.discard(connection)
+        if isinstance(self.context, SocketContext) and self.context.connection is connection:
+            self.context.connection = None
+
 
 class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestContext, None]):
     """graphql-transport-ws, with server pings so idle connections stay open
@@ -133,7 +141,7 @@ class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestConte
         try:
             await super().handle()
         finally:
-            self.connections.discard(connection)
+            self._unregister(connection)
 
     async def handle_connection_init(self, message: Any) -> None:
         timeout = self.connection_init_timeout_task
@@ -162,7 +170,7 @@ class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
             timeout.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await timeout
-            self.connections.discard(connection)
+            self._unregister(connection)
 
     async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
         if self._init_received:

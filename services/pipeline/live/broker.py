@@ -88,9 +88,10 @@ class Subscriber:
             self._queue = deque()
         if len(self._queue) >= self._limit:
             self.overflowed = True
+            on_overflow = self._on_overflow
             self.close()
-            if self._on_overflow is not None:
-                self._on_overflow()
+            if on_overflow is not None:
+                on_overflow()
             return
         self._queue.append(item)
         self._wake()
@@ -113,6 +114,9 @@ class Subscriber:
     def close(self) -> None:
         self._closed = True
         self._queue = None
+        # Lets go of the connection: a cancelled subscription's frames may
+        # wait for a full collection, its socket need not.
+        self._on_overflow = None
         self._wake()
 
     @property
@@ -227,9 +231,25 @@ class Broker:
             )
             for subscriber in matched:
                 subscriber.offer(item)
-        if len(seen.ids) > 2 * self._queue_max and seen.newest is not None:
-            seen.forget_before(seen.newest - 2 * self._overlap)
+        self._forget(seen)
         return True
+
+    def _forget(self, seen: _Seen) -> None:
+        """Ids older than two overlaps behind the newest go, by count (over
+        ``2 * queue_max``) or once the oldest is four overlaps behind: at
+        most one pass per two overlaps, and a quiet brand's ids do not pile
+        up for hours below the count (docs/design.md, Memory growth)."""
+        newest = seen.newest
+        if newest is None or not seen.ids:
+            return
+        oldest = next(iter(seen.ids.values()))
+        if len(seen.ids) > 2 * self._queue_max or oldest < newest - 4 * self._overlap:
+            seen.forget_before(newest - 2 * self._overlap)
+
+    def remembered(self, brand_id: str) -> int:
+        """How many alert ids of ``brand_id`` the broker holds to drop repeats."""
+        seen = self._seen.get(brand_id)
+        return 0 if seen is None else len(seen.ids)
 
     def newest(self, brand_id: str) -> datetime | None:
         seen = self._seen.get(brand_id)

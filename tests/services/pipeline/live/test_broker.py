@@ -86,6 +86,18 @@ async def test_next_waits_for_the_next_alert() -> None:
     assert (await waiting or {})["id"] == "a"
 
 
+async def test_a_brands_ids_are_forgotten_by_age_not_only_by_count() -> None:
+    """An alert a second for ten minutes, below the count bound (2 * 256):
+    the broker keeps four overlaps' worth (5 s each), and still drops a
+    repeat within two overlaps."""
+    hub = Broker(queue_max=256, limits=SubscriptionLimits(), overlap=timedelta(seconds=5))
+    hub.add("B1")
+    for second in range(600):
+        assert hub.publish(alert(f"a{second}", at=T0 + timedelta(seconds=second)))
+    assert 10 <= hub.remembered("B1") <= 21
+    assert not hub.publish(alert("a595", at=T0 + timedelta(seconds=595)))
+
+
 async def test_removing_the_last_subscriber_forgets_the_brand() -> None:
     hub = broker()
     first, second = hub.add("B1"), hub.add("B1")

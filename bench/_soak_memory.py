@@ -1,0 +1,116 @@
+"""The soak's memory side: the RSS curve of the gateway, its bar, and the
+allocation sites that grew (docs/design.md, Memory growth).
+
+The bar is the slope, not the level: caches fill to their bounds early, so
+what matters is whether RSS still grows once they have. Over a run of an
+hour or more RSS may grow at most ``LONG_BAR_PERCENT`` in the second half;
+over a shorter one (the ten-minute soak) at most ``SHORT_BAR_PERCENT``
+between half-time and the end. ``BENCH_SOAK_TRACEMALLOC=N`` starts the
+gateway with ``PROOFGATE_TRACEMALLOC_FRAMES=N`` and prints the sites that
+grew over the second half (which slows the gateway, so its RSS is not the
+bar's); untraced, the soak prints what SQLite, malloc and the collector held
+at half-time and at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from ._harness import print_table
+
+__all__ = ["CURVE_ROWS", "TRACEMALLOC_FRAMES", "MemoryCurve", "memory_report"]
+
+LONG_BAR_PERCENT = 2.0
+SHORT_BAR_PERCENT = 1.0
+LONG_RUN_SECONDS = 3600
+CURVE_ROWS = 13
+"""Rows of the printed curve: every sample of a long run would not fit a note."""
+TRACEMALLOC_FRAMES = int(os.environ.get("BENCH_SOAK_TRACEMALLOC", "0"))
+SITES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    at: float
+    rss: float
+    anon: float
+    file: float
+    """MB: resident in all, in anonymous memory (the heap), in mapped files."""
+
+
+def _status(pid: int) -> dict[str, float]:
+    fields: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "RssAnon", "RssFile"):
+            fields[name] = int(value.split()[0]) / 1024
+    return fields
+
+
+class MemoryCurve:
+    def __init__(self, pid: int, seconds: int) -> None:
+        self.pid, self.seconds = pid, seconds
+        self.samples: list[Sample] = []
+        self._started = time.monotonic()
+
+    def sample(self) -> None:
+        fields = _status(self.pid)
+        at = time.monotonic() - self._started
+        self.samples.append(Sample(at, fields["VmRSS"], fields["RssAnon"], fields["RssFile"]))
+
+    async def sampling(self, every: float, stop: asyncio.Event) -> None:
+        self._started = time.monotonic()
+        while not stop.is_set():
+            self.sample()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), every)
+        self.sample()
+
+    @property
+    def bar(self) -> float:
+        return LONG_BAR_PERCENT if self.seconds >= LONG_RUN_SECONDS else SHORT_BAR_PERCENT
+
+    def growth(self) -> float:
+        """RSS growth in percent from half-time to the end."""
+        half = next(s for s in self.samples if s.at >= self.seconds / 2)
+        end = self.samples[-1]
+        return (end.rss - half.rss) / half.rss * 100
+
+    def print(self) -> None:
+        step = max(1, round((len(self.samples) - 1) / (CURVE_ROWS - 1)))
+        rows = self.samples[::step]
+        if rows[-1] is not self.samples[-1]:
+            rows.append(self.samples[-1])
+        print_table(
+            f"Soak ({self.seconds} s): resident memory of the gateway, MB",
+            [(f"{s.at:.0f}", f"{s.rss:.1f}", f"{s.anon:.1f}", f"{s.file:.1f}") for s in rows],
+            ("seconds", "RSS", "anonymous", "files"),
+        )
+        print("Soak: RSS curve, MB: " + ", ".join(f"{s.at:.0f} s {s.rss:.1f}" for s in rows))
+
+    def bar_row(self) -> tuple[str, str, str]:
+        half = self.seconds // 2
+        return (
+            f"RSS growth {half}-{self.seconds} s (%)",
+            f"{self.growth():+.2f}",
+            f"<= {self.bar:g}",
+        )
+
+
+async def memory_report(client: httpx.AsyncClient, admin_key: str, *, by: str = "lineno") -> str:
+    """The gateway's ``/debug/memory``: SQLite's, malloc's and the collector's
+    totals, and while traced the allocation sites grown since the previous call."""
+    response = await client.get(
+        "/debug/memory",
+        params={"by": by, "limit": str(SITES)},
+        headers={"Authorization": f"Bearer {admin_key}"},
+    )
+    response.raise_for_status()
+    return response.text
