@@ -1,7 +1,9 @@
 """The server under the app: the same gateway under uvicorn, granian and hypercorn.
 
-``proofgate serve`` runs uvicorn with ``OneWriteHttpProtocol``
-(``api/runtime/http_protocol.py``). Here the same app factory
+``proofgate serve`` runs uvicorn with ``LeanHttpProtocol``
+(``api/runtime/http_protocol.py``); with its lane off
+(``PROOFGATE_EXECUTION=compiled,-protocol``) it runs ``OneWriteHttpProtocol``,
+the row beside it. Here the same app factory
 (``api.cli.serve:worker_app``), one worker each, on one SQLite file, is served
 by ``proofgate serve``, stock uvicorn (httptools, uvloop), granian (ASGI,
 uvloop) and hypercorn (uvloop), and wrk drives each in turn for a few
@@ -30,7 +32,7 @@ from ._server import Server, free_port, serving
 from ._wrk import WRK, Request, run_wrk
 from .api import GATEWAY_ENV, PAGE, SMALL, _gql, _seed
 
-__all__ = ["coroutine_app", "run"]
+__all__ = ["ENVIRONMENTS", "LANE_OFF", "OURS", "coroutine_app", "run"]
 
 ROUNDS = 3
 SECONDS = 4
@@ -38,16 +40,24 @@ CONNECTIONS = 16
 PRODUCTS = 60
 
 
+OURS = "proofgate serve (uvicorn + lean cycle)"
+LANE_OFF = "proofgate serve, protocol lane off (OneWrite)"
+ENVIRONMENTS = {LANE_OFF: {"PROOFGATE_EXECUTION": "compiled,-protocol"}}
+"""A server's variables beside the gateway's (``bench.api.GATEWAY_ENV``)."""
+
+
 def _commands(port: int, data_dir: Path) -> dict[str, list[str] | None]:
     """Each server's command on ``port``, or None when it is not installed."""
     python = sys.executable
     factory = "api.cli.serve:worker_app"
     granian = shutil.which("granian", path=str(Path(python).parent))
+    serve = [
+        python, "-m", "api.cli.main", "serve",
+        "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir),
+    ]  # fmt: skip
     return {
-        "proofgate serve (uvicorn + OneWrite)": [
-            python, "-m", "api.cli.main", "serve",
-            "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir),
-        ],
+        OURS: serve,
+        LANE_OFF: serve,
         "uvicorn (stock httptools)": [
             python, "-m", "uvicorn", "--factory", factory, "--host", "127.0.0.1",
             "--port", str(port), "--loop", "uvloop", "--http", "httptools",
@@ -99,7 +109,14 @@ async def run() -> None:
             port = free_port()
             command = _commands(port, data_dir / "data")[name]
             assert command is not None
-            server = serving(name, command, port=port, probe="/health", log_dir=data_dir, env=env)
+            server = serving(
+                name,
+                command,
+                port=port,
+                probe="/health",
+                log_dir=data_dir,
+                env={**env, **ENVIRONMENTS.get(name, {})},
+            )
             servers.append(stack.enter_context(server))
         fixture = _seed(servers[0], count=PRODUCTS)
         page = Request(

@@ -12,6 +12,20 @@ order. Any other response (chunked, empty, HEAD, a 100 Continue) is written
 as uvicorn writes it. ``tests/api/runtime/test_http_protocol.py`` holds the
 bytes to uvicorn's own protocol's.
 
+``LeanHttpProtocol`` (the ``protocol`` lane of ``PROOFGATE_EXECUTION``)
+answers the common request (HTTP/1.1 keep-alive, a body of at most 64 KiB, no
+``Expect``, no upgrade, not a HEAD, none in flight before it) on a leaner
+cycle: a subclass of uvicorn's whose constant state is class attributes, whose
+app starts once the body is read (so the first ``receive`` hands it over
+without an ``asyncio.Event``, made only if the app asks again), which builds
+the head as uvicorn builds it, remembering the header names and values it has
+checked (``CHECKED_HEADERS``), and writes it with its body. Anything else, or a
+request that turns out not to be common (a large body, a disconnect or
+shutdown while its body arrives), goes to uvicorn's cycle as if it had from
+its headers, counted in ``proofgate_fast_path_fallbacks{lane="protocol"}``
+(docs/design.md, The server under the app). The same differential test holds
+it to uvicorn's bytes, scopes and messages.
+
 Its WebSocket protocol (``LeanWebSocketProtocol``) is uvicorn's websockets
 sans-I/O one holding less per open socket, which an idle subscription is
 (docs/design.md, Alert fan-out): an ``asyncio.Queue`` and an
@@ -27,7 +41,11 @@ This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
 protocol classes (``HttpToolsProtocol``, ``WebSocketsSansIOProtocol``, from
 modules uvicorn does not document), the HTTP protocol's ``cycle``, ``parser``
 and ``handle_websocket_upgrade``, the cycle's ``transport``,
-``response_started`` and ``expected_content_length``, the WebSocket
+``response_started`` and ``expected_content_length``; for the lean cycle
+the protocol's ``_start_asgi_task``, ``url``, ``scope``, ``headers``,
+``pipeline`` and ``expect_100_continue``, the cycle's class and every attribute
+its methods read, ``STATUS_LINE``, ``HEADER_RE`` and ``HEADER_VALUE_RE``
+(``send``'s ``http.response.start`` is copied from 0.54.0); the WebSocket
 protocol's ``queue``, ``writable``, ``request``, ``response`` and
 ``handshake_complete`` are uvicorn's internals, used nowhere else (and that
 websockets' ``ServerProtocol.parse`` keeps the request, as of 17.4).
@@ -150,6 +168,10 @@ class LeanHttpProtocol(OneWriteHttpProtocol):
         super().__init__(*args, **kwargs)
         self._reading: bytearray | None = None
         """The body of a request the lean cycle will answer, while it arrives."""
+        self._idle_since: float | None = None
+        """When the last response ended, none being read or answered since."""
+        self._lazy_timer = False
+        """The keep-alive timer is ``_keep_alive_due``, not uvicorn's."""
 
     def on_headers_complete(self) -> None:
         parser = self.parser
@@ -211,6 +233,54 @@ class LeanHttpProtocol(OneWriteHttpProtocol):
         self.cycle = cast("RequestResponseCycle", cycle)
         self._start_asgi_task(cycle, self.app)
 
+    def _lean_response_complete(self) -> None:
+        """uvicorn's ``on_response_complete`` with one keep-alive timer for
+        the connection instead of one a response: armed when none runs, it
+        looks at when the connection went idle when it fires and waits the
+        rest (``_keep_alive_due``); a read no longer cancels it, only marks
+        the connection busy. A pipelined request waiting, or reading paused,
+        takes uvicorn's way."""
+        if self.pipeline or self.flow.read_paused or self.transport.is_closing():
+            self.on_response_complete()
+            return
+        self.server_state.total_requests += 1
+        self._idle_since = self.loop.time()
+        if not self._lazy_timer:
+            super()._unset_keepalive_if_required()
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self._keep_alive_due
+            )
+            self._lazy_timer = True
+
+    def _keep_alive_due(self) -> None:
+        self.timeout_keep_alive_task = None
+        self._lazy_timer = False
+        idle_since = self._idle_since
+        if idle_since is None:  # busy: the response's end arms it again
+            return
+        remaining = idle_since + self.timeout_keep_alive - self.loop.time()
+        if remaining > 0:
+            self.timeout_keep_alive_task = self.loop.call_later(remaining, self._keep_alive_due)
+            self._lazy_timer = True
+        else:
+            self.timeout_keep_alive_handler()
+
+    def _unset_keepalive_if_required(self) -> None:
+        """On a read: the connection is busy; the lazy timer stays."""
+        self._idle_since = None
+        if not self._lazy_timer:
+            super()._unset_keepalive_if_required()
+
+    def on_response_complete(self) -> None:
+        """uvicorn's cycle ended: uvicorn arms its own timer, so not the lazy one."""
+        self._drop_lazy_timer()
+        super().on_response_complete()
+
+    def _drop_lazy_timer(self) -> None:
+        if self._lazy_timer:
+            self._lazy_timer = False
+            super()._unset_keepalive_if_required()
+
     def _hand_over(self, cause: str) -> None:
         """The request being read goes to uvicorn's cycle, as if it had
         taken it from its headers: its app starts, the body so far given."""
@@ -224,6 +294,7 @@ class LeanHttpProtocol(OneWriteHttpProtocol):
             super().on_body(bytes(reading))
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._drop_lazy_timer()
         self._hand_over("disconnected while reading the body")
         super().connection_lost(exc)
 
@@ -288,7 +359,7 @@ class _LeanCycle(RequestResponseCycle):
         self.transport = protocol.transport
         self.flow = protocol.flow
         self.default_headers = protocol.server_state.default_headers
-        self.on_response = protocol.on_response_complete
+        self.on_response = protocol._lean_response_complete
         self.access_log = protocol.access_log
         self._first: bytes | None = body
         """The whole body, for the first ``receive``."""

@@ -33,14 +33,18 @@ class Transport:
     def __init__(self) -> None:
         self.events: list[Any] = []
         self.closing = False
+        self.closed = asyncio.Event()
+        self.written_at = 0.0
 
     def write(self, data: bytes) -> None:
         assert not self.closing, "a write after close"
         self.events.append(bytes(data))
+        self.written_at = asyncio.get_running_loop().time()
 
     def close(self) -> None:
         self.events.append("close")
         self.closing = True
+        self.closed.set()
 
     def is_closing(self) -> bool:
         return self.closing
@@ -392,3 +396,33 @@ async def test_the_lean_cycle_answers_the_common_request_and_counts_the_rest() -
         await _exchange(LeanHttpProtocol, app, request)
         key = (Lane.PROTOCOL.value, cause)
         assert counts().get(key, 0) == before.get(key, 0) + 1, name
+
+
+KEEP_ALIVE_SECONDS = 0.2
+
+
+@pytest.mark.parametrize("served_by", (HttpToolsProtocol, *OURS))
+async def test_an_idle_connection_closes_a_keep_alive_timeout_after_its_last_answer(
+    served_by: type[HttpToolsProtocol],
+) -> None:
+    """A request half-way through the timeout puts the close off: it comes a
+    whole timeout after the second answer, not the first (the lean
+    protocol's one timer a connection looks again when it fires)."""
+    loop = asyncio.get_running_loop()
+    protocol, state, transport = _protocol(
+        served_by, json_reply, timeout_keep_alive=KEEP_ALIVE_SECONDS
+    )
+    protocol.data_received(POST)
+    await _settle(state, True)
+    first = transport.written_at
+    await asyncio.sleep(KEEP_ALIVE_SECONDS / 2)  # idle half the timeout: the scenario
+    assert not transport.closing
+    protocol.data_received(POST)
+    await _settle(state, True)
+    second = transport.written_at
+    await asyncio.wait_for(transport.closed.wait(), 10)
+    closed = loop.time()
+    assert transport.bytes_and_closes()[0].count(b"HTTP/1.1 200 OK") == 2
+    assert second - first >= KEEP_ALIVE_SECONDS / 2
+    assert closed - second >= KEEP_ALIVE_SECONDS * 0.95  # the clock's granularity
+    protocol.connection_lost(None)
