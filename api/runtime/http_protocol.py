@@ -77,7 +77,7 @@ from uvicorn.protocols.http.httptools_impl import (
 from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from api.graphql.execution.fallbacks import fell_back
+from api.observability.fallbacks import fell_back
 from api.settings.limits import Lane
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from api.graphql.execution.fallbacks import counts
+from api.observability.fallbacks import counts
 from api.runtime.http_protocol import LEAN_MAX_BODY, LeanHttpProtocol, OneWriteHttpProtocol
 from api.settings.limits import Lane
 
