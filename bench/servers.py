@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -93,9 +94,15 @@ async def run() -> None:
         f"servers: the gateway under each server, one worker, wrk {CONNECTIONS} connections, "
         f"{ROUNDS} interleaved rounds of {SECONDS} s per server and shape (req/s per round)"
     )
-    header = ("server", "small query", "page of 50", "small / proofgate serve")
+    header = (
+        "server",
+        "small query",
+        "page of 50",
+        "small / proofgate serve",
+        "CPU us / small query",
+    )
     if WRK is None:
-        print_table(title, [("skipped", "wrk is not installed", "", "")], header)
+        print_table(title, [("skipped", "wrk is not installed", "", "", "")], header)
         return
     with tempfile.TemporaryDirectory() as directory, ExitStack() as stack:
         data_dir = Path(directory)
@@ -133,26 +140,43 @@ async def run() -> None:
 
 
 async def _rounds(servers: list[Server], shapes: list[Request]) -> dict[str, list[list[float]]]:
-    results: dict[str, list[list[float]]] = {s.name: [[], []] for s in servers}
+    """Per server: each round's small query and page in requests a second,
+    and the small query's CPU time a request in microseconds (the process's
+    user and system time from ``/proc``, which load elsewhere moves less than
+    throughput; a server's worker processes, granian's, are not counted)."""
+    results: dict[str, list[list[float]]] = {s.name: [[], [], []] for s in servers}
     for server in servers:  # warm-up: plans compiled, caches filled
         for request in shapes:
             await run_wrk(server.port, [request], seconds=1, connections=CONNECTIONS)
     for _ in range(ROUNDS):
         for server in servers:
             for index, request in enumerate(shapes):
+                before = _cpu_seconds(server.process.pid)
                 result = await run_wrk(
                     server.port, [request], seconds=SECONDS, connections=CONNECTIONS
                 )
                 if result.errors:
                     raise RuntimeError(f"{server.name}: {result.errors} errors under load")
                 results[server.name][index].append(result.per_second)
+                if index == 0 and result.requests:
+                    spent = _cpu_seconds(server.process.pid) - before
+                    results[server.name][2].append(spent / result.requests * 1e6)
     return results
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system time of process ``pid`` so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _rows(results: dict[str, list[list[float]]]) -> list[tuple[str, ...]]:
     ours = next(iter(results.values()))
     rows = []
-    for name, (small, page) in results.items():
+    for name, (small, page, cpu) in results.items():
         ratios = [a / b for a, b in zip(small, ours[0], strict=True)]
         rows.append(
             (
@@ -160,6 +184,7 @@ def _rows(results: dict[str, list[list[float]]]) -> list[tuple[str, ...]]:
                 " / ".join(f"{v:,.0f}" for v in small),
                 " / ".join(f"{v:,.0f}" for v in page),
                 f"{statistics.median(ratios):.2f}x",
+                " / ".join(f"{v:,.1f}" for v in cpu),
             )
         )
     return rows

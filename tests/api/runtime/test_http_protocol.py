@@ -33,18 +33,14 @@ class Transport:
     def __init__(self) -> None:
         self.events: list[Any] = []
         self.closing = False
-        self.closed = asyncio.Event()
-        self.written_at = 0.0
 
     def write(self, data: bytes) -> None:
         assert not self.closing, "a write after close"
         self.events.append(bytes(data))
-        self.written_at = asyncio.get_running_loop().time()
 
     def close(self) -> None:
         self.events.append("close")
         self.closing = True
-        self.closed.set()
 
     def is_closing(self) -> bool:
         return self.closing
@@ -398,7 +394,44 @@ async def test_the_lean_cycle_answers_the_common_request_and_counts_the_rest() -
         assert counts().get(key, 0) == before.get(key, 0) + 1, name
 
 
-KEEP_ALIVE_SECONDS = 0.2
+KEEP_ALIVE_SECONDS = 5.0
+
+
+class _Timer:
+    def __init__(self, when: float, callback: Callable[..., None], args: tuple[Any, ...]) -> None:
+        self.when, self.callback, self.args = when, callback, args
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Clock:
+    """The protocol's loop with its time in the test's hands: tasks run on
+    the running loop, timers fire when ``advance`` passes them."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.timers: list[_Timer] = []
+        self.loop = asyncio.get_running_loop()
+
+    def time(self) -> float:
+        return self.now
+
+    def call_later(self, delay: float, callback: Callable[..., None], *args: Any) -> _Timer:
+        timer = _Timer(self.now + delay, callback, args)
+        self.timers.append(timer)
+        return timer
+
+    def create_task(self, coro: Any, **options: Any) -> asyncio.Task[Any]:
+        return self.loop.create_task(coro, **options)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        while due := [t for t in self.timers if not t.cancelled and t.when <= self.now]:
+            timer = min(due, key=lambda t: t.when)
+            self.timers.remove(timer)
+            timer.callback(*timer.args)
 
 
 @pytest.mark.parametrize("served_by", (HttpToolsProtocol, *OURS))
@@ -408,21 +441,27 @@ async def test_an_idle_connection_closes_a_keep_alive_timeout_after_its_last_ans
     """A request half-way through the timeout puts the close off: it comes a
     whole timeout after the second answer, not the first (the lean
     protocol's one timer a connection looks again when it fires)."""
-    loop = asyncio.get_running_loop()
-    protocol, state, transport = _protocol(
-        served_by, json_reply, timeout_keep_alive=KEEP_ALIVE_SECONDS
+    clock = Clock()
+    config = uvicorn.Config(
+        json_reply,
+        http=served_by,
+        lifespan="off",
+        log_config=None,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,  # type: ignore[arg-type]
     )
+    config.load()
+    state = ServerState()
+    protocol = served_by(config=config, server_state=state, app_state={}, _loop=clock)  # type: ignore[arg-type]
+    transport = Transport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
     protocol.data_received(POST)
     await _settle(state, True)
-    first = transport.written_at
-    await asyncio.sleep(KEEP_ALIVE_SECONDS / 2)  # idle half the timeout: the scenario
-    assert not transport.closing
+    clock.advance(KEEP_ALIVE_SECONDS / 2)
     protocol.data_received(POST)
     await _settle(state, True)
-    second = transport.written_at
-    await asyncio.wait_for(transport.closed.wait(), 10)
-    closed = loop.time()
     assert transport.bytes_and_closes()[0].count(b"HTTP/1.1 200 OK") == 2
-    assert second - first >= KEEP_ALIVE_SECONDS / 2
-    assert closed - second >= KEEP_ALIVE_SECONDS * 0.95  # the clock's granularity
+    clock.advance(KEEP_ALIVE_SECONDS / 2 + 0.001)  # a timeout after the first answer
+    assert not transport.closing
+    clock.advance(KEEP_ALIVE_SECONDS / 2)  # and after the second
+    assert transport.events[-1] == "close"
     protocol.connection_lost(None)
