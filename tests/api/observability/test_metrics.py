@@ -171,7 +171,7 @@ async def test_the_relays_pressure_counts_are_scraped(client: GraphQLClient) -> 
     before = await scrape(client)
     assert value(before, "proofgate_relay_items", event="lapsed") == 0
     relay.lapsed += 2
-    relay.stamper.late += 1
+    relay.alerts.stamper.late += 1
     after = await scrape(client)
     assert value(after, "proofgate_relay_items", event="lapsed") == 2
     assert value(after, "proofgate_relay_items", event="late") == 1
