@@ -23,7 +23,6 @@ from services.pipeline import (
 )
 from services.pipeline.alerts import writer as writer_module
 from services.pipeline.alerts.known import KnownAlerts
-from services.pipeline.outbox import attempts
 from services.pipeline.service import outbox_actions
 from storage import CursorCodec, Item, Put, Storage
 from storage.access_patterns import OUTBOX_PARKED
@@ -331,13 +330,6 @@ async def test_two_relays_on_one_store_process_each_item_once(
 
 def _fields(settings: PipelineSettings) -> dict[str, Any]:
     return {name: getattr(settings, name) for name in settings.__dataclass_fields__}
-
-
-def test_retry_delay_grows_exponentially_to_its_cap() -> None:
-    settings = PipelineSettings(retry_base=timedelta(seconds=1), retry_cap=timedelta(seconds=10))
-    delays = [attempts.retry_delay(attempt, settings) for attempt in (1, 2, 3, 4, 5, 30)]
-    lower = [timedelta(seconds=s) for s in (1, 2, 4, 8, 10, 10)]
-    assert all(low <= delay <= low * 1.1 for low, delay in zip(lower, delays, strict=True))
 
 
 async def test_stopping_releases_the_leases_of_unfinished_items(
