@@ -21,15 +21,20 @@ reading until the app takes it), so the inbox and the writable flag here
 make a waiter only while someone waits; and the handshake's request and
 response (their headers, 4 KB) are dropped on the first message after the
 handshake, after which neither uvicorn nor websockets reads them.
-``tests/api/runtime/test_ws_protocol.py`` holds it to uvicorn's own.
+``tests/api/runtime/test_ws_protocol.py`` holds it to uvicorn's own. It
+also puts a ``DirectFrames`` in each connection's scope (``DIRECT_FRAMES``):
+the direct fan-out writes a subscription's ``next`` frames through it,
+without an ASGI ``send`` awaited per socket (docs/design.md, Alert fan-out).
 
 This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
 protocol classes (``HttpToolsProtocol``, ``WebSocketsSansIOProtocol``, from
 modules uvicorn does not document), the HTTP protocol's ``cycle``, ``parser``
 and ``handle_websocket_upgrade``, the cycle's ``transport``,
 ``response_started`` and ``expected_content_length``, the WebSocket
-protocol's ``queue``, ``writable``, ``request``, ``response`` and
-``handshake_complete`` are uvicorn's internals, used nowhere else (and that
+protocol's ``queue``, ``writable``, ``request``, ``response``,
+``handshake_complete``, ``handle_connect``, ``scope``, ``conn``,
+``transport``, ``close_sent``, ``disconnected`` and ``initial_response``
+are uvicorn's internals, used nowhere else (and that
 websockets' ``ServerProtocol.parse`` keeps the request, as of 17.4).
 Checked against uvicorn 0.54.0: on an upgrade, read
 ``uvicorn/protocols/http/httptools_impl.py`` again;
@@ -46,13 +51,17 @@ from typing import TYPE_CHECKING, Any, cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.exceptions import InvalidState
+
+from api.ws.frames import DIRECT_FRAMES
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGIReceiveEvent
     from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
     from websockets.frames import Frame
+    from websockets.http11 import Request
 
-__all__ = ["LeanWebSocketProtocol", "OneWriteHttpProtocol"]
+__all__ = ["DirectFrames", "LeanWebSocketProtocol", "OneWriteHttpProtocol"]
 
 
 class OneWriteHttpProtocol(HttpToolsProtocol):
@@ -124,6 +133,12 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         self.queue = cast("asyncio.Queue[ASGIReceiveEvent]", _Inbox())
         self.writable = cast("asyncio.Event", _Writable())
 
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        scope = self.__dict__.get("scope")
+        if scope is not None:  # none for a refused handshake
+            scope[DIRECT_FRAMES] = DirectFrames(self)
+
     def handle_text(self, event: Frame) -> None:
         if self.handshake_complete and "response" in self.__dict__:
             self._let_go_of_handshake()
@@ -140,6 +155,44 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         if request is not None:
             request.headers.clear()
         del self.response
+
+
+class DirectFrames:
+    """Text frames written on one socket as uvicorn's ``send`` writes a
+    ``websocket.send``, without awaiting: nothing is written once the close
+    is sent or the peer is gone (``write`` says False), and a socket whose
+    transport asked to pause still takes the frame (the caller counts what
+    it wrote while ``paused``, its slow-consumer rule). It holds the
+    protocol weakly: the protocol holds the scope, which holds this."""
+
+    __slots__ = ("_protocol",)
+
+    def __init__(self, protocol: LeanWebSocketProtocol) -> None:
+        self._protocol = weakref.ref(protocol)
+
+    def write(self, text: str) -> bool:
+        protocol = self._protocol()
+        if (
+            protocol is None
+            or protocol.close_sent
+            or protocol.disconnected
+            or not protocol.handshake_complete
+            or protocol.initial_response is not None
+            or protocol.transport.is_closing()
+        ):
+            return False
+        conn = protocol.conn
+        try:
+            conn.send_text(text.encode())
+        except InvalidState:
+            return False
+        protocol.transport.write(b"".join(conn.data_to_send()))
+        return True
+
+    @property
+    def paused(self) -> bool:
+        protocol = self._protocol()
+        return protocol is not None and not protocol.writable.is_set()
 
 
 class _Inbox:

@@ -13,11 +13,37 @@ refuses, so the standard library's fallback encodes it as before.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import orjson
 
 from api.wire.json_response import encode_json
 
-__all__ = ["SHARED_PAYLOADS", "SHARED_PAYLOAD_BYTES", "SharedPayloads", "encode_message"]
+__all__ = [
+    "DIRECT_FRAMES",
+    "SHARED_PAYLOADS",
+    "SHARED_PAYLOAD_BYTES",
+    "FrameWriter",
+    "SharedPayloads",
+    "encode_message",
+]
+
+DIRECT_FRAMES = "proofgate.direct_frames"
+"""The scope key under which the server puts a connection's ``FrameWriter``
+(``api/runtime/http_protocol.py``), when it offers one."""
+
+
+class FrameWriter(Protocol):
+    """Writes a text frame on one socket at once, without an ASGI ``send``
+    (docs/design.md, Alert fan-out)."""
+
+    def write(self, text: str) -> bool:
+        """False, nothing written, once the socket is closing or closed."""
+
+    @property
+    def paused(self) -> bool:
+        """The transport asked the writer to pause (its buffer is full)."""
+
 
 SHARED_PAYLOAD_BYTES = 1024 * 1024
 """What the encoded payloads kept for the next sockets may take together."""

@@ -14,16 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.types import Message, Receive, Send
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
+    Operation,
 )
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 from strawberry.subscriptions.protocols.graphql_ws.types import ConnectionInitMessage
 
 from api.ws.connections import Connections, LiveConnection, SocketContext
+from api.ws.frames import DIRECT_FRAMES, FrameWriter
 from domain.errors import ErrorCode
 from resolvers.context import RequestContext
 
@@ -31,6 +33,8 @@ __all__ = [
     "CLOSE_INIT_TIMEOUT",
     "CLOSE_MESSAGE_TOO_BIG",
     "CLOSE_TOO_MANY_INITS",
+    "DirectOperation",
+    "DirectStarts",
     "TransportWSHandler",
     "WSHandler",
     "bounded_receive",
@@ -99,6 +103,24 @@ def with_codes(message: Any) -> Any:
 _ERROR_TYPES = frozenset({"error", "connection_error"})
 
 
+class DirectOperation(Protocol):
+    """A subscription the direct fan-out delivers, kept among the handler's
+    operations in place of Strawberry's (docs/design.md, Alert fan-out)."""
+
+    task: None
+
+    def end(self) -> None: ...
+
+
+class DirectStarts(Protocol):
+    """What the view offers as ``alert_fanout`` (``api/graphql/alert_fanout.py``)."""
+
+    async def start(
+        self, operation_id: str, payload: Any, context: Any, frames: FrameWriter | None
+    ) -> DirectOperation | None:
+        """The subscription started, or None for Strawberry's path to take."""
+
+
 class _Registered:
     """Shared by both protocol handlers: register the connection while it is
     open, and give every error sent a code (``with_codes``)."""
@@ -154,6 +176,45 @@ class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestConte
     async def _ping(self) -> None:
         if self.connection_acknowledged:
             await self.send_message({"type": "ping"})
+
+    async def handle_subscribe(self, message: Any) -> None:
+        """A subscription the direct fan-out takes, with Strawberry's
+        checks first (acknowledged, a new id, under the connection's limit);
+        anything else, and whatever the fan-out declines, Strawberry's way."""
+        direct = self._direct(message)
+        if direct is not None:
+            frames = self.context.request.scope.get(DIRECT_FRAMES)
+            operation_id = message["id"]
+            started = await direct.start(operation_id, message["payload"], self.context, frames)
+            if started is not None:
+                self.operations[operation_id] = started  # type: ignore[assignment]
+                return
+        await super().handle_subscribe(message)
+
+    def _direct(self, message: Any) -> DirectStarts | None:
+        direct: DirectStarts | None = getattr(self.view, "alert_fanout", None)
+        limit = self.max_subscriptions_per_connection
+        if (
+            direct is None
+            or not self.connection_acknowledged
+            or not isinstance(message.get("id"), str)
+            or message["id"] in self.operations
+            or (limit is not None and len(self.operations) >= limit)
+            or not isinstance(message.get("payload"), dict)
+            or not isinstance(self.context, SocketContext)
+            or self.context.request is None
+        ):
+            return None
+        return direct
+
+    async def cleanup_operation(self, operation_id: str) -> None:
+        operation = self.operations.get(operation_id)
+        if operation is not None and not isinstance(operation, Operation):
+            del self.operations[operation_id]
+            direct: DirectOperation = operation
+            direct.end()
+            return
+        await super().cleanup_operation(operation_id)
 
 
 class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
