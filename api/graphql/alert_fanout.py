@@ -44,7 +44,7 @@ from graphql import (
 from graphql import OperationType as CoreOperationType
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 
-from api.graphql.execution.fallbacks import fell_back
+from api.graphql.execution.fallbacks import fell_back, took
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
 from api.settings.limits import Lane
@@ -213,6 +213,7 @@ class AlertFanout:
             fell_back(Lane.FANOUT, started)
             return None
         self.started += 1
+        took(Lane.FANOUT)
         return started
 
     async def _start(

@@ -166,7 +166,8 @@ class Metrics:
         )
         self.taken = Counter(
             "proofgate_fast_path_taken",
-            "Pages a fast path wrote itself, by lane (projection)",
+            "Pages a fast path wrote itself, by lane (projection), and subscriptions "
+            "the direct fan-out started (fanout)",
             ["lane"],
             registry=self.registry,
         )

@@ -1,0 +1,305 @@
+"""The direct fan-out against Strawberry's path, frame for frame, over a real server.
+
+Every subscription is opened twice with the same document and variables:
+once as the fan-out takes it, once with an ``extensions`` member in its
+payload, which the fan-out leaves to Strawberry (a counted fallback). Random
+filters and selections, alerts of random types, countries and products,
+sockets dropped and resumed with ``after``, and subscriptions completed
+midway; each twin must receive the same frames, byte for byte but for
+the operation id and the cursors' sealed text, in the same order
+(docs/design.md, Alert fan-out). A planted fault in the fan-out (one
+alert's frame left out) must fail the comparison.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from _live import ADMIN_KEY, VERIFY, Gateway, free_port
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from api.app import create_app
+from api.graphql import alert_fanout
+from api.graphql.execution import fallbacks
+from api.runtime.http_protocol import LeanWebSocketProtocol, OneWriteHttpProtocol
+from api.settings.gateway import Settings
+from api.settings.limits import Lane, Limits
+
+pytestmark = [pytest.mark.slow, pytest.mark.fast_paths]
+
+QUERIES = [
+    """subscription($brand: ID!, $filter: AlertFilterInput, $after: String) {
+        threatAlerts(brandId: $brand, filter: $filter, after: $after) {
+            id cursor type severity country product { id name }
+        }
+    }""",
+    """subscription Alerts($brand: ID!, $min: Severity, $after: String) {
+        threatAlerts(brandId: $brand, minSeverity: $min, after: $after) { id cursor type details }
+    }""",
+]
+COUNTRIES = ["DE", "FR", "US"]
+CURSOR = re.compile(r'"cursor":"[^"]*"')
+RECALL = """mutation($id: ID!) { recallProduct(productId: $id, reason: "Recalled") { status } }"""
+RECALLS = """query($id: ID!) {
+    brand(id: $id) { threats(first: 100) { edges { node { id type product { id } } } } }
+}"""
+
+
+@dataclass
+class Twin:
+    """One subscription's two copies: ``d…`` for the fan-out, ``s…`` for Strawberry."""
+
+    number: int
+    query: int
+    variables: dict[str, Any]
+    frames: dict[str, list[str]] = field(default_factory=lambda: {"d": [], "s": []})
+
+
+class Client:
+    """A graphql-transport-ws connection that keeps each operation's raw frames."""
+
+    def __init__(self, connection: ClientConnection) -> None:
+        self.connection = connection
+        self.frames: dict[str, list[str]] = {}
+        self.reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def open(cls, gateway: Gateway, key: str) -> Client:
+        connection = await connect(gateway.ws_url, subprotocols=["graphql-transport-ws"])  # type: ignore[list-item]
+        await connection.send(
+            json.dumps({"type": "connection_init", "payload": {"authorization": f"Bearer {key}"}})
+        )
+        assert json.loads(await connection.recv())["type"] == "connection_ack"
+        return cls(connection)
+
+    async def _read(self) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await self._frames()
+
+    async def _frames(self) -> None:
+        async for raw in self.connection:
+            message = json.loads(raw)
+            if message["type"] == "ping":
+                await self.connection.send('{"type":"pong"}')
+            elif "id" in message:
+                self.frames.setdefault(message["id"], []).append(str(raw))
+
+    async def subscribe(self, operation: str, twin: Twin, *, library: bool) -> None:
+        payload: dict[str, Any] = {"query": QUERIES[twin.query], "variables": twin.variables}
+        if library:
+            payload["extensions"] = {}
+        await self.connection.send(
+            json.dumps({"id": operation, "type": "subscribe", "payload": payload})
+        )
+
+    async def complete(self, operation: str) -> None:
+        await self.connection.send(json.dumps({"id": operation, "type": "complete"}))
+
+    async def close(self) -> None:
+        await self.connection.close()
+        await self.reader
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[Gateway]:
+    settings = Settings(
+        cursor_key=bytes(range(32)),
+        admin_key=ADMIN_KEY,
+        sqlite_path=str(tmp_path / "embedded.db"),
+        port=free_port(),
+        limits=Limits(rate_limit=None, key_rate_limit=None),
+    )
+    assert Lane.FANOUT in settings.limits.execution
+    config = uvicorn.Config(
+        create_app(settings),
+        host="127.0.0.1",
+        port=settings.port,
+        log_level="warning",
+        http=OneWriteHttpProtocol,
+        ws=LeanWebSocketProtocol,
+        ws_per_message_deflate=False,
+    )
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    gateway = Gateway(tmp_path, port=settings.port)
+    try:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        yield gateway
+    finally:
+        await gateway.stop()
+        server.should_exit = True
+        await serving
+
+
+def _variables(
+    rng: random.Random, query: int, brand: str, products: list[str], sentinel: str
+) -> dict[str, Any]:
+    """Variables whose filter admits the sentinel alert (a CRITICAL recall of
+    ``sentinel``) and a random share of the rest."""
+    if query == 1:
+        return {"brand": brand, "min": rng.choice([None, "LOW", "HIGH"])}
+    wanted: dict[str, Any] = {}
+    if rng.random() < 0.5:
+        wanted["productIds"] = [sentinel, *rng.sample(products, rng.randint(1, 3))]
+    if rng.random() < 0.3:
+        wanted["severities"] = ["CRITICAL", *rng.sample(["LOW", "HIGH"], rng.randint(0, 1))]
+    return {"brand": brand, "filter": wanted or None}
+
+
+async def _act(gateway: Gateway, key: str, rng: random.Random, product: dict[str, str]) -> None:
+    action = rng.random()
+    if action < 0.4:
+        await gateway.dispute(product)
+    elif action < 0.5:
+        await gateway.execute(RECALL, {"id": product["id"]}, key)
+    else:
+        scan = {"deviceFingerprint": f"d{rng.randint(0, 9)}", "country": rng.choice(COUNTRIES)}
+        await gateway.execute(VERIFY, {"code": product["verificationCode"], "scan": scan})
+
+
+def _unsealed(frame: str, operation: str) -> str:
+    """A frame without its operation id and with its cursors' text left out:
+    a cursor is sealed with a fresh nonce each time it is written, so two
+    cursors of one alert differ; the resumed subscriptions use them."""
+    return CURSOR.sub('"cursor":"C"', frame.replace(f'"id":"{operation}"', '"id":"X"', 1))
+
+
+def _differences(twins: list[Twin], completed: int = 1) -> list[tuple[int, int, int]]:
+    """(twin, frames via the fan-out, frames via Strawberry) of each twin
+    whose frames differ beyond their operation ids and cursors
+    (``_unsealed``). The twin ``completed`` midway is compared up to where
+    the shorter copy stopped: its two ``complete`` messages went out one
+    after the other, with alerts coming."""
+    differ = []
+    for twin in twins:
+        direct = [_unsealed(f, f"d{twin.number}") for f in twin.frames["d"]]
+        library = [_unsealed(f, f"s{twin.number}") for f in twin.frames["s"]]
+        if twin.number == completed:
+            shorter = min(len(direct), len(library))
+            direct, library = direct[:shorter], library[:shorter]
+        if direct != library:
+            differ.append((twin.number, len(direct), len(library)))
+    return differ
+
+
+async def _run(gateway: Gateway, seed: int) -> tuple[list[Twin], str]:
+    """The scenario; each twin's frames once both copies ended on the sentinel."""
+    rng = random.Random(seed)
+    brand, key, _, start = await gateway.brand_with_an_alert()
+    products = [await gateway.product(brand, key, claimed=True) for _ in range(6)]
+    sentinel = await gateway.product(brand, key)
+    ids = [p["id"] for p in products]
+    twins = [
+        Twin(n, query, _variables(rng, query, brand, ids, sentinel["id"]))
+        for n, query in enumerate(rng.choice([0, 0, 1]) for _ in range(10))
+    ]
+    for twin in twins[::3]:
+        twin.variables["after"] = start
+    # Strawberry's copies first: their run validates each text, which the
+    # fan-out then finds in the document cache.
+    library, direct = await Client.open(gateway, key), await Client.open(gateway, key)
+    dropping = await Client.open(gateway, key)
+    for twin in twins:
+        await library.subscribe(f"s{twin.number}", twin, library=True)
+    await gateway.wait_for_subscriptions(len(twins))
+    started = fallbacks.taken().get(Lane.FANOUT, 0)
+    dropped = twins[-3:]
+    for twin in twins:
+        target = dropping if twin in dropped else direct
+        await target.subscribe(f"d{twin.number}", twin, library=False)
+    await gateway.wait_for_subscriptions(2 * len(twins))
+    assert fallbacks.taken().get(Lane.FANOUT, 0) == started + len(twins)
+
+    for step in range(30):
+        await _act(gateway, key, rng, rng.choice(products))
+        if step == 10:  # a subscription completed midway, on both paths
+            await library.complete(f"s{twins[1].number}")
+            await direct.complete(f"d{twins[1].number}")
+    # The dropped socket's copies resume after the last alert their Strawberry twin got so far.
+    await dropping.close()
+    for twin in dropped:
+        twin.frames["d"] = list(dropping.frames.get(f"d{twin.number}", []))
+        last = json.loads(twin.frames["d"][-1]) if twin.frames["d"] else None
+        twin.variables["after"] = (
+            last["payload"]["data"]["threatAlerts"]["cursor"] if last else start
+        )
+    resumed = await Client.open(gateway, key)
+    for twin in dropped:
+        await resumed.subscribe(f"d{twin.number}", twin, library=False)
+    for _ in range(10):
+        await _act(gateway, key, rng, rng.choice(products))
+    await gateway.execute(RECALL, {"id": sentinel["id"]}, key)
+    last = await _recall_of(gateway, brand, key, sentinel["id"])
+
+    async with asyncio.timeout(30):
+        for twin in twins:
+            if twin.number == twins[1].number:
+                continue
+            for side, client in (("s", library), ("d", resumed if twin in dropped else direct)):
+                while not any(
+                    last in frame for frame in client.frames.get(f"{side}{twin.number}", [])
+                ):
+                    await asyncio.sleep(0.02)
+    for twin in twins:
+        twin.frames["s"] = library.frames.get(f"s{twin.number}", [])
+        if twin in dropped:
+            twin.frames["d"] += resumed.frames.get(f"d{twin.number}", [])
+        else:
+            twin.frames["d"] = direct.frames.get(f"d{twin.number}", [])
+    for client in (library, direct, resumed):
+        await client.close()
+    return twins, last
+
+
+async def _recall_of(gateway: Gateway, brand: str, key: str, product: str) -> str:
+    """The id of ``product``'s PRODUCT_RECALL alert, once stored."""
+    async with asyncio.timeout(10):
+        while True:
+            data = await gateway.data(RECALLS, {"id": brand}, key)
+            for edge in data["brand"]["threats"]["edges"]:
+                node = edge["node"]
+                if node["type"] == "PRODUCT_RECALL" and node["product"]["id"] == product:
+                    return str(node["id"])
+            await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+async def test_the_fanout_sends_strawberrys_frames_in_strawberrys_order(
+    served: Gateway, seed: int
+) -> None:
+    twins, last = await _run(served, seed)
+    assert _differences(twins) == []
+    completed = twins[1].frames
+    assert not any(last in frame for frame in completed["d"] + completed["s"])
+    delivered = sum(len(t.frames["d"]) for t in twins)
+    assert delivered > 3 * len(twins)  # the alerts did reach them, and were compared
+
+
+async def test_a_planted_fault_in_the_fanout_is_caught(
+    served: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    send = alert_fanout.DirectSubscription.send
+    dropped: list[str] = []
+
+    def leaves_one_out(self: alert_fanout.DirectSubscription, result: Any) -> None:
+        if not dropped and self.id == "d0":
+            dropped.append(self.id)
+            return
+        send(self, result)
+
+    monkeypatch.setattr(alert_fanout.DirectSubscription, "send", leaves_one_out)
+    twins, _ = await _run(served, 1)
+    assert dropped == ["d0"]
+    assert [number for number, _, _ in _differences(twins)] == [0]
