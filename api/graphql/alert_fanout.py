@@ -102,6 +102,7 @@ class DirectSubscription:
         "ended",
         "group",
         "id",
+        "kind",
     )
 
     task = None
@@ -113,8 +114,11 @@ class DirectSubscription:
         context: Any,
         frames: FrameWriter,
         group: _Group,
+        kind: str,
     ) -> None:
         self.id = operation_id
+        self.kind = kind
+        """The frame's type: ``next`` (graphql-transport-ws), ``data`` (legacy graphql-ws)."""
         self.group = group
         self.ended = False
         self._fanout = fanout
@@ -148,16 +152,19 @@ class DirectSubscription:
         self._fanout.push(self, event)
 
     def send(self, result: ExecutionResult) -> None:
-        """``result`` as this subscription's ``next`` frame."""
+        """``result`` as this subscription's ``next`` (or ``data``) frame,
+        its members in the order Strawberry's handler writes them."""
         if self.ended:
             return
         payload: dict[str, Any] = {"data": result.data}
         if result.errors:
             mapped = map_errors(result.errors, self._context.request_id)
             payload["errors"] = [error.formatted for error in mapped]
-        text = encode_message(
-            {"id": self.id, "type": "next", "payload": payload}, self._fanout.payloads
-        )
+        if self.kind == "next":
+            message = {"id": self.id, "type": "next", "payload": payload}
+        else:
+            message = {"type": self.kind, "id": self.id, "payload": payload}
+        text = encode_message(message, self._fanout.payloads)
         frames = self._frames
         paused = frames.paused
         if not frames.write(text):
@@ -201,14 +208,19 @@ class AlertFanout:
     # --- starting ------------------------------------------------------------
 
     async def start(
-        self, operation_id: str, payload: Any, context: Any, frames: FrameWriter | None
+        self,
+        operation_id: str,
+        payload: Any,
+        context: Any,
+        frames: FrameWriter | None,
+        kind: str = "next",
     ) -> DirectSubscription | None:
         """The subscription, started; or None, nothing done and the cause
         counted, for Strawberry's path to take."""
         if frames is None:
             fell_back(Lane.FANOUT, "server without direct frames")
             return None
-        started = await self._start(operation_id, payload, context, frames)
+        started = await self._start(operation_id, payload, context, frames, kind)
         if isinstance(started, str):
             fell_back(Lane.FANOUT, started)
             return None
@@ -217,7 +229,7 @@ class AlertFanout:
         return started
 
     async def _start(
-        self, operation_id: str, payload: Any, context: Any, frames: FrameWriter
+        self, operation_id: str, payload: Any, context: Any, frames: FrameWriter, kind: str
     ) -> DirectSubscription | str:
         if spans_on():
             return "spans"
@@ -255,7 +267,7 @@ class AlertFanout:
         if group is None:
             executor.context_value = None  # each run brings its own
             group = self._groups[sharers] = _Group(sharers, executor)
-        subscription = DirectSubscription(self, operation_id, context, frames, group)
+        subscription = DirectSubscription(self, operation_id, context, frames, group, kind)
         subscription.take_over(source)
         return subscription
 

@@ -116,9 +116,15 @@ class DirectStarts(Protocol):
     """What the view offers as ``alert_fanout`` (``api/graphql/alert_fanout.py``)."""
 
     async def start(
-        self, operation_id: str, payload: Any, context: Any, frames: FrameWriter | None
+        self,
+        operation_id: str,
+        payload: Any,
+        context: Any,
+        frames: FrameWriter | None,
+        kind: str = "next",
     ) -> DirectOperation | None:
-        """The subscription started, or None for Strawberry's path to take."""
+        """The subscription started, its frames of type ``kind``; or None
+        for Strawberry's path to take."""
 
 
 class _Registered:
@@ -136,6 +142,23 @@ class _Registered:
 
     async def send_message(self, message: Any) -> None:
         await super().send_message(with_codes(message))  # type: ignore[misc]
+
+    async def _start_direct(self, message: Any, kind: str) -> DirectOperation | None:
+        """``message``'s subscription started by the direct fan-out, or None
+        (Strawberry's path takes it): the caller checked what the protocol
+        checks first."""
+        direct: DirectStarts | None = getattr(self.view, "alert_fanout", None)
+        context = self.context
+        if (
+            direct is None
+            or not isinstance(message.get("id"), str)
+            or not isinstance(message.get("payload"), dict)
+            or not isinstance(context, SocketContext)
+            or context.request is None
+        ):
+            return None
+        frames = context.request.scope.get(DIRECT_FRAMES)
+        return await direct.start(message["id"], message["payload"], context, frames, kind)
 
     def _register(self, keepalive: Callable[[], Awaitable[None]]) -> LiveConnection:
         connection = LiveConnection(self.websocket, self.context, keepalive)
@@ -181,31 +204,17 @@ class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestConte
         """A subscription the direct fan-out takes, with Strawberry's
         checks first (acknowledged, a new id, under the connection's limit);
         anything else, and whatever the fan-out declines, Strawberry's way."""
-        direct = self._direct(message)
-        if direct is not None:
-            frames = self.context.request.scope.get(DIRECT_FRAMES)
-            operation_id = message["id"]
-            started = await direct.start(operation_id, message["payload"], self.context, frames)
-            if started is not None:
-                self.operations[operation_id] = started  # type: ignore[assignment]
-                return
-        await super().handle_subscribe(message)
-
-    def _direct(self, message: Any) -> DirectStarts | None:
-        direct: DirectStarts | None = getattr(self.view, "alert_fanout", None)
         limit = self.max_subscriptions_per_connection
         if (
-            direct is None
-            or not self.connection_acknowledged
-            or not isinstance(message.get("id"), str)
-            or message["id"] in self.operations
-            or (limit is not None and len(self.operations) >= limit)
-            or not isinstance(message.get("payload"), dict)
-            or not isinstance(self.context, SocketContext)
-            or self.context.request is None
+            self.connection_acknowledged
+            and message.get("id") not in self.operations
+            and (limit is None or len(self.operations) < limit)
         ):
-            return None
-        return direct
+            started = await self._start_direct(message, "next")
+            if started is not None:
+                self.operations[message["id"]] = started  # type: ignore[assignment]
+                return
+        await super().handle_subscribe(message)
 
     async def cleanup_operation(self, operation_id: str) -> None:
         operation = self.operations.get(operation_id)
@@ -251,3 +260,32 @@ class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
     async def _keep_alive(self) -> None:
         if self.connection_acknowledged:
             await self.send_message({"type": "ka"})
+
+    async def handle_start(self, message: Any) -> None:
+        """As graphql-transport-ws's ``handle_subscribe``: Strawberry's
+        checks first (acknowledged, the id's earlier operation stopped,
+        under the limit), then the direct fan-out, else Strawberry's way."""
+        operation_id = message.get("id")
+        if self.connection_acknowledged and isinstance(operation_id, str):
+            if operation_id in self.tasks:
+                await self.cleanup_operation(operation_id)
+            limit = self.max_subscriptions_per_connection
+            if limit is None or len(self.tasks) < limit:
+                started = await self._start_direct(message, "data")
+                if started is not None:
+                    self.tasks[operation_id] = started  # type: ignore[assignment]
+                    return
+        await super().handle_start(message)
+
+    async def cleanup_operation(self, operation_id: str) -> None:
+        """A direct subscription ends with ``complete``, as Strawberry's
+        cancelled operation task sends one (on ``stop`` and on close)."""
+        operation = self.tasks.get(operation_id)
+        if operation is not None and not isinstance(operation, asyncio.Task):
+            del self.tasks[operation_id]
+            direct: DirectOperation = operation
+            direct.end()
+            with contextlib.suppress(Exception):
+                await self.send_message({"type": "complete", "id": operation_id})
+            return
+        await super().cleanup_operation(operation_id)

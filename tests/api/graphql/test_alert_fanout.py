@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import uvicorn
-from _live import ADMIN_KEY, VERIFY, Gateway, free_port
+from _live import ADMIN_KEY, LEGACY_WS, TRANSPORT_WS, VERIFY, Gateway, free_port
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -69,19 +69,20 @@ class Twin:
 class Client:
     """A graphql-transport-ws connection that keeps each operation's raw frames."""
 
-    def __init__(self, connection: ClientConnection) -> None:
+    def __init__(self, connection: ClientConnection, protocol: str) -> None:
         self.connection = connection
+        self.legacy = protocol == LEGACY_WS
         self.frames: dict[str, list[str]] = {}
         self.reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def open(cls, gateway: Gateway, key: str) -> Client:
-        connection = await connect(gateway.ws_url, subprotocols=["graphql-transport-ws"])  # type: ignore[list-item]
+    async def open(cls, gateway: Gateway, key: str, protocol: str) -> Client:
+        connection = await connect(gateway.ws_url, subprotocols=[protocol])  # type: ignore[list-item]
         await connection.send(
             json.dumps({"type": "connection_init", "payload": {"authorization": f"Bearer {key}"}})
         )
         assert json.loads(await connection.recv())["type"] == "connection_ack"
-        return cls(connection)
+        return cls(connection, protocol)
 
     async def _read(self) -> None:
         with contextlib.suppress(ConnectionClosed):
@@ -99,12 +100,12 @@ class Client:
         payload: dict[str, Any] = {"query": QUERIES[twin.query], "variables": twin.variables}
         if library:
             payload["extensions"] = {}
-        await self.connection.send(
-            json.dumps({"id": operation, "type": "subscribe", "payload": payload})
-        )
+        kind = "start" if self.legacy else "subscribe"
+        await self.connection.send(json.dumps({"id": operation, "type": kind, "payload": payload}))
 
     async def complete(self, operation: str) -> None:
-        await self.connection.send(json.dumps({"id": operation, "type": "complete"}))
+        kind = "stop" if self.legacy else "complete"
+        await self.connection.send(json.dumps({"id": operation, "type": kind}))
 
     async def close(self) -> None:
         await self.connection.close()
@@ -176,6 +177,10 @@ def _unsealed(frame: str, operation: str) -> str:
     return CURSOR.sub('"cursor":"C"', frame.replace(f'"id":"{operation}"', '"id":"X"', 1))
 
 
+def _alerts_only(frames: list[str]) -> list[str]:
+    return [frame for frame in frames if json.loads(frame)["type"] in ("next", "data")]
+
+
 def _differences(twins: list[Twin], completed: int = 1) -> list[tuple[int, int, int]]:
     """(twin, frames via the fan-out, frames via Strawberry) of each twin
     whose frames differ beyond their operation ids and cursors
@@ -186,7 +191,8 @@ def _differences(twins: list[Twin], completed: int = 1) -> list[tuple[int, int, 
     for twin in twins:
         direct = [_unsealed(f, f"d{twin.number}") for f in twin.frames["d"]]
         library = [_unsealed(f, f"s{twin.number}") for f in twin.frames["s"]]
-        if twin.number == completed:
+        if twin.number == completed:  # its alerts up to the shorter copy's complete
+            direct, library = _alerts_only(direct), _alerts_only(library)
             shorter = min(len(direct), len(library))
             direct, library = direct[:shorter], library[:shorter]
         if direct != library:
@@ -194,7 +200,7 @@ def _differences(twins: list[Twin], completed: int = 1) -> list[tuple[int, int, 
     return differ
 
 
-async def _run(gateway: Gateway, seed: int) -> tuple[list[Twin], str]:
+async def _run(gateway: Gateway, seed: int, protocol: str) -> tuple[list[Twin], str]:
     """The scenario; each twin's frames once both copies ended on the sentinel."""
     rng = random.Random(seed)
     brand, key, _, start = await gateway.brand_with_an_alert()
@@ -209,8 +215,9 @@ async def _run(gateway: Gateway, seed: int) -> tuple[list[Twin], str]:
         twin.variables["after"] = start
     # Strawberry's copies first: their run validates each text, which the
     # fan-out then finds in the document cache.
-    library, direct = await Client.open(gateway, key), await Client.open(gateway, key)
-    dropping = await Client.open(gateway, key)
+    library = await Client.open(gateway, key, protocol)
+    direct = await Client.open(gateway, key, protocol)
+    dropping = await Client.open(gateway, key, protocol)
     for twin in twins:
         await library.subscribe(f"s{twin.number}", twin, library=True)
     await gateway.wait_for_subscriptions(len(twins))
@@ -235,7 +242,7 @@ async def _run(gateway: Gateway, seed: int) -> tuple[list[Twin], str]:
         twin.variables["after"] = (
             last["payload"]["data"]["threatAlerts"]["cursor"] if last else start
         )
-    resumed = await Client.open(gateway, key)
+    resumed = await Client.open(gateway, key, protocol)
     for twin in dropped:
         await resumed.subscribe(f"d{twin.number}", twin, library=False)
     for _ in range(10):
@@ -275,14 +282,18 @@ async def _recall_of(gateway: Gateway, brand: str, key: str, product: str) -> st
             await asyncio.sleep(0.05)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize(
+    ("protocol", "seed"), [(TRANSPORT_WS, 1), (TRANSPORT_WS, 2), (LEGACY_WS, 3)]
+)
 async def test_the_fanout_sends_strawberrys_frames_in_strawberrys_order(
-    served: Gateway, seed: int
+    served: Gateway, protocol: str, seed: int
 ) -> None:
-    twins, last = await _run(served, seed)
+    twins, last = await _run(served, seed, protocol)
     assert _differences(twins) == []
     completed = twins[1].frames
     assert not any(last in frame for frame in completed["d"] + completed["s"])
+    if protocol == LEGACY_WS:  # a stop is answered with complete, on both paths
+        assert [json.loads(completed[side][-1])["type"] for side in "ds"] == ["complete"] * 2
     delivered = sum(len(t.frames["d"]) for t in twins)
     assert delivered > 3 * len(twins)  # the alerts did reach them, and were compared
 
@@ -300,6 +311,6 @@ async def test_a_planted_fault_in_the_fanout_is_caught(
         send(self, result)
 
     monkeypatch.setattr(alert_fanout.DirectSubscription, "send", leaves_one_out)
-    twins, _ = await _run(served, 1)
+    twins, _ = await _run(served, 1, TRANSPORT_WS)
     assert dropped == ["d0"]
     assert [number for number, _, _ in _differences(twins)] == [0]
