@@ -151,11 +151,9 @@ class DirectSubscription:
             self._waiting += 1
         self._fanout.push(self, event)
 
-    def send(self, result: ExecutionResult) -> None:
-        """``result`` as this subscription's ``next`` (or ``data``) frame,
+    def encode(self, result: ExecutionResult) -> bytes:
+        """``result`` as this subscription's ``next`` (or ``data``) message,
         its members in the order Strawberry's handler writes them."""
-        if self.ended:
-            return
         payload: dict[str, Any] = {"data": result.data}
         if result.errors:
             mapped = map_errors(result.errors, self._context.request_id)
@@ -164,10 +162,15 @@ class DirectSubscription:
             message = {"id": self.id, "type": "next", "payload": payload}
         else:
             message = {"type": self.kind, "id": self.id, "payload": payload}
-        text = encode_message(message, self._fanout.payloads)
+        return encode_message(message, self._fanout.payloads).encode()
+
+    def send(self, data: bytes) -> None:
+        """The encoded message, as a frame on this subscription's socket."""
+        if self.ended:
+            return
         frames = self._frames
         paused = frames.paused
-        if not frames.write(text):
+        if not frames.write(data):
             return  # closing: its handler ends the subscription
         self._fanout.written += 1
         if self._backlog > 0:
@@ -302,8 +305,19 @@ class AlertFanout:
                 groups.setdefault(subscription.group, []).append(subscription)
         for group, members in groups.items():
             result = await self._run(group, members[0].context, event)
+            if result.errors:  # each subscriber's errors carry its request id
+                for subscription in members:
+                    subscription.send(subscription.encode(result))
+                continue
+            # Messages differ only by the operation's id and the protocol:
+            # one encoding each (every socket of the bench has id "1").
+            encoded: dict[tuple[str, str], bytes] = {}
             for subscription in members:
-                subscription.send(result)
+                key = (subscription.id, subscription.kind)
+                data = encoded.get(key)
+                if data is None:
+                    data = encoded[key] = subscription.encode(result)
+                subscription.send(data)
 
     async def _run(self, group: _Group, context: Any, event: Any) -> ExecutionResult:
         """The selection on ``event``, once for the group, as a subscriber's

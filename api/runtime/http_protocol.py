@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-from websockets.exceptions import InvalidState
+from websockets.exceptions import InvalidState, ProtocolError
+from websockets.protocol import State
 
 from api.ws.frames import DIRECT_FRAMES
 
@@ -162,7 +163,11 @@ class DirectFrames:
     ``websocket.send``, without awaiting: nothing is written once the close
     is sent or the peer is gone (``write`` says False), and a socket whose
     transport asked to pause still takes the frame (the caller counts what
-    it wrote while ``paused``, its slow-consumer rule). It holds the
+    it wrote while ``paused``, its slow-consumer rule). A server's text
+    frame is unmasked: with no extension negotiated (``serve`` turns
+    permessage-deflate off) it is a header and the UTF-8 bytes, written
+    here without websockets' ``Frame`` (the bytes its ``send_text`` writes,
+    held to it by ``tests/api/runtime/test_ws_protocol.py``). It holds the
     protocol weakly: the protocol holds the scope, which holds this."""
 
     __slots__ = ("_protocol",)
@@ -170,7 +175,7 @@ class DirectFrames:
     def __init__(self, protocol: LeanWebSocketProtocol) -> None:
         self._protocol = weakref.ref(protocol)
 
-    def write(self, text: str) -> bool:
+    def write(self, data: bytes) -> bool:
         protocol = self._protocol()
         if (
             protocol is None
@@ -178,21 +183,35 @@ class DirectFrames:
             or protocol.disconnected
             or not protocol.handshake_complete
             or protocol.initial_response is not None
-            or protocol.transport.is_closing()
         ):
             return False
+        transport = protocol.transport
         conn = protocol.conn
-        try:
-            conn.send_text(text.encode())
-        except InvalidState:
+        if transport.is_closing() or conn.state is not State.OPEN:
             return False
-        protocol.transport.write(b"".join(conn.data_to_send()))
+        if conn.extensions or conn.expect_continuation_frame:
+            try:
+                conn.send_text(data)
+            except (InvalidState, ProtocolError):
+                return False
+            transport.write(b"".join(conn.data_to_send()))
+            return True
+        transport.write(_text_header(len(data)) + data)
         return True
 
     @property
     def paused(self) -> bool:
         protocol = self._protocol()
         return protocol is not None and not protocol.writable.is_set()
+
+
+def _text_header(length: int) -> bytes:
+    """A final, unmasked text frame's header (RFC 6455, 5.2)."""
+    if length < 126:
+        return bytes((0x81, length))
+    if length < 65536:
+        return bytes((0x81, 126)) + length.to_bytes(2, "big")
+    return bytes((0x81, 127)) + length.to_bytes(8, "big")
 
 
 class _Inbox:

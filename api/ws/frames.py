@@ -37,8 +37,9 @@ class FrameWriter(Protocol):
     """Writes a text frame on one socket at once, without an ASGI ``send``
     (docs/design.md, Alert fan-out)."""
 
-    def write(self, text: str) -> bool:
-        """False, nothing written, once the socket is closing or closed."""
+    def write(self, data: bytes) -> bool:
+        """A text frame of ``data`` (UTF-8) written; False, nothing written,
+        once the socket is closing or closed."""
 
     @property
     def paused(self) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import random
 import re
@@ -26,6 +27,7 @@ from typing import Any
 import pytest
 import uvicorn
 from _live import ADMIN_KEY, LEGACY_WS, TRANSPORT_WS, VERIFY, Gateway, free_port
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import Operation
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -314,3 +316,39 @@ async def test_a_planted_fault_in_the_fanout_is_caught(
     twins, _ = await _run(served, 1, TRANSPORT_WS)
     assert dropped == ["d0"]
     assert [number for number, _, _ in _differences(twins)] == [0]
+
+
+def _strawberry_operations() -> int:
+    return sum(type(o) is Operation for o in gc.get_objects())
+
+
+async def test_an_idle_direct_subscription_keeps_no_task_and_no_strawberry_operation(
+    served: Gateway,
+) -> None:
+    brand, key = await served.brand()
+    product = await served.product(brand, key, claimed=True)
+    twin = Twin(0, 0, {"brand": brand, "filter": None})
+    library = await Client.open(served, key, TRANSPORT_WS)
+    await library.subscribe("s0", twin, library=True)  # validates the text
+    await served.wait_for_subscriptions(1)
+    clients = [await Client.open(served, key, TRANSPORT_WS) for _ in range(3)]
+    gc.collect()  # an earlier test's operations, left for the collector
+    tasks, operations = len(asyncio.all_tasks()), _strawberry_operations()
+    assert operations == 1
+    for client in clients:
+        for n in range(3):
+            await client.subscribe(f"d{n}", twin, library=False)
+    await served.wait_for_subscriptions(10)
+    assert (len(asyncio.all_tasks()), _strawberry_operations()) == (tasks, operations)
+    # The positive control: one more on Strawberry's path is a task and an operation.
+    await library.subscribe("s1", twin, library=True)
+    await served.wait_for_subscriptions(11)
+    assert (len(asyncio.all_tasks()), _strawberry_operations()) == (tasks + 1, operations + 1)
+    # And the idle ones are live: an alert reaches each of them.
+    await served.dispute(product)
+    async with asyncio.timeout(10):
+        for client in clients:
+            while sum(len(client.frames.get(f"d{n}", [])) for n in range(3)) < 3:
+                await asyncio.sleep(0.02)
+    for client in (library, *clients):
+        await client.close()

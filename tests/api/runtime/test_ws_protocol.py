@@ -15,6 +15,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from uvicorn.server import ServerState
 
 from api.runtime.http_protocol import LeanWebSocketProtocol
+from api.ws.frames import DIRECT_FRAMES
 from tests.api.runtime.test_http_protocol import Transport
 
 UPGRADE = (
@@ -142,4 +143,22 @@ async def test_the_handshake_is_let_go_once_answered() -> None:
     assert protocol.queue.empty()
     assert transport.events[-1] == b"\x81\x01X"
     protocol.connection_lost(None)
+    await asyncio.wait(list(state.tasks), timeout=5)
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 65535, 65536, 70000])
+async def test_direct_frames_are_the_bytes_of_websockets_send_text(size: int) -> None:
+    protocol, transport, state = await _served(LeanWebSocketProtocol, UPGRADE)
+    frames = protocol.scope[DIRECT_FRAMES]
+    data = ("é" * size).encode()[:size]
+    written = len(transport.events)
+    assert frames.write(data) and not frames.paused
+    protocol.conn.send_text(data)  # the oracle: websockets' own frame of the same text
+    oracle = b"".join(protocol.conn.data_to_send())
+    assert transport.events[written:] == [oracle]
+    protocol.pause_writing()
+    assert frames.paused
+    protocol.connection_lost(None)
+    assert not frames.write(b"gone")  # nothing written once the peer is gone
+    assert [e for e in transport.events[written:] if isinstance(e, bytes)] == [oracle]
     await asyncio.wait(list(state.tasks), timeout=5)
