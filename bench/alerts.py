@@ -77,9 +77,9 @@ ENV = {
     "PROOFGATE_ALERT_COST_PER_BRAND": str(100 * MOST),
     "PROOFGATE_MAX_CONNECTIONS": str(MOST + 256),
 }
-FanoutResult = tuple[list[float], float, float]
+FanoutResult = tuple[list[float], float, tuple[float, float]]
 """Arrival samples (s), RSS per idle subscription (KB), and the gateway's
-CPU time (user and system, from /proc) per alert delivered to one socket (us)."""
+CPU time (user, system: from /proc) per alert delivered to one socket (us)."""
 WITHOUT_FANOUT = {**ENV, "PROOFGATE_EXECUTION": "compiled,-fanout"}
 """The same gateway with Strawberry delivering every subscription: the
 direct fan-out's with/without rows (docs/design.md, Alert fan-out)."""
@@ -199,9 +199,11 @@ async def _latencies(
     return samples
 
 
-def _cpu_seconds(server: Server) -> float:
+def _cpu_seconds(server: Server) -> tuple[float, float]:
+    """The process's user and system CPU time so far."""
     fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def _rss_kb(server: Server) -> int:
@@ -285,9 +287,11 @@ async def _fanout(
             arrival = await subscribers.arrival()
             _check_alert(arrival.message, seen)
             samples += [(stamp - started) / 1e9 for stamp in arrival.times_ns]
-        cpu = _cpu_seconds(server) - cpu
+        user, system = (
+            after - before for after, before in zip(_cpu_seconds(server), cpu, strict=True)
+        )
         await subscribers.finish()
-    return samples, per_subscription, cpu / len(samples) * 1e6
+    return samples, per_subscription, (user * 1e6 / len(samples), system * 1e6 / len(samples))
 
 
 def _filtered_message(operation: str, brand: str, alert_filter: dict[str, Any]) -> dict[str, Any]:
@@ -418,10 +422,10 @@ def _fanout_tables(
     if result is None:
         why = skipped or _NO_COMPILER
         return (name, "0", "-", "-", why), [(memory_name, "-", why)]
-    samples, memory, cpu = result
+    samples, memory, (user, system) = result
     return _row(name, samples, "p99 < 100"), [
         (memory_name, f"{memory:.1f}", "<= 20"),
-        (cpu_name, f"{cpu:.1f}", "-"),
+        (cpu_name, f"{user + system:.1f} ({user:.1f} user, {system:.1f} system)", "-"),
     ]
 
 

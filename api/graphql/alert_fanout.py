@@ -49,7 +49,13 @@ from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
 from api.settings.limits import Lane
 from api.wire.errors import map_errors
-from api.ws.frames import FrameWriter, SharedPayloads, encode_message
+from api.ws.frames import (
+    NOT_WRITTEN,
+    WRITTEN_PAUSED,
+    FrameWriter,
+    SharedPayloads,
+    encode_message,
+)
 from resolvers.context import OPERATION_COST
 from storage.budget import ReadBudget, reading_within
 
@@ -168,14 +174,13 @@ class DirectSubscription:
         """The encoded message, as a frame on this subscription's socket."""
         if self.ended:
             return
-        frames = self._frames
-        paused = frames.paused
-        if not frames.write(data):
+        written = self._frames.write(data)
+        if written == NOT_WRITTEN:
             return  # closing: its handler ends the subscription
         self._fanout.written += 1
         if self._backlog > 0:
             self._backlog -= 1
-        elif paused:
+        elif written == WRITTEN_PAUSED:
             self._stalled += 1
         else:
             self._waiting -= 1 + self._stalled

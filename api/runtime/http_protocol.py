@@ -54,7 +54,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.exceptions import InvalidState, ProtocolError
 from websockets.protocol import State
 
-from api.ws.frames import DIRECT_FRAMES
+from api.ws.frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGIReceiveEvent
@@ -161,9 +161,9 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
 class DirectFrames:
     """Text frames written on one socket as uvicorn's ``send`` writes a
     ``websocket.send``, without awaiting: nothing is written once the close
-    is sent or the peer is gone (``write`` says False), and a socket whose
-    transport asked to pause still takes the frame (the caller counts what
-    it wrote while ``paused``, its slow-consumer rule). A server's text
+    is sent or the peer is gone (``NOT_WRITTEN``), and a socket whose
+    transport asked to pause still takes the frame (``WRITTEN_PAUSED``: the
+    caller counts those, its slow-consumer rule). A server's text
     frame is unmasked: with no extension negotiated (``serve`` turns
     permessage-deflate off) it is a header and the UTF-8 bytes, written
     here without websockets' ``Frame`` (the bytes its ``send_text`` writes,
@@ -175,7 +175,7 @@ class DirectFrames:
     def __init__(self, protocol: LeanWebSocketProtocol) -> None:
         self._protocol = weakref.ref(protocol)
 
-    def write(self, data: bytes) -> bool:
+    def write(self, data: bytes) -> int:
         protocol = self._protocol()
         if (
             protocol is None
@@ -184,25 +184,20 @@ class DirectFrames:
             or not protocol.handshake_complete
             or protocol.initial_response is not None
         ):
-            return False
+            return NOT_WRITTEN
         transport = protocol.transport
         conn = protocol.conn
         if transport.is_closing() or conn.state is not State.OPEN:
-            return False
+            return NOT_WRITTEN
         if conn.extensions or conn.expect_continuation_frame:
             try:
                 conn.send_text(data)
             except (InvalidState, ProtocolError):
-                return False
+                return NOT_WRITTEN
             transport.write(b"".join(conn.data_to_send()))
-            return True
-        transport.write(_text_header(len(data)) + data)
-        return True
-
-    @property
-    def paused(self) -> bool:
-        protocol = self._protocol()
-        return protocol is not None and not protocol.writable.is_set()
+        else:
+            transport.write(_text_header(len(data)) + data)
+        return WRITTEN if protocol.writable.is_set() else WRITTEN_PAUSED
 
 
 def _text_header(length: int) -> bytes:

@@ -21,8 +21,11 @@ from api.wire.json_response import encode_json
 
 __all__ = [
     "DIRECT_FRAMES",
+    "NOT_WRITTEN",
     "SHARED_PAYLOADS",
     "SHARED_PAYLOAD_BYTES",
+    "WRITTEN",
+    "WRITTEN_PAUSED",
     "FrameWriter",
     "SharedPayloads",
     "encode_message",
@@ -33,17 +36,19 @@ DIRECT_FRAMES = "proofgate.direct_frames"
 (``api/runtime/http_protocol.py``), when it offers one."""
 
 
+NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED = 0, 1, 2
+"""What ``FrameWriter.write`` did: nothing (the socket is closing or
+closed), wrote the frame, or wrote it while the transport asked to pause
+(its buffer is full: the caller's slow-consumer rule counts those)."""
+
+
 class FrameWriter(Protocol):
     """Writes a text frame on one socket at once, without an ASGI ``send``
     (docs/design.md, Alert fan-out)."""
 
-    def write(self, data: bytes) -> bool:
-        """A text frame of ``data`` (UTF-8) written; False, nothing written,
-        once the socket is closing or closed."""
-
-    @property
-    def paused(self) -> bool:
-        """The transport asked the writer to pause (its buffer is full)."""
+    def write(self, data: bytes) -> int:
+        """A text frame of ``data`` (UTF-8): ``NOT_WRITTEN``, ``WRITTEN``
+        or ``WRITTEN_PAUSED``."""
 
 
 SHARED_PAYLOAD_BYTES = 1024 * 1024

@@ -21,6 +21,7 @@ import random
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,9 @@ from api.graphql.execution import fallbacks
 from api.runtime.http_protocol import LeanWebSocketProtocol, OneWriteHttpProtocol
 from api.settings.gateway import Settings
 from api.settings.limits import Lane, Limits
+from domain.threats import product_recall
+from services.pipeline import PipelineSettings
+from services.pipeline.alerts.records import alert_item
 
 pytestmark = [pytest.mark.slow, pytest.mark.fast_paths]
 
@@ -114,18 +118,24 @@ class Client:
         await self.reader
 
 
-@pytest.fixture
-async def served(tmp_path: Path) -> AsyncIterator[Gateway]:
+@contextlib.asynccontextmanager
+async def _serving(
+    tmp_path: Path, pipeline: PipelineSettings | None = None
+) -> AsyncIterator[tuple[Gateway, Any]]:
+    """The app under uvicorn as ``serve`` runs it (its WebSocket protocol,
+    which offers direct frames), in this process; and the app."""
     settings = Settings(
         cursor_key=bytes(range(32)),
         admin_key=ADMIN_KEY,
         sqlite_path=str(tmp_path / "embedded.db"),
         port=free_port(),
         limits=Limits(rate_limit=None, key_rate_limit=None),
+        pipeline=pipeline or PipelineSettings(),
     )
     assert Lane.FANOUT in settings.limits.execution
+    app = create_app(settings)
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host="127.0.0.1",
         port=settings.port,
         log_level="warning",
@@ -139,11 +149,17 @@ async def served(tmp_path: Path) -> AsyncIterator[Gateway]:
     try:
         while not server.started:
             await asyncio.sleep(0.01)
-        yield gateway
+        yield gateway, app
     finally:
         await gateway.stop()
         server.should_exit = True
         await serving
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[Gateway]:
+    async with _serving(tmp_path) as (gateway, _):
+        yield gateway
 
 
 def _variables(
@@ -352,3 +368,35 @@ async def test_an_idle_direct_subscription_keeps_no_task_and_no_strawberry_opera
                 await asyncio.sleep(0.02)
     for client in (library, *clients):
         await client.close()
+
+
+async def test_a_slow_direct_subscriber_is_closed_as_the_broker_closes_one(tmp_path: Path) -> None:
+    """The queue holds four alerts; the fan-out counts what it has not yet
+    written, so a flood faster than any socket drains closes the connection
+    with 4008 at the fifth, as on Strawberry's path
+    (``tests/api/ws/test_websocket.py``)."""
+    async with _serving(tmp_path, PipelineSettings(queue_max=4)) as (gateway, app):
+        brand, key = await gateway.brand()
+        twin = Twin(0, 0, {"brand": brand, "filter": None})
+        library = await Client.open(gateway, key, TRANSPORT_WS)
+        await library.subscribe("s0", twin, library=True)  # validates the text
+        await gateway.wait_for_subscriptions(1)
+        await library.close()
+        await gateway.wait_for_subscriptions(0)
+        taken = fallbacks.taken().get(Lane.FANOUT, 0)
+        direct = await Client.open(gateway, key, TRANSPORT_WS)
+        await direct.subscribe("d0", twin, library=False)
+        await gateway.wait_for_subscriptions(1)
+        assert fallbacks.taken().get(Lane.FANOUT, 0) == taken + 1
+        now = datetime.now(UTC)
+        broker = app.state.pipeline.broker
+        for index in range(50):
+            draft = product_recall(
+                brand_id=brand, product_id=f"P{index}", recalled_at=now, reason=None
+            )
+            broker.publish(alert_item(draft, now + timedelta(microseconds=index)))
+        await direct.reader
+        assert direct.connection.close_code == 4008
+        assert (direct.connection.close_reason or "").startswith("Slow consumer")
+        assert len(direct.frames.get("d0", [])) <= 4
+        await gateway.wait_for_subscriptions(0)

@@ -15,7 +15,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from uvicorn.server import ServerState
 
 from api.runtime.http_protocol import LeanWebSocketProtocol
-from api.ws.frames import DIRECT_FRAMES
+from api.ws.frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
 from tests.api.runtime.test_http_protocol import Transport
 
 UPGRADE = (
@@ -152,13 +152,14 @@ async def test_direct_frames_are_the_bytes_of_websockets_send_text(size: int) ->
     frames = protocol.scope[DIRECT_FRAMES]
     data = ("é" * size).encode()[:size]
     written = len(transport.events)
-    assert frames.write(data) and not frames.paused
+    assert frames.write(data) == WRITTEN
     protocol.conn.send_text(data)  # the oracle: websockets' own frame of the same text
     oracle = b"".join(protocol.conn.data_to_send())
     assert transport.events[written:] == [oracle]
     protocol.pause_writing()
-    assert frames.paused
+    assert frames.write(data) == WRITTEN_PAUSED  # written, and said so
+    protocol.resume_writing()
     protocol.connection_lost(None)
-    assert not frames.write(b"gone")  # nothing written once the peer is gone
-    assert [e for e in transport.events[written:] if isinstance(e, bytes)] == [oracle]
+    assert frames.write(b"gone") == NOT_WRITTEN  # nothing written once the peer is gone
+    assert [e for e in transport.events[written:] if isinstance(e, bytes)] == [oracle, oracle]
     await asyncio.wait(list(state.tasks), timeout=5)
