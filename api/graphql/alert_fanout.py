@@ -47,15 +47,10 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable
 from api.graphql.execution.fallbacks import fell_back, took
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
+from api.runtime.direct_frames import NOT_WRITTEN, WRITTEN_PAUSED, FrameWriter
 from api.settings.limits import Lane
-from api.wire.errors import map_errors
-from api.ws.frames import (
-    NOT_WRITTEN,
-    WRITTEN_PAUSED,
-    FrameWriter,
-    SharedPayloads,
-    encode_message,
-)
+from api.wire.errors import to_graphql_error
+from api.ws.frames import SharedPayloads, encode_message
 from resolvers.context import OPERATION_COST
 from storage.budget import ReadBudget, reading_within
 
@@ -161,9 +156,9 @@ class DirectSubscription:
         """``result`` as this subscription's ``next`` (or ``data``) message,
         its members in the order Strawberry's handler writes them."""
         payload: dict[str, Any] = {"data": result.data}
-        if result.errors:
-            mapped = map_errors(result.errors, self._context.request_id)
-            payload["errors"] = [error.formatted for error in mapped]
+        if result.errors:  # as ``ErrorMapper.on_stream_result`` maps an event's
+            request_id = self._context.request_id
+            payload["errors"] = [to_graphql_error(e, request_id).formatted for e in result.errors]
         if self.kind == "next":
             message = {"id": self.id, "type": "next", "payload": payload}
         else:

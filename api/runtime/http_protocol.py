@@ -54,7 +54,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.exceptions import InvalidState, ProtocolError
 from websockets.protocol import State
 
-from api.ws.frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
+from api.runtime.direct_frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGIReceiveEvent

@@ -13,43 +13,11 @@ refuses, so the standard library's fallback encodes it as before.
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import orjson
 
 from api.wire.json_response import encode_json
 
-__all__ = [
-    "DIRECT_FRAMES",
-    "NOT_WRITTEN",
-    "SHARED_PAYLOADS",
-    "SHARED_PAYLOAD_BYTES",
-    "WRITTEN",
-    "WRITTEN_PAUSED",
-    "FrameWriter",
-    "SharedPayloads",
-    "encode_message",
-]
-
-DIRECT_FRAMES = "proofgate.direct_frames"
-"""The scope key under which the server puts a connection's ``FrameWriter``
-(``api/runtime/http_protocol.py``), when it offers one."""
-
-
-NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED = 0, 1, 2
-"""What ``FrameWriter.write`` did: nothing (the socket is closing or
-closed), wrote the frame, or wrote it while the transport asked to pause
-(its buffer is full: the caller's slow-consumer rule counts those)."""
-
-
-class FrameWriter(Protocol):
-    """Writes a text frame on one socket at once, without an ASGI ``send``
-    (docs/design.md, Alert fan-out)."""
-
-    def write(self, data: bytes) -> int:
-        """A text frame of ``data`` (UTF-8): ``NOT_WRITTEN``, ``WRITTEN``
-        or ``WRITTEN_PAUSED``."""
-
+__all__ = ["SHARED_PAYLOADS", "SHARED_PAYLOAD_BYTES", "SharedPayloads", "encode_message"]
 
 SHARED_PAYLOAD_BYTES = 1024 * 1024
 """What the encoded payloads kept for the next sockets may take together."""

@@ -24,8 +24,8 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 from strawberry.subscriptions.protocols.graphql_ws.types import ConnectionInitMessage
 
+from api.runtime.direct_frames import DIRECT_FRAMES, FrameWriter
 from api.ws.connections import Connections, LiveConnection, SocketContext
-from api.ws.frames import DIRECT_FRAMES, FrameWriter
 from domain.errors import ErrorCode
 from resolvers.context import RequestContext
 

@@ -14,8 +14,8 @@ import uvicorn
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
 
+from api.runtime.direct_frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
 from api.runtime.http_protocol import LeanWebSocketProtocol
-from api.ws.frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
 from tests.api.runtime.test_http_protocol import Transport
 
 UPGRADE = (

@@ -1,0 +1,31 @@
+"""Frames written on a WebSocket without an ASGI ``send``: what the server
+offers in a connection's scope, and what the direct fan-out writes through
+(docs/design.md, Alert fan-out). uvicorn's protocol offers it
+(``api/runtime/http_protocol.py``); the protocol handlers find it
+(``api/ws/protocols.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+__all__ = ["DIRECT_FRAMES", "NOT_WRITTEN", "WRITTEN", "WRITTEN_PAUSED", "FrameWriter"]
+
+DIRECT_FRAMES = "proofgate.direct_frames"
+"""The scope key under which the server puts a connection's ``FrameWriter``
+(``api/runtime/http_protocol.py``), when it offers one."""
+
+
+NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED = 0, 1, 2
+"""What ``FrameWriter.write`` did: nothing (the socket is closing or
+closed), wrote the frame, or wrote it while the transport asked to pause
+(its buffer is full: the caller's slow-consumer rule counts those)."""
+
+
+class FrameWriter(Protocol):
+    """Writes a text frame on one socket at once, without an ASGI ``send``
+    (docs/design.md, Alert fan-out)."""
+
+    def write(self, data: bytes) -> int:
+        """A text frame of ``data`` (UTF-8): ``NOT_WRITTEN``, ``WRITTEN``
+        or ``WRITTEN_PAUSED``."""
