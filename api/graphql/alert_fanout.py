@@ -47,7 +47,7 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable
 from api.graphql.execution.fallbacks import fell_back, took
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
-from api.runtime.direct_frames import NOT_WRITTEN, WRITTEN_PAUSED, FrameWriter
+from api.runtime.direct_frames import NOT_WRITTEN, WRITTEN_PAUSED, FrameWriter, text_frame
 from api.settings.limits import Lane
 from api.wire.errors import to_graphql_error
 from api.ws.frames import SharedPayloads, encode_message
@@ -96,6 +96,7 @@ class DirectSubscription:
         "_context",
         "_fanout",
         "_frames",
+        "_limit",
         "_stalled",
         "_stream",
         "_subscriber",
@@ -127,6 +128,7 @@ class DirectSubscription:
         self._frames = frames
         self._stream: _HandOver | None = None
         self._subscriber: Subscriber | None = None
+        self._limit = 0
         self._waiting = 0
         """Live alerts offered and not yet written, or written while paused."""
         self._stalled = 0
@@ -137,7 +139,9 @@ class DirectSubscription:
 
     def take_over(self, stream: _HandOver) -> None:
         self._stream = stream
-        self._subscriber = stream.hand_over(self.deliver)
+        subscriber = stream.hand_over(self.deliver)
+        self._limit = subscriber.limit
+        self._subscriber = subscriber
 
     def deliver(self, event: Any) -> None:
         if self.ended:
@@ -145,7 +149,7 @@ class DirectSubscription:
         subscriber = self._subscriber
         if subscriber is None:  # within ``hand_over``: the backlog, and what was queued
             self._backlog += 1
-        elif self._waiting >= subscriber.limit:
+        elif self._waiting >= self._limit:
             subscriber.overflow()
             return
         else:
@@ -165,11 +169,12 @@ class DirectSubscription:
             message = {"type": self.kind, "id": self.id, "payload": payload}
         return encode_message(message, self._fanout.payloads).encode()
 
-    def send(self, data: bytes) -> None:
-        """The encoded message, as a frame on this subscription's socket."""
+    def send(self, data: bytes, frame: bytes) -> None:
+        """The encoded message, as a frame on this subscription's socket
+        (``frame``: its bytes when no extension applies)."""
         if self.ended:
             return
-        written = self._frames.write(data)
+        written = self._frames.write(data, frame)
         if written == NOT_WRITTEN:
             return  # closing: its handler ends the subscription
         self._fanout.written += 1
@@ -307,17 +312,19 @@ class AlertFanout:
             result = await self._run(group, members[0].context, event)
             if result.errors:  # each subscriber's errors carry its request id
                 for subscription in members:
-                    subscription.send(subscription.encode(result))
+                    data = subscription.encode(result)
+                    subscription.send(data, text_frame(data))
                 continue
             # Messages differ only by the operation's id and the protocol:
-            # one encoding each (every socket of the bench has id "1").
-            encoded: dict[tuple[str, str], bytes] = {}
+            # one encoding and frame each (every socket of the bench has id "1").
+            encoded: dict[tuple[str, str], tuple[bytes, bytes]] = {}
             for subscription in members:
                 key = (subscription.id, subscription.kind)
-                data = encoded.get(key)
-                if data is None:
-                    data = encoded[key] = subscription.encode(result)
-                subscription.send(data)
+                framed = encoded.get(key)
+                if framed is None:
+                    data = subscription.encode(result)
+                    framed = encoded[key] = (data, text_frame(data))
+                subscription.send(*framed)
 
     async def _run(self, group: _Group, context: Any, event: Any) -> ExecutionResult:
         """The selection on ``event``, once for the group, as a subscriber's

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Protocol
 
-__all__ = ["DIRECT_FRAMES", "NOT_WRITTEN", "WRITTEN", "WRITTEN_PAUSED", "FrameWriter"]
+__all__ = [
+    "DIRECT_FRAMES",
+    "NOT_WRITTEN",
+    "WRITTEN",
+    "WRITTEN_PAUSED",
+    "FrameWriter",
+    "text_frame",
+]
 
 DIRECT_FRAMES = "proofgate.direct_frames"
 """The scope key under which the server puts a connection's ``FrameWriter``
@@ -26,6 +33,17 @@ class FrameWriter(Protocol):
     """Writes a text frame on one socket at once, without an ASGI ``send``
     (docs/design.md, Alert fan-out)."""
 
-    def write(self, data: bytes) -> int:
-        """A text frame of ``data`` (UTF-8): ``NOT_WRITTEN``, ``WRITTEN``
-        or ``WRITTEN_PAUSED``."""
+    def write(self, data: bytes, frame: bytes) -> int:
+        """A text frame of ``data`` (UTF-8), ``frame`` being its bytes when
+        no extension applies (``text_frame(data)``, made once for every
+        socket): ``NOT_WRITTEN``, ``WRITTEN`` or ``WRITTEN_PAUSED``."""
+
+
+def text_frame(data: bytes) -> bytes:
+    """A server's final, unmasked text frame of ``data`` (RFC 6455, 5.2)."""
+    length = len(data)
+    if length < 126:
+        return bytes((0x81, length)) + data
+    if length < 65536:
+        return bytes((0x81, 126)) + length.to_bytes(2, "big") + data
+    return bytes((0x81, 127)) + length.to_bytes(8, "big") + data

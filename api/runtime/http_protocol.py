@@ -175,7 +175,7 @@ class DirectFrames:
     def __init__(self, protocol: LeanWebSocketProtocol) -> None:
         self._protocol = weakref.ref(protocol)
 
-    def write(self, data: bytes) -> int:
+    def write(self, data: bytes, frame: bytes) -> int:
         protocol = self._protocol()
         if (
             protocol is None
@@ -196,17 +196,8 @@ class DirectFrames:
                 return NOT_WRITTEN
             transport.write(b"".join(conn.data_to_send()))
         else:
-            transport.write(_text_header(len(data)) + data)
+            transport.write(frame)
         return WRITTEN if protocol.writable.is_set() else WRITTEN_PAUSED
-
-
-def _text_header(length: int) -> bytes:
-    """A final, unmasked text frame's header (RFC 6455, 5.2)."""
-    if length < 126:
-        return bytes((0x81, length))
-    if length < 65536:
-        return bytes((0x81, 126)) + length.to_bytes(2, "big")
-    return bytes((0x81, 127)) + length.to_bytes(8, "big")
 
 
 class _Inbox:

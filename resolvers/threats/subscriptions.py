@@ -242,7 +242,8 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
             if replayed is not None and item["id"] in replayed:
                 replayed.discard(item["id"])
                 return
-            self._sending(item)
+            if self.on_alert is not None:
+                self.on_alert(item)
             deliver(_live_alert(item))
 
         self._subscriber.divert(live)
