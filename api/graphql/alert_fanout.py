@@ -52,7 +52,6 @@ from api.settings.limits import Lane
 from api.wire.errors import to_graphql_error
 from api.ws.frames import SharedPayloads, encode_message
 from resolvers.context import OPERATION_COST
-from storage.budget import ReadBudget, reading_within
 
 if TYPE_CHECKING:
     from api.graphql.execution.executor import CompiledExecutor
@@ -253,7 +252,7 @@ class AlertFanout:
             return "over the cost budget"
         executor = request.prepared.start.subscription(context, request.variables)
         if executor is None:
-            return "no plan for its events"
+            return "no plan, or variables refused"
         token = OPERATION_COST.set(request.cost) if request.cost is not None else None
         try:
             source: Any = create_source_event_stream(executor)
@@ -330,12 +329,12 @@ class AlertFanout:
         """The selection on ``event``, once for the group, as a subscriber's
         own execution of it would answer (errors as Strawberry makes them)."""
         self.runs += 1
-        limits = self.lane.limits
+        # No read budget, as on Strawberry's path (``ReadLimit`` leaves
+        # subscriptions out): the planned cost, checked at the start, bounds it.
         try:
-            with reading_within(ReadBudget(limits.max_read_items, limits.max_read_units)):
-                result = group.executor.run_event(context, event)
-                if type(result) is not ExecutionResult and optimized_is_awaitable(result):
-                    result = await result
+            result = group.executor.run_event(context, event)
+            if type(result) is not ExecutionResult and optimized_is_awaitable(result):
+                result = await result
         except Exception as error:
             unexpected = error if isinstance(error, GraphQLError) else None
             return ExecutionResult(
