@@ -1,16 +1,17 @@
-"""``threatAlerts`` over graphql-transport-ws, delivered straight from the fan-out.
+"""``threatAlerts`` over a WebSocket, delivered straight from the fan-out.
 
 On Strawberry's path each subscription is a task waiting on a stream (an
 async generator over graphql-core's and the extensions' per-event work), so
 an idle subscription keeps a task, a generator, its extension instances and
 an executor, and an alert to N subscribers resumes N tasks and awaits N
-ASGI sends. Here (docs/design.md, Alert fan-out) a ``subscribe`` whose
+ASGI sends. Here (docs/design.md, Alert fan-out) a ``subscribe`` (legacy
+graphql-ws: ``start``) whose
 document the prepared lane knows, and which is ``threatAlerts`` alone, is
 started by the same checks and the same resolver, whose stream then hands
 its alerts over (``hand_over``): each alert the broker offers is put in one
 queue for the process, and one worker runs the selection once per group of
 subscribers who see the same data (``Sharers``), encodes the payload once
-and writes each subscriber's ``next`` frame on its socket at once
+and writes each subscriber's ``next`` (``data``) frame on its socket at once
 (``FrameWriter``). An idle subscription keeps its ``DirectSubscription``,
 the broker's ``Subscriber`` and the stream it handed over.
 
