@@ -159,14 +159,15 @@ class Metrics:
         self.fallbacks = Counter(
             "proofgate_fast_path_fallbacks",
             "Requests, pages or values a fast path left to the library path it mirrors, "
-            "by lane (entry, prepared, plan, fused, projection) and cause "
+            "by lane (entry, prepared, plan, fused, projection, fanout) and cause "
             "(docs/design.md, Fast paths and their switches)",
             ["lane", "cause"],
             registry=self.registry,
         )
         self.taken = Counter(
             "proofgate_fast_path_taken",
-            "Pages a fast path wrote itself, by lane (projection)",
+            "Pages a fast path wrote itself, by lane (projection), and subscriptions "
+            "the direct fan-out started (fanout)",
             ["lane"],
             registry=self.registry,
         )

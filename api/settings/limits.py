@@ -75,6 +75,10 @@ class Lane(StrEnum):
     """A plan's scalar attributes written inline (needs ``plan``)."""
     PROJECTION = "projection"
     """A stored page's edges written from its items (needs ``plan``)."""
+    FANOUT = "fanout"
+    """``threatAlerts`` over graphql-transport-ws delivered by one fan-out
+    per alert instead of a task and stream per subscription (needs
+    ``prepared`` and ``plan``)."""
 
 
 class Execution(StrEnum):
