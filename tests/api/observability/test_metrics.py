@@ -46,6 +46,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, frozenset(labels.items())), 0.0)
 
 
+@pytest.mark.storage_calls
 async def test_a_workload_shows_up_with_its_counts(client: GraphQLClient) -> None:
     before = await scrape(client)
     created = await client.data(
