@@ -9,7 +9,7 @@ connection) are expensive to create and meant to be shared.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -42,7 +42,7 @@ from api.mcp.http import MCPEndpoint, MCPService
 from api.mcp.tools import tool_specs
 from api.observability import fallbacks
 from api.observability.memory import MemorySites
-from api.observability.metrics import Metrics
+from api.observability.metrics import SHARED_REFRESH_SECONDS, Metrics
 from api.observability.request_log import RequestObserver
 from api.observability.spans import RequestSpans, Spans
 from api.observability.traced_storage import TracedStorage
@@ -52,6 +52,7 @@ from api.operations.trusted import UntrustedCounter
 from api.runtime.backend import open_storage
 from api.runtime.cache_channel import running_cache_channel
 from api.runtime.malloc_trim import trimming
+from api.runtime.periodic import every
 from api.runtime.pipeline import build_pipeline, running_pipeline
 from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
@@ -168,7 +169,12 @@ async def _timers(
         settings.pipeline.keepalive_interval,
     )
     trim = timedelta(milliseconds=settings.malloc_trim_ms)
-    async with watching, metrics.refreshing(), trimming(trim):
+    async with AsyncExitStack() as timers:
+        await timers.enter_async_context(watching)
+        await timers.enter_async_context(trimming(trim))
+        if metrics.shared:
+            refresh = every(SHARED_REFRESH_SECONDS, metrics.refresh, "Writing the gauges failed")
+            await timers.enter_async_context(refresh)
         yield
 
 

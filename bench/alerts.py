@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import resource
 import statistics
@@ -51,7 +52,10 @@ from ._server import Server, free_port, redis_serving, serving
 LOCAL_SAMPLES = 200
 REMOTE_SAMPLES = 40
 REDIS_SAMPLES = 200
-SUBSCRIBERS = (1_000, 10_000)
+SUBSCRIBERS = tuple(int(n) for n in os.environ.get("BENCH_FANOUT_SOCKETS", "1000,10000").split(","))
+"""``BENCH_FANOUT_SOCKETS=1000`` leaves the 10,000 rows out (a quicker run)."""
+LIBRARY_SIZES = SUBSCRIBERS[:1]
+"""Sizes run again without the ``fanout`` lane (Strawberry's path)."""
 FANOUT_ALERTS = 5
 FILTERED = 10_000
 """Live filtered subscriptions in the process: the C client's and one more."""
@@ -73,8 +77,12 @@ ENV = {
     "PROOFGATE_ALERT_COST_PER_BRAND": str(100 * MOST),
     "PROOFGATE_MAX_CONNECTIONS": str(MOST + 256),
 }
-FanoutResult = tuple[list[float], float]
-"""Arrival samples (s) and RSS per idle subscription (KB)."""
+FanoutResult = tuple[list[float], float, tuple[float, float]]
+"""Arrival samples (s), RSS per idle subscription (KB), and the gateway's
+CPU time (user, system: from /proc) per alert delivered to one socket (us)."""
+WITHOUT_FANOUT = {**ENV, "PROOFGATE_EXECUTION": "compiled,-fanout"}
+"""The same gateway with Strawberry delivering every subscription: the
+direct fan-out's with/without rows (docs/design.md, Alert fan-out)."""
 _NO_COMPILER = "skipped: no C compiler (cc) to build bench/fanout.c; apt-get install gcc"
 SUBSCRIBE = "subscription($b: ID!) { threatAlerts(brandId: $b) { id type } }"
 FILTERED_SUBSCRIBE = """subscription($b: ID!, $f: AlertFilterInput) {
@@ -191,6 +199,13 @@ async def _latencies(
     return samples
 
 
+def _cpu_seconds(server: Server) -> tuple[float, float]:
+    """The process's user and system CPU time so far."""
+    fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
 def _rss_kb(server: Server) -> int:
     for line in Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -265,14 +280,18 @@ async def _fanout(
         await _all_subscribed(client, sockets)
         await asyncio.sleep(1.0)
         per_subscription = (_rss_kb(server) - before) / sockets
+        cpu = _cpu_seconds(server)
         for code in codes:
             started = time.monotonic_ns()
             await _graphql(client, VERIFY, {"c": code})
             arrival = await subscribers.arrival()
             _check_alert(arrival.message, seen)
             samples += [(stamp - started) / 1e9 for stamp in arrival.times_ns]
+        user, system = (
+            after - before for after, before in zip(_cpu_seconds(server), cpu, strict=True)
+        )
         await subscribers.finish()
-    return samples, per_subscription
+    return samples, per_subscription, (user * 1e6 / len(samples), system * 1e6 / len(samples))
 
 
 def _filtered_message(operation: str, brand: str, alert_filter: dict[str, Any]) -> dict[str, Any]:
@@ -393,17 +412,45 @@ async def _remote(a: Server, b: Server, samples: int, jitter: float) -> list[flo
 
 
 def _fanout_tables(
-    sockets: int, result: FanoutResult | None, skipped: str | None
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The fan-out's latency row and memory row, or two saying why they are
-    missing (``skipped``, or no compiler)."""
-    name = f"fan-out to {sockets:,} sockets"
-    memory_name = f"idle subscription (KB), {sockets:,} sockets"
+    sockets: int, result: FanoutResult | None, skipped: str | None, lane: str = ""
+) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The fan-out's latency row and memory rows, or rows saying why they
+    are missing (``skipped``, or no compiler)."""
+    name = f"fan-out to {sockets:,} sockets{lane}"
+    memory_name = f"idle subscription (KB), {sockets:,} sockets{lane}"
+    cpu_name = f"gateway CPU per alert per socket (us), {sockets:,} sockets{lane}"
     if result is None:
         why = skipped or _NO_COMPILER
-        return (name, "0", "-", "-", why), (memory_name, "-", why)
-    samples, memory = result
-    return _row(name, samples, "p99 < 100"), (memory_name, f"{memory:.1f}", "<= 20")
+        return (name, "0", "-", "-", why), [(memory_name, "-", why)]
+    samples, memory, (user, system) = result
+    return _row(name, samples, "p99 < 100"), [
+        (memory_name, f"{memory:.1f}", "<= 20"),
+        (cpu_name, f"{user + system:.1f} ({user:.1f} user, {system:.1f} system)", "-"),
+    ]
+
+
+async def _without_fanout(
+    root: Path, binary: Path, sizes: tuple[int, ...]
+) -> dict[int, FanoutResult]:
+    """The fan-out rows again on a gateway without the ``fanout`` lane."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "api.cli.main", "serve", "--port", str(port),
+        "--data-dir", str(root / "data-library"),
+    ]  # fmt: skip
+    results: dict[int, FanoutResult] = {}
+    with serving(
+        "alerts-library", command, port=port, probe="/health", log_dir=root, env=WITHOUT_FANOUT
+    ) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+            brand, key, codes = await _seed(client, 1 + len(sizes) * FANOUT_ALERTS)
+            warm = await _subscribe(server, key, brand)  # the text validated, as on A
+            await warm.close()
+            fanout_codes = iter(codes[1:])
+            for sockets in sizes:
+                batch = [next(fanout_codes) for _ in range(FANOUT_ALERTS)]
+                results[sockets] = await _fanout(client, server, key, brand, batch, binary, sockets)
+    return results
 
 
 async def run() -> None:
@@ -432,6 +479,7 @@ async def run() -> None:
                         products = await _products(client, brand, key, FILTERED_SAMPLES)
                         filtered = await _filtered(client, a, key, brand, products, binary)
             remote = await _remote(a, b, REMOTE_SAMPLES, TAIL_INTERVAL_MS / 1000)
+        library = {} if binary is None else await _without_fanout(root, binary, LIBRARY_SIZES)
         with redis_serving(root) as redis_url:
             through_redis: list[float] = []
             if redis_url is not None:
@@ -454,9 +502,13 @@ async def run() -> None:
         rows.append((filtered_name, "0", "-", "-", _NO_COMPILER if binary is None else few))
     memory_rows = []
     for sockets, result in spread.items():
-        fanout_row, memory_row = _fanout_tables(sockets, result, None if binary is None else few)
+        fanout_row, memory = _fanout_tables(sockets, result, None if binary is None else few)
         rows.append(fanout_row)
-        memory_rows.append(memory_row)
+        memory_rows += memory
+    for sockets, result in library.items():
+        fanout_row, memory = _fanout_tables(sockets, result, None, ", without fanout")
+        rows.append(fanout_row)
+        memory_rows += memory
     print_table(
         "Threat alerts: scan to subscriber (ms)", rows, ("path", "samples", "p50", "p99", "target")
     )

@@ -16,6 +16,7 @@ from .conditions import (
     ItemExists,
 )
 from .cursor import CursorCodec
+from .forwarding import Forwarding
 from .keys import Key, KeyTemplate, encode_int, encode_str, encode_time
 from .protocol import Page, Storage
 from .registry import AccessPattern
@@ -36,6 +37,7 @@ __all__ = [
     "ConditionCheck",
     "CursorCodec",
     "Delete",
+    "Forwarding",
     "Item",
     "ItemAbsent",
     "ItemExists",

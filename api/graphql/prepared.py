@@ -161,6 +161,18 @@ class PreparedLane:
             return "body not JSON"
         if not isinstance(data, dict):
             return "batch"
+        request = self.request_of(data, principal)
+        if isinstance(request, str):
+            return request
+        if request.operation.operation is CoreOperationType.SUBSCRIPTION:
+            return "subscription"
+        return request
+
+    def request_of(self, data: dict[str, Any], principal: Principal) -> PreparedRequest | str:
+        """A request's fields (a POST's body, a WebSocket ``subscribe``'s
+        payload) as far as its text tells; or why the full path answers it.
+        The direct fan-out takes subscriptions from here
+        (``api/graphql/alert_fanout.py``), which a POST never runs."""
         if not _FIELDS.issuperset(data):
             return "extensions or other fields"
         query, variables, name = data.get("query"), data.get("variables"), data.get("operationName")
@@ -188,8 +200,6 @@ class PreparedLane:
         operation = get_operation_ast(document, name)
         if operation is None:
             return "no such operation"
-        if operation.operation is CoreOperationType.SUBSCRIPTION:
-            return "subscription"
         if incremental(document.definitions):  # answered in parts, by the full path
             return "@defer or @stream"
         if name is None and operation.name is not None:

@@ -30,6 +30,7 @@ from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UNSET, UnsetType
 
 from api._strawberry import StreamingGraphQL
+from api.graphql.alert_fanout import alert_fanout
 from api.graphql.incremental import (
     DEFER_SPEC,
     IncrementalTransport,
@@ -139,6 +140,8 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
             services.keys,
         )
         self.prepared_lane = prepared_lane
+        self.alert_fanout = alert_fanout(prepared_lane, self.payloads)
+        """``threatAlerts`` over graphql-transport-ws without a task per subscription."""
         self.response_answers = response_answers
         self.max_tokens = max_tokens
         """Of a document parsed to negotiate its answer, as the schema parses it."""

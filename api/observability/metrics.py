@@ -11,10 +11,8 @@ operation names are another tenant's business.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from prometheus_client import (
@@ -34,10 +32,19 @@ from api.observability.observation import Observation
 from api.observability.response_cache_metrics import ResponseCacheSeries
 from services.pipeline import BACKLOG_COUNT_MAX, Backlog
 
-__all__ = ["CONTENT_TYPE_LATEST", "MULTIPROCESS_DIR", "OTHER_OPERATION", "Metrics"]
+__all__ = [
+    "CONTENT_TYPE_LATEST",
+    "MULTIPROCESS_DIR",
+    "OTHER_OPERATION",
+    "SHARED_REFRESH_SECONDS",
+    "Metrics",
+]
 
 SHARED_REFRESH_SECONDS = 1.0
-"""With several processes, how old another process's gauges may be in a scrape."""
+"""With several processes, how old another process's gauges may be in a
+scrape: a worker holding WebSockets may answer no request for hours, and the
+scrape, answered by whichever worker accepts it, must still count that
+worker's subscriptions."""
 
 FastPathCounts = tuple[Callable[[], Mapping[tuple[str, str], int]], Callable[[], Mapping[str, int]]]
 
@@ -152,14 +159,15 @@ class Metrics:
         self.fallbacks = Counter(
             "proofgate_fast_path_fallbacks",
             "Requests, pages or values a fast path left to the library path it mirrors, "
-            "by lane (entry, prepared, plan, fused, projection) and cause "
+            "by lane (entry, prepared, plan, fused, projection, fanout) and cause "
             "(docs/design.md, Fast paths and their switches)",
             ["lane", "cause"],
             registry=self.registry,
         )
         self.taken = Counter(
             "proofgate_fast_path_taken",
-            "Pages a fast path wrote itself, by lane (projection)",
+            "Pages a fast path wrote itself, by lane (projection), and subscriptions "
+            "the direct fan-out started (fanout)",
             ["lane"],
             registry=self.registry,
         )
@@ -340,28 +348,16 @@ class Metrics:
         multiprocess.MultiProcessCollector(every_process)  # type: ignore[no-untyped-call]
         return generate_latest(every_process)
 
-    @contextlib.asynccontextmanager
-    async def refreshing(self) -> AsyncIterator[None]:
-        """With several processes, this one also writes its gauges every
-        ``SHARED_REFRESH_SECONDS``, not only after the requests it answers: a
-        worker holding WebSockets may answer no request for hours, and the
-        scrape, answered by whichever worker accepts it, must still count
-        that worker's subscriptions."""
-        if not self._shared:
-            yield
-            return
-        task = asyncio.create_task(self._refresh_every(SHARED_REFRESH_SECONDS))
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    @property
+    def shared(self) -> bool:
+        """Several processes serve one port and write their counts to one directory."""
+        return self._shared
 
-    async def _refresh_every(self, seconds: float) -> None:
-        while True:
-            await asyncio.sleep(seconds)
-            self._refresh_counts()
+    async def refresh(self) -> None:
+        """This process's gauges, written for the scrape whichever process
+        answers it (``api/app.py`` calls it every ``SHARED_REFRESH_SECONDS``
+        when ``shared``)."""
+        self._refresh_counts()
 
     def _refresh_relay(self) -> None:
         if self._count_relay is not None:

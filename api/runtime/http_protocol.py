@@ -35,7 +35,10 @@ reading until the app takes it), so the inbox and the writable flag here
 make a waiter only while someone waits; and the handshake's request and
 response (their headers, 4 KB) are dropped on the first message after the
 handshake, after which neither uvicorn nor websockets reads them.
-``tests/api/runtime/test_ws_protocol.py`` holds it to uvicorn's own.
+``tests/api/runtime/test_ws_protocol.py`` holds it to uvicorn's own. It
+also puts a ``DirectFrames`` in each connection's scope (``DIRECT_FRAMES``):
+the direct fan-out writes a subscription's ``next`` frames through it,
+without an ASGI ``send`` awaited per socket (docs/design.md, Alert fan-out).
 
 This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
 protocol classes (``HttpToolsProtocol``, ``WebSocketsSansIOProtocol``, from
@@ -46,8 +49,10 @@ the protocol's ``_start_asgi_task``, ``url``, ``scope``, ``headers``,
 ``pipeline`` and ``expect_100_continue``, the cycle's class and every attribute
 its methods read, ``STATUS_LINE``, ``HEADER_RE`` and ``HEADER_VALUE_RE``
 (``send``'s ``http.response.start`` is copied from 0.54.0); the WebSocket
-protocol's ``queue``, ``writable``, ``request``, ``response`` and
-``handshake_complete`` are uvicorn's internals, used nowhere else (and that
+protocol's ``queue``, ``writable``, ``request``, ``response``,
+``handshake_complete``, ``handle_connect``, ``scope``, ``conn``,
+``transport``, ``close_sent``, ``disconnected`` and ``initial_response``
+are uvicorn's internals, used nowhere else (and that
 websockets' ``ServerProtocol.parse`` keeps the request, as of 17.4).
 Checked against uvicorn 0.54.0: on an upgrade, read
 ``uvicorn/protocols/http/httptools_impl.py`` again;
@@ -76,15 +81,19 @@ from uvicorn.protocols.http.httptools_impl import (
 )
 from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.exceptions import InvalidState, ProtocolError
+from websockets.protocol import State
 
 from api.observability.fallbacks import fell_back
+from api.runtime.direct_frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
 from api.settings.limits import Lane
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
     from websockets.frames import Frame
+    from websockets.http11 import Request
 
-__all__ = ["LeanHttpProtocol", "LeanWebSocketProtocol", "OneWriteHttpProtocol"]
+__all__ = ["DirectFrames", "LeanHttpProtocol", "LeanWebSocketProtocol", "OneWriteHttpProtocol"]
 
 
 class OneWriteHttpProtocol(HttpToolsProtocol):
@@ -469,6 +478,12 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         self.queue = cast("asyncio.Queue[ASGIReceiveEvent]", _Inbox())
         self.writable = cast("asyncio.Event", _Writable())
 
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        scope = self.__dict__.get("scope")
+        if scope is not None:  # none for a refused handshake
+            scope[DIRECT_FRAMES] = DirectFrames(self)
+
     def handle_text(self, event: Frame) -> None:
         if self.handshake_complete and "response" in self.__dict__:
             self._let_go_of_handshake()
@@ -485,6 +500,48 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         if request is not None:
             request.headers.clear()
         del self.response
+
+
+class DirectFrames:
+    """Text frames written on one socket as uvicorn's ``send`` writes a
+    ``websocket.send``, without awaiting: nothing is written once the close
+    is sent or the peer is gone (``NOT_WRITTEN``), and a socket whose
+    transport asked to pause still takes the frame (``WRITTEN_PAUSED``: the
+    caller counts those, its slow-consumer rule). A server's text
+    frame is unmasked: with no extension negotiated (``serve`` turns
+    permessage-deflate off) it is a header and the UTF-8 bytes, written
+    here without websockets' ``Frame`` (the bytes its ``send_text`` writes,
+    held to it by ``tests/api/runtime/test_ws_protocol.py``). It holds the
+    protocol weakly: the protocol holds the scope, which holds this."""
+
+    __slots__ = ("_protocol",)
+
+    def __init__(self, protocol: LeanWebSocketProtocol) -> None:
+        self._protocol = weakref.ref(protocol)
+
+    def write(self, data: bytes, frame: bytes) -> int:
+        protocol = self._protocol()
+        if (
+            protocol is None
+            or protocol.close_sent
+            or protocol.disconnected
+            or not protocol.handshake_complete
+            or protocol.initial_response is not None
+        ):
+            return NOT_WRITTEN
+        transport = protocol.transport
+        conn = protocol.conn
+        if transport.is_closing() or conn.state is not State.OPEN:
+            return NOT_WRITTEN
+        if conn.extensions or conn.expect_continuation_frame:
+            try:
+                conn.send_text(data)
+            except (InvalidState, ProtocolError):
+                return NOT_WRITTEN
+            transport.write(b"".join(conn.data_to_send()))
+        else:
+            transport.write(frame)
+        return WRITTEN if protocol.writable.is_set() else WRITTEN_PAUSED
 
 
 class _Inbox:

@@ -18,13 +18,13 @@ import asyncio
 import contextlib
 import ctypes
 import ctypes.util
-import logging
+import functools
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 
-__all__ = ["malloc_trim", "trimming"]
+from api.runtime.periodic import every
 
-logger = logging.getLogger("proofgate.runtime")
+__all__ = ["malloc_trim", "trimming"]
 
 
 def malloc_trim() -> Callable[[], bool] | None:
@@ -53,22 +53,7 @@ async def trimming(
     if trim is None or interval <= timedelta(0):
         yield
         return
-    task = asyncio.create_task(_trim_every(trim, interval.total_seconds()))
-    try:
+    # Off the loop: it walks every arena under the arena's lock.
+    duty = functools.partial(asyncio.to_thread, trim)
+    async with every(interval.total_seconds(), duty, "Returning freed memory to the system failed"):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-async def _trim_every(trim: Callable[[], bool], seconds: float) -> None:
-    while True:
-        await asyncio.sleep(seconds)
-        try:
-            # Off the loop: it walks every arena under the arena's lock.
-            await asyncio.to_thread(trim)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            logger.exception("Returning freed memory to the system failed")

@@ -78,6 +78,10 @@ class Lane(StrEnum):
     PROTOCOL = "protocol"
     """The common HTTP request read and answered by a lean cycle instead of
     uvicorn's (``proofgate serve``'s; api/runtime/http_protocol.py)."""
+    FANOUT = "fanout"
+    """``threatAlerts`` over graphql-transport-ws delivered by one fan-out
+    per alert instead of a task and stream per subscription (needs
+    ``prepared`` and ``plan``)."""
 
 
 class Execution(StrEnum):

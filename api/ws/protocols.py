@@ -14,15 +14,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.types import Message, Receive, Send
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
+    Operation,
 )
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 from strawberry.subscriptions.protocols.graphql_ws.types import ConnectionInitMessage
 
+from api.runtime.direct_frames import DIRECT_FRAMES, FrameWriter
 from api.ws.connections import Connections, LiveConnection, SocketContext
 from domain.errors import ErrorCode
 from resolvers.context import RequestContext
@@ -31,6 +33,8 @@ __all__ = [
     "CLOSE_INIT_TIMEOUT",
     "CLOSE_MESSAGE_TOO_BIG",
     "CLOSE_TOO_MANY_INITS",
+    "DirectOperation",
+    "DirectStarts",
     "TransportWSHandler",
     "WSHandler",
     "bounded_receive",
@@ -99,6 +103,30 @@ def with_codes(message: Any) -> Any:
 _ERROR_TYPES = frozenset({"error", "connection_error"})
 
 
+class DirectOperation(Protocol):
+    """A subscription the direct fan-out delivers, kept among the handler's
+    operations in place of Strawberry's (docs/design.md, Alert fan-out)."""
+
+    task: None
+
+    def end(self) -> None: ...
+
+
+class DirectStarts(Protocol):
+    """What the view offers as ``alert_fanout`` (``api/graphql/alert_fanout.py``)."""
+
+    async def start(
+        self,
+        operation_id: str,
+        payload: Any,
+        context: Any,
+        frames: FrameWriter | None,
+        kind: str = "next",
+    ) -> DirectOperation | None:
+        """The subscription started, its frames of type ``kind``; or None
+        for Strawberry's path to take."""
+
+
 class _Registered:
     """Shared by both protocol handlers: register the connection while it is
     open, and give every error sent a code (``with_codes``)."""
@@ -114,6 +142,23 @@ class _Registered:
 
     async def send_message(self, message: Any) -> None:
         await super().send_message(with_codes(message))  # type: ignore[misc]
+
+    async def _start_direct(self, message: Any, kind: str) -> DirectOperation | None:
+        """``message``'s subscription started by the direct fan-out, or None
+        (Strawberry's path takes it): the caller checked what the protocol
+        checks first."""
+        direct: DirectStarts | None = getattr(self.view, "alert_fanout", None)
+        context = self.context
+        if (
+            direct is None
+            or not isinstance(message.get("id"), str)
+            or not isinstance(message.get("payload"), dict)
+            or not isinstance(context, SocketContext)
+            or context.request is None
+        ):
+            return None
+        frames = context.request.scope.get(DIRECT_FRAMES)
+        return await direct.start(message["id"], message["payload"], context, frames, kind)
 
     def _register(self, keepalive: Callable[[], Awaitable[None]]) -> LiveConnection:
         connection = LiveConnection(self.websocket, self.context, keepalive)
@@ -155,6 +200,31 @@ class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestConte
         if self.connection_acknowledged:
             await self.send_message({"type": "ping"})
 
+    async def handle_subscribe(self, message: Any) -> None:
+        """A subscription the direct fan-out takes, with Strawberry's
+        checks first (acknowledged, a new id, under the connection's limit);
+        anything else, and whatever the fan-out declines, Strawberry's way."""
+        limit = self.max_subscriptions_per_connection
+        if (
+            self.connection_acknowledged
+            and message.get("id") not in self.operations
+            and (limit is None or len(self.operations) < limit)
+        ):
+            started = await self._start_direct(message, "next")
+            if started is not None:
+                self.operations[message["id"]] = started  # type: ignore[assignment]
+                return
+        await super().handle_subscribe(message)
+
+    async def cleanup_operation(self, operation_id: str) -> None:
+        operation = self.operations.get(operation_id)
+        if operation is not None and not isinstance(operation, Operation):
+            del self.operations[operation_id]
+            direct: DirectOperation = operation
+            direct.end()
+            return
+        await super().cleanup_operation(operation_id)
+
 
 class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
     """Legacy graphql-ws; its keep-alive is the protocol's own ``ka`` message."""
@@ -190,3 +260,32 @@ class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
     async def _keep_alive(self) -> None:
         if self.connection_acknowledged:
             await self.send_message({"type": "ka"})
+
+    async def handle_start(self, message: Any) -> None:
+        """As graphql-transport-ws's ``handle_subscribe``: Strawberry's
+        checks first (acknowledged, the id's earlier operation stopped,
+        under the limit), then the direct fan-out, else Strawberry's way."""
+        operation_id = message.get("id")
+        if self.connection_acknowledged and isinstance(operation_id, str):
+            if operation_id in self.tasks:
+                await self.cleanup_operation(operation_id)
+            limit = self.max_subscriptions_per_connection
+            if limit is None or len(self.tasks) < limit:
+                started = await self._start_direct(message, "data")
+                if started is not None:
+                    self.tasks[operation_id] = started  # type: ignore[assignment]
+                    return
+        await super().handle_start(message)
+
+    async def cleanup_operation(self, operation_id: str) -> None:
+        """A direct subscription ends with ``complete``, as Strawberry's
+        cancelled operation task sends one (on ``stop`` and on close)."""
+        operation = self.tasks.get(operation_id)
+        if operation is not None and not isinstance(operation, asyncio.Task):
+            del self.tasks[operation_id]
+            direct: DirectOperation = operation
+            direct.end()
+            with contextlib.suppress(Exception):
+                await self.send_message({"type": "complete", "id": operation_id})
+            return
+        await super().cleanup_operation(operation_id)

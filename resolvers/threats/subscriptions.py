@@ -218,5 +218,33 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
             self.on_alert(item)
 
     async def aclose(self) -> None:
+        self.end()
+
+    def end(self) -> None:
+        """Unsubscribes; what ``aclose`` does, for a caller without a loop turn."""
         self._backlog = None
         self._pipeline.unsubscribe(self._subscriber)
+
+    def hand_over(self, deliver: Callable[[ThreatAlert], None]) -> Subscriber:
+        """Stops being a stream: each alert it would have returned goes to
+        ``deliver`` instead, in the same order, the backlog's at once and
+        live ones as the broker offers them, with no task waiting on the
+        stream (docs/design.md, Alert fan-out). The subscriber, for its
+        queue limit; ``end`` still unsubscribes."""
+        backlog, self._backlog = self._backlog, None
+        for item in reversed(backlog or ()):
+            if self._filter.matches(alert_facts(item)):
+                self._sending(item)
+                deliver(ThreatAlert.from_item(item))
+
+        def live(item: Item) -> None:
+            replayed = self._replayed
+            if replayed is not None and item["id"] in replayed:
+                replayed.discard(item["id"])
+                return
+            if self.on_alert is not None:
+                self.on_alert(item)
+            deliver(_live_alert(item))
+
+        self._subscriber.divert(live)
+        return self._subscriber

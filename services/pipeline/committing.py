@@ -10,12 +10,12 @@ works it without a claim's write of its own (docs/design.md, Pipeline).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from domain.errors import ConditionFailed
-from storage import AccessPattern, Item, Page, Put, Storage, WriteAction
+from storage import Forwarding, Item, Put, Storage, WriteAction
 
 from .events import EventKind, OutboxEvent
 from .outbox.intake import is_webhook
@@ -85,7 +85,7 @@ class _Born(NamedTuple):
     event: OutboxEvent | None
 
 
-class CommittingStorage:
+class CommittingStorage(Forwarding):
     """A ``Storage`` that hands every outbox item a successful
     ``transact_write`` created to ``relay``: born claimed when it reserved
     room, as a hint otherwise."""
@@ -99,8 +99,7 @@ class CommittingStorage:
         settings: PipelineSettings | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
-        self.inner = inner
-        self.backend = inner.backend
+        super().__init__(inner)
         self._relay = relay
         self._handover = handover if handover is not None else Handover()
         self._settings = settings if settings is not None else PipelineSettings()
@@ -117,25 +116,6 @@ class CommittingStorage:
         lease = None if event.kind is EventKind.WEBHOOK else self._relay.reserve()
         put = outbox_put(event, now=self._clock(), settings=self._settings, lease=lease)
         return [self._handover.note(put, event, lease)]
-
-    async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
-        return await self.inner.get(ap, **params)
-
-    async def batch_get(
-        self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
-    ) -> list[Item | None]:
-        return await self.inner.batch_get(ap, params)
-
-    async def query(
-        self,
-        ap: AccessPattern,
-        params: Mapping[str, Any],
-        *,
-        tenant: str,
-        first: int | None = None,
-        after: str | None = None,
-    ) -> Page:
-        return await self.inner.query(ap, params, tenant=tenant, first=first, after=after)
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
         """A call that fails may still have committed (a reply lost after the
@@ -191,6 +171,3 @@ class CommittingStorage:
             written = written if written is not None else list(actions)
             written[index] = put
         return (actions if written is None else written), born, hinted
-
-    async def close(self) -> None:
-        await self.inner.close()

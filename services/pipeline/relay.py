@@ -1,11 +1,11 @@
 """The relay: runs in every gateway process and turns outbox items into alerts.
 
-It claims due items (AP19) with a conditional lease, runs the threat rules,
-writes each alert with a conditional create on its deterministic key in one
-transaction with the counters it moves and the webhook deliveries it causes,
-publishes what it created, and deletes the item. Every step can be repeated
-after a crash: a second run finds the alerts already there and creates,
-counts and publishes nothing twice.
+It claims due items (AP19) with a conditional lease, has each worked (an
+alert item's alerts written once each by ``alerts/writer.py``, a delivery
+sent by ``webhooks/delivery.py``), and deletes the item, or records its
+failure and when it is tried again (``outbox/attempts.py``). Every step can
+be repeated after a crash: a second run finds the alerts already there and
+creates, counts and publishes nothing twice.
 
 Alert items go through one lane, one at a time, so this process stamps
 ``recordedAt`` in the order its alerts commit; webhook deliveries run beside it,
@@ -20,24 +20,19 @@ import asyncio
 import contextvars
 import logging
 import os
-import random
 import secrets
 import socket
 import time
 from collections.abc import Callable, Coroutine
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from domain.errors import ConditionFailed, ProofgateError
-from domain.threats import AlertDraft
-from domain.webhooks import delivery_id
-from services.pipeline.alerts.drafts import alert_drafts
-from services.pipeline.alerts.known import KnownAlerts
-from services.pipeline.alerts.records import alert_facts, alert_item, alert_puts
-from services.pipeline.alerts.stamping import Stamper
+from services.pipeline.alerts.writer import AlertWriter
 from services.pipeline.events import OutboxEvent, WebhookEvent
 from services.pipeline.live.broker import Broker
 from services.pipeline.live.tailer import PIPELINE_TENANT
+from services.pipeline.outbox.attempts import gives_up, retry_due
 from services.pipeline.outbox.claims import claim_all
 from services.pipeline.outbox.completions import Completions
 from services.pipeline.outbox.intake import HINTS_PER_BATCH, Intake, is_webhook
@@ -45,7 +40,6 @@ from services.pipeline.outbox.items import (
     ClaimedItem,
     Lease,
     complete_delete,
-    outbox_put,
     park_update,
     release_update,
     retry_update,
@@ -53,25 +47,17 @@ from services.pipeline.outbox.items import (
 from services.pipeline.periodic import repeat
 from services.pipeline.settings import PipelineSettings
 from services.pipeline.webhooks.delivery import deliver
-from services.pipeline.webhooks.order import WebhookOrder, pending_delete, pending_put
-from services.transact import transact
-from services.webhooks.items import DeliveryStatus, delivery_item, webhook_filter
+from services.pipeline.webhooks.order import WebhookOrder, pending_delete
+from services.webhooks.items import DeliveryStatus
 from services.webhooks.selections import WebhookSelections
-from storage import Item, Put, Storage, Update, WriteAction
-from storage.access_patterns import BRAND_WEBHOOKS, OUTBOX_DUE
+from storage import Item, Storage, WriteAction
+from storage.access_patterns import OUTBOX_DUE
 
-__all__ = ["Relay", "retry_delay"]
+__all__ = ["Relay"]
 
 logger = logging.getLogger("proofgate.pipeline")
 
 RELEASE_SECONDS = 5.0
-
-
-def retry_delay(attempt: int, settings: PipelineSettings) -> timedelta:
-    """Exponential from ``retry_base``, capped, with a little jitter so items
-    that failed together do not retry together."""
-    delay = min(settings.retry_cap, settings.retry_base * (1 << min(max(0, attempt - 1), 32)))
-    return delay * random.uniform(1.0, 1.1)
 
 
 def _uncounted(status: DeliveryStatus) -> None:
@@ -100,8 +86,6 @@ class Relay:
         self._storage = storage
         self._selections = selections
         self._on_delivery = on_delivery or _uncounted
-        self._broker = broker
-        self._announce = announce
         self._settings = settings
         self._clock = clock
         self.owner = owner or _owner()
@@ -123,10 +107,9 @@ class Relay:
         """Event ids by lease token, from the claim until the item is settled:
         released when the relay stops."""
         self._running = False
-        self.stamper = Stamper(clock, settings.commit_budget)
-        self.known_alerts = KnownAlerts()
-        """Alerts known to be stored: their drafts are not written again."""
-        self.alerts_created = 0
+        self.alerts = AlertWriter(
+            storage, broker, settings, clock, announce=announce, expect=self.expect
+        )
         self.lapsed = 0
         """Claimed items whose lease ended before the lane reached them: left
         to whoever claims them next. Stays 0 unless an item takes longer than
@@ -137,8 +120,8 @@ class Relay:
         return {
             "deferred": self.deferred,
             "lapsed": self.lapsed,
-            "late": self.stamper.late,
-            "stranded": self.stamper.stranded,
+            "late": self.alerts.stamper.late,
+            "stranded": self.alerts.stamper.stranded,
         }
 
     @property
@@ -526,23 +509,7 @@ class Relay:
         return True
 
     def _gives_up(self, claimed: ClaimedItem) -> bool:
-        """This attempt is the last: an alert item's ``max_attempts``-th, a
-        delivery's first claimed once it is ``webhook_retry_horizon`` old
-        (by its claim's time, so the delivery's record and the item agree
-        however long the attempt took)."""
-        event = claimed.event
-        if isinstance(event, WebhookEvent):
-            claimed_at = claimed.lease.until - self._settings.lease
-            return claimed_at >= event.created_at + self._settings.webhook_retry_horizon
-        return claimed.attempts >= self._settings.max_attempts
-
-    def _retry_due(self, claimed: ClaimedItem, now: datetime) -> datetime:
-        due = now + retry_delay(claimed.attempts, self._settings)
-        event = claimed.event
-        if isinstance(event, WebhookEvent):
-            # The last attempt falls on the horizon, not up to retry_cap past it.
-            due = max(now, min(due, event.created_at + self._settings.webhook_retry_horizon))
-        return due
+        return gives_up(claimed, self._settings)
 
     async def _complete(self, claimed: ClaimedItem) -> None:
         if not await self._settle(claimed, complete_delete(claimed.event_id, claimed.lease.token)):
@@ -550,81 +517,18 @@ class Relay:
 
     async def _process(self, claimed: ClaimedItem) -> None:
         event = claimed.event
-        if isinstance(event, WebhookEvent):
-            now = self._clock()
-            await deliver(
-                self._storage,
-                event,
-                now=now,
-                settings=self._settings,
-                final=self._gives_up(claimed),
-                counted=self._on_delivery,
-                selections=self._selections,
-            )
+        if not isinstance(event, WebhookEvent):
+            await self.alerts.write(event)
             return
-        drafts = await alert_drafts(
-            self._storage, event, self._settings.threats, known=self.known_alerts
+        await deliver(
+            self._storage,
+            event,
+            now=self._clock(),
+            settings=self._settings,
+            final=self._gives_up(claimed),
+            counted=self._on_delivery,
+            selections=self._selections,
         )
-        if not drafts:
-            return
-        webhooks = await self._webhooks(event.brand_id)
-        for draft in drafts:
-            await self._persist(draft, webhooks)
-
-    async def _webhooks(self, brand_id: str) -> list[Item]:
-        page = await self._storage.query(
-            BRAND_WEBHOOKS,
-            {"brand_id": brand_id},
-            tenant=PIPELINE_TENANT,
-            first=min(self._settings.webhooks_per_brand, BRAND_WEBHOOKS.max_page),
-        )
-        return page.items
-
-    async def _persist(self, draft: AlertDraft, webhooks: list[Item]) -> bool:
-        recorded_at = self.stamper.stamp()
-        item = alert_item(draft, recorded_at)
-        actions: list[Put | Update] = alert_puts(item)
-        deliveries: list[Item] = []
-        facts = alert_facts(item)
-        for webhook in webhooks:
-            if not webhook_filter(webhook).matches(facts):
-                continue
-            event = WebhookEvent(
-                delivery_id(webhook["id"], item["id"]),
-                webhook["id"],
-                draft.brand_id,
-                item["id"],
-                recorded_at,
-            )
-            actions.append(
-                delivery_item(
-                    delivery_id=event.delivery_id,
-                    webhook=webhook,
-                    alert=item,
-                    created_at=recorded_at,
-                    retention=self._settings.delivery_retention,
-                )
-            )
-            put = outbox_put(event, now=recorded_at, settings=self._settings)
-            actions.append(put)
-            actions.append(pending_put(event))
-            deliveries.append(put.item)
-        try:
-            await transact(self._storage, actions)
-        except ConditionFailed as error:
-            if error.index == 0:
-                self.known_alerts.add(draft.key)
-                return False
-            raise
-        self.known_alerts.add(draft.key)
-        self.alerts_created += 1
-        item = await self.stamper.visible(self._storage, item)
-        self._broker.publish(item)
-        if self._announce is not None:
-            self._announce(item)
-        for delivery in deliveries:
-            self.expect(delivery)
-        return True
 
     async def _fail(self, claimed: ClaimedItem, error: BaseException) -> None:
         now = self._clock()
@@ -643,7 +547,7 @@ class Relay:
             park = park_update(claimed.event_id, now=now, error=text, token=claimed.lease.token)
             written = await self._settle(claimed, park)
         else:
-            due = self._retry_due(claimed, now)
+            due = retry_due(claimed, now, self._settings)
             retry = retry_update(claimed.event_id, claimed.lease.token, due=due, error=text)
             written = await self._write(retry)
         if not written:

@@ -11,12 +11,11 @@ everywhere (docs/design.md, Storage cache).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ..protocol import Page
-from ..registry import AccessPattern
-from ..values import Item
+from ..forwarding import Forwarding
+from ..protocol import Storage
 from ..writes import WriteAction
 
 if TYPE_CHECKING:
@@ -25,30 +24,15 @@ if TYPE_CHECKING:
 __all__ = ["ReadsAround"]
 
 
-class ReadsAround:
+class ReadsAround(Forwarding):
     def __init__(self, cache: CachedStorage) -> None:
         self._cache = cache
-        self._inner = cache.inner
         self.backend = cache.backend
 
-    async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
-        return await self._inner.get(ap, **params)
-
-    async def batch_get(
-        self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
-    ) -> list[Item | None]:
-        return await self._inner.batch_get(ap, params)
-
-    async def query(
-        self,
-        ap: AccessPattern,
-        params: Mapping[str, Any],
-        *,
-        tenant: str,
-        first: int | None = None,
-        after: str | None = None,
-    ) -> Page:
-        return await self._inner.query(ap, params, tenant=tenant, first=first, after=after)
+    @property
+    def inner(self) -> Storage:  # type: ignore[override]  # read-only: it follows the cache
+        """The store under the cache, as it is now."""
+        return self._cache.inner
 
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
         await self._cache.transact_write(actions)

@@ -5,50 +5,25 @@ watermark)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from storage import Item, Page, Storage, WriteAction
-from storage.registry import AccessPattern
+from storage import Forwarding, Storage, WriteAction
 
 __all__ = ["HeldWrites"]
 
 
-class HeldWrites:
+class HeldWrites(Forwarding):
     """Commits each write through ``inner``, then answers only once ``release``
     is set (set from the start unless ``held``)."""
 
     def __init__(self, inner: Storage, *, held: bool = True) -> None:
-        self.inner = inner
-        self.backend = inner.backend
+        super().__init__(inner)
         self.committed = asyncio.Event()
         self.release = asyncio.Event()
         if not held:
             self.release.set()
 
-    async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
-        return await self.inner.get(ap, **params)
-
-    async def batch_get(
-        self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
-    ) -> list[Item | None]:
-        return await self.inner.batch_get(ap, params)
-
-    async def query(
-        self,
-        ap: AccessPattern,
-        params: Mapping[str, Any],
-        *,
-        tenant: str,
-        first: int | None = None,
-        after: str | None = None,
-    ) -> Page:
-        return await self.inner.query(ap, params, tenant=tenant, first=first, after=after)
-
     async def transact_write(self, actions: Sequence[WriteAction]) -> None:
         await self.inner.transact_write(actions)
         self.committed.set()
         await self.release.wait()
-
-    async def close(self) -> None:
-        await self.inner.close()

@@ -163,6 +163,28 @@ class CompiledExecutor(StrawberryGraphQLCoreExecutionContext):
             context = self.context_value = context.for_operation()
             context.execution = mode
 
+    def sharers(self) -> Sharers | None:
+        """Who this subscription's events are shared by; None: no plan runs them."""
+        return self._sharers()
+
+    def run_event(self, context: Any, event: Any) -> Any:
+        """The subscription's selection run on ``event`` with ``context`` (a
+        copy of this executor, as ``build_per_event_executor`` makes, on its
+        plan): the one run the direct fan-out makes for every subscriber of
+        ``sharers()`` (docs/design.md, Alert fan-out)."""
+        sharers = self._sharers()
+        assert sharers is not None
+        executor = object.__new__(type(self))
+        executor.__dict__ = self.__dict__.copy()
+        executor.root_value = event
+        executor.context_value = context
+        executor.collected_errors = CollectedErrors()
+        executor.background_futures = set()
+        executor.pending_incremental_futures = set()
+        executor._helpers = None
+        executor._begin(COMPILED)
+        return executor._run(sharers.plan)
+
     def _sharers(self) -> Sharers | None:
         shared_by = self._shared_by
         if shared_by is _UNKNOWN:
@@ -329,6 +351,26 @@ class OperationStart:
     def start(self, context: Any, variables: dict[str, Any] | None) -> Any:
         """The operation's ``ExecutionResult``, or an awaitable of it; None
         when the caller should run it through graphql-core's ``execute``."""
+        executor = self._executor(context, variables)
+        if executor is None:
+            return None
+        plan = executor.compiled_plan(counted=False)
+        if plan is None:  # counted once, by graphql-core's run of it
+            return None
+        executor._begin(COMPILED)
+        return executor._run(plan)
+
+    def subscription(self, context: Any, variables: dict[str, Any] | None) -> Any:
+        """An executor of the subscription for ``context``, with who shares
+        its events worked out; None when its plan does not run them or its
+        variables do not coerce (graphql-core's path says why)."""
+        executor = self._executor(context, variables)
+        if executor is None:
+            return None
+        executor._shared_by = _UNKNOWN  # the template's was worked out without a context
+        return executor if executor.sharers() is not None else None
+
+    def _executor(self, context: Any, variables: dict[str, Any] | None) -> CompiledExecutor | None:
         template = self._template or self._build(variables)
         if template is None:
             return None
@@ -357,11 +399,7 @@ class OperationStart:
         executor.background_futures = set()
         executor.pending_incremental_futures = set()
         executor._helpers = None
-        plan = executor.compiled_plan(counted=False)
-        if plan is None:  # counted once, by graphql-core's run of it
-            return None
-        executor._begin(COMPILED)
-        return executor._run(plan)
+        return executor
 
     def _build(self, variables: dict[str, Any] | None) -> CompiledExecutor | None:
         built = self._executor_class.build(

@@ -43,6 +43,7 @@ class Subscriber:
         "_limit",
         "_on_overflow",
         "_queue",
+        "_sink",
         "_waiter",
         "brand_id",
         "cost",
@@ -75,6 +76,7 @@ class Subscriber:
         # idle subscription should cost as little as possible, and most are idle.
         self._queue: deque[Item] | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._sink: Callable[[Item], None] | None = None
         self._closed = False
 
     def _wake(self) -> None:
@@ -84,17 +86,41 @@ class Subscriber:
     def offer(self, item: Item) -> None:
         if self._closed:
             return
+        if self._sink is not None:
+            self._sink(item)
+            return
         if self._queue is None:
             self._queue = deque()
         if len(self._queue) >= self._limit:
-            self.overflowed = True
-            on_overflow = self._on_overflow
-            self.close()
-            if on_overflow is not None:
-                on_overflow()
+            self.overflow()
             return
         self._queue.append(item)
         self._wake()
+
+    @property
+    def limit(self) -> int:
+        """Alerts that may wait for the subscriber before it is a slow consumer."""
+        return self._limit
+
+    def overflow(self) -> None:
+        """Closes the subscription as a slow consumer, told through ``on_overflow``."""
+        self.overflowed = True
+        on_overflow = self._on_overflow
+        self.close()
+        if on_overflow is not None:
+            on_overflow()
+
+    def divert(self, sink: Callable[[Item], None]) -> None:
+        """Every alert from now on goes to ``sink`` as it is offered, those
+        queued first, in order: the direct fan-out takes the subscription
+        over from its stream, and must count what waits itself
+        (``overflow`` past ``limit``; docs/design.md, Alert fan-out)."""
+        queued, self._queue = self._queue, None
+        self._sink = sink
+        for item in queued or ():
+            if self._closed:
+                return
+            sink(item)
 
     async def next(self) -> Item | None:
         while not self._queue:
@@ -117,6 +143,7 @@ class Subscriber:
         # Lets go of the connection: a cancelled subscription's frames may
         # wait for a full collection, its socket need not.
         self._on_overflow = None
+        self._sink = None
         self._wake()
 
     @property

@@ -124,7 +124,7 @@ async def _relay_state(gateway) -> str:
     assert pipeline is not None
     relay = pipeline.relay
     return (
-        f"backlog {await pipeline.backlog()}, alerts created {relay.alerts_created}, "
+        f"backlog {await pipeline.backlog()}, alerts created {relay.alerts.created}, "
         f"pressure {relay.pressure()}"
     )
 

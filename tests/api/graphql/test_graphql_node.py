@@ -211,6 +211,7 @@ async def test_a_malformed_global_id_is_bad_user_input(
     assert gateway.codes(body) == ["BAD_USER_INPUT"]
 
 
+@pytest.mark.storage_calls
 async def test_nodes_reads_each_type_in_one_batch_and_keeps_the_order(
     gateway: Gateway, world: dict[str, Any]
 ) -> None:

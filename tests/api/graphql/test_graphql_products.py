@@ -380,6 +380,7 @@ async def test_unknown_code_is_not_found(gateway) -> None:
         assert body["data"] == {"productByCode": None}
 
 
+@pytest.mark.storage_calls
 async def test_explore_is_public_newest_first(gateway) -> None:
     brand = await gateway.register_brand()
     for name in ("Gallery A", "Gallery B"):

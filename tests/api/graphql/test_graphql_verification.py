@@ -293,6 +293,7 @@ BRANDED = """mutation($code: String!, $scan: ScanInput) {
 }"""
 
 
+@pytest.mark.storage_calls
 async def test_the_brand_is_one_read_with_or_without_its_dataloader(
     gateway, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from _limits import grow_chain
 
 from services.provenance.walk import load_chain
@@ -56,6 +57,7 @@ def items_read(body: dict[str, Any], ap: str) -> int:
     return sum(c["items"] for c in body["extensions"]["trace"]["calls"] if c["accessPattern"] == ap)
 
 
+@pytest.mark.storage_calls
 async def test_a_verification_is_four_storage_calls_and_reads_no_scan_or_dispute(gateway) -> None:
     brand = await gateway.register_brand()
     product = await gateway.register_product(brand)

@@ -141,6 +141,7 @@ def fresh(query: str) -> str:
     return f"# {uuid.uuid4().hex}\n{query}"
 
 
+@pytest.mark.storage_calls
 @pytest.mark.parametrize("accept", [URQL, APOLLO, GRAPHQL_RESPONSE_JSON])
 async def test_a_query_is_one_json_answer_first_and_prepared(gateway: Gateway, accept: str) -> None:
     brand = await gateway.register_brand("Negotiated")

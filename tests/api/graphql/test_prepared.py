@@ -201,6 +201,7 @@ async def test_every_suite_operation_mutation_and_refusal_answers_alike(seeded: 
     assert comparison.laned > comparison.compared // 2, "most requests should take the lane"
 
 
+@pytest.mark.storage_calls
 async def test_a_registered_operation_by_name_answers_alike(seeded: Any) -> None:
     gateway, seed, brand = seeded
     comparison = Comparison(gateway)

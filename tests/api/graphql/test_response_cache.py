@@ -25,6 +25,7 @@ from api.settings.gateway import Backend, CacheChannel, Environment, Settings
 from api.settings.limits import Execution
 from api.settings.operations import OperationSettings
 from domain.errors import ConfigurationError
+from storage import Forwarding, Storage
 from storage.access_patterns import PRODUCT_BY_ID
 from storage.cache import Generations
 from storage.registry import AccessPattern
@@ -268,14 +269,13 @@ async def test_each_planted_invalidation_fault_is_caught(
 # The race: an answer computed across a write is not kept
 
 
-class HeldRead:
+class HeldRead(Forwarding):
     """Stands between the storage cache and the store: once armed, the next
     read of the product by id is made, then held until ``release`` (the write
     runs meanwhile)."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.backend = inner.backend
+    def __init__(self, inner: Storage) -> None:
+        super().__init__(inner)
         self.armed = False
         self.read_done = asyncio.Event()
         self.release = asyncio.Event()
@@ -295,15 +295,6 @@ class HeldRead:
         items = await self.inner.batch_get(ap, params)
         await self._hold(ap)
         return items
-
-    async def query(self, ap: AccessPattern, params: Any, **options: Any) -> Any:
-        return await self.inner.query(ap, params, **options)
-
-    async def transact_write(self, actions: Any) -> None:
-        await self.inner.transact_write(actions)
-
-    async def close(self) -> None:
-        await self.inner.close()
 
 
 async def overtaken_answer(gateway: Gateway) -> tuple[Any, Any]:

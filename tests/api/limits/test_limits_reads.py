@@ -117,6 +117,7 @@ PROVENANCE = """query($id: ID!, $first: Int) {
 }"""
 
 
+@pytest.mark.storage_calls
 @pytest.mark.parametrize("execution", list(Execution))
 async def test_a_request_stops_once_it_has_read_its_budget(execution: Execution) -> None:
     """The plan (1 + 100) is well within the cost budget; the items read are not."""

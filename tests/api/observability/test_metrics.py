@@ -46,6 +46,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, frozenset(labels.items())), 0.0)
 
 
+@pytest.mark.storage_calls
 async def test_a_workload_shows_up_with_its_counts(client: GraphQLClient) -> None:
     before = await scrape(client)
     created = await client.data(
@@ -171,7 +172,7 @@ async def test_the_relays_pressure_counts_are_scraped(client: GraphQLClient) -> 
     before = await scrape(client)
     assert value(before, "proofgate_relay_items", event="lapsed") == 0
     relay.lapsed += 2
-    relay.stamper.late += 1
+    relay.alerts.stamper.late += 1
     after = await scrape(client)
     assert value(after, "proofgate_relay_items", event="lapsed") == 2
     assert value(after, "proofgate_relay_items", event="late") == 1

@@ -14,6 +14,13 @@ import uvicorn
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
 
+from api.runtime.direct_frames import (
+    DIRECT_FRAMES,
+    NOT_WRITTEN,
+    WRITTEN,
+    WRITTEN_PAUSED,
+    text_frame,
+)
 from api.runtime.http_protocol import LeanWebSocketProtocol
 from tests.api.runtime.test_http_protocol import Transport
 
@@ -142,4 +149,24 @@ async def test_the_handshake_is_let_go_once_answered() -> None:
     assert protocol.queue.empty()
     assert transport.events[-1] == b"\x81\x01X"
     protocol.connection_lost(None)
+    await asyncio.wait(list(state.tasks), timeout=5)
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 65535, 65536, 70000])
+async def test_direct_frames_are_the_bytes_of_websockets_send_text(size: int) -> None:
+    protocol, transport, state = await _served(LeanWebSocketProtocol, UPGRADE)
+    frames = protocol.scope[DIRECT_FRAMES]
+    data = ("é" * size).encode()[:size]
+    written = len(transport.events)
+    assert frames.write(data, text_frame(data)) == WRITTEN
+    protocol.conn.send_text(data)  # the oracle: websockets' own frame of the same text
+    oracle = b"".join(protocol.conn.data_to_send())
+    assert transport.events[written:] == [oracle] == [text_frame(data)]
+    protocol.pause_writing()
+    assert frames.write(data, text_frame(data)) == WRITTEN_PAUSED  # written, and said so
+    protocol.resume_writing()
+    protocol.connection_lost(None)
+    # Nothing written once the peer is gone.
+    assert frames.write(b"gone", text_frame(b"gone")) == NOT_WRITTEN
+    assert [e for e in transport.events[written:] if isinstance(e, bytes)] == [oracle, oracle]
     await asyncio.wait(list(state.tasks), timeout=5)

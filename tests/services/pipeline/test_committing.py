@@ -19,7 +19,7 @@ from domain.signing import KeyRing, SigningKey
 from domain.threats import ClaimFacts, ProductFacts
 from services.context import Services
 from services.pipeline import Pipeline, PipelineSettings, RecallEvent, ScanEvent
-from services.pipeline import relay as relay_module
+from services.pipeline.alerts import writer as writer_module
 from services.pipeline.committing import CommittingStorage, Handover
 from services.pipeline.events import event_from_payload
 from services.pipeline.outbox import claims as claims_module
@@ -48,7 +48,7 @@ class Gated:
             self.claims.append(item["id"])
             return claim_update(item, lease)
 
-        monkeypatch.setattr(relay_module, "alert_drafts", slow)
+        monkeypatch.setattr(writer_module, "alert_drafts", slow)
         monkeypatch.setattr(claims_module, "claim_update", counted)
 
 

@@ -21,7 +21,7 @@ from services.pipeline import (
     Relay,
     SubscriptionLimits,
 )
-from services.pipeline import relay as relay_module
+from services.pipeline.alerts import writer as writer_module
 from services.pipeline.alerts.known import KnownAlerts
 from services.pipeline.service import outbox_actions
 from storage import CursorCodec, Item, Put, Storage
@@ -124,7 +124,7 @@ async def test_reprocessing_an_event_creates_and_counts_nothing_twice(
 def _counting_alert_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Alert ids the relay tried to create, whether or not the store took them."""
     attempts: list[str] = []
-    real = relay_module.transact
+    real = writer_module.transact
 
     async def counting(storage: Storage, actions: Any) -> Any:
         first = actions[0]
@@ -132,7 +132,7 @@ def _counting_alert_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             attempts.append(first.item["id"])
         return await real(storage, actions)
 
-    monkeypatch.setattr(relay_module, "transact", counting)
+    monkeypatch.setattr(writer_module, "transact", counting)
     return attempts
 
 
@@ -170,7 +170,7 @@ async def test_an_alert_this_relay_does_not_know_is_refused_by_the_store(
     event = await record_scan(storage, product, t0, pipeline, result=ScanResult.COUNTERFEIT)
     await drained(storage, settings)
     before = await alerts(storage, brand)
-    pipeline.relay.known_alerts = KnownAlerts()
+    pipeline.relay.alerts.known = KnownAlerts()
     attempts = _counting_alert_writes(monkeypatch)
     for _ in range(2):
         await storage.transact_write(outbox_actions(event, settings))
@@ -241,7 +241,7 @@ async def test_a_failing_item_is_retried_with_backoff_then_parked(
         calls.append(datetime.now(UTC))
         raise ProofgateError("rules exploded")
 
-    monkeypatch.setattr(relay_module, "alert_drafts", broken)
+    monkeypatch.setattr(writer_module, "alert_drafts", broken)
     brand = await new_brand(storage)
     event = RecallEvent(new_id(), brand, t0, None)
     await storage.transact_write(pipeline.enqueue(event))
@@ -276,7 +276,7 @@ async def test_an_expired_lease_is_taken_over_after_a_crash_mid_item(
         short,
         utcnow,
     )
-    persist = crashed._persist
+    persist = crashed.alerts.persist
     writes = 0
 
     async def persist_then_die(*args: Any) -> bool:
@@ -285,7 +285,7 @@ async def test_an_expired_lease_is_taken_over_after_a_crash_mid_item(
         writes += 1
         raise asyncio.CancelledError
 
-    crashed._persist = persist_then_die  # type: ignore[method-assign]
+    crashed.alerts.persist = persist_then_die  # type: ignore[method-assign]
     assert await crashed.poll_once() == 1
     claimed = await crashed._lane.get()
     with pytest.raises(asyncio.CancelledError):
@@ -325,18 +325,11 @@ async def test_two_relays_on_one_store_process_each_item_once(
     found = await alerts(storage, brand)
     assert types_of(found) == ["BURST_SCAN"] * 4 + ["HASH_TAMPERING"] * 4
     assert (await stats(storage, brand))["threatCount"] == len(found)
-    assert sum(relay.relay.alerts_created for relay in relays) == len(found)
+    assert sum(relay.relay.alerts.created for relay in relays) == len(found)
 
 
 def _fields(settings: PipelineSettings) -> dict[str, Any]:
     return {name: getattr(settings, name) for name in settings.__dataclass_fields__}
-
-
-def test_retry_delay_grows_exponentially_to_its_cap() -> None:
-    settings = PipelineSettings(retry_base=timedelta(seconds=1), retry_cap=timedelta(seconds=10))
-    delays = [relay_module.retry_delay(attempt, settings) for attempt in (1, 2, 3, 4, 5, 30)]
-    lower = [timedelta(seconds=s) for s in (1, 2, 4, 8, 10, 10)]
-    assert all(low <= delay <= low * 1.1 for low, delay in zip(lower, delays, strict=True))
 
 
 async def test_stopping_releases_the_leases_of_unfinished_items(
@@ -351,7 +344,7 @@ async def test_stopping_releases_the_leases_of_unfinished_items(
         await asyncio.Event().wait()
         return []
 
-    monkeypatch.setattr(relay_module, "alert_drafts", stuck)
+    monkeypatch.setattr(writer_module, "alert_drafts", stuck)
     stopping = Pipeline(storage, settings, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
     brand = await new_brand(storage)
     event = RecallEvent(new_id(), brand, t0, None)

@@ -158,4 +158,4 @@ async def test_an_alert_written_by_one_process_reaches_a_subscriber_of_another(
         item = await next_alert(subscriber)
         assert (item["brandId"], item["detectedAt"][11:16]) == (brand, f"12:0{index}")
         assert await b.tailer.poll() == 0
-    assert b.relay.alerts_created == 0 and a.relay.alerts_created == 2
+    assert b.relay.alerts.created == 0 and a.relay.alerts.created == 2

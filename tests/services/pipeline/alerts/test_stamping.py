@@ -83,7 +83,7 @@ async def test_an_alert_committed_late_still_reaches_other_processes(
             assert item is not None
             received.append(item["productId"])
         assert received == [prompt.id, late.id]
-        assert a.relay.stamper.late == 1 and a.relay.stamper.stranded == 0
+        assert a.relay.alerts.stamper.late == 1 and a.relay.alerts.stamper.stranded == 0
         stored = {item["productId"]: item for item in await alerts(stores[0], brand)}
         moved = parse_datetime(stored[late.id]["recordedAt"])
         assert moved > parse_datetime(stored[prompt.id]["recordedAt"])

@@ -115,7 +115,7 @@ async def test_an_alert_from_a_reaches_bs_subscriber_through_redis_once(
     assert received == [channel(brand)] * 5
     assert len(subscriber) == 0
     assert _transport(b).dropped == 0
-    assert b.relay.alerts_created == 0 and a.relay.alerts_created == 5
+    assert b.relay.alerts.created == 0 and a.relay.alerts.created == 5
     assert _transport(b).outages == 0
 
 

@@ -71,7 +71,7 @@ async def test_a_subscriber_that_waited_on_a_failed_first_read_primes_the_brand_
         await record_scan(store_a, product, t0, a, result=ScanResult.COUNTERFEIT)
         item = await asyncio.wait_for(subscriber.next(), 3)
         assert item is not None and item["brandId"] == brand
-        assert b.relay.alerts_created == 0, "it came through the table"
+        assert b.relay.alerts.created == 0, "it came through the table"
     finally:
         tail.cancel()
         await asyncio.gather(tail, return_exceptions=True)

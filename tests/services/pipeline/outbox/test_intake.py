@@ -14,7 +14,7 @@ import pytest
 from domain.errors import ServiceUnavailable
 from domain.identifiers import new_id
 from services.pipeline import Pipeline, PipelineSettings, RecallEvent
-from services.pipeline import relay as relay_module
+from services.pipeline.alerts import writer as writer_module
 from services.pipeline.outbox import claims as claims_module
 from services.pipeline.outbox.intake import HINTS_PER_BATCH, Intake
 from storage import CursorCodec, Put, Storage, Update
@@ -40,7 +40,7 @@ async def test_a_burst_of_commits_leases_no_more_than_one_batch(
         worked.append(event.event_id)
         return []
 
-    monkeypatch.setattr(relay_module, "alert_drafts", slow)
+    monkeypatch.setattr(writer_module, "alert_drafts", slow)
     pipeline = Pipeline(storage, small, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
     brand = await new_brand(storage)
     events = [RecallEvent(new_id(), brand, t0, None) for _ in range(40)]
@@ -87,7 +87,7 @@ async def test_an_item_whose_lease_ran_out_in_the_lane_is_not_worked_there(
         worked.append(event.event_id)
         return []
 
-    monkeypatch.setattr(relay_module, "alert_drafts", slow_first)
+    monkeypatch.setattr(writer_module, "alert_drafts", slow_first)
     pipeline = Pipeline(storage, short, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
     brand = await new_brand(storage)
     events = [RecallEvent(new_id(), brand, t0, None) for _ in range(2)]
@@ -169,7 +169,7 @@ async def test_an_item_is_claimed_once_whether_a_poll_or_its_hint_finds_it(
         return []
 
     monkeypatch.setattr(claims_module, "claim_update", counted)
-    monkeypatch.setattr(relay_module, "alert_drafts", slow)
+    monkeypatch.setattr(writer_module, "alert_drafts", slow)
     pipeline = Pipeline(storage, eager, cursors=CursorCodec(CURSOR_KEY), clock=utcnow)
     brand = await new_brand(storage)
     events = [RecallEvent(new_id(), brand, t0, None) for _ in range(60)]
@@ -353,7 +353,7 @@ async def test_a_poll_reads_no_more_than_it_has_room_for(
         await gate.wait()
         return []
 
-    monkeypatch.setattr(relay_module, "alert_drafts", stuck)
+    monkeypatch.setattr(writer_module, "alert_drafts", stuck)
     counting = _Counting(storage)
     pipeline = Pipeline(
         cast(Storage, counting), small, cursors=CursorCodec(CURSOR_KEY), clock=utcnow

@@ -1,0 +1,49 @@
+"""Frames written on a WebSocket without an ASGI ``send``: what the server
+offers in a connection's scope, and what the direct fan-out writes through
+(docs/design.md, Alert fan-out). uvicorn's protocol offers it
+(``api/runtime/http_protocol.py``); the protocol handlers find it
+(``api/ws/protocols.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+__all__ = [
+    "DIRECT_FRAMES",
+    "NOT_WRITTEN",
+    "WRITTEN",
+    "WRITTEN_PAUSED",
+    "FrameWriter",
+    "text_frame",
+]
+
+DIRECT_FRAMES = "proofgate.direct_frames"
+"""The scope key under which the server puts a connection's ``FrameWriter``
+(``api/runtime/http_protocol.py``), when it offers one."""
+
+
+NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED = 0, 1, 2
+"""What ``FrameWriter.write`` did: nothing (the socket is closing or
+closed), wrote the frame, or wrote it while the transport asked to pause
+(its buffer is full: the caller's slow-consumer rule counts those)."""
+
+
+class FrameWriter(Protocol):
+    """Writes a text frame on one socket at once, without an ASGI ``send``
+    (docs/design.md, Alert fan-out)."""
+
+    def write(self, data: bytes, frame: bytes) -> int:
+        """A text frame of ``data`` (UTF-8), ``frame`` being its bytes when
+        no extension applies (``text_frame(data)``, made once for every
+        socket): ``NOT_WRITTEN``, ``WRITTEN`` or ``WRITTEN_PAUSED``."""
+
+
+def text_frame(data: bytes) -> bytes:
+    """A server's final, unmasked text frame of ``data`` (RFC 6455, 5.2)."""
+    length = len(data)
+    if length < 126:
+        return bytes((0x81, length)) + data
+    if length < 65536:
+        return bytes((0x81, 126)) + length.to_bytes(2, "big") + data
+    return bytes((0x81, 127)) + length.to_bytes(8, "big") + data
