@@ -21,7 +21,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.demo.loader import start_demo
 from api.graphql.entry import GraphQLEntry
-from api.graphql.execution import fallbacks
 from api.graphql.prepared import prepared_lane
 from api.graphql.response_cache import ResponseAnswers
 from api.graphql.response_cache.wiring import attach_response_cache, response_answers
@@ -41,6 +40,7 @@ from api.http.verify_page import verify_routes
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
 from api.mcp.http import MCPEndpoint, MCPService
 from api.mcp.tools import tool_specs
+from api.observability import fallbacks
 from api.observability.memory import MemorySites
 from api.observability.metrics import SHARED_REFRESH_SECONDS, Metrics
 from api.observability.request_log import RequestObserver

@@ -14,7 +14,8 @@ same less the idle rate times the run's length. The machine being shared
 moves how many requests wrk gets through (and so the idle share), not the
 count of a request (docs/design.md, The server under the app).
 
-``proofgate serve`` and stock uvicorn on the same app factory (whose
+``proofgate serve`` with and without its protocol lane (``LeanHttpProtocol``,
+``PROOFGATE_EXECUTION=compiled,-protocol``) and stock uvicorn on the same app factory (whose
 ``proofgate.request`` logger nobody configures, so it writes no request
 line) are measured; the dumps are kept under ``python -m bench.served DIR``
 for ``callgrind_annotate``.
@@ -37,7 +38,7 @@ from ._harness import print_table
 from ._server import Server, free_port, serving
 from ._wrk import WRK, Request, run_wrk
 from .api import GATEWAY_ENV, SMALL
-from .servers import _commands
+from .servers import ENVIRONMENTS, LANE_OFF, OURS, _commands
 
 __all__ = ["run"]
 
@@ -46,7 +47,8 @@ SECONDS = 20
 IDLE_SECONDS = 5
 """Counted with no load first: what the process does on its own, per second."""
 CONNECTIONS = 16
-SERVERS = ("proofgate serve (uvicorn + OneWrite)", "uvicorn (stock httptools)")
+SERVERS = (OURS, LANE_OFF, "uvicorn (stock httptools)")
+"""``proofgate serve`` with and without its protocol lane, and stock uvicorn."""
 
 
 def _control(pid: int, *args: str) -> None:
@@ -111,12 +113,16 @@ async def run(keep: Path | None = None) -> None:
             port = free_port()
             command = _commands(port, Path(directory) / "data")[name]
             assert command is not None
-            out = where / f"{name.split()[0]}.callgrind"
+            out = where / f"{SERVERS.index(name)}.callgrind"
             valgrind = [
                 "valgrind", "--tool=callgrind", "--instr-atstart=no",
                 f"--callgrind-out-file={out}",
             ]  # fmt: skip
-            env = {**GATEWAY_ENV, "PROOFGATE_DATA_DIR": str(Path(directory) / "data")}
+            env = {
+                **GATEWAY_ENV,
+                "PROOFGATE_DATA_DIR": str(Path(directory) / "data"),
+                **ENVIRONMENTS.get(name, {}),
+            }
             with ExitStack() as stack:
                 server = stack.enter_context(
                     serving(name, [*valgrind, *command], port=port, probe="/health",

@@ -154,7 +154,12 @@ def test_relative_imports_resolve_against_the_importing_package() -> None:
 
 
 API_MAY_IMPORT: dict[str, tuple[str, ...]] = {
-    "api.graphql.execution": ("api.graphql.execution", "api.settings", "api._strawberry"),
+    "api.graphql.execution": (
+        "api.graphql.execution",
+        "api.settings",
+        "api._strawberry",
+        "api.observability.fallbacks",
+    ),
     "api.observability": ("api.observability", "api.__version__"),
     "api.demo": ("api.demo", "api.settings"),
     "api.http": (
@@ -170,7 +175,8 @@ API_MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "api.settings": ("api.settings", "api.observability"),
 }
 """Parts of ``api/`` that may import only these parts of it: the executor knows
-nothing of limits, routes, sockets or commands; observability and the demo are
+nothing of limits, routes, sockets or commands (it counts its fallbacks in
+observability's leaf module, as the server's protocol does); observability and the demo are
 leaves; the routes and the HTTP stream transport sit below the GraphQL layer
 (a stream is a connection like a WebSocket), and the wire below them all;
 settings hold every section, so reading settings loads no other part."""

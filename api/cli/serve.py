@@ -219,14 +219,22 @@ def _config(
     import uvicorn
 
     from api.observability.logs import logging_config
-    from api.runtime.http_protocol import LeanWebSocketProtocol, OneWriteHttpProtocol
+    from api.runtime.http_protocol import (
+        LeanHttpProtocol,
+        LeanWebSocketProtocol,
+        OneWriteHttpProtocol,
+    )
+    from api.settings.limits import Lane
+
+    lean = Lane.PROTOCOL in settings.limits.execution
 
     return uvicorn.Config(
         app,
         factory=factory,
         loop="uvloop" if sys.platform != "win32" else "asyncio",
-        # httptools, a response's head and body in one write (api/runtime/http_protocol.py).
-        http=OneWriteHttpProtocol,
+        # httptools, a response's head and body in one write, the common
+        # request on a lean cycle (api/runtime/http_protocol.py).
+        http=LeanHttpProtocol if lean else OneWriteHttpProtocol,
         # Stated rather than detected: the outermost app returns the inner
         # app's awaitable instead of being a coroutine function itself.
         interface="asgi3",

@@ -45,7 +45,7 @@ from graphql import (
 from graphql import OperationType as CoreOperationType
 from strawberry.execution.is_awaitable import optimized_is_awaitable
 
-from api.graphql.execution.fallbacks import fell_back, took
+from api.observability.fallbacks import fell_back, took
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
 from api.runtime.direct_frames import NOT_WRITTEN, WRITTEN_PAUSED, FrameWriter, text_frame

@@ -40,11 +40,11 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.graphql.execution.fallbacks import fell_back
 from api.graphql.incremental import STREAMING_ACCEPTS
 from api.graphql.negotiation import APPLICATION_JSON, json_media_type
 from api.graphql.view import GraphQLApp
 from api.http.guard import BODY_SCOPE_KEY, PREFLIGHT_HEADERS, HTTPGuard, media_type_of, refuse
+from api.observability.fallbacks import fell_back
 from api.observability.observation import (
     REQUEST_ID_HEADER,
     Observation,

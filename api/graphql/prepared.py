@@ -48,11 +48,11 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.types import ExecutionResult
 
 from api.graphql.execution.executor import OperationStart
-from api.graphql.execution.fallbacks import fell_back
 from api.graphql.execution.plan import incremental
 from api.limits.cost import cost_model
 from api.limits.cost_report import ActualCost, cost_extension, shows_reads
 from api.limits.ratelimit import RateCheck, public_calls
+from api.observability.fallbacks import fell_back
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
 from api.operations.trusted import runs_freely

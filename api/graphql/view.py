@@ -31,7 +31,6 @@ from strawberry.types.unset import UNSET, UnsetType
 
 from api._strawberry import StreamingGraphQL
 from api.graphql.alert_fanout import alert_fanout
-from api.graphql.execution.fallbacks import fell_back
 from api.graphql.incremental import (
     DEFER_SPEC,
     IncrementalTransport,
@@ -53,6 +52,7 @@ from api.http.explorer import explorer_page
 from api.http.guard import BODY_SCOPE_KEY, replay_body
 from api.http.streams import EventStream, StreamContext, open_stream, stream_response
 from api.limits.auth_throttle import AuthThrottle, InProcessThrottle
+from api.observability.fallbacks import fell_back
 from api.observability.observation import new_request_id
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY, record_operation
 from api.operations.trusted import with_document_id

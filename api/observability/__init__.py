@@ -1,8 +1,10 @@
-"""What requests did, for operators: logs, request lines, metrics, spans, traces."""
+"""What requests did, for operators: logs, request lines, metrics, spans, traces,
+the fast paths' fallbacks."""
 
 # The public modules; importing the package loads none of them (the CLI jobs read
 # settings without loading the GraphQL layer, docs/design.md, "Layout").
 __all__ = [
+    "fallbacks",
     "log_lines",
     "logs",
     "metrics",

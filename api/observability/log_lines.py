@@ -80,37 +80,53 @@ class RequestLines:
             return
         created = time.time()
         for handler, is_json in targets:
-            if level >= handler.level:
-                if is_json:
-                    line = self._json(created, logging.getLevelName(level), _as_dict(fields))
-                else:
-                    pairs = _pairs(fields) if isinstance(fields, dict) else fields.pairs()
-                    line = self._text(created, level) + pairs
+            if level < handler.level:
+                continue
+            if is_json:
+                line = self._json(created, logging.getLevelName(level), _as_dict(fields))
+            else:
+                # ``%(asctime)s %(levelname)s %(name)s: %(message)s`` as
+                # ``logging.Formatter`` writes it: local time to the second, then
+                # ``,`` and the milliseconds from a table (a format spec per line
+                # cost more than the rest); inline, as a call apiece cost a tenth.
+                second = int(created)
+                if second != self._second:
+                    self._second = second
+                    self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+                head = self._heads.get(level) or self._head(level)
+                pairs = _pairs(fields) if isinstance(fields, dict) else fields.pairs()
+                line = self._stamp + _MILLISECONDS[int((created - second) * 1000)] + head + pairs
+            pending = self._pending
+            if pending and len(pending) < MAX_PENDING - 1:  # a flush is due: join it
+                pending.append(line + handler.terminator)
+            else:
                 self._queue(handler, line)
 
     def _fast_targets(self) -> list[tuple[logging.StreamHandler[Any], bool]] | None:
         logger = self.logger
         if logger.filters or logger.disabled:
             return None
+        # As ``logging_config`` sets it up: none of its own, its parent's one.
+        parent = logger.parent
+        if (
+            not logger.handlers
+            and logger.propagate
+            and parent is not None
+            and not parent.propagate
+            and self._seen is not None
+            and len(self._seen) == 1
+            and parent.handlers == [self._seen[0]]
+        ):
+            return self._targets
         handlers = _handlers(logger)
         if handlers != self._seen:
             self._seen = handlers
             self._targets = _targets(handlers)
         return self._targets
 
-    def _text(self, created: float, level: int) -> str:
-        """``%(asctime)s %(levelname)s %(name)s: %(message)s`` as ``logging.Formatter``
-        writes it: local time to the second, then ``,`` and the milliseconds
-        (spelled from a table: a format spec per line cost more than the rest)."""
-        second = int(created)
-        if second != self._second:
-            self._second = second
-            self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
-        heads = self._heads
-        head = heads.get(level)
-        if head is None:
-            head = heads[level] = f" {logging.getLevelName(level)} {self.logger.name}: request"
-        return self._stamp + _MILLISECONDS[int((created - second) * 1000)] + head
+    def _head(self, level: int) -> str:
+        head = self._heads[level] = f" {logging.getLevelName(level)} {self.logger.name}: request"
+        return head
 
     def _json(self, created: float, level: str, fields: dict[str, Any]) -> str:
         head = {

@@ -245,7 +245,7 @@ class Metrics:
             self.subscriptions.set_function(count)
 
     def count_fast_paths(self, counts: FastPathCounts) -> None:
-        """The process's fast-path totals (``api/graphql/execution/fallbacks.py``:
+        """The process's fast-path totals (``api/observability/fallbacks.py``:
         fallbacks by lane and cause, pages taken by lane), read when the held
         increments are."""
         self._fast_paths = counts

@@ -12,6 +12,20 @@ order. Any other response (chunked, empty, HEAD, a 100 Continue) is written
 as uvicorn writes it. ``tests/api/runtime/test_http_protocol.py`` holds the
 bytes to uvicorn's own protocol's.
 
+``LeanHttpProtocol`` (the ``protocol`` lane of ``PROOFGATE_EXECUTION``)
+answers the common request (HTTP/1.1 keep-alive, a body of at most 64 KiB, no
+``Expect``, no upgrade, not a HEAD, none in flight before it) on a leaner
+cycle: a subclass of uvicorn's whose constant state is class attributes, whose
+app starts once the body is read (so the first ``receive`` hands it over
+without an ``asyncio.Event``, made only if the app asks again), which builds
+the head as uvicorn builds it, remembering the header names and values it has
+checked (``CHECKED_HEADERS``), and writes it with its body. Anything else, or a
+request that turns out not to be common (a large body, a disconnect or
+shutdown while its body arrives), goes to uvicorn's cycle as if it had from
+its headers, counted in ``proofgate_fast_path_fallbacks{lane="protocol"}``
+(docs/design.md, The server under the app). The same differential test holds
+it to uvicorn's bytes, scopes and messages.
+
 Its WebSocket protocol (``LeanWebSocketProtocol``) is uvicorn's websockets
 sans-I/O one holding less per open socket, which an idle subscription is
 (docs/design.md, Alert fan-out): an ``asyncio.Queue`` and an
@@ -30,7 +44,11 @@ This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
 protocol classes (``HttpToolsProtocol``, ``WebSocketsSansIOProtocol``, from
 modules uvicorn does not document), the HTTP protocol's ``cycle``, ``parser``
 and ``handle_websocket_upgrade``, the cycle's ``transport``,
-``response_started`` and ``expected_content_length``, the WebSocket
+``response_started`` and ``expected_content_length``; for the lean cycle
+the protocol's ``_start_asgi_task``, ``url``, ``scope``, ``headers``,
+``pipeline`` and ``expect_100_continue``, the cycle's class and every attribute
+its methods read, ``STATUS_LINE``, ``HEADER_RE`` and ``HEADER_VALUE_RE``
+(``send``'s ``http.response.start`` is copied from 0.54.0); the WebSocket
 protocol's ``queue``, ``writable``, ``request``, ``response``,
 ``handshake_complete``, ``handle_connect``, ``scope``, ``conn``,
 ``transport``, ``close_sent``, ``disconnected`` and ``initial_response``
@@ -45,24 +63,37 @@ version.
 from __future__ import annotations
 
 import asyncio
+import logging
+import urllib.parse
 import weakref
 from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import httptools
+from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
+from uvicorn.protocols.http.httptools_impl import (
+    HEADER_RE,
+    HEADER_VALUE_RE,
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+)
+from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState, ProtocolError
 from websockets.protocol import State
 
+from api.observability.fallbacks import fell_back
 from api.runtime.direct_frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
+from api.settings.limits import Lane
 
 if TYPE_CHECKING:
-    from uvicorn._types import ASGIReceiveEvent
-    from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+    from uvicorn._types import ASGIReceiveEvent, ASGISendEvent
     from websockets.frames import Frame
     from websockets.http11 import Request
 
-__all__ = ["DirectFrames", "LeanWebSocketProtocol", "OneWriteHttpProtocol"]
+__all__ = ["DirectFrames", "LeanHttpProtocol", "LeanWebSocketProtocol", "OneWriteHttpProtocol"]
 
 
 class OneWriteHttpProtocol(HttpToolsProtocol):
@@ -124,6 +155,319 @@ class _HeadWithBody:
     # every attribute read, its own included (~2,000 instructions a request).
     # uvicorn's cycle calls ``write``, ``close`` and ``is_closing`` on its
     # transport, nothing else (checked against 0.54.0, as above).
+
+
+LEAN_MAX_BODY = HIGH_WATER_LIMIT
+"""A body the lean cycle holds at most before it hands the request to
+uvicorn's cycle: the size at which uvicorn stops reading to let the app catch up."""
+CHECKED_HEADERS = 512
+"""Header names and values remembered as checked, at most (each kind)."""
+
+
+class LeanHttpProtocol(OneWriteHttpProtocol):
+    """The common request (HTTP/1.1 keep-alive, a body of at most
+    ``LEAN_MAX_BODY`` bytes, no ``Expect``, no upgrade, not a HEAD, none in
+    flight before it) answered by a leaner cycle (docs/design.md, The server
+    under the app): the app starts once the body is read, so the first
+    ``receive`` needs no event; a response's head, built as uvicorn builds it,
+    leaves with its body in one write. Anything else takes uvicorn's cycle
+    (with ``OneWriteHttpProtocol``'s single write), counted by cause."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._reading: bytearray | None = None
+        """The body of a request the lean cycle will answer, while it arrives."""
+        self._idle_since: float | None = None
+        """When the last response ended, none being read or answered since."""
+        self._lazy_timer = False
+        """The keep-alive timer is ``_keep_alive_due``, not uvicorn's."""
+
+    def on_headers_complete(self) -> None:
+        parser = self.parser
+        method = parser.get_method()
+        cause = self._declined(method)
+        if cause is not None:
+            fell_back(Lane.PROTOCOL, cause)
+            super().on_headers_complete()
+            return
+        scope = self.scope
+        scope["method"] = method.decode("ascii")
+        parsed = httptools.parse_url(self.url)
+        raw_path = parsed.path
+        path = raw_path.decode("ascii")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        scope["path"] = self.root_path + path
+        scope["raw_path"] = self.root_path.encode("ascii") + raw_path
+        scope["query_string"] = parsed.query or b""
+        self._reading = bytearray()
+
+    def _declined(self, method: bytes) -> str | None:
+        """Why uvicorn's cycle answers this request, or None."""
+        parser = self.parser
+        if method == b"HEAD":
+            return "HEAD"
+        if parser.should_upgrade():
+            return "upgrade"
+        if parser.get_http_version() != "1.1":
+            return "not HTTP/1.1"
+        if not parser.should_keep_alive():
+            return "connection close"
+        if self.expect_100_continue:
+            return "expect 100-continue"
+        cycle = self.cycle
+        if (cycle is not None and not cycle.response_complete) or self.pipeline:
+            return "pipelined"
+        limit = self.limit_concurrency
+        if limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit):
+            return "concurrency limit"
+        return None
+
+    def on_body(self, body: bytes) -> None:
+        reading = self._reading
+        if reading is None:
+            super().on_body(body)
+            return
+        reading += body
+        if len(reading) > LEAN_MAX_BODY:
+            self._hand_over("large body")
+
+    def on_message_complete(self) -> None:
+        reading = self._reading
+        if reading is None:
+            super().on_message_complete()
+            return
+        self._reading = None
+        cycle = _LeanCycle(self, self.scope, bytes(reading))
+        self.cycle = cast("RequestResponseCycle", cycle)
+        self._start_asgi_task(cycle, self.app)
+
+    def _lean_response_complete(self) -> None:
+        """uvicorn's ``on_response_complete`` with one keep-alive timer for
+        the connection instead of one a response: armed when none runs, it
+        looks at when the connection went idle when it fires and waits the
+        rest (``_keep_alive_due``); a read no longer cancels it, only marks
+        the connection busy. A pipelined request waiting, or reading paused,
+        takes uvicorn's way."""
+        if self.pipeline or self.flow.read_paused or self.transport.is_closing():
+            self.on_response_complete()
+            return
+        self.server_state.total_requests += 1
+        self._idle_since = self.loop.time()
+        if not self._lazy_timer:
+            super()._unset_keepalive_if_required()
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self._keep_alive_due
+            )
+            self._lazy_timer = True
+
+    def _keep_alive_due(self) -> None:
+        self.timeout_keep_alive_task = None
+        self._lazy_timer = False
+        idle_since = self._idle_since
+        if idle_since is None:  # busy: the response's end arms it again
+            return
+        remaining = idle_since + self.timeout_keep_alive - self.loop.time()
+        if remaining > 0:
+            self.timeout_keep_alive_task = self.loop.call_later(remaining, self._keep_alive_due)
+            self._lazy_timer = True
+        else:
+            self.timeout_keep_alive_handler()
+
+    def _unset_keepalive_if_required(self) -> None:
+        """On a read: the connection is busy; the lazy timer stays."""
+        self._idle_since = None
+        if not self._lazy_timer:
+            super()._unset_keepalive_if_required()
+
+    def on_response_complete(self) -> None:
+        """uvicorn's cycle ended: uvicorn arms its own timer, so not the lazy one."""
+        self._drop_lazy_timer()
+        super().on_response_complete()
+
+    def _drop_lazy_timer(self) -> None:
+        if self._lazy_timer:
+            self._lazy_timer = False
+            super()._unset_keepalive_if_required()
+
+    def _hand_over(self, cause: str) -> None:
+        """The request being read goes to uvicorn's cycle, as if it had
+        taken it from its headers: its app starts, the body so far given."""
+        reading = self._reading
+        if reading is None:
+            return
+        self._reading = None
+        fell_back(Lane.PROTOCOL, cause)
+        super().on_headers_complete()
+        if reading:
+            super().on_body(bytes(reading))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._drop_lazy_timer()
+        self._hand_over("disconnected while reading the body")
+        super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        self._hand_over("shut down while reading the body")
+        super().shutdown()
+
+
+class _Held:
+    """A lean cycle's transport while the head of a response whose body must
+    follow waits for it; uvicorn's cycle only closes it then (an app that
+    failed after the start), which writes the head first, as uvicorn had."""
+
+    __slots__ = ("head", "transport")
+
+    def __init__(self, transport: asyncio.Transport, head: bytes) -> None:
+        self.transport = transport
+        self.head = head
+
+    def close(self) -> None:
+        self.transport.write(self.head)
+        self.transport.close()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+
+class _Unwaited:
+    """The message event of a cycle no one waits on yet: the flags it would
+    signal are set before it is, and a second ``receive`` makes a real one."""
+
+    __slots__ = ()
+
+    def set(self) -> None:
+        pass
+
+
+_UNWAITED = cast("asyncio.Event", _Unwaited())
+_checked_names: set[bytes] = set()
+_checked_values: set[bytes] = set()
+
+
+class _LeanCycle(RequestResponseCycle):
+    """uvicorn's cycle for a request whose body is read: its constant state
+    as class attributes, its methods for whatever is not the common exchange
+    (a second ``receive``, a streamed or chunked response, a failure)."""
+
+    logger = logging.getLogger("uvicorn.error")
+    access_logger = logging.getLogger("uvicorn.access")
+    disconnected = False
+    keep_alive = True
+    waiting_for_100_continue = False
+    more_body = False
+    response_started = False
+    response_complete = False
+    chunked_encoding: bool | None = None
+    expected_content_length = 0
+    message_event = _UNWAITED
+
+    def __init__(self, protocol: LeanHttpProtocol, scope: Any, body: bytes) -> None:
+        self.scope = scope
+        self.transport = protocol.transport
+        self.flow = protocol.flow
+        self.default_headers = protocol.server_state.default_headers
+        self.on_response = protocol._lean_response_complete
+        self.access_log = protocol.access_log
+        self._first: bytes | None = body
+        """The whole body, for the first ``receive``."""
+
+    async def receive(self) -> ASGIReceiveEvent:
+        first = self._first
+        if first is None or self.disconnected or self.response_complete:
+            self._first = None
+            if self.message_event is _UNWAITED:
+                self.message_event = asyncio.Event()
+            self.body = bytearray()
+            return await super().receive()
+        self._first = None
+        return {"type": "http.request", "body": first, "more_body": False}
+
+    async def send(self, message: ASGISendEvent) -> None:
+        held = self.transport
+        if isinstance(held, _Held):
+            self.transport = transport = held.transport
+            if (
+                message["type"] == "http.response.body"
+                and not message.get("more_body", False)
+                and not self.disconnected
+                and not self.flow.write_paused
+            ):
+                body = message.get("body", b"")
+                if len(body) == self.expected_content_length:
+                    transport.write(held.head + body)
+                    self.expected_content_length = 0
+                    self.response_complete = True
+                    self.message_event.set()
+                    if not self.keep_alive:
+                        transport.close()
+                    self.on_response()
+                    return
+            if not self.disconnected:
+                transport.write(held.head)
+        elif (
+            message["type"] == "http.response.start"
+            and not self.response_started
+            and not self.disconnected
+            and not self.flow.write_paused
+        ):
+            self._start(message["status"], message.get("headers", ()))
+            return
+        await super().send(message)
+
+    def _start(self, status: int, headers: Iterable[tuple[bytes, bytes]]) -> None:
+        """uvicorn's ``http.response.start`` (of 0.54.0), the head held when
+        a body of its declared length must follow. A header name or value
+        checked once is remembered (``CHECKED_HEADERS`` of each)."""
+        self.response_started = True
+        if self.access_log:
+            scope = self.scope
+            self.access_logger.info(
+                '%s - "%s %s HTTP/%s" %d',
+                get_client_addr(scope),
+                scope["method"],
+                get_path_with_query_string(scope),
+                scope["http_version"],
+                status,
+            )
+        content = [STATUS_LINE[status]]
+        has_connection_close = False
+        for name, value in (*self.default_headers, *headers):
+            if name not in _checked_names:
+                if HEADER_RE.search(name):
+                    raise RuntimeError("Invalid HTTP header name.")
+                if len(_checked_names) < CHECKED_HEADERS:
+                    _checked_names.add(name)
+            if value not in _checked_values:
+                if HEADER_VALUE_RE.search(value):
+                    raise RuntimeError("Invalid HTTP header value.")
+                if len(_checked_values) < CHECKED_HEADERS:
+                    _checked_values.add(value)
+            name = name.lower()
+            if name == b"content-length" and self.chunked_encoding is None:
+                self.expected_content_length = int(value.decode())
+                self.chunked_encoding = False
+            elif name == b"transfer-encoding" and value.lower() == b"chunked":
+                self.expected_content_length = 0
+                self.chunked_encoding = True
+            elif name == b"connection" and b"close" in [
+                token.lower().strip() for token in value.split(b",")
+            ]:
+                self.keep_alive = False
+                has_connection_close = True
+            content.extend((name, b": ", value, b"\r\n"))
+        if not self.keep_alive and not has_connection_close:
+            content.append(b"connection: close\r\n")
+        if self.chunked_encoding is None and status not in (204, 304):  # never a HEAD here
+            self.chunked_encoding = True
+            content.append(b"transfer-encoding: chunked\r\n")
+        content.append(b"\r\n")
+        head = b"".join(content)
+        if self.expected_content_length > 0 and not self.chunked_encoding:
+            self.transport = cast("asyncio.Transport", _Held(self.transport, head))
+        else:
+            self.transport.write(head)
 
 
 class LeanWebSocketProtocol(WebSocketsSansIOProtocol):

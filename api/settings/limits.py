@@ -75,6 +75,9 @@ class Lane(StrEnum):
     """A plan's scalar attributes written inline (needs ``plan``)."""
     PROJECTION = "projection"
     """A stored page's edges written from its items (needs ``plan``)."""
+    PROTOCOL = "protocol"
+    """The common HTTP request read and answered by a lean cycle instead of
+    uvicorn's (``proofgate serve``'s; api/runtime/http_protocol.py)."""
     FANOUT = "fanout"
     """``threatAlerts`` over graphql-transport-ws delivered by one fan-out
     per alert instead of a task and stream per subscription (needs
@@ -93,7 +96,7 @@ class Execution(StrEnum):
 
 PRESETS: dict[Execution, frozenset[Lane]] = {
     Execution.COMPILED: frozenset(Lane),
-    Execution.GRAPHQL_CORE: frozenset({Lane.ENTRY}),
+    Execution.GRAPHQL_CORE: frozenset({Lane.ENTRY, Lane.PROTOCOL}),
     Execution.LIBRARY: frozenset(),
 }
 

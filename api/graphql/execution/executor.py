@@ -36,11 +36,11 @@ from api.graphql.execution.async_helpers import weak_helpers
 from api.graphql.execution.budget import ResponseBytes, ends_operation, key_bytes, leaf_bytes
 from api.graphql.execution.cache import PlanCache
 from api.graphql.execution.deferred import within_read_budget
-from api.graphql.execution.fallbacks import fell_back
 from api.graphql.execution.fanout import SharedEvents, Sharers
 from api.graphql.execution.plan import OperationPlan, Unsupported, compile_operation
 from api.graphql.execution.protocols import OperationContext
 from api.graphql.execution.variables import Variables
+from api.observability.fallbacks import fell_back
 from api.settings.limits import MAX_RESPONSE_BYTES, Lane
 from domain.errors import BudgetExceeded
 

@@ -24,8 +24,8 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable as is_await
 
 from api.graphql.execution.budget import key_bytes
 from api.graphql.execution.complete import SETTLED
-from api.graphql.execution.fallbacks import fell_back
 from api.graphql.execution.protocols import PlanExecutor
+from api.observability.fallbacks import fell_back
 from api.settings.limits import Lane
 
 __all__ = [

@@ -40,10 +40,10 @@ from strawberry.types.base import StrawberryObjectDefinition
 from strawberry.types.field import StrawberryField
 
 from api.graphql.execution.budget import key_bytes, leaf_bytes
-from api.graphql.execution.fallbacks import fell_back, took, unexpected
 from api.graphql.execution.fused import FusedField
 from api.graphql.execution.leaf_coercion import enum_names
 from api.graphql.execution.protocols import PlanExecutor
+from api.observability.fallbacks import fell_back, took, unexpected
 from api.settings.limits import Lane
 from resolvers.stored import (
     EDGE_CURSOR,

@@ -34,7 +34,7 @@ from websockets.exceptions import ConnectionClosed
 
 from api.app import create_app
 from api.graphql import alert_fanout
-from api.graphql.execution import fallbacks
+from api.observability import fallbacks
 from api.runtime.http_protocol import LeanWebSocketProtocol, OneWriteHttpProtocol
 from api.settings.gateway import Settings
 from api.settings.limits import Lane, Limits

@@ -1,12 +1,16 @@
-"""``OneWriteHttpProtocol`` against uvicorn's own httptools protocol: for each
-exchange, the same bytes reach the transport in the same order, closed at
-the same point; a response with a body leaves in one write instead of two."""
+"""``OneWriteHttpProtocol`` and ``LeanHttpProtocol`` against uvicorn's own
+httptools protocol: for each exchange (keep-alive, pipelining, HEAD, 100
+Continue, bad requests, bodies split and large, proxy headers, a shutdown
+mid-request), the same bytes reach the transport in the same order, closed
+at the same point, and the app sees the same scope and messages; a response
+with a body leaves in one write instead of two."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,7 +18,11 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from api.runtime.http_protocol import OneWriteHttpProtocol
+from api.observability.fallbacks import counts
+from api.runtime.http_protocol import LEAN_MAX_BODY, LeanHttpProtocol, OneWriteHttpProtocol
+from api.settings.limits import Lane
+
+OURS = (OneWriteHttpProtocol, LeanHttpProtocol)
 
 JSON = b'{"data":{"viewer":{"role":"ANONYMOUS"}}}'
 
@@ -117,10 +125,72 @@ async def reads_body(scope: Any, receive: Any, send: Any) -> None:
     await send(_body(message["body"]))
 
 
+async def reads_all(scope: Any, receive: Any, send: Any) -> None:
+    """Reads the whole body, answers its length and how many messages it took."""
+    body, messages = b"", 0
+    while True:
+        message = await receive()
+        body, messages = body + message["body"], messages + 1
+        if not message["more_body"]:
+            break
+    answer = b"%d bytes" % len(body)
+    await send(_start(len(answer)))
+    await send(_body(answer))
+
+
+async def echoes_scope(scope: Any, receive: Any, send: Any) -> None:
+    answer = repr([scope[key] for key in SCOPE_KEYS]).encode()
+    await send(_start(len(answer)))
+    await send(_body(answer))
+
+
+async def bad_header(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"x-bad", b"a\nb")]})
+
+
+async def listens_for_disconnect(scope: Any, receive: Any, send: Any) -> None:
+    """As Starlette's streaming response listens: a second ``receive``,
+    waiting, answered once the response is complete."""
+    await receive()
+    listener = asyncio.ensure_future(receive())
+    await asyncio.sleep(0)  # the listener waits
+    await send(_start(len(JSON)))
+    await send(_body(JSON))
+    await listener
+
+
+SCOPE_KEYS = (
+    "type", "asgi", "http_version", "server", "client", "scheme", "root_path",
+    "method", "path", "raw_path", "query_string", "headers",
+)  # fmt: skip
 GET = b"GET / HTTP/1.1\r\nHost: test\r\n\r\n"
 POST = b"POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 4\r\n\r\nping"
+LARGE = b"x" * (LEAN_MAX_BODY + 10)
+LARGE_POST = b"POST / HTTP/1.1\r\nHost: test\r\nContent-Length: %d\r\n\r\n" % len(LARGE) + LARGE
 
-EXCHANGES = {
+Step = Callable[[HttpToolsProtocol], None]
+"""Something done to the protocol between two reads."""
+RELEASE = asyncio.Event()
+
+
+async def held(scope: Any, receive: Any, send: Any) -> None:
+    """Answers once ``RELEASE`` is set (by a step), as a slow request would."""
+    await receive()
+    await RELEASE.wait()
+    await send(_start(len(JSON)))
+    await send(_body(JSON))
+
+
+def _shutdown(protocol: HttpToolsProtocol) -> None:
+    protocol.shutdown()
+    RELEASE.set()
+
+
+def _disconnect(protocol: HttpToolsProtocol) -> None:
+    protocol.connection_lost(None)
+
+
+EXCHANGES: dict[str, tuple[Any, bytes | tuple[bytes | Step, ...]]] = {
     "json": (json_reply, POST),
     "head": (json_reply, b"HEAD / HTTP/1.1\r\nHost: test\r\n\r\n"),
     "empty": (empty, GET),
@@ -136,33 +206,135 @@ EXCHANGES = {
         b"POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\nping",
     ),
     "pipelined": (json_reply, POST + GET + POST),
+    "keep-alive": (json_reply, (POST, GET, POST)),
+    "headers split": (reads_all, (POST[:20], POST[20:])),
+    "body split": (reads_all, (POST[:-2], POST[-2:])),
+    "chunked request": (
+        reads_all,
+        b"POST / HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"4\r\nping\r\n4\r\npong\r\n0\r\n\r\n",
+    ),
+    "large body": (reads_all, LARGE_POST),
+    "large body in pieces": (
+        reads_all,
+        tuple(LARGE_POST[i : i + 16384] for i in range(0, len(LARGE_POST), 16384)),
+    ),
+    "bad request": (json_reply, b"NOT HTTP\r\n\r\n"),
+    "bad request on a kept connection": (json_reply, (POST, b"NOT HTTP\r\n\r\n")),
+    "a header the app got wrong": (bad_header, GET),
+    "proxy headers": (
+        echoes_scope,
+        b"POST /a%20b/c?x=1&y=%20 HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n"
+        b"X-Forwarded-For: 203.0.113.7, 127.0.0.1\r\nX-Forwarded-Proto: https\r\n\r\n",
+    ),
+    "a second receive": (listens_for_disconnect, POST),
+    "shutdown while answering": (held, (POST, _shutdown)),
+    "shutdown while reading the body": (reads_all, (POST[:-2], _shutdown, POST[-2:])),
+    "disconnect while reading the body": (reads_all, (POST[:-2], _disconnect)),
+    "upgrade to h2c": (
+        json_reply,
+        b"GET / HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
+    ),
 }
 
 
-async def _exchange(protocol_class: type[HttpToolsProtocol], app: Any, request: bytes) -> Transport:
-    config = uvicorn.Config(app, http=protocol_class, lifespan="off", log_config=None)
+READ_WHOLE = {"disconnect while reading the body"}
+"""Exchanges where uvicorn's app, started at the headers, reads part of the
+body before the disconnect; the lean cycle's starts at the disconnect and
+reads only that (the same scope, the same last message)."""
+
+
+def _recording(app: Any, seen: list[Any]) -> Any:
+    """``app``, its scope and every message it receives written to ``seen``,
+    a body's parts joined (where a body splits into messages is the
+    server's choice, which the app must not rely on: ASGI's)."""
+
+    async def recorded(scope: Any, receive: Any, send: Any) -> None:
+        seen.append({key: scope.get(key) for key in SCOPE_KEYS})
+
+        async def receiving() -> Any:
+            message = await receive()
+            last = seen[-1]
+            if message["type"] == last.get("type") == "http.request" and last["more_body"]:
+                seen[-1] = {**message, "body": last["body"] + message["body"]}
+            else:
+                seen.append(message)
+            return message
+
+        await app(scope, receiving, send)
+
+    return recorded
+
+
+async def _settle(state: ServerState, last: bool) -> None:
+    """The app runs on what it was sent; after the last part, until it is done."""
+    for _ in range(20):  # pipelined requests start as the one before completes
+        await asyncio.sleep(0)
+        if last and state.tasks:
+            await asyncio.wait(list(state.tasks))
+
+
+def _protocol(
+    protocol_class: type[HttpToolsProtocol], app: Any, **options: Any
+) -> tuple[HttpToolsProtocol, ServerState, Transport]:
+    config = uvicorn.Config(app, http=protocol_class, lifespan="off", log_config=None, **options)
     config.load()
     state = ServerState()
     protocol = protocol_class(config=config, server_state=state, app_state={})
     transport = Transport()
     protocol.connection_made(transport)  # type: ignore[arg-type]
-    protocol.data_received(request)
-    for _ in range(20):  # pipelined requests start as the one before completes
-        await asyncio.sleep(0)
-        if state.tasks:
-            await asyncio.wait(list(state.tasks))
+    return protocol, state, transport
+
+
+async def _exchange(
+    protocol_class: type[HttpToolsProtocol],
+    app: Any,
+    request: bytes | tuple[bytes | Step, ...],
+    seen: list[Any] | None = None,
+    **options: Any,
+) -> Transport:
+    """``request`` (each part a read of its own) sent to ``app`` served by
+    ``protocol_class``: what reached the transport."""
+    app = _recording(app, [] if seen is None else seen)
+    protocol, state, transport = _protocol(protocol_class, app, **options)
+    parts = (request,) if isinstance(request, bytes) else request
+    for number, part in enumerate(parts, 1):
+        if callable(part):
+            part(protocol)
+        elif not transport.closing:
+            protocol.data_received(part)
+        await _settle(state, number == len(parts))
     if protocol.timeout_keep_alive_task is not None:
         protocol.timeout_keep_alive_task.cancel()
     return transport
 
 
+@pytest.mark.parametrize("ours", OURS)
 @pytest.mark.parametrize("name", EXCHANGES)
-async def test_the_same_bytes_as_uvicorns_protocol(name: str) -> None:
+async def test_the_same_bytes_as_uvicorns_protocol(
+    name: str, ours: type[HttpToolsProtocol]
+) -> None:
     app, request = EXCHANGES[name]
-    ours = await _exchange(OneWriteHttpProtocol, app, request)
-    uvicorns = await _exchange(HttpToolsProtocol, app, request)
-    assert ours.bytes_and_closes() == uvicorns.bytes_and_closes()
+    seen: list[Any] = []
+    RELEASE.clear()
+    served = await _exchange(ours, app, request, seen)
+    uvicorns_seen: list[Any] = []
+    RELEASE.clear()
+    uvicorns = await _exchange(HttpToolsProtocol, app, request, uvicorns_seen)
+    assert served.bytes_and_closes() == uvicorns.bytes_and_closes()
+    if name in READ_WHOLE:
+        assert (seen[0], seen[-1]) == (uvicorns_seen[0], uvicorns_seen[-1])
+    else:
+        assert seen == uvicorns_seen  # the app saw the same scopes and messages
     assert uvicorns.events  # every exchange writes something
+
+
+@pytest.mark.parametrize("ours", OURS)
+async def test_past_the_concurrency_limit_the_same_503(ours: type[HttpToolsProtocol]) -> None:
+    served = await _exchange(ours, json_reply, POST, limit_concurrency=1)
+    uvicorns = await _exchange(HttpToolsProtocol, json_reply, POST, limit_concurrency=1)
+    assert served.bytes_and_closes() == uvicorns.bytes_and_closes()
+    assert served.events[0].startswith(b"HTTP/1.1 503 ")
 
 
 async def test_a_response_with_a_body_leaves_in_one_write() -> None:
@@ -201,3 +373,95 @@ async def test_a_finished_request_is_freed_without_the_collector() -> None:
         gc.enable()
         if protocol.timeout_keep_alive_task is not None:
             protocol.timeout_keep_alive_task.cancel()
+
+
+async def test_the_lean_cycle_answers_the_common_request_and_counts_the_rest() -> None:
+    """A kept-alive POST and GET take no fallback; a HEAD, an HTTP/1.0
+    request, an ``Expect`` and a large body each count under their cause."""
+    before = dict(counts())
+    await _exchange(LeanHttpProtocol, json_reply, (POST, GET))
+    assert dict(counts()) == before
+    for name, cause in (
+        ("head", "HEAD"),
+        ("http/1.0", "not HTTP/1.1"),
+        ("100 continue", "expect 100-continue"),
+        ("large body", "large body"),
+        ("connection close", "connection close"),
+    ):
+        app, request = EXCHANGES[name]
+        await _exchange(LeanHttpProtocol, app, request)
+        key = (Lane.PROTOCOL.value, cause)
+        assert counts().get(key, 0) == before.get(key, 0) + 1, name
+
+
+KEEP_ALIVE_SECONDS = 5.0
+
+
+class _Timer:
+    def __init__(self, when: float, callback: Callable[..., None], args: tuple[Any, ...]) -> None:
+        self.when, self.callback, self.args = when, callback, args
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Clock:
+    """The protocol's loop with its time in the test's hands: tasks run on
+    the running loop, timers fire when ``advance`` passes them."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.timers: list[_Timer] = []
+        self.loop = asyncio.get_running_loop()
+
+    def time(self) -> float:
+        return self.now
+
+    def call_later(self, delay: float, callback: Callable[..., None], *args: Any) -> _Timer:
+        timer = _Timer(self.now + delay, callback, args)
+        self.timers.append(timer)
+        return timer
+
+    def create_task(self, coro: Any, **options: Any) -> asyncio.Task[Any]:
+        return self.loop.create_task(coro, **options)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        while due := [t for t in self.timers if not t.cancelled and t.when <= self.now]:
+            timer = min(due, key=lambda t: t.when)
+            self.timers.remove(timer)
+            timer.callback(*timer.args)
+
+
+@pytest.mark.parametrize("served_by", (HttpToolsProtocol, *OURS))
+async def test_an_idle_connection_closes_a_keep_alive_timeout_after_its_last_answer(
+    served_by: type[HttpToolsProtocol],
+) -> None:
+    """A request half-way through the timeout puts the close off: it comes a
+    whole timeout after the second answer, not the first (the lean
+    protocol's one timer a connection looks again when it fires)."""
+    clock = Clock()
+    config = uvicorn.Config(
+        json_reply,
+        http=served_by,
+        lifespan="off",
+        log_config=None,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,  # type: ignore[arg-type]
+    )
+    config.load()
+    state = ServerState()
+    protocol = served_by(config=config, server_state=state, app_state={}, _loop=clock)  # type: ignore[arg-type]
+    transport = Transport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    protocol.data_received(POST)
+    await _settle(state, True)
+    clock.advance(KEEP_ALIVE_SECONDS / 2)
+    protocol.data_received(POST)
+    await _settle(state, True)
+    assert transport.bytes_and_closes()[0].count(b"HTTP/1.1 200 OK") == 2
+    clock.advance(KEEP_ALIVE_SECONDS / 2 + 0.001)  # a timeout after the first answer
+    assert not transport.closing
+    clock.advance(KEEP_ALIVE_SECONDS / 2)  # and after the second
+    assert transport.events[-1] == "close"
+    protocol.connection_lost(None)

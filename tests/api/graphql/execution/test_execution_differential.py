@@ -26,7 +26,7 @@ from graphql import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.graphql.execution import fallbacks
+from api.observability import fallbacks
 from services.auth import ANONYMOUS, Principal, Role, authenticate
 
 pytestmark = pytest.mark.fast_paths

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import api.graphql.execution.projection as projection
 import api.graphql.execution.resolve as resolve
-from api.graphql.execution import fallbacks
+from api.observability import fallbacks
 from services.auth import ANONYMOUS, Principal, Role, authenticate
 
 pytestmark = pytest.mark.fast_paths

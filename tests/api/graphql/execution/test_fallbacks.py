@@ -10,7 +10,7 @@ import pytest
 from _limits import serve
 from prometheus_client.parser import text_string_to_metric_families
 
-from api.graphql.execution import fallbacks
+from api.observability import fallbacks
 from api.settings.limits import Execution, Limits
 
 SMALL = "{ viewer { role } }"
