@@ -167,10 +167,11 @@ CHECKED_HEADERS = 512
 class LeanHttpProtocol(OneWriteHttpProtocol):
     """The common request (HTTP/1.1 keep-alive, a body of at most
     ``LEAN_MAX_BODY`` bytes, no ``Expect``, no upgrade, not a HEAD, none in
-    flight before it) answered by a leaner cycle (docs/design.md, The server
-    under the app): the app starts once the body is read, so the first
-    ``receive`` needs no event; a response's head, built as uvicorn builds it,
-    leaves with its body in one write. Anything else takes uvicorn's cycle
+    flight before it) answered by a leaner cycle
+    (docs/design.md, The server under the app): the app starts once the body
+    is read, so the first ``receive`` needs no event; a response's head, built
+    as uvicorn builds it, leaves with its body in one write. Anything else
+    takes uvicorn's cycle
     (with ``OneWriteHttpProtocol``'s single write), counted by cause."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
