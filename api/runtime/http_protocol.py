@@ -171,8 +171,8 @@ class LeanHttpProtocol(OneWriteHttpProtocol):
     (docs/design.md, The server under the app): the app starts once the body
     is read, so the first ``receive`` needs no event; a response's head, built
     as uvicorn builds it, leaves with its body in one write. Anything else
-    takes uvicorn's cycle
-    (with ``OneWriteHttpProtocol``'s single write), counted by cause."""
+    takes uvicorn's cycle (with ``OneWriteHttpProtocol``'s single write),
+    counted by cause."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
