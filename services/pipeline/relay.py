@@ -124,7 +124,7 @@ class Relay:
         released when the relay stops."""
         self._running = False
         self.stamper = Stamper(clock, settings.commit_budget)
-        self.known_alerts = KnownAlerts()
+        self.known_alerts = KnownAlerts(settings.known_alerts_bytes)
         """Alerts known to be stored: their drafts are not written again."""
         self.alerts_created = 0
         self.lapsed = 0
