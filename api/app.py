@@ -58,6 +58,7 @@ from api.runtime.resolver_services import build_services
 from api.settings.gateway import Settings
 from api.settings.key_ring import record_signing_key
 from api.settings.limits import Lane
+from domain import verdicts
 from services.context import Services
 from services.pipeline import Pipeline
 from storage import Storage
@@ -104,6 +105,7 @@ def create_app(settings: Settings, *, spans: Spans | None = None) -> ProofgateAp
     """``spans``: OpenTelemetry spans for requests, operations and storage
     calls (``api/observability/spans.py``); none by default."""
     metrics = Metrics()
+    verdicts.set_budget(settings.verdict_cache_bytes)
     untrusted = UntrustedCounter(metrics.untrusted_documents.inc)
     schema, registry = _schema(settings, untrusted, metrics)
     metrics.always_count(registry.by_name)
@@ -251,6 +253,7 @@ def _graphql_app(
         graphql_ide="graphiql",
         allowed_origins=settings.cors_origins,
         max_message_bytes=settings.limits.max_body_bytes,
+        shared_payload_bytes=settings.limits.fanout_payload_bytes,
         max_tokens=settings.limits.max_tokens,
         authenticator=Authenticator(
             services.storage, services.admin_key_hash, throttle, services.keys

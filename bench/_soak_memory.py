@@ -9,7 +9,10 @@ between half-time and the end. ``BENCH_SOAK_TRACEMALLOC=N`` starts the
 gateway with ``PROOFGATE_TRACEMALLOC_FRAMES=N`` and prints the sites that
 grew over the second half (which slows the gateway, so its RSS is not the
 bar's); untraced, the soak prints what SQLite, malloc and the collector held
-at half-time and at the end.
+at half-time and at the end, and SQLite's memory in use beside every row of
+the curve: its page caches fill as the table grows, up to
+``PROOFGATE_SQLITE_CACHE_MB`` a connection, so the curve less SQLite is
+printed too (the bar stays on RSS).
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +30,13 @@ import httpx
 
 from ._harness import print_table
 
-__all__ = ["CURVE_ROWS", "TRACEMALLOC_FRAMES", "MemoryCurve", "memory_report"]
+__all__ = [
+    "CURVE_ROWS",
+    "TRACEMALLOC_FRAMES",
+    "MemoryCurve",
+    "memory_report",
+    "sqlite_in_use",
+]
 
 LONG_BAR_PERCENT = 2.0
 SHORT_BAR_PERCENT = 1.0
@@ -43,6 +54,8 @@ class Sample:
     anon: float
     file: float
     """MB: resident in all, in anonymous memory (the heap), in mapped files."""
+    sqlite: float | None = None
+    """MiB (as the others) SQLite had in use (``/debug/memory``), None while traced."""
 
 
 def _status(pid: int) -> dict[str, float]:
@@ -60,18 +73,26 @@ class MemoryCurve:
         self.samples: list[Sample] = []
         self._started = time.monotonic()
 
-    def sample(self) -> None:
+    def sample(self, sqlite: float | None = None) -> None:
         fields = _status(self.pid)
         at = time.monotonic() - self._started
-        self.samples.append(Sample(at, fields["VmRSS"], fields["RssAnon"], fields["RssFile"]))
+        rss, anon, file = fields["VmRSS"], fields["RssAnon"], fields["RssFile"]
+        self.samples.append(Sample(at, rss, anon, file, sqlite))
 
-    async def sampling(self, every: float, stop: asyncio.Event) -> None:
+    async def sampling(
+        self,
+        every: float,
+        stop: asyncio.Event,
+        sqlite: Callable[[], Awaitable[float | None]] | None = None,
+    ) -> None:
+        """A sample every ``every`` seconds until ``stop``; ``sqlite``, when
+        given, what SQLite holds at each."""
         self._started = time.monotonic()
         while not stop.is_set():
-            self.sample()
+            self.sample(None if sqlite is None else await sqlite())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), every)
-        self.sample()
+        self.sample(None if sqlite is None else await sqlite())
 
     @property
     def bar(self) -> float:
@@ -83,6 +104,15 @@ class MemoryCurve:
         end = self.samples[-1]
         return (end.rss - half.rss) / half.rss * 100
 
+    def growth_less_sqlite(self) -> float | None:
+        """The same with what SQLite held taken off both ends; None if unknown."""
+        half = next(s for s in self.samples if s.at >= self.seconds / 2)
+        end = self.samples[-1]
+        if half.sqlite is None or end.sqlite is None:
+            return None
+        start, last = half.rss - half.sqlite, end.rss - end.sqlite
+        return (last - start) / start * 100
+
     def print(self) -> None:
         step = max(1, round((len(self.samples) - 1) / (CURVE_ROWS - 1)))
         rows = self.samples[::step]
@@ -90,18 +120,45 @@ class MemoryCurve:
             rows.append(self.samples[-1])
         print_table(
             f"Soak ({self.seconds} s): resident memory of the gateway, MB",
-            [(f"{s.at:.0f}", f"{s.rss:.1f}", f"{s.anon:.1f}", f"{s.file:.1f}") for s in rows],
-            ("seconds", "RSS", "anonymous", "files"),
+            [
+                (f"{s.at:.0f}", f"{s.rss:.1f}", f"{s.anon:.1f}", f"{s.file:.1f}", _mb(s.sqlite))
+                for s in rows
+            ],
+            ("seconds", "RSS", "anonymous", "files", "SQLite in use"),
         )
         print("Soak: RSS curve, MB: " + ", ".join(f"{s.at:.0f} s {s.rss:.1f}" for s in rows))
 
-    def bar_row(self) -> tuple[str, str, str]:
+    def bar_rows(self) -> list[tuple[str, str, str]]:
         half = self.seconds // 2
-        return (
-            f"RSS growth {half}-{self.seconds} s (%)",
-            f"{self.growth():+.2f}",
-            f"<= {self.bar:g}",
-        )
+        rows = [
+            (f"RSS growth {half}-{self.seconds} s (%)", f"{self.growth():+.2f}", f"<= {self.bar:g}")
+        ]
+        less = self.growth_less_sqlite()
+        if less is not None:
+            rows.append(
+                (
+                    f"RSS less SQLite's memory, growth {half}-{self.seconds} s (%)",
+                    f"{less:+.2f}",
+                    "-",
+                )
+            )
+        return rows
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+_SQLITE = re.compile(r"^# sqlite ([0-9.]+) MiB in use", re.MULTILINE)
+
+
+async def sqlite_in_use(client: httpx.AsyncClient, admin_key: str) -> float | None:
+    """MB SQLite has in use, from ``/debug/memory`` untraced (traced, a call
+    would move the baseline the sites are told against): None then."""
+    if TRACEMALLOC_FRAMES:
+        return None
+    match = _SQLITE.search(await memory_report(client, admin_key))
+    return None if match is None else float(match[1])
 
 
 async def memory_report(client: httpx.AsyncClient, admin_key: str, *, by: str = "lineno") -> str:

@@ -36,7 +36,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from ._harness import print_table
 from ._server import Server, free_port, serving
-from ._soak_memory import TRACEMALLOC_FRAMES, MemoryCurve, memory_report
+from ._soak_memory import TRACEMALLOC_FRAMES, MemoryCurve, memory_report, sqlite_in_use
 from ._wrk import WRK, Request, run_wrk
 from .alerts import ADMIN_KEY, VERIFY, _graphql, _seed
 
@@ -210,7 +210,9 @@ async def _soak(server: Server) -> None:
         load = asyncio.create_task(
             run_wrk(server.port, requests, seconds=SECONDS, connections=WRK_CONNECTIONS)
         )
-        sampler = asyncio.create_task(curve.sampling(SAMPLE_SECONDS, stop))
+        sampler = asyncio.create_task(
+            curve.sampling(SAMPLE_SECONDS, stop, lambda: sqlite_in_use(client, ADMIN_KEY))
+        )
         sites = asyncio.create_task(_memory(client))
         reconnects = asyncio.create_task(_reconnects(subscribers, stop))
         driver = asyncio.create_task(_alerts(client, queue, stop))
@@ -244,7 +246,7 @@ def _report(
     print_table(
         "Soak: bars",
         [
-            curve.bar_row(),
+            *curve.bar_rows(),
             ("lapsed leases", f"{lapsed:.0f}", "0"),
             ("alerts duplicated at a subscriber", str(duplicated), "0"),
             ("alerts lost at a subscriber", str(lost), "0"),

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -25,7 +24,8 @@ from .canonical import JSONObject, canonical_json, normalize_object, sha256_hex
 from .datetimes import format_datetime
 from .encoding import b64url_decode, b64url_encode, is_sha256_hex
 from .errors import ProofgateError
-from .signing import ALGORITHM, VERIFIED_SIGNATURES, KeyRing, SigningKey, VerifyingKey
+from .signing import ALGORITHM, KeyRing, SigningKey, VerifyingKey
+from .verdicts import BY_TEXT
 
 __all__ = [
     "Certificate",
@@ -116,22 +116,22 @@ def verify_signature(
     if len(signature) > _REMEMBERED_TEXT_MAX or len(hash_hex) > _REMEMBERED_TEXT_MAX:
         # Longer than any signature or hash: checked, not remembered, so the
         # memo stays a few hundred bytes an entry whatever a tampered item holds.
-        return _signed.__wrapped__(key.raw, signature, hash_hex)
-    return _signed(key.raw, signature, hash_hex)
+        return _checked(key.raw, signature, hash_hex)
+    raw = key.raw
+    return BY_TEXT.verdict((raw, signature, hash_hex), lambda: _checked(raw, signature, hash_hex))
 
 
 _REMEMBERED_TEXT_MAX = 128
 """An Ed25519 signature is 86 characters of base64url, a SHA-256 hash 64 of hex."""
 
 
-@lru_cache(maxsize=VERIFIED_SIGNATURES)
-def _signed(raw_public: bytes, signature: str, hash_hex: str) -> bool:
+def _checked(raw_public: bytes, signature: str, hash_hex: str) -> bool:
     """The verdict on the stored text as it is, remembered by all of it: the
     key's raw bytes, the signature and the hash (a pure function of them, so a
     change to any one misses). A product is scanned again and again with the
     same certificate, and a hit skips the base64 and hex checks and decoding
     too (docs/design.md, Verify path); a miss verifies, itself remembered by
-    bytes in ``domain.signing``."""
+    bytes in ``domain.signing`` (both within ``domain.verdicts``' budget)."""
     if not is_sha256_hex(hash_hex):
         return False
     decoded = b64url_decode(signature)

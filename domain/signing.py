@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from domain.errors import ProofgateError
+from domain.verdicts import BY_BYTES
 
 __all__ = [
     "ALGORITHM",
@@ -36,25 +36,23 @@ _KEY_HINT = (
 )
 
 
-VERIFIED_SIGNATURES = 4096
-"""Verdicts remembered, about 1 MB: a product is verified again and again
-with the same certificate, and an Ed25519 check costs more than the rest of
-the verification's CPU together."""
-
-
 def _raw_public(public_key: Ed25519PublicKey) -> bytes:
     return public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
-@lru_cache(maxsize=VERIFIED_SIGNATURES)
 def _signature_holds(raw_public: bytes, signature: bytes, message: bytes) -> bool:
-    """Keyed by the key's raw bytes, not its id: a verdict can only be
-    reused for exactly the key, signature and message it was computed on."""
-    try:
-        Ed25519PublicKey.from_public_bytes(raw_public).verify(signature, message)
-    except InvalidSignature:
-        return False
-    return True
+    """Remembered by the key's raw bytes, not its id: a verdict can only be
+    reused for exactly the key, signature and message it was computed on
+    (``domain.verdicts``, within its byte budget)."""
+
+    def check() -> bool:
+        try:
+            Ed25519PublicKey.from_public_bytes(raw_public).verify(signature, message)
+        except InvalidSignature:
+            return False
+        return True
+
+    return BY_BYTES.verdict((raw_public, signature, message), check)
 
 
 def key_id(public_key: Ed25519PublicKey) -> str:

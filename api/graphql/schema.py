@@ -241,7 +241,9 @@ def build_schema(
     )
     shared = (persisted_queries, rate_limit)
     built = ProofgateSchema(
-        execution_context_class=compiled_executor(_plans(limits), limits.max_response_bytes),
+        execution_context_class=compiled_executor(
+            _plans(limits), limits.max_response_bytes, limits.fanout_events
+        ),
         query=Query,
         mutation=Mutation,
         subscription=Subscription,

@@ -56,7 +56,7 @@ from api.observability.fallbacks import fell_back
 from api.observability.observation import new_request_id
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY, record_operation
 from api.operations.trusted import with_document_id
-from api.settings.limits import MAX_BODY_BYTES, MAX_TOKENS, Lane
+from api.settings.limits import MAX_BODY_BYTES, MAX_TOKENS, SHARED_PAYLOAD_BYTES, Lane
 from api.wire.errors import error_extensions, error_response
 from api.wire.json_response import encode_json_bytes
 from api.wire.request_json import MalformedJSON, decode_request_json
@@ -105,6 +105,7 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         services: Services,
         *,
         max_message_bytes: int = MAX_BODY_BYTES,
+        shared_payload_bytes: int = SHARED_PAYLOAD_BYTES,
         auth_throttle: AuthThrottle | None = None,
         authenticator: Authenticator | None = None,
         prepared_lane: PreparedLane | None = None,
@@ -113,8 +114,10 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         **options: Any,
     ) -> None:
         """``max_message_bytes``: the body limit, which WebSocket messages obey
-        too; ``authenticator``: every route's authentication
-        (``api/http/authentication.py``), else one over ``auth_throttle``,
+        too; ``shared_payload_bytes``: what a fan-out's encoded payloads kept
+        for its next sockets may hold (``api.ws.frames``); ``authenticator``:
+        every route's authentication (``api/http/authentication.py``), else
+        one over ``auth_throttle``,
         failed authentications per client address; ``prepared_lane``: where
         POSTs of known documents run (``api/graphql/prepared.py``); ``max_tokens``:
         the schema's document limit; ``response_answers``: the response
@@ -131,7 +134,7 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         super().__init__(schema, **options)
         self.services = services
         self.connections = Connections()
-        self.payloads = SharedPayloads()
+        self.payloads = SharedPayloads(max_bytes=shared_payload_bytes)
         self.max_message_bytes = max_message_bytes
         self.authenticator = authenticator or Authenticator(
             services.storage,

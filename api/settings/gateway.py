@@ -60,6 +60,7 @@ from api.settings.secrets import (
 )
 from api.settings.threats import ThreatVariables
 from domain.variables import variable
+from domain.verdicts import VERDICT_CACHE_BYTES
 from services.pipeline.settings import PipelineSettings
 from storage.sqlite import DEFAULT_CACHE_MIB
 
@@ -153,6 +154,8 @@ class Settings:
     response_cache_cdn_seconds: int = variable(0, "response_cache_cdn_seconds")
     """``s-maxage`` of an anonymous GET's answer: how long a CDN may serve it
     without asking again (0: it revalidates every time, with ``If-None-Match``)."""
+    verdict_cache_bytes: int = variable(VERDICT_CACHE_BYTES, "verdict_cache_bytes")
+    """What the remembered Ed25519 verdicts may hold (``domain.verdicts``)."""
     table: str = _TABLE.table
     dynamodb_endpoint: str | None = _TABLE.endpoint
     aws_region: str = _TABLE.region

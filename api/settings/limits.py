@@ -36,6 +36,8 @@ __all__ = [
     "MAX_TOKENS",
     "PERSISTED_QUERIES",
     "PRESETS",
+    "SHARED_EVENTS",
+    "SHARED_PAYLOAD_BYTES",
     "AuthFailures",
     "AuthVariables",
     "Execution",
@@ -59,6 +61,10 @@ MAX_READ_UNITS = 10_000
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 PERSISTED_QUERIES = 1000
 DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024
+SHARED_EVENTS = 256
+"""Events kept for late subscribers of a fan-out; a few alerts' worth."""
+SHARED_PAYLOAD_BYTES = 1024 * 1024
+"""What the encoded payloads kept for the next sockets may take together."""
 
 
 class Lane(StrEnum):
@@ -192,6 +198,13 @@ class Limits:
     """Read capacity units one query or mutation may consume at run time."""
     max_response_bytes: int = variable(MAX_RESPONSE_BYTES, "max_response_bytes")
     """The encoded JSON bytes of one result's data (``api.graphql.execution.budget``)."""
+    fanout_events: int = variable(SHARED_EVENTS, "fanout_events")
+    """Subscription events whose results are kept for the next subscribers
+    of a fan-out (``api.graphql.execution.fanout``); each a result over one
+    event, within ``max_response_bytes``."""
+    fanout_payload_bytes: int = variable(SHARED_PAYLOAD_BYTES, "fanout_payload_bytes")
+    """The encoded payloads kept for the next sockets of a fan-out
+    (``api.ws.frames``), together."""
 
     def __post_init__(self) -> None:
         LimitVariables.check(self)

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import orjson
 
+from api.settings.limits import SHARED_PAYLOAD_BYTES
 from api.wire.json_response import encode_json
 
 __all__ = ["SHARED_PAYLOADS", "SHARED_PAYLOAD_BYTES", "SharedPayloads", "encode_message"]
 
-SHARED_PAYLOAD_BYTES = 1024 * 1024
-"""What the encoded payloads kept for the next sockets may take together."""
 SHARED_PAYLOADS = 64
 """Payloads kept: each holds its data, so a few alerts' worth."""
 _LARGEST_SHARED = SHARED_PAYLOAD_BYTES // 8

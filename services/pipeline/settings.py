@@ -16,6 +16,7 @@ from datetime import timedelta
 from domain.errors import ConfigurationError
 from domain.threats import ThreatSettings
 from domain.variables import variable
+from services.pipeline.alerts.known import KNOWN_ALERTS_BYTES
 from services.pipeline.live.quota import SubscriptionLimits
 
 __all__ = ["PipelineSettings", "ShardLayout"]
@@ -87,6 +88,9 @@ class PipelineSettings:
     filter_values_per_process: int = variable(1_000_000, "filter_values_per_process")
     """Values the filters of live subscriptions name, in one process: what
     the broker's index holds (docs/design.md, Alert filters)."""
+    known_alerts_bytes: int = variable(KNOWN_ALERTS_BYTES, "known_alerts_bytes")
+    """What the relay's keys of alerts known stored may hold
+    (``services.pipeline.alerts.known``)."""
     connection_init_timeout: timedelta = variable(10 * _SECOND, "ws_init_timeout_ms", unit=_MS)
     """How long a WebSocket may stay open without a ``connection_init``."""
     keepalive_interval: timedelta = variable(15 * _SECOND, "ws_keepalive_ms", unit=_MS)

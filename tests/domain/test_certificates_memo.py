@@ -14,8 +14,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.certificates import Certificate, _signed, sign_hash, verify_signature
+from domain.certificates import Certificate, sign_hash, verify_signature
 from domain.signing import ALGORITHM, KeyRing, SigningKey
+from domain.verdicts import BY_TEXT
 
 SIGNERS = [
     SigningKey.from_private_key(Ed25519PrivateKey.from_private_bytes(bytes([n]) * 32))
@@ -106,9 +107,9 @@ def test_text_longer_than_any_signature_is_checked_but_not_remembered() -> None:
     verdict on such text is still the plain check's."""
     good = sign_hash("ab" * 32, SIGNERS[0])
     ring = KeyRing.of(SIGNERS[0])
-    _signed.cache_clear()
+    BY_TEXT.clear()
     padded = Certificate(good.hash, good.signature + "A" * 10_000, good.key_id)
     assert verify_signature(padded, ring) is plain(padded, ring) is False
-    assert _signed.cache_info().currsize == 0
+    assert len(BY_TEXT) == 0
     assert verify_signature(good, ring)
-    assert _signed.cache_info().currsize == 1
+    assert len(BY_TEXT) == 1

@@ -139,11 +139,39 @@ def test_a_remembered_verdict_holds_only_for_its_own_key_and_message(
     assert signer.verifying_key.verify(signature, b"message")
 
 
-def test_remembered_verdicts_are_bounded(signer: SigningKey) -> None:
-    from domain.signing import VERIFIED_SIGNATURES, _signature_holds
+def test_remembered_verdicts_are_bounded_in_bytes(signer: SigningKey) -> None:
+    """Messages of every size, the largest past the whole budget: the memo
+    holds no more than its bytes, counted from what each key holds, and
+    still remembers the recent verdicts (docs/design.md, Memory growth)."""
+    from domain.verdicts import BY_BYTES, ENTRY_OVERHEAD
 
-    for index in range(VERIFIED_SIGNATURES + 10):
-        signer.verifying_key.verify(bytes(64), index.to_bytes(4, "big"))
-    info = _signature_holds.cache_info()
-    assert info.maxsize == VERIFIED_SIGNATURES
-    assert info.currsize <= VERIFIED_SIGNATURES
+    budget = BY_BYTES.max_bytes
+    BY_BYTES.resize(16 * 1024)
+    try:
+        BY_BYTES.clear()
+        signature = signer.sign(b"kept")
+        for index in range(2_000):
+            message = index.to_bytes(4, "big") * (1 + index % 64)
+            assert not signer.verifying_key.verify(bytes(64), message)
+            assert BY_BYTES.bytes <= 16 * 1024
+        assert not signer.verifying_key.verify(bytes(64), b"x" * 20_000)  # never remembered
+        assert signer.verifying_key.verify(signature, b"kept")
+        held = len(BY_BYTES)
+        assert 16 * 1024 // (ENTRY_OVERHEAD + 32 + 64 + 256) <= held < 2_000
+        assert BY_BYTES.bytes <= 16 * 1024
+        assert signer.verifying_key.verify(signature, b"kept")
+        assert len(BY_BYTES) == held  # the second answer was remembered
+    finally:
+        BY_BYTES.resize(budget)
+        BY_BYTES.clear()
+
+
+def test_the_budget_is_shared_by_both_memos() -> None:
+    from domain.verdicts import BY_BYTES, BY_TEXT, budget, set_budget
+
+    before = budget()
+    try:
+        set_budget(100_001)
+        assert (BY_BYTES.max_bytes, BY_TEXT.max_bytes) == (50_000, 50_001)
+    finally:
+        set_budget(before)

@@ -41,7 +41,7 @@ from api.graphql.execution.plan import OperationPlan, Unsupported, compile_opera
 from api.graphql.execution.protocols import OperationContext
 from api.graphql.execution.variables import Variables
 from api.observability.fallbacks import fell_back
-from api.settings.limits import MAX_RESPONSE_BYTES, Lane
+from api.settings.limits import MAX_RESPONSE_BYTES, SHARED_EVENTS, Lane
 from domain.errors import BudgetExceeded
 
 __all__ = ["COMPILED", "GRAPHQL_CORE", "CompiledExecutor", "OperationStart", "compiled_executor"]
@@ -418,14 +418,17 @@ class OperationStart:
 
 
 def compiled_executor(
-    plans: PlanCache | None, max_response_bytes: int = MAX_RESPONSE_BYTES
+    plans: PlanCache | None,
+    max_response_bytes: int = MAX_RESPONSE_BYTES,
+    shared_events: int = SHARED_EVENTS,
 ) -> type[CompiledExecutor]:
     """An executor class bound to one schema's plan cache; with None it runs
     graphql-core's executor and only reports that it did. Both count the
-    response against ``max_response_bytes``."""
+    response against ``max_response_bytes``, and keep ``shared_events``
+    events' results for a fan-out's next subscribers."""
     attributes = {
         "plans": plans,
-        "events": SharedEvents(),
+        "events": SharedEvents(shared_events),
         "max_response_bytes": max_response_bytes,
     }
     return type("CompiledExecutor", (CompiledExecutor,), attributes)

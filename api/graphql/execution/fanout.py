@@ -26,10 +26,10 @@ from typing import Any
 
 from graphql import ExecutionResult
 
+from api.settings.limits import SHARED_EVENTS
+
 __all__ = ["SHARED_EVENTS", "SharedEvents", "Sharers"]
 
-SHARED_EVENTS = 256
-"""Events kept for late subscribers of a fan-out; a few alerts' worth."""
 
 Result = ExecutionResult | Awaitable[ExecutionResult]
 
@@ -59,6 +59,9 @@ class SharedEvents:
         self._sharers: weakref.WeakValueDictionary[tuple[Any, ...], Sharers] = (
             weakref.WeakValueDictionary()
         )
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def sharers(self, plan: Any, visibility: tuple[Any, ...], variables: str) -> Sharers:
         """One object for equal arguments, while any subscription holds it."""

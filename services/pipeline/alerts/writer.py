@@ -53,7 +53,7 @@ class AlertWriter:
         self._announce = announce
         self._expect = expect
         self.stamper = Stamper(clock, settings.commit_budget)
-        self.known = KnownAlerts()
+        self.known = KnownAlerts(settings.known_alerts_bytes)
         """Alerts known to be stored: their drafts are not written again."""
         self.created = 0
 

@@ -22,7 +22,7 @@ from services.pipeline import (
     SubscriptionLimits,
 )
 from services.pipeline.alerts import writer as writer_module
-from services.pipeline.alerts.known import KnownAlerts
+from services.pipeline.alerts.known import KEY_OVERHEAD, KnownAlerts
 from services.pipeline.service import outbox_actions
 from storage import CursorCodec, Item, Put, Storage
 from storage.access_patterns import OUTBOX_PARKED
@@ -182,7 +182,7 @@ async def test_an_alert_this_relay_does_not_know_is_refused_by_the_store(
 
 
 def test_known_alerts_are_bounded() -> None:
-    known = KnownAlerts(limit=2)
+    known = KnownAlerts(max_bytes=2 * (KEY_OVERHEAD + len("brand") + len("product")))
     keys = [
         AlertKey("brand", "product", ThreatType.BURST_SCAN, datetime(2026, 1, 1, i, tzinfo=UTC))
         for i in range(3)
@@ -195,10 +195,28 @@ def test_known_alerts_are_bounded() -> None:
     assert known.latest("brand", "product", ThreatType.BURST_SCAN) == keys[2].window_start
 
 
+def test_known_alerts_hold_their_bytes_whatever_the_ids() -> None:
+    """Ids up to 1,000 characters and a flood of new windows: the keys held
+    never take more than the bound, counted from their ids, and the newest
+    stay known (docs/design.md, Memory growth)."""
+    known = KnownAlerts(max_bytes=64 * 1024)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for index in range(5_000):
+        product = "p" * (1 + index % 1_000)
+        key = AlertKey("b" * 100, product, ThreatType.BURST_SCAN, start + timedelta(seconds=index))
+        known.add(key)
+        assert known.bytes <= 64 * 1024
+        assert key in known
+    assert 64 * 1024 // (KEY_OVERHEAD + 1_100) <= len(known) < 5_000
+    huge = AlertKey("b", "p" * 100_000, ThreatType.BURST_SCAN, start)
+    known.add(huge)
+    assert huge not in known and known.bytes <= 64 * 1024
+
+
 def test_the_latest_known_window_is_forgotten_with_its_key() -> None:
     """Its key forgotten, a window is no longer told known: the latest
     is then the newest added since."""
-    known = KnownAlerts(limit=2)
+    known = KnownAlerts(max_bytes=2 * (KEY_OVERHEAD + len("brand") + len("product")))
     keys = [
         AlertKey("brand", "product", ThreatType.BURST_SCAN, datetime(2026, 1, 1, i, tzinfo=UTC))
         for i in range(3)
