@@ -28,7 +28,7 @@ __all__ = ["run"]
 
 VIEWER = "query Viewer { viewer { role brandId __typename } }"
 SHAPES = ("small query", "page of 50")
-SETTINGS = ("uncached", "response cache")
+SETTINGS = ("uncached", "storage cache", "response cache")
 
 
 async def _count(setting: str, library: Path, directory: Path) -> dict[str, float]:
@@ -98,6 +98,8 @@ async def _gateway(setting: str) -> AsyncIterator[tuple[Any, str, str]]:
             limits=Limits(rate_limit=None, key_rate_limit=None),
             operations=OperationSettings(directory=operations),
         )
+        if setting == "storage cache":
+            settings = replace(settings, cache=True)
         if setting == "response cache":
             settings = replace(
                 settings,

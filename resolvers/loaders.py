@@ -40,6 +40,10 @@ class Loaders:
         """Items the request already holds (``prime``): a plain dict entry
         costs less than a settled future per item, and most are never asked for."""
         self._built: dict[int, tuple[Item, Any]] = {}
+        self._pages_held: dict[str, list[tuple[str, str, Sequence[Item]]]] = {}
+        """Pages ``hold_page`` was given, not yet entered in ``_held``: a
+        projected page of fifty products never asks for one of them, so
+        they are entered only when a load of their pattern asks."""
         self.single: frozenset[str] = frozenset()
         """Access patterns that at most one field of the running operation
         loads, outside any list (the compiled plan says which): no other load
@@ -65,6 +69,8 @@ class Loaders:
         if ap.operation is Operation.QUERY:
             raise TypeError(f"{ap.id} is a query; use Loaders.page")
         key = _freeze(params)
+        if self._pages_held:
+            self._enter_pages(ap.id)
         held = self._held
         if held and (ap.id, key) in held:
             return held[ap.id, key]
@@ -80,6 +86,8 @@ class Loaders:
         self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
     ) -> list[Item | None]:
         keys = [_freeze(p) for p in params]
+        if self._pages_held:
+            self._enter_pages(ap.id)
         held = self._held
         wanted = [key for key in keys if (ap.id, key) not in held]
         loaded = dict(zip(wanted, await self._item_loader(ap).load_many(wanted), strict=True))
@@ -90,6 +98,8 @@ class Loaders:
         resolver can answer synchronously: a list of 50 products sharing one
         brand then costs no coroutine per product."""
         key = _freeze(params)
+        if self._pages_held:
+            self._enter_pages(ap.id)
         held = self._held
         if held and (ap.id, key) in held:
             return True, held[ap.id, key]
@@ -107,19 +117,29 @@ class Loaders:
     ) -> None:
         """``prime(ap, item, param=item[attribute])`` for each item of a page
         read through an index that projects whole items: later fields of the
-        same items in this request read nothing."""
-        loader = self._items.get(ap.id)
-        held, ap_id = self._held, ap.id
-        for item in items:
-            key = ((param, item[attribute]),)
-            held[ap_id, key] = item
-            if loader is not None and loader.cache_map.get(key) is not None:
-                loader.clear(key)
+        same items in this request read nothing. Entered when a load of
+        ``ap`` first asks (``_enter_pages``), as if entered now."""
+        self._pages_held.setdefault(ap.id, []).append((param, attribute, items))
+
+    def _enter_pages(self, ap_id: str) -> None:
+        pages = self._pages_held.pop(ap_id, None)
+        if pages is None:
+            return
+        loader = self._items.get(ap_id)
+        held = self._held
+        for param, attribute, items in pages:
+            for item in items:
+                key = ((param, item[attribute]),)
+                held[ap_id, key] = item
+                if loader is not None and loader.cache_map.get(key) is not None:
+                    loader.clear(key)
 
     def prime(self, ap: AccessPattern, item: Item, /, **params: Any) -> None:
         """Seed the cache with an item the request already holds (e.g. one it
         just wrote), so resolving its fields reads nothing again."""
         key = _freeze(params)
+        if self._pages_held:
+            self._enter_pages(ap.id)
         self._held[ap.id, key] = item
         loader = self._items.get(ap.id)
         if loader is not None and loader.cache_map.get(key) is not None:
@@ -141,6 +161,8 @@ class Loaders:
         re-reads what changed instead of trusting its earlier read."""
         loader = self._items.get(ap.id)
         key = _freeze(params)
+        if self._pages_held:
+            self._enter_pages(ap.id)
         self._held.pop((ap.id, key), None)
         if loader is not None and loader.cache_map.get(key) is not None:
             loader.clear(key)

@@ -27,7 +27,16 @@ class Page:
     ``has_next_page``: the cache keeps the page only while that item too is
     unchanged (docs/design.md, Storage cache)."""
 
-    __slots__ = ("_end", "_mint", "beyond", "has_next_page", "items")
+    __slots__ = (
+        "_charge",
+        "_derived_bytes",
+        "_end",
+        "_mint",
+        "beyond",
+        "derived",
+        "has_next_page",
+        "items",
+    )
 
     def __init__(
         self,
@@ -41,6 +50,24 @@ class Page:
         self._mint = mint
         self._end: str | None = None
         self.beyond = beyond
+        self.derived: Any = None
+        """What a reader above derived from the items (``derive``), kept with
+        the page so the next reader of the same page object (the cache hands
+        out one per entry) need not derive it again (docs/design.md,
+        Projected pages)."""
+        self._derived_bytes = 0
+        self._charge: Callable[[Page, int], None] | None = None
+        """Set by a cache that keeps the page: charges it what ``derived`` adds."""
+
+    def derive(self, derived: Any, size: int) -> None:
+        """Keeps ``derived`` (``size`` bytes, as the cache measures items)
+        in place of what was; a cache holding the page counts the change
+        against its byte cap (docs/design.md, Storage cache)."""
+        change, self._derived_bytes = size - self._derived_bytes, size
+        self.derived = derived
+        charge = self._charge
+        if charge is not None and change:
+            charge(self, change)
 
     def cursor(self, index: int) -> str:
         return self._mint(self.items[index])

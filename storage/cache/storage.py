@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from decimal import Decimal
+from functools import partial
 from typing import Any, Protocol
 
 from domain.errors import ConditionFailed, TransactionCanceled
@@ -30,6 +31,7 @@ from ..writes import WriteAction
 from .around import ReadsAround
 from .entries import Entries, Entry, PageKey, item_bytes, page_bytes
 from .freshness import Freshness, LocalFreshness
+from .frozen import freeze_item, freeze_page
 from .generations import Generations
 from .invalidation import Entered, Invalidation, invalidation_of
 from .reads import ReadLog, current_reads
@@ -254,7 +256,10 @@ class CachedStorage:
             deadline = min(deadline, _expiry((item,)))
             if deadline <= now:
                 return
-        self.entries.put(key, Entry(ap.id, item, item_bytes(item), deadline))
+        size = item_bytes(item)
+        if size <= self.entries.max_bytes:
+            kept = None if item is None else freeze_item(item)
+            self.entries.put(key, Entry(ap.id, kept, size, deadline))
 
     async def batch_get(
         self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
@@ -348,9 +353,16 @@ class CachedStorage:
         if not self._keeps(start, _slots_of_page(key, window)):
             return
         deadline = self._deadline(items)
-        if deadline > self._clock():
-            entry = Entry(ap.id, page, page_bytes(items, key.after), deadline, window)
-            self.entries.put(key, entry)
+        if deadline <= self._clock():
+            return
+        size = page_bytes(items, key.after)
+        if size > self.entries.max_bytes:
+            return
+        # A hit hands out this one object: frozen, and charged for what a
+        # reader derives from it (docs/design.md, Storage cache).
+        kept = freeze_page(page)
+        self.entries.put(key, Entry(ap.id, kept, size, deadline, window))
+        kept._charge = partial(self.entries.grow, key)
 
     # Writes
 

@@ -76,6 +76,10 @@ class _Abandon(Exception):
         return str(self.args[0])
 
 
+_EDGE_BYTES = 64
+"""What a kept edge costs besides its JSON, as the storage cache counts an
+item's (docs/design.md, Storage cache)."""
+
 _NOT_PLAIN = _Abandon("text it does not write unchanged")
 _NOT_HELD = _Abandon("a referenced item not yet read")
 
@@ -113,8 +117,14 @@ def _runner(general: FusedField, project: Callable[..., Any], node_type: type) -
             return fallback(executor, source, path)
         page = stored[0]
         budget = executor.response_bytes
+        context = executor.context_value
+        derived = page.derived
         try:
-            edges, used = project(page.items, page, executor.context_value)
+            if derived is not None and derived[0] is project and _still_held(derived[1], context):
+                edges, used = derived[2], derived[3]
+            else:
+                edges, used, memo = project(page.items, page, context)
+                page.derive((project, memo, edges, used), used + _EDGE_BYTES * len(edges))
         except _Abandon as abandon:
             fell_back(Lane.PROJECTION, abandon.cause)
             return fallback(executor, source, path)
@@ -132,6 +142,14 @@ def _runner(general: FusedField, project: Callable[..., Any], node_type: type) -
         return edges
 
     return run
+
+
+def _still_held(memo: dict[tuple[Any, Any], Any], context: Any) -> bool:
+    for (cached, value), item in memo.items():
+        hit, held = cached(context, value)
+        if not hit or held is not item:
+            return False
+    return True
 
 
 def _declared(field_def: GraphQLField) -> Any:
@@ -193,7 +211,7 @@ class _Builder:
                 "    for index, item in enumerate(items):",
                 *("        " + line for line in self.lines),
                 "        edges.append(r0)",
-                "    return edges, used",
+                "    return edges, used, memo",
             ]
         )
         namespace = self.namespace
