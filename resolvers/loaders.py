@@ -15,6 +15,7 @@ from strawberry.dataloader import DataLoader
 
 from storage import AccessPattern, Item, Page, Storage
 from storage.limits import BATCH_GET_MAX_KEYS
+from storage.protocol import kept_reads
 from storage.registry import Operation
 
 __all__ = ["Loaders", "PageRequest"]
@@ -34,6 +35,11 @@ class Loaders:
     def __init__(self, storage: Storage, tenant: str) -> None:
         self._storage = storage
         self._tenant = tenant
+        self._kept = kept_reads(storage)
+        """The cache's hits, answered before any DataLoader: no future, task
+        or loop turn for a read that reaches no store (docs/design.md,
+        Storage cache, Hits at once)."""
+        self._kept_pages: dict[tuple[str, PageRequest], Page] = {}
         self._items: dict[str, DataLoader[Params, Item | None]] = {}
         self._pages: dict[str, DataLoader[PageRequest, Page]] = {}
         self._held: dict[tuple[str, Params], Item | None] = {}
@@ -74,12 +80,17 @@ class Loaders:
         held = self._held
         if held and (ap.id, key) in held:
             return held[ap.id, key]
-        if ap.id in self.single:
-            loader = self._items.get(ap.id)
-            if loader is None or loader.cache_map.get(key) is None:
-                item = await self._storage.get(ap, **params)
-                held[ap.id, key] = item
-                return item
+        loader = self._items.get(ap.id)
+        kept = self._kept
+        if kept is not None and (loader is None or loader.cache_map.get(key) is None):
+            hit, found = kept.kept_item(ap, params)
+            if hit:
+                held[ap.id, key] = found
+                return found
+        if ap.id in self.single and (loader is None or loader.cache_map.get(key) is None):
+            item = await self._storage.get(ap, **params)
+            held[ap.id, key] = item
+            return item
         return await self._item_loader(ap).load(key)
 
     async def items(
@@ -89,9 +100,27 @@ class Loaders:
         if self._pages_held:
             self._enter_pages(ap.id)
         held = self._held
+        if self._kept is not None:
+            self._hold_kept(ap, keys, params)
         wanted = [key for key in keys if (ap.id, key) not in held]
+        if not wanted:
+            return [held[ap.id, key] for key in keys]
         loaded = dict(zip(wanted, await self._item_loader(ap).load_many(wanted), strict=True))
         return [held[ap.id, key] if (ap.id, key) in held else loaded[key] for key in keys]
+
+    def _hold_kept(
+        self, ap: AccessPattern, keys: list[Params], params: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Holds each of ``keys`` the cache has and the request has not asked for."""
+        kept, held = self._kept, self._held
+        assert kept is not None
+        cache_map = None if (loader := self._items.get(ap.id)) is None else loader.cache_map
+        for key, p in zip(keys, params, strict=True):
+            if (ap.id, key) in held or (cache_map is not None and cache_map.get(key) is not None):
+                continue
+            hit, found = kept.kept_item(ap, p)
+            if hit:
+                held[ap.id, key] = found
 
     def cached(self, ap: AccessPattern, /, **params: Any) -> tuple[bool, Item | None]:
         """(True, item) when this request has already read the key, so a
@@ -175,7 +204,19 @@ class Loaders:
         first: int | None = None,
         after: str | None = None,
     ) -> Page:
+        request = (_freeze(params), first, after)
+        kept_pages = self._kept_pages
+        if kept_pages:
+            page = kept_pages.get((ap.id, request))
+            if page is not None:
+                return page
         loader = self._pages.get(ap.id)
+        kept = self._kept
+        if kept is not None and (loader is None or loader.cache_map.get(request) is None):
+            page = kept.kept_page(ap, params, tenant=self._tenant, first=first, after=after)
+            if page is not None:
+                kept_pages[ap.id, request] = page
+                return page
         if loader is None:
             storage, tenant = self._storage, self._tenant
 
@@ -189,4 +230,4 @@ class Loaders:
 
             loader = DataLoader(load)
             self._pages[ap.id] = loader
-        return await loader.load((_freeze(params), first, after))
+        return await loader.load(request)

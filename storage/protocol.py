@@ -13,7 +13,7 @@ from .registry import AccessPattern
 from .values import Item
 from .writes import WriteAction
 
-__all__ = ["Page", "Storage"]
+__all__ = ["KeptReads", "Page", "Storage", "kept_reads"]
 
 
 class Page:
@@ -109,3 +109,30 @@ class Storage(Protocol):
         the index of the action that failed."""
 
     async def close(self) -> None: ...
+
+
+class KeptReads(Protocol):
+    """A cache's hits answered without a coroutine: a storage that has one
+    names it ``kept`` (``CachedStorage``; a wrapper passes its inner's on),
+    and a reader asks it before it awaits (docs/design.md, Storage cache,
+    Hits at once). A miss does nothing: the reader reads as before."""
+
+    def kept_item(
+        self, ap: AccessPattern, params: Mapping[str, Any]
+    ) -> tuple[bool, Item | None]: ...
+
+    def kept_page(
+        self,
+        ap: AccessPattern,
+        params: Mapping[str, Any],
+        *,
+        tenant: str,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Page | None: ...
+
+
+def kept_reads(storage: object) -> KeptReads | None:
+    """The hits ``storage`` answers at once, if it has any."""
+    kept: KeptReads | None = getattr(storage, "kept", None)
+    return kept

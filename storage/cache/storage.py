@@ -22,7 +22,7 @@ from domain.errors import ConditionFailed, TransactionCanceled
 from ..access_patterns import REGISTRY
 from ..budget import before_read, spend_read
 from ..keys import Key
-from ..protocol import Page, Storage
+from ..protocol import KeptReads, Page, Storage
 from ..registry import AccessPattern, Operation, Registry
 from ..store import Store
 from ..table import TABLE, IndexName
@@ -64,6 +64,7 @@ invalidation is applied once more after this long, so a page read from a
 lagging replica is not kept past it."""
 
 _TTL = TABLE.ttl_attribute
+_UNKEPT: tuple[bool, Item | None] = (False, None)
 _LAGGING_BACKENDS = frozenset({"dynamodb"})
 
 
@@ -215,6 +216,63 @@ class CachedStorage:
         self._keyed = inner if isinstance(inner, Store) else None
         """The store itself: a miss reads by the key spelled here, not again."""
 
+    def _served_item(self, ap: AccessPattern, key: Key, entry: Entry) -> Item | None:
+        item: Item | None = entry.value  # type: ignore[assignment]
+        self.stats.hits[ap.id] += 1
+        before_read()
+        spend_read(int(item is not None), 0.0)
+        _note_item(current_reads(), key, item)
+        return item
+
+    def _served_page(self, ap: AccessPattern, key: PageKey, entry: Entry) -> Page:
+        page: Page = entry.value  # type: ignore[assignment]
+        self.stats.hits[ap.id] += 1
+        before_read()
+        spend_read(len(entry.window), 0.0)
+        _note_page(current_reads(), key, _window(page))
+        return page
+
+    # Hits without a coroutine (docs/design.md, Storage cache, Hits at once)
+
+    @property
+    def kept(self) -> KeptReads:
+        return self
+
+    def kept_item(self, ap: AccessPattern, params: Mapping[str, Any]) -> tuple[bool, Item | None]:
+        """``(True, item)`` when ``get(ap, **params)`` would be a hit, served
+        and counted as that hit; ``(False, None)`` having done nothing else."""
+        now = self._clock()
+        if self._serves(ap, now) is not True:
+            return _UNKEPT
+        self._registry.require(ap, Operation.GET)
+        key = ap.key(**params)
+        entry = self.entries.get(key, now)
+        if entry is None:
+            return _UNKEPT
+        return True, self._served_item(ap, key, entry)
+
+    def kept_page(
+        self,
+        ap: AccessPattern,
+        params: Mapping[str, Any],
+        *,
+        tenant: str,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Page | None:
+        """The page when ``query`` would be a hit, served and counted as
+        that hit; None having done nothing else."""
+        now = self._clock()
+        size = ap.default_page if first is None else first
+        if type(size) is not int or self._serves(ap, now) is not True:
+            return None
+        self._registry.require(ap, Operation.QUERY)
+        key = PageKey(
+            ap.id, tenant, ap.index, ap.partition(params), ap.sort_range(params), size, after
+        )
+        entry = self.entries.get(key, now)
+        return None if entry is None else self._served_page(ap, key, entry)
+
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         now = self._clock()
         serves = self._serves(ap, now)
@@ -227,12 +285,7 @@ class CachedStorage:
         if serves:
             entry = self.entries.get(key, now)
             if entry is not None:
-                item: Item | None = entry.value  # type: ignore[assignment]
-                self.stats.hits[ap.id] += 1
-                before_read()
-                spend_read(int(item is not None), 0.0)
-                _note_item(current_reads(), key, item)
-                return item
+                return self._served_item(ap, key, entry)
             self.stats.misses[ap.id] += 1
         start = self.generations.begin()
         try:
@@ -331,14 +384,10 @@ class CachedStorage:
         if serves:
             entry = self.entries.get(key, now)
             if entry is not None:
-                page: Page = entry.value  # type: ignore[assignment]
-                self.stats.hits[ap.id] += 1
-                before_read()
-                spend_read(len(entry.window), 0.0)
-                _note_page(current_reads(), key, _window(page))
-                return page
+                return self._served_page(ap, key, entry)
             self.stats.misses[ap.id] += 1
         start = self.generations.begin()
+        page: Page
         try:
             page = await self.inner.query(ap, params, tenant=tenant, first=first, after=after)
             self._keep_page(ap, key, page, start)

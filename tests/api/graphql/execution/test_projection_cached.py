@@ -20,6 +20,7 @@ from api.app import create_app
 from api.settings.gateway import Backend, CacheChannel
 from storage import Update
 from storage.access_patterns import BRAND_BY_ID, PRODUCT_BY_ID
+from storage.protocol import kept_reads
 from storage.trace import Trace, tracing
 
 pytestmark = pytest.mark.fast_paths
@@ -103,6 +104,8 @@ async def test_a_kept_pages_projection_is_reused_until_its_brand_changes(
     gateway: Gateway, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     brand_id, key, ids = await _seeded(gateway)
+    # The resolvers' store (the pipeline's, over the cache) answers hits at once.
+    assert kept_reads(gateway.app.state.graphql.services.storage) is not None
     reuses = Reuses(monkeypatch)
     first, _ = await _page(gateway, brand_id, key)
     second, calls = await _page(gateway, brand_id, key)
