@@ -59,6 +59,11 @@ class Page:
         self._charge: Callable[[Page, int], None] | None = None
         """Set by a cache that keeps the page: charges it what ``derived`` adds."""
 
+    @property
+    def charged(self) -> bool:
+        """Whether a cache keeps the page, to be served again as this object."""
+        return self._charge is not None
+
     def derive(self, derived: Any, size: int) -> None:
         """Keeps ``derived`` (``size`` bytes, as the cache measures items)
         in place of what was; a cache holding the page counts the change

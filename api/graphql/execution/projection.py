@@ -40,6 +40,7 @@ from strawberry.types.base import StrawberryObjectDefinition
 from strawberry.types.field import StrawberryField
 
 from api.graphql.execution.budget import key_bytes, leaf_bytes
+from api.graphql.execution.encoded import EncodedList
 from api.graphql.execution.fallbacks import fell_back, took, unexpected
 from api.graphql.execution.fused import FusedField
 from api.graphql.execution.leaf_coercion import enum_names
@@ -124,7 +125,10 @@ def _runner(general: FusedField, project: Callable[..., Any], node_type: type) -
                 edges, used = derived[2], derived[3]
             else:
                 edges, used, memo = project(page.items, page, context)
-                page.derive((project, memo, edges, used), used + _EDGE_BYTES * len(edges))
+                kept = used + _EDGE_BYTES * len(edges)
+                if page.charged:  # served again: encoded once, kept as bytes too
+                    edges, kept = EncodedList(edges), kept + used
+                page.derive((project, memo, edges, used), kept)
         except _Abandon as abandon:
             fell_back(Lane.PROJECTION, abandon.cause)
             return fallback(executor, source, path)
