@@ -83,7 +83,7 @@ class Loaders:
         loader = self._items.get(ap.id)
         kept = self._kept
         if kept is not None and (loader is None or loader.cache_map.get(key) is None):
-            hit, found = kept.kept_item(ap, params)
+            hit, found = kept.kept_item(ap, params, key)
             if hit:
                 held[ap.id, key] = found
                 return found
@@ -118,7 +118,7 @@ class Loaders:
         for key, p in zip(keys, params, strict=True):
             if (ap.id, key) in held or (cache_map is not None and cache_map.get(key) is not None):
                 continue
-            hit, found = kept.kept_item(ap, p)
+            hit, found = kept.kept_item(ap, p, key)
             if hit:
                 held[ap.id, key] = found
 
@@ -213,7 +213,9 @@ class Loaders:
         loader = self._pages.get(ap.id)
         kept = self._kept
         if kept is not None and (loader is None or loader.cache_map.get(request) is None):
-            page = kept.kept_page(ap, params, tenant=self._tenant, first=first, after=after)
+            page = kept.kept_page(
+                ap, params, request[0], tenant=self._tenant, first=first, after=after
+            )
             if page is not None:
                 kept_pages[ap.id, request] = page
                 return page

@@ -6,7 +6,7 @@ once, when the application is built.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol
 
 from .registry import AccessPattern
@@ -120,16 +120,19 @@ class KeptReads(Protocol):
     """A cache's hits answered without a coroutine: a storage that has one
     names it ``kept`` (``CachedStorage``; a wrapper passes its inner's on),
     and a reader asks it before it awaits (docs/design.md, Storage cache,
-    Hits at once). A miss does nothing: the reader reads as before."""
+    Hits at once). A miss does nothing: the reader reads as before. ``name``
+    is the reader's hashable spelling of ``params`` (equal params, equal
+    names), by which the cache remembers the key they make."""
 
     def kept_item(
-        self, ap: AccessPattern, params: Mapping[str, Any]
+        self, ap: AccessPattern, params: Mapping[str, Any], name: Hashable
     ) -> tuple[bool, Item | None]: ...
 
     def kept_page(
         self,
         ap: AccessPattern,
         params: Mapping[str, Any],
+        name: Hashable,
         *,
         tenant: str,
         first: int | None = None,

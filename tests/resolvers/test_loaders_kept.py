@@ -109,3 +109,23 @@ async def test_a_store_without_a_cache_has_no_hits_at_once(cache: CachedStorage)
     loaders: Storage = cache.inner
     with pytest.raises(AssertionError, match="suspended"):
         at_once(Loaders(loaders, TENANT).item(PRODUCT_BY_ID, product_id="P1"))
+
+
+async def test_a_page_kept_for_one_tenant_is_not_anothers(cache: CachedStorage) -> None:
+    params = {"brand_id": "b"}
+    await cache.query(BRAND_PRODUCTS, params, tenant="A", first=2)
+    assert at_once(Loaders(cache, "A").page(BRAND_PRODUCTS, params, first=2)) is not None
+    with pytest.raises(AssertionError, match="suspended"):
+        at_once(Loaders(cache, "B").page(BRAND_PRODUCTS, params, first=2))
+
+
+async def test_the_keys_remembered_for_hits_are_bounded(cache: CachedStorage) -> None:
+    bound = cache._keys_max
+    for number in range(bound + 10):
+        cache.kept_item(PRODUCT_BY_ID, {"product_id": f"X{number}"}, (("product_id", number),))
+    assert 0 < len(cache._keys) <= bound
+    # Remembered or not, each name still finds its own key.
+    await cache.get(PRODUCT_BY_ID, product_id="P3")
+    hit, item = cache.kept_item(PRODUCT_BY_ID, {"product_id": "P3"}, "P3")
+    assert hit and item is not None and item["id"] == "P3"
+    assert cache.kept_item(PRODUCT_BY_ID, {"product_id": "P2"}, "P2") == (False, None)
