@@ -164,6 +164,8 @@ async def measure(directory: Path) -> None:
         answered = _responses_answered(servers["responses"]) if "responses" in servers else {}
     _report(collected, traces, ratios)
     _bar(collected, traces)
+    if not answered:
+        return
     print_table(
         "cache: the response cache over the run (/metrics, proofgate_response_cache_reads)",
         [(op, f"{hits:,.0f}", f"{misses:,.0f}") for op, (hits, misses) in answered.items()],
