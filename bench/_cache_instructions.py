@@ -1,8 +1,9 @@
-"""The response cache in instructions per request: the small query and the
-page of 50 answered from it (docs/design.md, Response cache), against the
-same requests executed with every cache off, under callgrind, the ASGI app
-called in-process as in ``bench/fastpaths.py``. Instruction counts do not
-move with what else runs on the machine; req/s (``bench/_cache_http.py``) do."""
+"""Instructions per request through the caches: the small query and the
+page of 50 with every cache off, with the storage cache on (every read a
+hit: docs/design.md, Storage cache) and answered from the response cache
+(docs/design.md, Response cache), under callgrind, the ASGI app called
+in-process as in ``bench/fastpaths.py``. Instruction counts do not move with
+what else runs on the machine; req/s (``bench/_cache_http.py``) do."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ __all__ = ["run"]
 
 VIEWER = "query Viewer { viewer { role brandId __typename } }"
 SHAPES = ("small query", "page of 50")
-SETTINGS = ("uncached", "response cache")
+SETTINGS = ("uncached", "storage cache", "response cache")
 
 
 async def _count(setting: str, library: Path, directory: Path) -> dict[str, float]:
@@ -56,22 +57,28 @@ async def _count(setting: str, library: Path, directory: Path) -> dict[str, floa
 
 async def run() -> None:
     title = (
-        "cache: instructions per request through the response cache (callgrind, "
-        f"{REQUESTS} requests after {WARMUP}, the ASGI app called in-process)"
+        "cache: instructions per request, every cache off, the storage cache on (all hits), "
+        f"the response cache on (callgrind, {REQUESTS} requests after {WARMUP}, "
+        "the ASGI app called in-process)"
     )
-    header = ("shape", "uncached", "response cache", "saved")
+    header = ("shape", "uncached", "storage cache", "saved", "response cache", "saved")
     with tempfile.TemporaryDirectory() as name:
         directory = Path(name)
         library = _client(directory)
         if isinstance(library, str):
-            print_table(title, [("skipped", library, "", "")], header)
+            print_table(title, [("skipped", library, "", "", "", "")], header)
             return
         counts = {s: await _count(s, library, directory) for s in SETTINGS}
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for shape in SHAPES:
-        off, on = counts["uncached"][shape], counts["response cache"][shape]
-        rows.append((shape, f"{off:,.0f}", f"{on:,.0f}", f"{1 - on / off:.1%}"))
+        off = counts["uncached"][shape]
+        row = [shape, f"{off:,.0f}"]
+        for setting in ("storage cache", "response cache"):
+            on = counts[setting][shape]
+            row += [f"{on:,.0f}", f"{1 - on / off:.1%}"]
+        rows.append(tuple(row))
     print_table(title, rows, header)
+    print("\n" + json.dumps({"cache_instructions": counts}))
 
 
 # The child, under callgrind.
@@ -98,6 +105,8 @@ async def _gateway(setting: str) -> AsyncIterator[tuple[Any, str, str]]:
             limits=Limits(rate_limit=None, key_rate_limit=None),
             operations=OperationSettings(directory=operations),
         )
+        if setting == "storage cache":
+            settings = replace(settings, cache=True)
         if setting == "response cache":
             settings = replace(
                 settings,

@@ -6,14 +6,14 @@ once, when the application is built.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol
 
 from .registry import AccessPattern
 from .values import Item
 from .writes import WriteAction
 
-__all__ = ["Page", "Storage"]
+__all__ = ["KeptReads", "Page", "Storage", "kept_reads"]
 
 
 class Page:
@@ -27,7 +27,16 @@ class Page:
     ``has_next_page``: the cache keeps the page only while that item too is
     unchanged (docs/design.md, Storage cache)."""
 
-    __slots__ = ("_end", "_mint", "beyond", "has_next_page", "items")
+    __slots__ = (
+        "_charge",
+        "_derived_bytes",
+        "_end",
+        "_mint",
+        "beyond",
+        "derived",
+        "has_next_page",
+        "items",
+    )
 
     def __init__(
         self,
@@ -41,6 +50,29 @@ class Page:
         self._mint = mint
         self._end: str | None = None
         self.beyond = beyond
+        self.derived: Any = None
+        """What a reader above derived from the items (``derive``), kept with
+        the page so the next reader of the same page object (the cache hands
+        out one per entry) need not derive it again (docs/design.md,
+        Projected pages)."""
+        self._derived_bytes = 0
+        self._charge: Callable[[Page, int], None] | None = None
+        """Set by a cache that keeps the page: charges it what ``derived`` adds."""
+
+    @property
+    def charged(self) -> bool:
+        """Whether a cache keeps the page, to be served again as this object."""
+        return self._charge is not None
+
+    def derive(self, derived: Any, size: int) -> None:
+        """Keeps ``derived`` (``size`` bytes, as the cache measures items)
+        in place of what was; a cache holding the page counts the change
+        against its byte cap (docs/design.md, Storage cache)."""
+        change, self._derived_bytes = size - self._derived_bytes, size
+        self.derived = derived
+        charge = self._charge
+        if charge is not None and change:
+            charge(self, change)
 
     def cursor(self, index: int) -> str:
         return self._mint(self.items[index])
@@ -82,3 +114,33 @@ class Storage(Protocol):
         the index of the action that failed."""
 
     async def close(self) -> None: ...
+
+
+class KeptReads(Protocol):
+    """A cache's hits answered without a coroutine: a storage that has one
+    names it ``kept`` (``CachedStorage``; a wrapper passes its inner's on),
+    and a reader asks it before it awaits (docs/design.md, Storage cache,
+    Hits at once). A miss does nothing: the reader reads as before. ``name``
+    is the reader's hashable spelling of ``params`` (equal params, equal
+    names), by which the cache remembers the key they make."""
+
+    def kept_item(
+        self, ap: AccessPattern, params: Mapping[str, Any], name: Hashable
+    ) -> tuple[bool, Item | None]: ...
+
+    def kept_page(
+        self,
+        ap: AccessPattern,
+        params: Mapping[str, Any],
+        name: Hashable,
+        *,
+        tenant: str,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Page | None: ...
+
+
+def kept_reads(storage: object) -> KeptReads | None:
+    """The hits ``storage`` answers at once, if it has any."""
+    kept: KeptReads | None = getattr(storage, "kept", None)
+    return kept

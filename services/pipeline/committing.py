@@ -16,6 +16,7 @@ from typing import NamedTuple, Protocol
 
 from domain.errors import ConditionFailed
 from storage import Forwarding, Item, Put, Storage, WriteAction
+from storage.protocol import kept_reads
 
 from .events import EventKind, OutboxEvent
 from .outbox.intake import is_webhook
@@ -100,6 +101,9 @@ class CommittingStorage(Forwarding):
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__(inner)
+        self.kept = kept_reads(inner)
+        """The cache's hits at once, read past this store as its reads are
+        (docs/design.md, Storage cache, Hits at once)."""
         self._relay = relay
         self._handover = handover if handover is not None else Handover()
         self._settings = settings if settings is not None else PipelineSettings()

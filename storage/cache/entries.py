@@ -124,6 +124,21 @@ class Entries:
             oldest = next(iter(self._lru))
             self._drop(oldest, "capacity")
 
+    def grow(self, key: PageKey, page: Page, change: int) -> None:
+        """The page kept at ``key`` now carries ``change`` more bytes (what
+        a reader derived from it, ``Page.derive``); a page no longer kept
+        there is no longer counted."""
+        entry = self._lru.get(key)
+        if entry is None or entry.value is not page:
+            return
+        entry.size += change
+        self.bytes += change
+        if entry.size > self.max_bytes:
+            self._drop(key, "capacity")
+        while self.bytes > self.max_bytes:
+            oldest = next(iter(self._lru))
+            self._drop(oldest, "capacity")
+
     def _index(self, key: PageKey, entry: Entry) -> None:
         for item_key in entry.window:
             self._by_key.setdefault(item_key, set()).add(key)

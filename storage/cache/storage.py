@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from decimal import Decimal
+from functools import partial
 from typing import Any, Protocol
 
 from domain.errors import ConditionFailed, TransactionCanceled
@@ -21,15 +22,16 @@ from domain.errors import ConditionFailed, TransactionCanceled
 from ..access_patterns import REGISTRY
 from ..budget import before_read, spend_read
 from ..keys import Key
-from ..protocol import Page, Storage
+from ..protocol import KeptReads, Page, Storage
 from ..registry import AccessPattern, Operation, Registry
 from ..store import Store
 from ..table import TABLE, IndexName
 from ..values import Item
 from ..writes import WriteAction
 from .around import ReadsAround
-from .entries import Entries, Entry, PageKey, item_bytes, page_bytes
+from .entries import ENTRY_OVERHEAD_BYTES, Entries, Entry, PageKey, item_bytes, page_bytes
 from .freshness import Freshness, LocalFreshness
+from .frozen import freeze_item, freeze_page
 from .generations import Generations
 from .invalidation import Entered, Invalidation, invalidation_of
 from .reads import ReadLog, current_reads
@@ -62,6 +64,7 @@ invalidation is applied once more after this long, so a page read from a
 lagging replica is not kept past it."""
 
 _TTL = TABLE.ttl_attribute
+_UNKEPT: tuple[bool, Item | None] = (False, None)
 _LAGGING_BACKENDS = frozenset({"dynamodb"})
 
 
@@ -166,6 +169,10 @@ class CachedStorage:
         """This process's writes that may commit and whose invalidation has
         not been applied and handed to the listeners: their start times."""
         self._writes = 0
+        self._keys: dict[Hashable, Any] = {}
+        """Keys ``kept_item`` and ``kept_page`` made, by the caller's name for
+        their params: a hit makes no key (docs/design.md, Storage cache, Hits at once)."""
+        self._keys_max = max(1024, max_bytes // ENTRY_OVERHEAD_BYTES)
 
     # Reads
 
@@ -213,6 +220,85 @@ class CachedStorage:
         self._keyed = inner if isinstance(inner, Store) else None
         """The store itself: a miss reads by the key spelled here, not again."""
 
+    def _served_item(self, ap: AccessPattern, key: Key, entry: Entry) -> Item | None:
+        item: Item | None = entry.value  # type: ignore[assignment]
+        self.stats.hits[ap.id] += 1
+        before_read()
+        spend_read(int(item is not None), 0.0)
+        _note_item(current_reads(), key, item)
+        return item
+
+    def _served_page(self, ap: AccessPattern, key: PageKey, entry: Entry) -> Page:
+        page: Page = entry.value  # type: ignore[assignment]
+        self.stats.hits[ap.id] += 1
+        before_read()
+        spend_read(len(entry.window), 0.0)
+        log = current_reads()
+        if log is not None:
+            _note_page(log, key, _window(page))
+        return page
+
+    # Hits without a coroutine (docs/design.md, Storage cache, Hits at once)
+
+    def _remember(self, named: Hashable, key: Any) -> Any:
+        """The key made for ``named``; all are forgotten at the bound (as
+        many as the byte cap could hold entries), and made again."""
+        keys = self._keys
+        if len(keys) >= self._keys_max:
+            keys.clear()
+        keys[named] = key
+        return key
+
+    @property
+    def kept(self) -> KeptReads:
+        return self
+
+    def kept_item(
+        self, ap: AccessPattern, params: Mapping[str, Any], name: Hashable
+    ) -> tuple[bool, Item | None]:
+        """``(True, item)`` when ``get(ap, **params)`` would be a hit, served
+        and counted as that hit; ``(False, None)`` having done nothing else.
+        ``name``: the caller's hashable spelling of ``params``, by which the
+        key they make is remembered rather than made again."""
+        now = self._clock()
+        if self._serves(ap, now) is not True:
+            return _UNKEPT
+        self._registry.require(ap, Operation.GET)  # the pattern registered under its id
+        key = self._keys.get((ap.id, name))
+        if key is None:
+            key = self._remember((ap.id, name), ap.key(**params))
+        entry = self.entries.get(key, now)
+        if entry is None:
+            return _UNKEPT
+        return True, self._served_item(ap, key, entry)
+
+    def kept_page(
+        self,
+        ap: AccessPattern,
+        params: Mapping[str, Any],
+        name: Hashable,
+        *,
+        tenant: str,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Page | None:
+        """The page when ``query`` would be a hit, served and counted as
+        that hit; None having done nothing else."""
+        now = self._clock()
+        size = ap.default_page if first is None else first
+        if type(size) is not int or self._serves(ap, now) is not True:
+            return None
+        self._registry.require(ap, Operation.QUERY)
+        named = (ap.id, name, tenant, size, after)
+        key = self._keys.get(named)
+        if key is None:
+            partition, sort = ap.partition(params), ap.sort_range(params)
+            key = self._remember(
+                named, PageKey(ap.id, tenant, ap.index, partition, sort, size, after)
+            )
+        entry = self.entries.get(key, now)
+        return None if entry is None else self._served_page(ap, key, entry)
+
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         now = self._clock()
         serves = self._serves(ap, now)
@@ -225,12 +311,7 @@ class CachedStorage:
         if serves:
             entry = self.entries.get(key, now)
             if entry is not None:
-                item: Item | None = entry.value  # type: ignore[assignment]
-                self.stats.hits[ap.id] += 1
-                before_read()
-                spend_read(int(item is not None), 0.0)
-                _note_item(current_reads(), key, item)
-                return item
+                return self._served_item(ap, key, entry)
             self.stats.misses[ap.id] += 1
         start = self.generations.begin()
         try:
@@ -254,7 +335,10 @@ class CachedStorage:
             deadline = min(deadline, _expiry((item,)))
             if deadline <= now:
                 return
-        self.entries.put(key, Entry(ap.id, item, item_bytes(item), deadline))
+        size = item_bytes(item)
+        if size <= self.entries.max_bytes:
+            kept = None if item is None else freeze_item(item)
+            self.entries.put(key, Entry(ap.id, kept, size, deadline))
 
     async def batch_get(
         self, ap: AccessPattern, params: Sequence[Mapping[str, Any]]
@@ -326,14 +410,10 @@ class CachedStorage:
         if serves:
             entry = self.entries.get(key, now)
             if entry is not None:
-                page: Page = entry.value  # type: ignore[assignment]
-                self.stats.hits[ap.id] += 1
-                before_read()
-                spend_read(len(entry.window), 0.0)
-                _note_page(current_reads(), key, _window(page))
-                return page
+                return self._served_page(ap, key, entry)
             self.stats.misses[ap.id] += 1
         start = self.generations.begin()
+        page: Page
         try:
             page = await self.inner.query(ap, params, tenant=tenant, first=first, after=after)
             self._keep_page(ap, key, page, start)
@@ -348,9 +428,16 @@ class CachedStorage:
         if not self._keeps(start, _slots_of_page(key, window)):
             return
         deadline = self._deadline(items)
-        if deadline > self._clock():
-            entry = Entry(ap.id, page, page_bytes(items, key.after), deadline, window)
-            self.entries.put(key, entry)
+        if deadline <= self._clock():
+            return
+        size = page_bytes(items, key.after)
+        if size > self.entries.max_bytes:
+            return
+        # A hit hands out this one object: frozen, and charged for what a
+        # reader derives from it (docs/design.md, Storage cache).
+        kept = freeze_page(page)
+        self.entries.put(key, Entry(ap.id, kept, size, deadline, window))
+        kept._charge = partial(self.entries.grow, key)
 
     # Writes
 

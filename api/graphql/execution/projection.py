@@ -40,6 +40,7 @@ from strawberry.types.base import StrawberryObjectDefinition
 from strawberry.types.field import StrawberryField
 
 from api.graphql.execution.budget import key_bytes, leaf_bytes
+from api.graphql.execution.encoded import EncodedList
 from api.graphql.execution.fused import FusedField
 from api.graphql.execution.leaf_coercion import enum_names
 from api.graphql.execution.protocols import PlanExecutor
@@ -75,6 +76,10 @@ class _Abandon(Exception):
     def cause(self) -> str:
         return str(self.args[0])
 
+
+_EDGE_BYTES = 64
+"""What a kept edge costs besides its JSON, as the storage cache counts an
+item's (docs/design.md, Storage cache)."""
 
 _NOT_PLAIN = _Abandon("text it does not write unchanged")
 _NOT_HELD = _Abandon("a referenced item not yet read")
@@ -113,8 +118,17 @@ def _runner(general: FusedField, project: Callable[..., Any], node_type: type) -
             return fallback(executor, source, path)
         page = stored[0]
         budget = executor.response_bytes
+        context = executor.context_value
+        derived = page.derived
         try:
-            edges, used = project(page.items, page, executor.context_value)
+            if derived is not None and derived[0] is project and _still_held(derived[1], context):
+                edges, used = derived[2], derived[3]
+            else:
+                edges, used, memo = project(page.items, page, context)
+                kept = used + _EDGE_BYTES * len(edges)
+                if page.charged:  # served again: encoded once, kept as bytes too
+                    edges, kept = EncodedList(edges), kept + used
+                page.derive((project, memo, edges, used), kept)
         except _Abandon as abandon:
             fell_back(Lane.PROJECTION, abandon.cause)
             return fallback(executor, source, path)
@@ -132,6 +146,14 @@ def _runner(general: FusedField, project: Callable[..., Any], node_type: type) -
         return edges
 
     return run
+
+
+def _still_held(memo: dict[tuple[Any, Any], Any], context: Any) -> bool:
+    for (cached, value), item in memo.items():
+        hit, held = cached(context, value)
+        if not hit or held is not item:
+            return False
+    return True
 
 
 def _declared(field_def: GraphQLField) -> Any:
@@ -193,7 +215,7 @@ class _Builder:
                 "    for index, item in enumerate(items):",
                 *("        " + line for line in self.lines),
                 "        edges.append(r0)",
-                "    return edges, used",
+                "    return edges, used, memo",
             ]
         )
         namespace = self.namespace

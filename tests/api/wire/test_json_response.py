@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import enum
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.wire.json_response import encode_json
+from api.graphql.execution.encoded import EncodedList
+from api.wire.json_response import encode_json, encode_json_bytes
+from storage.cache.frozen import FrozenItem, FrozenList
 
 _json_values = st.recursive(
     st.none()
@@ -38,3 +42,46 @@ def test_key_order_and_text_are_kept() -> None:
     assert isinstance(text, str)
     assert list(json.loads(text)["data"]) == ["z", "a", "m"]
     assert json.loads(text) == body
+
+
+_subclassed = st.recursive(
+    _json_values,
+    lambda inner: (
+        st.lists(inner, max_size=4).map(EncodedList)
+        | st.dictionaries(st.text(), inner, max_size=4).map(FrozenItem)
+        | st.lists(inner, max_size=4).map(FrozenList)
+    ),
+    max_leaves=20,
+)
+
+
+@given(_subclassed)
+def test_encoded_lists_and_builtin_subclasses_are_written_as_their_builtins(value: Any) -> None:
+    """An ``EncodedList`` is written from the bytes it encoded once; a frozen
+    item, a frozen list, a str or int enum as the builtin would be."""
+    body = {"data": [value, value]}
+    plain = json.loads(json.dumps(body))
+    assert json.loads(encode_json_bytes(body)) == plain
+    assert json.loads(encode_json(body)) == plain  # the second copy from the bytes kept
+
+
+def test_an_encoded_list_is_read_only_and_written_from_its_bytes() -> None:
+    class Color(enum.StrEnum):
+        RED = "red"
+
+    class Size(enum.IntEnum):
+        BIG = 3
+
+    edges = EncodedList([{"name": "a", "color": Color.RED, "size": Size.BIG}])
+    assert encode_json_bytes({"edges": edges}) == b'{"edges":[{"name":"a","color":"red","size":3}]}'
+    with pytest.raises(TypeError, match="read-only"):
+        edges.append({})
+    with pytest.raises(TypeError, match="read-only"):
+        edges[0] = {}
+    # The bytes are the list's own: a planted change behind its back shows.
+    list.append(edges, {"name": "b"})
+    assert encode_json_bytes({"edges": edges}) == b'{"edges":[{"name":"a","color":"red","size":3}]}'
+    assert json.loads(json.dumps(edges)) == [
+        {"name": "a", "color": "red", "size": 3},
+        {"name": "b"},
+    ]
