@@ -16,6 +16,9 @@
   gateway spends sending them, on the same cores (docs/design.md,
   Performance budgets). Without a C compiler the fan-out is skipped with a
   message.
+- fan-out against ``serve --workers 2`` on Redis: the 10,000 sockets again,
+  spread by the kernel over the two workers; the bar is per gateway
+  (docs/design.md, Alert fan-out), and the one-process row stays beside it.
 - scan to subscriber with 10,000 filtered subscriptions in the process: the
   C client holds 9,999 subscriptions of the brand with 200 different
   filters (most name three of the products scanned, so each alert matches
