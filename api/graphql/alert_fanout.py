@@ -104,6 +104,7 @@ class DirectSubscription:
         "ended",
         "group",
         "id",
+        "key",
         "kind",
     )
 
@@ -121,6 +122,8 @@ class DirectSubscription:
         self.id = operation_id
         self.kind = kind
         """The frame's type: ``next`` (graphql-transport-ws), ``data`` (legacy graphql-ws)."""
+        self.key = (operation_id, kind)
+        """What tells its message from another's of the same answer."""
         self.group = group
         self.ended = False
         self._fanout = fanout
@@ -169,15 +172,14 @@ class DirectSubscription:
             message = {"type": self.kind, "id": self.id, "payload": payload}
         return encode_message(message, self._fanout.payloads).encode()
 
-    def send(self, data: bytes, frame: bytes) -> None:
+    def send(self, data: bytes, frame: bytes) -> int:
         """The encoded message, as a frame on this subscription's socket
-        (``frame``: its bytes when no extension applies)."""
+        (``frame``: its bytes when no extension applies); 1 if written."""
         if self.ended:
-            return
+            return 0
         written = self._frames.write(data, frame)
         if written == NOT_WRITTEN:
-            return  # closing: its handler ends the subscription
-        self._fanout.written += 1
+            return 0  # closing: its handler ends the subscription
         if self._backlog > 0:
             self._backlog -= 1
         elif written == WRITTEN_PAUSED:
@@ -185,6 +187,7 @@ class DirectSubscription:
         else:
             self._waiting -= 1 + self._stalled
             self._stalled = 0
+        return 1
 
     @property
     def context(self) -> Any:
@@ -307,24 +310,34 @@ class AlertFanout:
         groups: dict[_Group, list[DirectSubscription]] = {}
         for subscription in subscriptions:
             if not subscription.ended:
-                groups.setdefault(subscription.group, []).append(subscription)
+                members = groups.get(subscription.group)
+                if members is None:
+                    members = groups[subscription.group] = []
+                members.append(subscription)
         for group, members in groups.items():
             result = await self._run(group, members[0].context, event)
-            if result.errors:  # each subscriber's errors carry its request id
-                for subscription in members:
-                    data = subscription.encode(result)
-                    subscription.send(data, text_frame(data))
-                continue
-            # Messages differ only by the operation's id and the protocol:
-            # one encoding and frame each (every socket of the bench has id "1").
-            encoded: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+            self.written += self._write(result, members)
+
+    @staticmethod
+    def _write(result: ExecutionResult, members: list[DirectSubscription]) -> int:
+        """Each member's message for ``result`` written on its socket; how
+        many were written. Per socket, only what differs per socket."""
+        written = 0
+        if result.errors:  # each subscriber's errors carry its request id
             for subscription in members:
-                key = (subscription.id, subscription.kind)
-                framed = encoded.get(key)
-                if framed is None:
-                    data = subscription.encode(result)
-                    framed = encoded[key] = (data, text_frame(data))
-                subscription.send(*framed)
+                data = subscription.encode(result)
+                written += subscription.send(data, text_frame(data))
+            return written
+        # Messages differ only by the operation's id and the protocol:
+        # one encoding and frame each (every socket of the bench has id "1").
+        encoded: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+        for subscription in members:
+            framed = encoded.get(subscription.key)
+            if framed is None:
+                data = subscription.encode(result)
+                framed = encoded[subscription.key] = (data, text_frame(data))
+            written += subscription.send(*framed)
+        return written
 
     async def _run(self, group: _Group, context: Any, event: Any) -> ExecutionResult:
         """The selection on ``event``, once for the group, as a subscriber's

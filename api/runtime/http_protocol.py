@@ -53,7 +53,8 @@ protocol's ``queue``, ``writable``, ``request``, ``response``,
 ``handshake_complete``, ``handle_connect``, ``scope``, ``conn``,
 ``transport``, ``close_sent``, ``disconnected`` and ``initial_response``
 are uvicorn's internals, used nowhere else (and that
-websockets' ``ServerProtocol.parse`` keeps the request, as of 17.4).
+websockets' ``ServerProtocol.parse`` keeps the request, and that its
+``state`` property returns ``_state``, read here directly, as of 17.4).
 Checked against uvicorn 0.54.0: on an upgrade, read
 ``uvicorn/protocols/http/httptools_impl.py`` again;
 ``tests/test_library_doors.py`` fails until this line names the installed
@@ -477,7 +478,9 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.queue = cast("asyncio.Queue[ASGIReceiveEvent]", _Inbox())
-        self.writable = cast("asyncio.Event", _Writable())
+        self.flow = _Writable()
+        """The writable flag, as ours: the fan-out reads it per socket."""
+        self.writable = cast("asyncio.Event", self.flow)
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
@@ -532,7 +535,9 @@ class DirectFrames:
             return NOT_WRITTEN
         transport = protocol.transport
         conn = protocol.conn
-        if transport.is_closing() or conn.state is not State.OPEN:
+        # ``_state``: what websockets' ``state`` property returns, without
+        # the property's call (once per socket per alert).
+        if conn._state is not _OPEN or transport.is_closing():
             return NOT_WRITTEN
         if conn.extensions or conn.expect_continuation_frame:
             try:
@@ -542,7 +547,10 @@ class DirectFrames:
             transport.write(b"".join(conn.data_to_send()))
         else:
             transport.write(frame)
-        return WRITTEN if protocol.writable.is_set() else WRITTEN_PAUSED
+        return WRITTEN_PAUSED if protocol.flow._paused else WRITTEN
+
+
+_OPEN = State.OPEN
 
 
 class _Inbox:

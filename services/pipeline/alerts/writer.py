@@ -92,9 +92,13 @@ class AlertWriter:
         self.known.add(draft.key)
         self.created += 1
         item = await self.stamper.visible(self._storage, item)
-        self._broker.publish(item)
+        # Announced first: the publisher to other processes then runs before
+        # this process's fan-out writes its sockets, which would otherwise
+        # hold every other process's subscribers back by their whole loop
+        # (docs/design.md, Alert fan-out).
         if self._announce is not None:
             self._announce(item)
+        self._broker.publish(item)
         for delivery in deliveries:
             self._expect(delivery)
         return True

@@ -322,11 +322,11 @@ async def test_a_planted_fault_in_the_fanout_is_caught(
     send = alert_fanout.DirectSubscription.send
     dropped: list[str] = []
 
-    def leaves_one_out(self: alert_fanout.DirectSubscription, data: bytes, frame: bytes) -> None:
+    def leaves_one_out(self: alert_fanout.DirectSubscription, data: bytes, frame: bytes) -> int:
         if not dropped and self.id == "d0":
             dropped.append(self.id)
-            return
-        send(self, data, frame)
+            return 0
+        return send(self, data, frame)
 
     monkeypatch.setattr(alert_fanout.DirectSubscription, "send", leaves_one_out)
     twins, _ = await _run(served, 1, TRANSPORT_WS)
