@@ -60,6 +60,15 @@ class Page:
         """Set by a cache that keeps the page: charges it what ``derived`` adds."""
 
     @property
+    def mint(self) -> Callable[[Item], str]:
+        """Makes an item's cursor (a copy of the page mints the same way)."""
+        return self._mint
+
+    def charge_with(self, charge: Callable[[Page, int], None]) -> None:
+        """A cache that keeps the page is charged what ``derived`` adds."""
+        self._charge = charge
+
+    @property
     def charged(self) -> bool:
         """Whether a cache keeps the page, to be served again as this object."""
         return self._charge is not None

@@ -61,6 +61,7 @@ class FreezeAfterStartup(AfterStartup):
         """``full_every``: how often to collect every generation; zero: never."""
         super().__init__(app)
         self.full_every = full_every.total_seconds()
+        self._timer: asyncio.TimerHandle | None = None
 
     def started(self) -> None:
         gc.collect()
@@ -69,8 +70,15 @@ class FreezeAfterStartup(AfterStartup):
         _, middle, oldest = gc.get_threshold()
         gc.set_threshold(YOUNG_THRESHOLD, middle, oldest)
         if self.full_every > 0:
-            asyncio.get_running_loop().call_later(self.full_every, self._collect)
+            self._timer = asyncio.get_running_loop().call_later(self.full_every, self._collect)
+
+    def stop(self) -> None:
+        """No more periodic collections (a served process's end stops them
+        with its loop; a test that started them stops them itself)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _collect(self) -> None:
         gc.collect()
-        asyncio.get_running_loop().call_later(self.full_every, self._collect)
+        self._timer = asyncio.get_running_loop().call_later(self.full_every, self._collect)

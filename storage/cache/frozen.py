@@ -103,7 +103,7 @@ def freeze_page(page: Page) -> FrozenPage:
     store = object.__setattr__
     store(frozen, "items", FrozenList(freeze_item(item) for item in page.items))
     store(frozen, "has_next_page", page.has_next_page)
-    store(frozen, "_mint", page._mint)
+    store(frozen, "_mint", page.mint)
     store(frozen, "_end", None)
     store(frozen, "beyond", None if page.beyond is None else freeze_item(page.beyond))
     store(frozen, "derived", None)

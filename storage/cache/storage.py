@@ -437,7 +437,7 @@ class CachedStorage:
         # reader derives from it (docs/design.md, Storage cache).
         kept = freeze_page(page)
         self.entries.put(key, Entry(ap.id, kept, size, deadline, window))
-        kept._charge = partial(self.entries.grow, key)
+        kept.charge_with(partial(self.entries.grow, key))
 
     # Writes
 

@@ -73,17 +73,22 @@ def _old_cycle() -> weakref.ref[Node]:
 
 async def test_a_served_process_collects_every_generation_every_period() -> None:
     threshold = gc.get_threshold()
+    periodic = FreezeAfterStartup(None, full_every=timedelta(milliseconds=20))  # type: ignore[arg-type]
     try:
         FreezeAfterStartup(None, full_every=timedelta(0)).started()  # type: ignore[arg-type]
         kept = _old_cycle()
         await asyncio.sleep(0.2)
         assert kept() is not None, "without the period the cycle waits for the thresholds"
-        FreezeAfterStartup(None, full_every=timedelta(milliseconds=20)).started()  # type: ignore[arg-type]
+        periodic.started()
         freed = _old_cycle()
         async with asyncio.timeout(10):
             while freed() is not None:
                 await asyncio.sleep(0.01)
         assert kept() is None
     finally:
+        # Left running, it collected the test process's whole heap every
+        # 20 ms for every later test on the same loop (seconds each, once
+        # unfrozen): the suite's last minutes crawled and timing tests failed.
+        periodic.stop()
         gc.unfreeze()
         gc.set_threshold(*threshold)
