@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from api.settings.limits import Execution, Limits, LimitVariables
 from bench._moto import honour_request_tokens, serialize_moto
 from storage.dynamodb import _client as dynamodb_client
+from tests._support import moto_tables
 from tests._support.redis_server import RedisServer, redis_binary
 
 # Hypothesis's default deadline fails an example that takes 200 ms of wall
@@ -114,6 +115,39 @@ def _cached_suite() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(backend, "cached", always)
         yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> Iterator[None]:
+    """The moto tables a fixture makes are dropped after its own teardown
+    (``tests/_support/moto_tables.py``)."""
+    made: set[moto_tables.Table] = set()
+    # Registered before the fixture runs, so it runs after the fixture's
+    # teardown, which is registered as it runs.
+    fixturedef.addfinalizer(lambda: moto_tables.drop(made))
+    before = moto_tables.existing()
+    yield
+    made.update(moto_tables.claim(before))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call() -> Iterator[None]:
+    before = moto_tables.existing()
+    yield
+    _made_by_the_test.update(moto_tables.claim(before))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown() -> Iterator[None]:
+    """The moto tables a test made itself (a CLI it ran, a gateway it
+    started) go once its fixtures are torn down."""
+    yield
+    moto_tables.drop(_made_by_the_test)
+    _made_by_the_test.clear()
+    moto_tables.forget_instances()
+
+
+_made_by_the_test: set[moto_tables.Table] = set()
 
 
 FORBIDDEN_DYNAMODB_OPERATIONS = frozenset(

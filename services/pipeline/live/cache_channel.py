@@ -29,6 +29,7 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from services.pipeline.live.cache_freshness import ChannelFreshness
+from services.pipeline.live.cancellation import raise_if_cancelled
 from services.pipeline.live.messages import SKEW_SECONDS, MalformedMessage, open_body, sign_body
 from services.pipeline.live.redis_transport import OUTGOING_MAX, redis_client
 
@@ -146,6 +147,7 @@ class CacheChannel:
     async def _publish_forever(self) -> None:
         delay = _BACKOFF_MIN
         while True:
+            raise_if_cancelled()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(HEARTBEAT_SECONDS):
                     await self._ready.wait()
@@ -180,11 +182,17 @@ class CacheChannel:
     # --- listening -------------------------------------------------------------
 
     async def run(self) -> None:
-        await asyncio.gather(self._listen_forever(), self._publish_forever())
+        # A task group, not gather: cancelled, gather returns as soon as the
+        # first of the two has ended, and left the publisher running after
+        # ``close``, sending heartbeats to a closed client.
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self._listen_forever())
+            group.create_task(self._publish_forever())
 
     async def _listen_forever(self) -> None:
         delay = _BACKOFF_MIN
         while True:
+            raise_if_cancelled()
             client = redis_client(self._url)
             pubsub = client.pubsub()
             try:
@@ -216,6 +224,7 @@ class CacheChannel:
                     break
         self.freshness.listening()
         while True:
+            raise_if_cancelled()
             message = await pubsub.get_message(timeout=None)
             if message is not None and message["type"] == "message":
                 self._receive(message["data"])

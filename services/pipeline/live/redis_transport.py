@@ -35,6 +35,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from services.pipeline.live.broker import Broker
+from services.pipeline.live.cancellation import raise_if_cancelled
 from services.pipeline.live.messages import (
     SKEW_SECONDS,
     MalformedMessage,
@@ -128,7 +129,11 @@ class RedisTransport:
     # --- AlertTransport --------------------------------------------------------
 
     async def run(self) -> None:
-        await asyncio.gather(self._listen_forever(), self._tail_forever(), self._publish_forever())
+        # A task group, not gather: cancelled, gather returns once the first
+        # has ended and leaves the others running.
+        async with asyncio.TaskGroup() as group:
+            for forever in (self._listen_forever, self._tail_forever, self._publish_forever):
+                group.create_task(forever())
 
     async def watch(self, brand_id: str) -> None:
         name = channel(brand_id, self._prefix)
@@ -170,6 +175,7 @@ class RedisTransport:
     async def _listen_forever(self) -> None:
         delay = _BACKOFF_MIN
         while True:
+            raise_if_cancelled()
             client = self._client()
             pubsub = client.pubsub()
             try:
@@ -220,6 +226,7 @@ class RedisTransport:
 
     async def _read(self, pubsub: PubSub) -> None:
         while True:
+            raise_if_cancelled()
             message = await pubsub.get_message(timeout=None)
             if message is None:
                 continue
@@ -295,6 +302,7 @@ class RedisTransport:
 
     async def _tail_forever(self) -> None:
         while True:
+            raise_if_cancelled()
             try:
                 await self._tailer.poll()
             except Exception:
@@ -313,6 +321,7 @@ class RedisTransport:
         delay = _BACKOFF_MIN
         horizon = self._settings.tail_overlap.total_seconds()
         while True:
+            raise_if_cancelled()
             await self._outgoing_ready.wait()
             self._outgoing_ready.clear()
             while self._outgoing:
