@@ -22,17 +22,18 @@ from domain.errors import ConditionFailed, TransactionCanceled
 from ..access_patterns import REGISTRY
 from ..budget import before_read, spend_read
 from ..keys import Key
-from ..protocol import KeptReads, Page, Storage
+from ..protocol import Page, Storage
 from ..registry import AccessPattern, Operation, Registry
 from ..store import Store
 from ..table import TABLE, IndexName
 from ..values import Item
 from ..writes import WriteAction
 from .around import ReadsAround
-from .entries import ENTRY_OVERHEAD_BYTES, Entries, Entry, PageKey, item_bytes, page_bytes
+from .entries import Entries, Entry, PageKey, item_bytes, page_bytes
 from .freshness import Freshness, LocalFreshness
 from .frozen import freeze_item, freeze_page
 from .generations import Generations
+from .hits import HitsAtOnce
 from .invalidation import Entered, Invalidation, invalidation_of
 from .reads import ReadLog, current_reads
 from .rules import RULES, Rule
@@ -64,7 +65,6 @@ invalidation is applied once more after this long, so a page read from a
 lagging replica is not kept past it."""
 
 _TTL = TABLE.ttl_attribute
-_UNKEPT: tuple[bool, Item | None] = (False, None)
 _LAGGING_BACKENDS = frozenset({"dynamodb"})
 
 
@@ -129,7 +129,7 @@ def _note_through(ap: AccessPattern) -> None:
         log.refuse(f"{ap.id} read through")
 
 
-class CachedStorage:
+class CachedStorage(HitsAtOnce):
     def __init__(
         self,
         inner: Storage,
@@ -169,10 +169,7 @@ class CachedStorage:
         """This process's writes that may commit and whose invalidation has
         not been applied and handed to the listeners: their start times."""
         self._writes = 0
-        self._keys: dict[Hashable, Any] = {}
-        """Keys ``kept_item`` and ``kept_page`` made, by the caller's name for
-        their params: a hit makes no key (docs/design.md, Storage cache, Hits at once)."""
-        self._keys_max = max(1024, max_bytes // ENTRY_OVERHEAD_BYTES)
+        self._init_keys(max_bytes)
 
     # Reads
 
@@ -237,67 +234,6 @@ class CachedStorage:
         if log is not None:
             _note_page(log, key, _window(page))
         return page
-
-    # Hits without a coroutine (docs/design.md, Storage cache, Hits at once)
-
-    def _remember(self, named: Hashable, key: Any) -> Any:
-        """The key made for ``named``; all are forgotten at the bound (as
-        many as the byte cap could hold entries), and made again."""
-        keys = self._keys
-        if len(keys) >= self._keys_max:
-            keys.clear()
-        keys[named] = key
-        return key
-
-    @property
-    def kept(self) -> KeptReads:
-        return self
-
-    def kept_item(
-        self, ap: AccessPattern, params: Mapping[str, Any], name: Hashable
-    ) -> tuple[bool, Item | None]:
-        """``(True, item)`` when ``get(ap, **params)`` would be a hit, served
-        and counted as that hit; ``(False, None)`` having done nothing else.
-        ``name``: the caller's hashable spelling of ``params``, by which the
-        key they make is remembered rather than made again."""
-        now = self._clock()
-        if self._serves(ap, now) is not True:
-            return _UNKEPT
-        self._registry.require(ap, Operation.GET)  # the pattern registered under its id
-        key = self._keys.get((ap.id, name))
-        if key is None:
-            key = self._remember((ap.id, name), ap.key(**params))
-        entry = self.entries.get(key, now)
-        if entry is None:
-            return _UNKEPT
-        return True, self._served_item(ap, key, entry)
-
-    def kept_page(
-        self,
-        ap: AccessPattern,
-        params: Mapping[str, Any],
-        name: Hashable,
-        *,
-        tenant: str,
-        first: int | None = None,
-        after: str | None = None,
-    ) -> Page | None:
-        """The page when ``query`` would be a hit, served and counted as
-        that hit; None having done nothing else."""
-        now = self._clock()
-        size = ap.default_page if first is None else first
-        if type(size) is not int or self._serves(ap, now) is not True:
-            return None
-        self._registry.require(ap, Operation.QUERY)
-        named = (ap.id, name, tenant, size, after)
-        key = self._keys.get(named)
-        if key is None:
-            partition, sort = ap.partition(params), ap.sort_range(params)
-            key = self._remember(
-                named, PageKey(ap.id, tenant, ap.index, partition, sort, size, after)
-            )
-        entry = self.entries.get(key, now)
-        return None if entry is None else self._served_page(ap, key, entry)
 
     async def get(self, ap: AccessPattern, /, **params: Any) -> Item | None:
         now = self._clock()

@@ -84,11 +84,15 @@ class CacheChannel:
         flush: Callable[[], None],
         settled: Callable[[], float],
         clock: Callable[[], float] = time.time,
+        deaf_after: float = DEAF_AFTER_SECONDS,
     ) -> None:
         """``apply`` takes an invalidation's plain form from another process
         (raising ``ValueError`` when it is not one); ``flush`` drops the cache;
         ``settled`` is the cache's ``settled_through`` (its own writes in
-        flight), which every message's watermark is bounded by."""
+        flight), which every message's watermark is bounded by;
+        ``deaf_after``: how late its own heartbeat may come back before this
+        process stops trusting (a test that plants a fault in what is heard
+        waits longer, so a loaded machine cannot hide the fault)."""
         self._url = url
         self._key = key
         self._name = prefix + "cache"
@@ -98,7 +102,7 @@ class CacheChannel:
         self._settled = settled
         self.freshness = ChannelFreshness(
             flush,
-            deaf_after=DEAF_AFTER_SECONDS,
+            deaf_after=deaf_after,
             skew=SKEW_SECONDS,
             clock_skew=CLOCK_SKEW_SECONDS,
             gone_after=GONE_AFTER_SECONDS,

@@ -27,6 +27,20 @@ LOAD_SECONDS = 0.3
 AFTER_SIGNAL_SECONDS = 0.5
 
 
+class Sent:
+    """Each request's send time and outcome; ``flowing`` is set once
+    ``CLIENTS`` requests were answered."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[tuple[float, str]] = []
+        self.flowing = asyncio.Event()
+
+    def add(self, started: float, outcome: str) -> None:
+        self.outcomes.append((started, outcome))
+        if len(self.outcomes) >= CLIENTS:
+            self.flowing.set()
+
+
 async def exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, close: bool) -> int:
     extra = b"Connection: close\r\n" if close else b""
     writer.write(b"GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra + b"\r\n")
@@ -44,9 +58,7 @@ async def exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, c
     return int(head.split()[1])
 
 
-async def client(
-    port: int, keep_alive: bool, stop: asyncio.Event, sent: list[tuple[float, str]]
-) -> None:
+async def client(port: int, keep_alive: bool, stop: asyncio.Event, sent: Sent) -> None:
     """Requests until ``stop``; each one's send time and outcome."""
     while not stop.is_set():
         try:
@@ -64,7 +76,7 @@ async def requests(
     writer: asyncio.StreamWriter,
     keep_alive: bool,
     stop: asyncio.Event,
-    sent: list[tuple[float, str]],
+    sent: Sent,
 ) -> None:
     """One connection's requests: one, or until ``stop`` on a keep-alive one."""
     while not stop.is_set():
@@ -72,9 +84,9 @@ async def requests(
         try:
             status = await exchange(reader, writer, close=not keep_alive)
         except (OSError, asyncio.IncompleteReadError) as error:
-            sent.append((started, type(error).__name__))
+            sent.add(started, type(error).__name__)
             return
-        sent.append((started, str(status)))
+        sent.add(started, str(status))
         if not keep_alive:
             return
 
@@ -83,15 +95,21 @@ async def load_and_signal(
     port: int, process_signal: object
 ) -> tuple[float, list[tuple[float, str]]]:
     stop = asyncio.Event()
-    sent: list[tuple[float, str]] = []
+    sent = Sent()
     tasks = [asyncio.create_task(client(port, i % 2 == 0, stop, sent)) for i in range(CLIENTS)]
+    # The signal goes once requests are answered, not after a fixed time:
+    # a test process stalled at the start (a full collection of a worker's
+    # heap took seconds in the suite) sent nothing before a signal timed
+    # from the start, and the run had no request to judge.
+    async with asyncio.timeout(30):
+        await sent.flowing.wait()
     await asyncio.sleep(LOAD_SECONDS)
     signalled = time.monotonic()
     process_signal()  # type: ignore[operator]
     await asyncio.sleep(AFTER_SIGNAL_SECONDS)
     stop.set()
     await asyncio.wait(tasks, timeout=20)
-    return signalled, sent
+    return signalled, sent.outcomes
 
 
 def test_every_request_sent_before_sigterm_is_answered(tmp_path: Path) -> None:

@@ -45,7 +45,11 @@ cache's ``settled_through``."""
 LOG_TICK_SECONDS = 0.02
 
 
-def through_redis(url: str, channel_type: type[CacheChannel] = CacheChannel) -> ChannelFactory:
+def through_redis(
+    url: str, channel_type: type[CacheChannel] = CacheChannel, **options: Any
+) -> ChannelFactory:
+    """``options``: more of the channel's keyword arguments (``deaf_after``)."""
+
     def channel(
         _store: Storage,
         apply: Callable[[Any], None],
@@ -53,7 +57,7 @@ def through_redis(url: str, channel_type: type[CacheChannel] = CacheChannel) -> 
         settled: Callable[[], float],
     ) -> Any:
         return channel_type(
-            url, key=KEY, prefix="proofgate:", apply=apply, flush=flush, settled=settled
+            url, key=KEY, prefix="proofgate:", apply=apply, flush=flush, settled=settled, **options
         )
 
     return channel
