@@ -171,6 +171,7 @@ class Pipeline:
         try:
             await self.transport.watch(brand_id)
             await self.tailer.watch(brand_id)
+            _raise_if_cancelled()
         except BaseException:
             self.unsubscribe(subscriber)
             raise
@@ -207,3 +208,16 @@ class Pipeline:
             )
         mark = position.encode()
         return [item for item in items if item["GSI1SK"].encode() > mark]
+
+
+def _raise_if_cancelled() -> None:
+    """Raises the cancellation a wait below swallowed. On Python 3.11,
+    ``asyncio.wait_for`` returns its result instead of raising when what
+    it waits for completes in the turn its task is cancelled, and redis-py
+    (8.1) waits for each command it sends that way: a socket closed right
+    after ``subscribe`` cancelled the subscription while it subscribed its
+    brand's channel, and the registration outlived it (docs/design.md,
+    Alerts across processes). The task still counts the request."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
