@@ -86,7 +86,14 @@ from websockets.exceptions import InvalidState, ProtocolError
 from websockets.protocol import State
 
 from api.observability.fallbacks import fell_back
-from api.runtime.direct_frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
+from api.runtime.direct_frames import (
+    DIRECT_FRAMES,
+    HELD,
+    NOT_WRITTEN,
+    WRITTEN,
+    WRITTEN_PAUSED,
+    IdleAnswer,
+)
 from api.settings.limits import Lane
 
 if TYPE_CHECKING:
@@ -488,9 +495,24 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         if scope is not None:  # none for a refused handshake
             scope[DIRECT_FRAMES] = DirectFrames(self)
 
+    idle_answer: IdleAnswer | None = None
+    """Offered each text message in one frame while the app waits for one
+    (``DirectFrames.answer_idle``): the keep-alive's pongs and a client's
+    pings, answered without the app (docs/design.md, Keep-alives)."""
+
     def handle_text(self, event: Frame) -> None:
         if self.handshake_complete and "response" in self.__dict__:
             self._let_go_of_handshake()
+        answer = self.idle_answer
+        if (
+            answer is not None
+            and event.fin
+            and not self.close_sent
+            and not self.flow._paused
+            and cast("_Inbox", self.queue).awaited()
+            and answer(bytes(event.data), cast("dict[str, Any]", self.scope)[DIRECT_FRAMES])
+        ):
+            return
         super().handle_text(event)
 
     def _let_go_of_handshake(self) -> None:
@@ -549,6 +571,21 @@ class DirectFrames:
             transport.write(frame)
         return WRITTEN_PAUSED if protocol.flow._paused else WRITTEN
 
+    def write_ready(self, data: bytes, frame: bytes) -> int:
+        protocol = self._protocol()
+        if protocol is not None and protocol.flow._paused:
+            return HELD
+        return self.write(data, frame)
+
+    def answer_idle(self, answer: IdleAnswer | None) -> None:
+        protocol = self._protocol()
+        if protocol is None:
+            return
+        if answer is None:
+            protocol.__dict__.pop("idle_answer", None)
+        else:
+            protocol.idle_answer = answer
+
 
 _OPEN = State.OPEN
 
@@ -572,6 +609,11 @@ class _Inbox:
 
     def empty(self) -> bool:
         return not self._items
+
+    def awaited(self) -> bool:
+        """The app waits for a message and none is queued: a message now is
+        the next it takes, after everything before it was handled."""
+        return self._items is None and bool(self._waiters)
 
     async def get(self) -> ASGIReceiveEvent:
         while not self._items:
