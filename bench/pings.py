@@ -51,12 +51,10 @@ SOCKETS = int(os.environ.get("BENCH_PINGS_SOCKETS", "10000"))
 ALERTS = 20
 ROUNDS = 5
 IDLE_SECONDS = 3.0
-SETTINGS = (
-    ("keepalive", "1,000 ms", "1000", "compiled"),
-    ("library", "1,000 ms", "1000", "compiled,-keepalive"),
-    ("keepalive", "15 s (default)", "15000", "compiled"),
-    ("library", "15 s (default)", "15000", "compiled,-keepalive"),
-)
+INTERVALS = os.environ.get("BENCH_PINGS_INTERVALS", "1000,15000").split(",")
+"""Keep-alive intervals (ms) to run, each with the lane and without:
+``BENCH_PINGS_INTERVALS=15000`` runs the default's rows alone."""
+LANES = (("keepalive", "compiled"), ("library", "compiled,-keepalive"))
 
 
 class _Rounds:
@@ -80,16 +78,26 @@ class _Rounds:
         await asyncio.wait_for(self.ping.wait(), 60)
 
 
-async def _idle_cpu(server: Server) -> float:
-    """The gateway's CPU seconds a second with no socket open."""
-    before, started = sum(_cpu_seconds(server)), time.monotonic()
+Cpu = tuple[float, float]
+"""User and system time (s, or us per socket per round)."""
+
+
+def _minus(after: Cpu, before: Cpu) -> Cpu:
+    return after[0] - before[0], after[1] - before[1]
+
+
+async def _idle_cpu(server: Server) -> Cpu:
+    """The gateway's user and system CPU seconds a second with no socket open."""
+    before, started = _cpu_seconds(server), time.monotonic()
     await asyncio.sleep(IDLE_SECONDS)
-    return (sum(_cpu_seconds(server)) - before) / (time.monotonic() - started)
+    user, system = _minus(_cpu_seconds(server), before)
+    elapsed = time.monotonic() - started
+    return user / elapsed, system / elapsed
 
 
 async def _session(
     root: Path, binary: Path, interval_ms: str, execution: str
-) -> tuple[float, list[float]]:
+) -> tuple[Cpu | None, list[float]]:
     """CPU per round per socket (us), and the fan-out's arrival samples (s)."""
     port = free_port()
     command = [
@@ -136,17 +144,19 @@ async def _counting_socket(server: Server, init: dict[str, object]) -> _Rounds:
     return _Rounds(socket)
 
 
-async def _round_cpu(server: Server, rounds: _Rounds, idle: float, interval_ms: str) -> float:
-    """From one of the counting socket's pings to the ``ROUNDS``-th after:
-    only with a round every second (at 15 s it would take minutes)."""
-    if interval_ms != "1000":
-        return float("nan")
+async def _round_cpu(server: Server, rounds: _Rounds, idle: Cpu, interval_ms: str) -> Cpu | None:
+    """From one of the counting socket's pings to the ``ROUNDS``-th after,
+    only with rounds at most 2 s apart (at 15 s it would take minutes)."""
+    if int(interval_ms) > 2000:
+        return None
     await rounds.next()
-    before, started = sum(_cpu_seconds(server)), time.monotonic()
+    before, started = _cpu_seconds(server), time.monotonic()
     for _ in range(ROUNDS):
         await rounds.next()
-    spent = sum(_cpu_seconds(server)) - before - idle * (time.monotonic() - started)
-    return spent * 1e6 / ROUNDS / (SOCKETS + 1)
+    elapsed = time.monotonic() - started
+    user, system = _minus(_cpu_seconds(server), before)
+    per = 1e6 / ROUNDS / (SOCKETS + 1)
+    return (user - idle[0] * elapsed) * per, (system - idle[1] * elapsed) * per
 
 
 async def _alerts(
@@ -175,11 +185,16 @@ async def run() -> None:
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         binary = build(root)
-        for lane, interval, interval_ms, execution in SETTINGS:
-            per_round, samples = await _session(root, binary, interval_ms, execution)
-            name = f"fan-out to {SOCKETS:,} sockets, pings every {interval}, {lane}"
-            rows.append(_row(name, samples, "p99 < 100"))
-            if per_round == per_round:  # not NaN
-                cpu_rows.append((f"ping round, {SOCKETS:,} sockets, {lane}", f"{per_round:.1f}"))
+        for interval_ms in INTERVALS:
+            for lane, execution in LANES:
+                per_round, samples = await _session(root, binary, interval_ms, execution)
+                name = (
+                    f"fan-out to {SOCKETS:,} sockets, pings every {int(interval_ms):,} ms, {lane}"
+                )
+                rows.append(_row(name, samples, "p99 < 100"))
+                if per_round is not None:
+                    user, system = per_round
+                    cpu = f"{user + system:.1f} ({user:.1f} user, {system:.1f} system)"
+                    cpu_rows.append((f"ping round, {SOCKETS:,} sockets, {lane}", cpu))
     print_table("Keep-alives: fan-out (ms)", rows, ("path", "samples", "p50", "p99", "target"))
     print_table("Keep-alives: gateway CPU per socket per round (us)", cpu_rows, ("row", "us"))

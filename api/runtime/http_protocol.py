@@ -488,17 +488,18 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         self.flow = _Writable()
         """The writable flag, as ours: the fan-out reads it per socket."""
         self.writable = cast("asyncio.Event", self.flow)
+        self.idle_answer: IdleAnswer | None = None
+        """Offered each text message in one frame while the app waits for one
+        (``DirectFrames.answer_idle``): the keep-alive's pongs and a client's
+        pings, answered without the app (docs/design.md, Keep-alives). Set
+        here, with the others, so every socket's attributes share one key
+        table."""
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
         scope = self.__dict__.get("scope")
         if scope is not None:  # none for a refused handshake
             scope[DIRECT_FRAMES] = DirectFrames(self)
-
-    idle_answer: IdleAnswer | None = None
-    """Offered each text message in one frame while the app waits for one
-    (``DirectFrames.answer_idle``): the keep-alive's pongs and a client's
-    pings, answered without the app (docs/design.md, Keep-alives)."""
 
     def handle_text(self, event: Frame) -> None:
         if self.handshake_complete and "response" in self.__dict__:
@@ -579,11 +580,7 @@ class DirectFrames:
 
     def answer_idle(self, answer: IdleAnswer | None) -> None:
         protocol = self._protocol()
-        if protocol is None:
-            return
-        if answer is None:
-            protocol.__dict__.pop("idle_answer", None)
-        else:
+        if protocol is not None:
             protocol.idle_answer = answer
 
 

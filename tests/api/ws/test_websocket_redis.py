@@ -177,9 +177,10 @@ async def test_a_socket_closed_right_after_subscribe_leaves_no_subscription(
     cancelled while the subscription waits for Redis to confirm its channel.
     Python 3.11's ``asyncio.wait_for`` returned the confirmation instead of
     raising when both came in one turn, so the resolver went on with a
-    registration nobody would remove (docs/design.md, Alerts across
-    processes). The gauge goes back to 0; a subscription left open counts
-    exactly 1 (the control, which also catches one registered late)."""
+    registration nobody would remove
+    (docs/design.md, Alerts across processes). The gauge goes back to 0; a
+    subscription left open counts exactly 1 (the control, which also
+    catches one registered late)."""
     gateway = await Gateway(tmp_path, PROOFGATE_REDIS_URL=redis_server.url).start()
     try:
         for attempt in range(CLOSED_AT_ONCE):
