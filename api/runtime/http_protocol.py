@@ -38,7 +38,10 @@ handshake, after which neither uvicorn nor websockets reads them.
 ``tests/api/runtime/test_ws_protocol.py`` holds it to uvicorn's own. It
 also puts a ``DirectFrames`` in each connection's scope (``DIRECT_FRAMES``):
 the direct fan-out writes a subscription's ``next`` frames through it,
-without an ASGI ``send`` awaited per socket (docs/design.md, Alert fan-out).
+without an ASGI ``send`` awaited per socket (docs/design.md, Alert fan-out),
+and the keep-alives theirs; through it the handler may ask to be offered
+each text message first while it waits for one, so pongs and pings are
+answered below the app (docs/design.md, Keep-alives).
 
 This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
 protocol classes (``HttpToolsProtocol``, ``WebSocketsSansIOProtocol``, from
