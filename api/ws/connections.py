@@ -194,9 +194,11 @@ class Connections:
     async def keep_alive(self, interval: timedelta) -> None:
         """One task for every connection's keep-alive, rather than one task per
         connection: an idle subscription should cost as little as possible.
-        A round sends through ``KEEPALIVE_SENDERS`` senders, not a task per
-        connection, so it does not raise the process's memory for a moment
-        by a task per connection either; a slow connection holds up one."""
+        A round writes the keep-alives of connections with direct frames
+        itself (docs/design.md, Keep-alives), and sends the others' through
+        ``KEEPALIVE_SENDERS`` senders, not a task per connection, so it does
+        not raise the process's memory for a moment by a task per connection
+        either; a slow connection holds up one."""
         while True:
             await asyncio.sleep(interval.total_seconds())
             await self.keep_alive_round()
