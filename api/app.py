@@ -262,6 +262,7 @@ def _graphql_app(
             schema, settings.limits, registry, settings.operations.trusted_documents
         ),
         response_answers=answers,
+        direct_keepalive=Lane.KEEPALIVE in settings.limits.execution,
     )
 
 

@@ -16,6 +16,7 @@ SECTIONS = (
     "cache",
     "backends",
     "alerts",
+    "pings",
     "filters",
     "soak",
     "servers",

@@ -111,6 +111,7 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         prepared_lane: PreparedLane | None = None,
         max_tokens: int = MAX_TOKENS,
         response_answers: ResponseAnswers | None = None,
+        direct_keepalive: bool = False,
         **options: Any,
     ) -> None:
         """``max_message_bytes``: the body limit, which WebSocket messages obey
@@ -121,7 +122,9 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         failed authentications per client address; ``prepared_lane``: where
         POSTs of known documents run (``api/graphql/prepared.py``); ``max_tokens``:
         the schema's document limit; ``response_answers``: the response
-        cache, for the operations it takes (``api/graphql/response_cache/``)."""
+        cache, for the operations it takes (``api/graphql/response_cache/``);
+        ``direct_keepalive``: keep-alives below Strawberry's handler, where
+        the server offers direct frames (``api/ws/keepalive.py``)."""
         pipeline = services.pipeline
         if pipeline is not None:
             limit = pipeline.settings.subscriptions_per_connection
@@ -134,6 +137,7 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         super().__init__(schema, **options)
         self.services = services
         self.connections = Connections()
+        self.direct_keepalive = direct_keepalive
         self.payloads = SharedPayloads(max_bytes=shared_payload_bytes)
         self.max_message_bytes = max_message_bytes
         self.authenticator = authenticator or Authenticator(

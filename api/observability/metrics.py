@@ -159,7 +159,8 @@ class Metrics:
         self.fallbacks = Counter(
             "proofgate_fast_path_fallbacks",
             "Requests, pages or values a fast path left to the library path it mirrors, "
-            "by lane (entry, prepared, plan, fused, projection, fanout) and cause "
+            "by lane (entry, prepared, plan, fused, projection, fanout, protocol, "
+            "keepalive) and cause "
             "(docs/design.md, Fast paths and their switches)",
             ["lane", "cause"],
             registry=self.registry,

@@ -7,14 +7,17 @@ offers in a connection's scope, and what the direct fan-out writes through
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 __all__ = [
     "DIRECT_FRAMES",
+    "HELD",
     "NOT_WRITTEN",
     "WRITTEN",
     "WRITTEN_PAUSED",
     "FrameWriter",
+    "IdleAnswer",
     "text_frame",
 ]
 
@@ -29,14 +32,35 @@ closed), wrote the frame, or wrote it while the transport asked to pause
 (its buffer is full: the caller's slow-consumer rule counts those)."""
 
 
+HELD = 3
+"""What ``FrameWriter.write_ready`` did while the transport asked to pause:
+nothing written."""
+
+IdleAnswer = Callable[[bytes, "FrameWriter"], bool]
+"""Offered a text message (its UTF-8 bytes) that came in one frame while
+the app waits for a message, with the connection's writer: True if it
+answered the message, which the app then never receives
+(``FrameWriter.answer_idle``)."""
+
+
 class FrameWriter(Protocol):
     """Writes a text frame on one socket at once, without an ASGI ``send``
-    (docs/design.md, Alert fan-out)."""
+    (docs/design.md, Alert fan-out), and answers some messages without the
+    app (docs/design.md, Keep-alives)."""
 
     def write(self, data: bytes, frame: bytes) -> int:
         """A text frame of ``data`` (UTF-8), ``frame`` being its bytes when
         no extension applies (``text_frame(data)``, made once for every
         socket): ``NOT_WRITTEN``, ``WRITTEN`` or ``WRITTEN_PAUSED``."""
+
+    def write_ready(self, data: bytes, frame: bytes) -> int:
+        """As ``write``, only while the transport takes more: ``HELD``,
+        nothing written, once it asked to pause."""
+
+    def answer_idle(self, answer: IdleAnswer | None) -> None:
+        """From now on, each text message that arrives in one frame while the
+        app waits for a message (none queued, the transport not paused) is
+        offered to ``answer`` first; None stops it."""
 
 
 def text_frame(data: bytes) -> bytes:

@@ -38,7 +38,10 @@ handshake, after which neither uvicorn nor websockets reads them.
 ``tests/api/runtime/test_ws_protocol.py`` holds it to uvicorn's own. It
 also puts a ``DirectFrames`` in each connection's scope (``DIRECT_FRAMES``):
 the direct fan-out writes a subscription's ``next`` frames through it,
-without an ASGI ``send`` awaited per socket (docs/design.md, Alert fan-out).
+without an ASGI ``send`` awaited per socket (docs/design.md, Alert fan-out),
+and the keep-alives theirs; through it the handler may ask to be offered
+each text message first while it waits for one, so pongs and pings are
+answered below the app (docs/design.md, Keep-alives).
 
 This is uvicorn's one door (docs/design.md, "Libraries' private names"): the
 protocol classes (``HttpToolsProtocol``, ``WebSocketsSansIOProtocol``, from
@@ -86,7 +89,14 @@ from websockets.exceptions import InvalidState, ProtocolError
 from websockets.protocol import State
 
 from api.observability.fallbacks import fell_back
-from api.runtime.direct_frames import DIRECT_FRAMES, NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED
+from api.runtime.direct_frames import (
+    DIRECT_FRAMES,
+    HELD,
+    NOT_WRITTEN,
+    WRITTEN,
+    WRITTEN_PAUSED,
+    IdleAnswer,
+)
 from api.settings.limits import Lane
 
 if TYPE_CHECKING:
@@ -481,6 +491,12 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         self.flow = _Writable()
         """The writable flag, as ours: the fan-out reads it per socket."""
         self.writable = cast("asyncio.Event", self.flow)
+        self.idle_answer: IdleAnswer | None = None
+        """Offered each text message in one frame while the app waits for one
+        (``DirectFrames.answer_idle``): the keep-alive's pongs and a client's
+        pings, answered without the app (docs/design.md, Keep-alives). Set
+        here, with the others, so every socket's attributes share one key
+        table."""
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
@@ -491,6 +507,16 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
     def handle_text(self, event: Frame) -> None:
         if self.handshake_complete and "response" in self.__dict__:
             self._let_go_of_handshake()
+        answer = self.idle_answer
+        if (
+            answer is not None
+            and event.fin
+            and not self.close_sent
+            and not self.flow._paused
+            and cast("_Inbox", self.queue).awaited()
+            and answer(bytes(event.data), cast("dict[str, Any]", self.scope)[DIRECT_FRAMES])
+        ):
+            return
         super().handle_text(event)
 
     def _let_go_of_handshake(self) -> None:
@@ -549,6 +575,17 @@ class DirectFrames:
             transport.write(frame)
         return WRITTEN_PAUSED if protocol.flow._paused else WRITTEN
 
+    def write_ready(self, data: bytes, frame: bytes) -> int:
+        protocol = self._protocol()
+        if protocol is not None and protocol.flow._paused:
+            return HELD
+        return self.write(data, frame)
+
+    def answer_idle(self, answer: IdleAnswer | None) -> None:
+        protocol = self._protocol()
+        if protocol is not None:
+            protocol.idle_answer = answer
+
 
 _OPEN = State.OPEN
 
@@ -572,6 +609,11 @@ class _Inbox:
 
     def empty(self) -> bool:
         return not self._items
+
+    def awaited(self) -> bool:
+        """The app waits for a message and none is queued: a message now is
+        the next it takes, after everything before it was handled."""
+        return self._items is None and bool(self._waiters)
 
     async def get(self) -> ASGIReceiveEvent:
         while not self._items:

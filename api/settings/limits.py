@@ -88,6 +88,10 @@ class Lane(StrEnum):
     """``threatAlerts`` over graphql-transport-ws delivered by one fan-out
     per alert instead of a task and stream per subscription (needs
     ``prepared`` and ``plan``)."""
+    KEEPALIVE = "keepalive"
+    """WebSocket keep-alives written as one frame made once, and pongs and
+    client pings answered below Strawberry's handler (``proofgate serve``'s;
+    api/ws/keepalive.py)."""
 
 
 class Execution(StrEnum):
@@ -102,7 +106,7 @@ class Execution(StrEnum):
 
 PRESETS: dict[Execution, frozenset[Lane]] = {
     Execution.COMPILED: frozenset(Lane),
-    Execution.GRAPHQL_CORE: frozenset({Lane.ENTRY, Lane.PROTOCOL}),
+    Execution.GRAPHQL_CORE: frozenset({Lane.ENTRY, Lane.PROTOCOL, Lane.KEEPALIVE}),
     Execution.LIBRARY: frozenset(),
 }
 

@@ -18,6 +18,10 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
+from api.observability.fallbacks import fell_back
+from api.runtime.direct_frames import HELD, FrameWriter
+from api.settings.limits import Lane
+from api.ws.keepalive import Keepalive
 from resolvers.context import RequestContext
 from resolvers.loaders import Loaders
 from storage import Storage
@@ -39,8 +43,11 @@ CLOSE_REVOKED = (4403, "API key revoked")
 CLOSE_GOING_AWAY = (1001, "Server shutting down")
 _CLOSE_TIMEOUT_SECONDS = 5.0
 KEEPALIVE_SENDERS = 32
-"""Keep-alives sent at once; a connection that does not take one in
-``_CLOSE_TIMEOUT_SECONDS`` holds up one sender that long."""
+"""Keep-alives sent at once through the handlers; a connection that does not
+take one in ``_CLOSE_TIMEOUT_SECONDS`` holds up one sender that long."""
+KEEPALIVE_BATCH = 256
+"""Keep-alives written as frames between two turns of the loop: an alert
+waits for at most one batch of a round (docs/design.md, Keep-alives)."""
 
 
 class LiveConnection:
@@ -53,7 +60,23 @@ class LiveConnection:
         self.context = context
         self.keepalive = keepalive
         """Sends the protocol's keep-alive message once the connection is acknowledged."""
+        self.direct: tuple[FrameWriter, Keepalive] | None = None
+        """Where the keep-alive is written as a frame made once, and which
+        (docs/design.md, Keep-alives); None: ``keepalive`` sends it."""
         self._closing: asyncio.Task[None] | None = None
+
+    def write_keepalive(self) -> bool:
+        """The keep-alive written as a frame (or the socket is closing, with
+        nothing to keep alive); False for ``keepalive`` to send it, as when
+        the transport asked to pause: the handler's send waits for it."""
+        direct = self.direct
+        if direct is None:
+            return False
+        frames, message = direct
+        if frames.write_ready(message.data, message.frame) == HELD:
+            fell_back(Lane.KEEPALIVE, "transport paused")
+            return False
+        return True
 
     @property
     def key_hash(self) -> str | None:
@@ -171,16 +194,28 @@ class Connections:
     async def keep_alive(self, interval: timedelta) -> None:
         """One task for every connection's keep-alive, rather than one task per
         connection: an idle subscription should cost as little as possible.
-        A round sends through ``KEEPALIVE_SENDERS`` senders, not a task per
-        connection, so it does not raise the process's memory for a moment
-        by a task per connection either; a slow connection holds up one."""
+        A round writes the keep-alives of connections with direct frames
+        itself (docs/design.md, Keep-alives), and sends the others' through
+        ``KEEPALIVE_SENDERS`` senders, not a task per connection, so it does
+        not raise the process's memory for a moment by a task per connection
+        either; a slow connection holds up one."""
         while True:
             await asyncio.sleep(interval.total_seconds())
-            open_ = list(self._open)
-            if open_:
-                waiting = iter(open_)
-                senders = min(KEEPALIVE_SENDERS, len(open_))
-                await asyncio.gather(*(_send_each(waiting) for _ in range(senders)))
+            await self.keep_alive_round()
+
+    async def keep_alive_round(self) -> None:
+        """Frames first, ``KEEPALIVE_BATCH`` a turn of the loop; then the
+        connections whose handlers send their own."""
+        through_handlers = []
+        for index, connection in enumerate(list(self._open), 1):
+            if not connection.write_keepalive():
+                through_handlers.append(connection)
+            if index % KEEPALIVE_BATCH == 0:
+                await asyncio.sleep(0)
+        if through_handlers:
+            waiting = iter(through_handlers)
+            senders = min(KEEPALIVE_SENDERS, len(through_handlers))
+            await asyncio.gather(*(_send_each(waiting) for _ in range(senders)))
 
 
 async def _send_each(connections: Iterator[LiveConnection]) -> None:

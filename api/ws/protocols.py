@@ -24,8 +24,11 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 from strawberry.subscriptions.protocols.graphql_ws.types import ConnectionInitMessage
 
+from api.observability.fallbacks import fell_back
 from api.runtime.direct_frames import DIRECT_FRAMES, FrameWriter
+from api.settings.limits import Lane
 from api.ws.connections import Connections, LiveConnection, SocketContext
+from api.ws.keepalive import KA, PING, Keepalive, answer_idle
 from domain.errors import ErrorCode
 from resolvers.context import RequestContext
 
@@ -143,6 +146,41 @@ class _Registered:
     async def send_message(self, message: Any) -> None:
         await super().send_message(with_codes(message))  # type: ignore[misc]
 
+    def _frames(self) -> FrameWriter | None:
+        """The connection's direct frames, if the server offers them."""
+        context = self.context
+        if not isinstance(context, SocketContext) or context.request is None:
+            return None
+        frames: FrameWriter | None = context.request.scope.get(DIRECT_FRAMES)
+        return frames
+
+    def _keep_alive_directly(self, message: Keepalive, answers: bool) -> None:
+        """Once acknowledged: the keep-alive written as one frame made once,
+        and (``answers``) pongs and pings answered below the handler, with
+        the ``keepalive`` lane on (docs/design.md, Keep-alives)."""
+        if not self.view.direct_keepalive or not isinstance(self.context, SocketContext):
+            return
+        connection = self.context.connection
+        frames = self._frames()
+        if frames is None or connection is None:
+            fell_back(Lane.KEEPALIVE, "server without direct frames")
+            return
+        connection.direct = (frames, message)
+        if answers:
+            frames.answer_idle(answer_idle)
+
+    def _keepalive_fell_back(self) -> None:
+        """A ping or pong that reached the handler, with the lane on."""
+        if not self.view.direct_keepalive:
+            return
+        if not self.connection_acknowledged:  # type: ignore[attr-defined]
+            cause = "before connection_ack"
+        elif self._frames() is None:
+            cause = "server without direct frames"
+        else:
+            cause = "handler busy, or not one frame"
+        fell_back(Lane.KEEPALIVE, cause)
+
     async def _start_direct(self, message: Any, kind: str) -> DirectOperation | None:
         """``message``'s subscription started by the direct fan-out, or None
         (Strawberry's path takes it): the caller checked what the protocol
@@ -157,8 +195,7 @@ class _Registered:
             or context.request is None
         ):
             return None
-        frames = context.request.scope.get(DIRECT_FRAMES)
-        return await direct.start(message["id"], message["payload"], context, frames, kind)
+        return await direct.start(message["id"], message["payload"], context, self._frames(), kind)
 
     def _register(self, keepalive: Callable[[], Awaitable[None]]) -> LiveConnection:
         connection = LiveConnection(self.websocket, self.context, keepalive)
@@ -195,6 +232,16 @@ class TransportWSHandler(_Registered, BaseGraphQLTransportWSHandler[RequestConte
             # Cancelled by Strawberry; a finished task keeps its coroutine and
             # the CancelledError's frames for the connection's life (1.5 KB).
             self.connection_init_timeout_task = None
+        if self.connection_acknowledged:
+            self._keep_alive_directly(PING, answers=True)
+
+    async def handle_ping(self, message: Any) -> None:
+        self._keepalive_fell_back()
+        await super().handle_ping(message)
+
+    async def handle_pong(self, message: Any) -> None:
+        self._keepalive_fell_back()
+        await super().handle_pong(message)
 
     async def _ping(self) -> None:
         if self.connection_acknowledged:
@@ -249,6 +296,8 @@ class WSHandler(_Registered, BaseGraphQLWSHandler[RequestContext, None]):
             return
         self._init_received = True
         await super().handle_connection_init(message)
+        if self.connection_acknowledged:
+            self._keep_alive_directly(KA, answers=False)
 
     async def _init_timeout(self) -> None:
         await asyncio.sleep(self.view.connection_init_wait_timeout.total_seconds())

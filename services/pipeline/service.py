@@ -13,6 +13,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from domain.errors import BadUserInput, InvalidCursor
 from domain.threats.filters import AlertFilter
@@ -168,9 +169,12 @@ class Pipeline:
         subscriber = self.broker.add(
             brand_id, on_overflow, key=key, cost=cost, alert_filter=alert_filter
         )
+        task = asyncio.current_task()
+        cancelling = 0 if task is None else task.cancelling()
         try:
             await self.transport.watch(brand_id)
             await self.tailer.watch(brand_id)
+            _raise_if_cancelled_since(task, cancelling)
         except BaseException:
             self.unsubscribe(subscriber)
             raise
@@ -207,3 +211,16 @@ class Pipeline:
             )
         mark = position.encode()
         return [item for item in items if item["GSI1SK"].encode() > mark]
+
+
+def _raise_if_cancelled_since(task: asyncio.Task[Any] | None, cancelling: int) -> None:
+    """Raises a cancellation of ``task`` requested since it counted
+    ``cancelling`` that a wait below swallowed. On Python 3.11,
+    ``asyncio.wait_for`` returns its result instead of raising when what it
+    waits for completes in the turn its task is cancelled, and redis-py
+    (8.1) waits for each command it sends that way: a socket closed right
+    after ``subscribe`` cancelled the subscription while it subscribed its
+    brand's channel, and the registration outlived it (docs/design.md,
+    Alerts across processes). The task still counts the request."""
+    if task is not None and task.cancelling() > cancelling:
+        raise asyncio.CancelledError

@@ -152,7 +152,12 @@ class RedisTransport:
         if not self.connected:
             return
         try:
-            await asyncio.wait_for(asyncio.shield(waiter), _CONFIRM_SECONDS)
+            # Not ``asyncio.wait_for``: on Python 3.11 it returns the result
+            # when the waiter completes in the turn the caller is cancelled,
+            # and the cancelled subscription then stayed registered
+            # (docs/design.md, Alerts across processes).
+            async with asyncio.timeout(_CONFIRM_SECONDS):
+                await asyncio.shield(waiter)
         except TimeoutError:
             self._fall_back("a subscription was not confirmed")
 

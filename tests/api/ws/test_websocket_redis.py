@@ -15,7 +15,7 @@ from typing import Any
 from unittest.mock import ANY
 
 import pytest
-from _live import ADMIN_KEY, Gateway, Inbox, Socket
+from _live import ADMIN_KEY, SUBSCRIBE, Gateway, Inbox, Socket
 from redis.asyncio import Redis
 
 from domain.enums import ThreatType
@@ -161,4 +161,42 @@ async def test_an_alert_from_the_channel_resolves_its_product_within_its_brand(
         await socket.close()
     finally:
         await redis.aclose()
+        await gateway.stop()
+
+
+CLOSED_AT_ONCE = 30
+"""Sockets closed right after their ``subscribe``: one in several lost the
+race below before the fix, so thirty all but always showed it."""
+
+
+async def test_a_socket_closed_right_after_subscribe_leaves_no_subscription(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """A subscription started on Strawberry's path (``extensions`` in the
+    payload) or the fan-out's, its socket closed at once: the operation is
+    cancelled while the subscription waits for Redis to confirm its channel.
+    Python 3.11's ``asyncio.wait_for`` returned the confirmation instead of
+    raising when both came in one turn, so the resolver went on with a
+    registration nobody would remove
+    (docs/design.md, Alerts across processes). The gauge goes back to 0; a
+    subscription left open counts exactly 1 (the control, which also
+    catches one registered late)."""
+    gateway = await Gateway(tmp_path, PROOFGATE_REDIS_URL=redis_server.url).start()
+    try:
+        for attempt in range(CLOSED_AT_ONCE):
+            # A new brand each time: its first subscription waits for Redis.
+            brand, key = await gateway.brand()
+            socket = await Socket.open(gateway, key)
+            payload: dict[str, Any] = {"query": SUBSCRIBE, "variables": {"brand": brand}}
+            if attempt % 2:
+                payload["extensions"] = {}
+            await socket.send({"id": "1", "type": "subscribe", "payload": payload})
+            await socket.close()
+        await gateway.wait_for_subscriptions(0)
+        socket = await Socket.open(gateway, key)
+        await socket.subscribe(brand)
+        await gateway.wait_for_subscriptions(1)
+        await socket.close()
+        await gateway.wait_for_subscriptions(0)
+    finally:
         await gateway.stop()

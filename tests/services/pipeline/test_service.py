@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from domain.enums import ScanResult
 from domain.errors import BadUserInput, InvalidCursor
 from services.pipeline import Pipeline, PipelineSettings, Subscriber
+from services.pipeline.live.transport import LocalTransport
 from storage import CursorCodec, Item, Storage
 from storage.sqlite import open_sqlite
 from tests.services.pipeline._support import (
@@ -159,3 +161,50 @@ async def test_an_alert_written_by_one_process_reaches_a_subscriber_of_another(
         assert (item["brandId"], item["detectedAt"][11:16]) == (brand, f"12:0{index}")
         assert await b.tailer.poll() == 0
     assert b.relay.alerts.created == 0 and a.relay.alerts.created == 2
+
+
+class _SwallowingTransport(LocalTransport):
+    """Waits in ``watch`` until the test lets it finish, then returns even if
+    its task was cancelled meanwhile: what Python 3.11's ``asyncio.wait_for``
+    does when its future completes in the turn the task is cancelled (redis-py
+    sends every command under one)."""
+
+    def __init__(self) -> None:
+        self.waiting = asyncio.Event()
+        self.confirm = asyncio.get_running_loop().create_future()
+
+    async def watch(self, brand_id: str) -> None:
+        self.waiting.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(self.confirm)
+
+
+async def test_a_subscription_cancelled_while_a_wait_below_swallows_it_is_removed(
+    storage: Storage,
+) -> None:
+    """docs/design.md, Alerts across processes: the cancellation still
+    counted by the task is raised, and the registration goes with it. The
+    control: the same wait not cancelled returns a live subscriber."""
+    transport = _SwallowingTransport()
+    pipeline = Pipeline(
+        storage,
+        PipelineSettings(),
+        cursors=CursorCodec(CURSOR_KEY),
+        clock=utcnow,
+        transport=transport,
+    )
+    transport.confirm.set_result(None)
+    live = await pipeline.subscribe("brand-1")
+    assert pipeline.broker.subscription_count == 1
+    pipeline.unsubscribe(live)
+
+    transport.confirm = asyncio.get_running_loop().create_future()
+    transport.waiting.clear()
+    subscribing = asyncio.create_task(pipeline.subscribe("brand-1"))
+    await transport.waiting.wait()
+    assert pipeline.broker.subscription_count == 1
+    subscribing.cancel()
+    transport.confirm.set_result(None)
+    with pytest.raises(asyncio.CancelledError):
+        await subscribing
+    assert pipeline.broker.subscription_count == 0

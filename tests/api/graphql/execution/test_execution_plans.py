@@ -77,7 +77,11 @@ def test_the_setting_chooses_the_executor(tmp_path: Path) -> None:
         return Settings.from_env({"PROOFGATE_DATA_DIR": str(tmp_path), **environ}).limits
 
     assert limits().execution == PRESETS[Execution.COMPILED] == frozenset(Lane)
-    assert limits(PROOFGATE_EXECUTION="graphql-core").execution == {Lane.ENTRY, Lane.PROTOCOL}
+    assert limits(PROOFGATE_EXECUTION="graphql-core").execution == {
+        Lane.ENTRY,
+        Lane.PROTOCOL,
+        Lane.KEEPALIVE,
+    }
     assert limits(PROOFGATE_EXECUTION="library").execution == frozenset()
     assert limits(PROOFGATE_EXECUTION="Compiled, -fused").execution == frozenset(Lane) - {
         Lane.FUSED
