@@ -259,9 +259,10 @@ class PreparedLane:
         result.extensions = {"cost": cost_extension(prepared.cost, self.limits.max_cost, calls)}
         if result.errors:
             result.errors = map_errors(result.errors, context.request_id)
-        record_operation(
-            prepared.operation_name, prepared.operation.operation.value, context.principal
-        )
+        kind = prepared.operation.operation
+        # The type's text without the enum's ``value`` property, a call apiece.
+        text = "query" if kind is CoreOperationType.QUERY else kind.value
+        record_operation(prepared.operation_name, text, context.principal)
         return result
 
     async def _execute(self, prepared: PreparedRequest, context: Any) -> ExecutionResult:

@@ -81,7 +81,7 @@ class Authenticator:
             raise
         observation = current_observation()
         if observation is not None:
-            observation.principal = principal.role.value
+            observation.principal = str(principal.role)  # the StrEnum's value, without a call
         return principal
 
     async def check(self, client: str | None) -> None:

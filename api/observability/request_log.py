@@ -199,4 +199,4 @@ def record_operation(name: object, operation_type: str | None, principal: Princi
     if operation_type is not None:
         observation.operation_type = operation_type
     if principal is not None:
-        observation.principal = principal.role.value
+        observation.principal = str(principal.role)  # the StrEnum's value, without a call
