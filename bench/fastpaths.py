@@ -9,7 +9,10 @@ calls it (the server's own work, the same under every setting, is not
 counted): the small query (``viewer``, anonymous) and the page of 50 (a
 brand's key). Instruction counts, not the clock: the machine is shared, and
 callgrind's count does not move with what else runs. ``python -m bench
-fastpaths`` takes a few minutes, start-up and seeding uninstrumented.
+fastpaths`` takes a few minutes, start-up and seeding uninstrumented. The
+``protocol`` lane, below the app, has its table after these
+(``bench/_protocol_instructions.py``: the small query handed to the
+server's protocol in process, with and without the lane).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 import httpx
 
+from . import _protocol_instructions
 from ._harness import print_table
 from ._instructions import (
     REQUEST_WARMUP,
@@ -115,6 +119,7 @@ async def run() -> None:
         ],
         settings_header,
     )
+    await _protocol_instructions.run()
 
 
 # The child, under callgrind.
