@@ -61,6 +61,7 @@ from api.wire.errors import map_errors
 from api.wire.request_json import MalformedJSON, decode_request_json
 from domain.errors import ProofgateError, RateLimited
 from storage.budget import READ_BUDGET, ReadBudget
+from storage.trace import ACCOUNTS
 
 if TYPE_CHECKING:
     from api.graphql.schema import ProofgateSchema
@@ -248,18 +249,24 @@ class PreparedLane:
     ) -> ExecutionResult | None:
         """The result, errors mapped and the operation recorded; or None
         (nothing done, no token taken) for the full path to answer."""
-        mutation = prepared.operation.operation is CoreOperationType.MUTATION
+        kind = prepared.prepared.operation.operation
+        mutation = kind is CoreOperationType.MUTATION
         if mutation and not await _took_tokens(self.schema, prepared, context):
             fell_back(Lane.PREPARED, "out of rate tokens")
             return None
         self.answered += 1
-        with ActualCost() as actual:
+        account = ACCOUNTS.get()
+        if account is None:  # outside a request: an account of its own
+            with ActualCost() as actual:
+                result = await self._execute(prepared, context)
+            calls = actual.calls() if shows_reads(context) else None
+        else:  # ``ActualCost`` without its object: the request's calls from here on
+            start = len(account.calls)
             result = await self._execute(prepared, context)
-        calls = actual.calls() if shows_reads(context) else None
+            calls = account.calls[start:] if shows_reads(context) else None
         result.extensions = {"cost": cost_extension(prepared.cost, self.limits.max_cost, calls)}
         if result.errors:
             result.errors = map_errors(result.errors, context.request_id)
-        kind = prepared.operation.operation
         # The type's text without the enum's ``value`` property, a call apiece.
         text = "query" if kind is CoreOperationType.QUERY else kind.value
         record_operation(prepared.operation_name, text, context.principal)

@@ -246,7 +246,7 @@ class LeanHttpProtocol(OneWriteHttpProtocol):
             return
         self._reading = None
         cycle = _LeanCycle(self, self.scope, bytes(reading))
-        self.cycle = cast("RequestResponseCycle", cycle)
+        self.cycle = cycle  # not through ``cast``: a call a request
         app = self.app
         # uvicorn's proxy headers middleware changes nothing for a request
         # without forwarded headers: called past it, a coroutine frame and
@@ -417,7 +417,8 @@ class _LeanCycle(RequestResponseCycle):
                     transport.write(held.head + body)
                     self.expected_content_length = 0
                     self.response_complete = True
-                    self.message_event.set()
+                    if self.message_event is not _UNWAITED:
+                        self.message_event.set()
                     if not self.keep_alive:
                         transport.close()
                     self.on_response()
@@ -489,7 +490,7 @@ class _LeanCycle(RequestResponseCycle):
         content.append(b"\r\n")
         head = b"".join(content)
         if self.expected_content_length > 0 and not self.chunked_encoding:
-            self.transport = cast("asyncio.Transport", _Held(self.transport, head))
+            self.transport = _Held(self.transport, head)  # type: ignore[assignment]
         else:
             self.transport.write(head)
 
