@@ -8,7 +8,6 @@ what else runs on the machine; req/s (``bench/_cache_http.py``) do."""
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import gc
 import json
 import sys
@@ -16,14 +15,21 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from ._harness import print_table
-from ._instructions import _client
-from .fastpaths import REQUESTS, WARMUP, _request
+from ._instructions import (
+    REQUEST_WARMUP,
+    REQUESTS,
+    asgi_request,
+    client_library,
+    count_requests,
+    counted,
+)
 
 __all__ = ["run"]
 
@@ -34,37 +40,23 @@ SETTINGS = ("uncached", "storage cache", "response cache")
 
 async def _count(setting: str, library: Path, directory: Path) -> dict[str, float]:
     out = directory / f"{setting.replace(' ', '-')}.out"
-    process = await asyncio.create_subprocess_exec(
-        "valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
-        f"--callgrind-out-file={out}",
-        sys.executable, "-m", "bench._cache_instructions", setting, str(library),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    _, stderr = await process.communicate()
-    if process.returncode != 0:
-        raise RuntimeError(f"callgrind run failed: {stderr.decode(errors='replace')[-800:]}")
-    counts = {}
-    for number, shape in enumerate(SHAPES, start=1):
-        text = Path(f"{out}.{number}").read_text()
-        total = next(
-            int(line.split()[1])
-            for line in text.splitlines()
-            if line.startswith(("summary:", "totals:"))
-        )
-        counts[shape] = total / REQUESTS
-    return counts
+    arguments = (setting,)
+    counts = await counted(
+        "bench._cache_instructions", arguments, library, out, len(SHAPES), REQUESTS
+    )
+    return dict(zip(SHAPES, counts, strict=True))
 
 
 async def run() -> None:
     title = (
         "cache: instructions per request, every cache off, the storage cache on (all hits), "
-        f"the response cache on (callgrind, {REQUESTS} requests after {WARMUP}, "
+        f"the response cache on (callgrind, {REQUESTS} requests after {REQUEST_WARMUP}, "
         "the ASGI app called in-process)"
     )
     header = ("shape", "uncached", "storage cache", "saved", "response cache", "saved")
     with tempfile.TemporaryDirectory() as name:
         directory = Path(name)
-        library = _client(directory)
+        library = client_library(directory)
         if isinstance(library, str):
             print_table(title, [("skipped", library, "", "", "", "")], header)
             return
@@ -129,17 +121,13 @@ async def _gateway(setting: str) -> AsyncIterator[tuple[Any, str, str]]:
 async def _child(setting: str, library: str) -> None:
     from .execution import PAGE
 
-    measure = ctypes.CDLL(library)
     async with _gateway(setting) as (app, brand, key):
         small = json.dumps({"query": VIEWER}).encode()
         page = json.dumps({"query": PAGE, "variables": {"id": brand}}).encode()
-        for body, who in ((small, None), (page, key)):
-            for _ in range(WARMUP):
-                await _request(app, body, who)
-            measure.measure_start()
-            for _ in range(REQUESTS):
-                await _request(app, body, who)
-            measure.measure_stop()
+        await count_requests(
+            library,
+            [partial(asgi_request, app, small, None), partial(asgi_request, app, page, key)],
+        )
 
 
 if __name__ == "__main__":

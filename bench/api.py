@@ -15,7 +15,9 @@ skipped with a message.
 ``verifyProduct`` is measured against ``bench._durable`` instead: the same
 bare Strawberry doing the same durable work on stdlib ``sqlite3``, seeded
 with the gateway's products and codes, since a write compared with a
-constant measures nothing (issue 22).
+constant measures nothing (issue 22). Beside the timed ratio, the section
+counts a verification's instructions, relay work included
+(``bench/_verify_instructions.py``), which the machine's load does not move.
 
 A third server, Fastify + Mercurius with graphql-jit (``bench._mercurius``),
 serves the page and the small query from memory with the bare baseline's
@@ -262,6 +264,9 @@ async def _load(servers: tuple[Server, ...], fixture: Fixture) -> Collected:
 
 
 async def run() -> None:
+    from . import _verify_instructions  # it imports VERIFY from here
+
+    await _verify_instructions.run()  # instructions, which the load does not move
     if WRK is None:
         print(
             "\n## api: skipped: wrk is not installed (Debian: apt-get install wrk; "

@@ -9,13 +9,15 @@ calls it (the server's own work, the same under every setting, is not
 counted): the small query (``viewer``, anonymous) and the page of 50 (a
 brand's key). Instruction counts, not the clock: the machine is shared, and
 callgrind's count does not move with what else runs. ``python -m bench
-fastpaths`` takes a few minutes, start-up and seeding uninstrumented.
+fastpaths`` takes a few minutes, start-up and seeding uninstrumented. The
+``protocol`` lane, below the app, has its table after these
+(``bench/_protocol_instructions.py``: the small query handed to the
+server's protocol in process, with and without the lane).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import gc
 import json
 import sys
@@ -23,18 +25,25 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from . import _protocol_instructions
 from ._harness import print_table
-from ._instructions import _client
+from ._instructions import (
+    REQUEST_WARMUP,
+    REQUESTS,
+    asgi_request,
+    client_library,
+    count_requests,
+    counted,
+)
 
 __all__ = ["run"]
 
-REQUESTS = 40
-WARMUP = 30
 SMALL = "{ viewer { role brandId __typename } }"
 SHAPES = ("small query", "page of 50")
 
@@ -71,38 +80,9 @@ BAR = 0.05
 async def _count(setting: str, library: Path, directory: Path) -> dict[str, float]:
     """Instructions per request of each shape under one setting."""
     out = directory / f"{uuid.uuid4().hex}.out"
-    process = await asyncio.create_subprocess_exec(
-        "valgrind",
-        "--tool=callgrind",
-        "--instr-atstart=no",
-        "--collect-atstart=no",
-        f"--callgrind-out-file={out}",
-        sys.executable,
-        "-m",
-        "bench.fastpaths",
-        SETTINGS[setting],
-        str(library),
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    _, stderr = await process.communicate()
-    if process.returncode != 0:
-        raise RuntimeError(f"callgrind run failed: {stderr.decode(errors='replace')[-800:]}")
-    counts = {}
-    for number, shape in enumerate(SHAPES, start=1):
-        dumped = Path(f"{out}.{number}")
-        total = next(
-            (
-                int(line.split()[1])
-                for line in dumped.read_text().splitlines()
-                if line.startswith(("summary:", "totals:"))
-            ),
-            None,
-        )
-        if total is None:
-            raise RuntimeError(f"no instruction total in {dumped}")
-        counts[shape] = total / REQUESTS
-    return counts
+    arguments = (SETTINGS[setting],)
+    counts = await counted("bench.fastpaths", arguments, library, out, len(SHAPES), REQUESTS)
+    return dict(zip(SHAPES, counts, strict=True))
 
 
 def _rows(counts: dict[str, dict[str, float]]) -> list[tuple[str, ...]]:
@@ -119,12 +99,12 @@ def _rows(counts: dict[str, dict[str, float]]) -> list[tuple[str, ...]]:
 async def run() -> None:
     title = (
         "fastpaths: instructions per request with and without each fast path, on its shape "
-        f"(callgrind, {REQUESTS} requests after {WARMUP}, the ASGI app called in-process)"
+        f"(callgrind, {REQUESTS} requests after {REQUEST_WARMUP}, the ASGI app called in-process)"
     )
     header = ("lane", "shape", "with", "without", "saved", "")
     with tempfile.TemporaryDirectory() as name:
         directory = Path(name)
-        library = _client(directory)
+        library = client_library(directory)
         if isinstance(library, str):
             print_table(title, [("skipped", library, "", "", "", "")], header)
             return
@@ -139,6 +119,7 @@ async def run() -> None:
         ],
         settings_header,
     )
+    await _protocol_instructions.run()
 
 
 # The child, under callgrind.
@@ -173,58 +154,16 @@ async def _gateway(execution: str) -> AsyncIterator[tuple[Any, str, str]]:
             yield app, brand, key
 
 
-def _scope(body: bytes, key: str | None) -> dict[str, Any]:
-    headers = [
-        (b"host", b"127.0.0.1:8000"),
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    if key is not None:
-        headers.append((b"authorization", f"Bearer {key}".encode()))
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "server": ("127.0.0.1", 8000),
-        "client": ("127.0.0.1", 50000),
-        "scheme": "http",
-        "method": "POST",
-        "root_path": "",
-        "path": "/graphql",
-        "raw_path": b"/graphql",
-        "query_string": b"",
-        "headers": headers,
-    }
-
-
-async def _request(app: Any, body: bytes, key: str | None) -> None:
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(_scope(body, key), receive, send)
-    assert sent[0]["status"] == 200, sent
-    assert b'"errors"' not in sent[-1]["body"], sent[-1]["body"][:300]
-
-
 async def _child(execution: str, library: str) -> None:
     from .execution import PAGE
 
-    measure = ctypes.CDLL(library)
     async with _gateway(execution) as (app, brand, key):
         small = json.dumps({"query": SMALL}).encode()
         page = json.dumps({"query": PAGE, "variables": {"id": brand}}).encode()
-        for body, who in ((small, None), (page, key)):
-            for _ in range(WARMUP):
-                await _request(app, body, who)
-            measure.measure_start()
-            for _ in range(REQUESTS):
-                await _request(app, body, who)
-            measure.measure_stop()
+        await count_requests(
+            library,
+            [partial(asgi_request, app, small, None), partial(asgi_request, app, page, key)],
+        )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ class SystemQueries:
     def viewer(self, info: Info) -> Viewer:
         principal = info.context.principal
         return Viewer(
-            role=principal.role.value,
+            role=str(principal.role),  # the StrEnum's value, as exactly a str
             brand_id=strawberry.ID(principal.brand_id) if principal.brand_id else None,
         )
 

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from domain.errors import ReadBudgetExceeded
 from storage.trace import ContextValue
 
-__all__ = ["ReadBudget", "before_read", "current_budget", "reading_within", "spend_read"]
+__all__ = [
+    "READ_BUDGET",
+    "ReadBudget",
+    "before_read",
+    "current_budget",
+    "reading_within",
+    "spend_read",
+]
 
 _HINT = "Ask for smaller pages (first) or fewer nested connections, or split the operation."
 
@@ -49,6 +56,8 @@ class ReadBudget:
 
 
 _current: ContextVar[ReadBudget | None] = ContextVar("proofgate_read_budget", default=None)
+READ_BUDGET = _current
+"""What ``reading_within`` sets, for a hot path to set and reset itself."""
 
 
 def before_read() -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
 __all__ = [
+    "ACCOUNTS",
     "ContextValue",
     "StorageCall",
     "Trace",
@@ -61,6 +62,8 @@ V = TypeVar("V")
 
 _current: ContextVar[Trace | None] = ContextVar("proofgate_storage_trace", default=None)
 _accounts: ContextVar[Trace | None] = ContextVar("proofgate_storage_accounts", default=None)
+ACCOUNTS = _accounts
+"""What ``accounting`` sets, for a hot path to set and reset itself."""
 """The request's own account, kept for metrics and the request log whether or
 not the client asked for a trace; ``_current`` is what the client sees."""
 

@@ -46,14 +46,14 @@ from api.graphql.view import GraphQLApp
 from api.http.guard import BODY_SCOPE_KEY, PREFLIGHT_HEADERS, HTTPGuard, media_type_of, refuse
 from api.observability.fallbacks import fell_back
 from api.observability.observation import (
+    OBSERVED,
     REQUEST_ID_HEADER,
     Observation,
-    observing,
     request_id_from,
 )
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY, RequestObserver
 from api.settings.limits import Lane
-from storage.trace import accounting
+from storage.trace import ACCOUNTS
 
 __all__ = ["GraphQLEntry"]
 
@@ -224,10 +224,14 @@ class GraphQLEntry:
         request_id = scope[REQUEST_ID_SCOPE_KEY] = observation.request_id
         reply.header = (_ID_HEADER, request_id.encode())
         started = time.perf_counter()
+        # ``observing`` and ``accounting`` without their objects and calls.
+        observed = OBSERVED.set(observation)
+        accounted = ACCOUNTS.set(observation.storage)
         try:
-            with observing(observation), accounting(observation.storage):
-                await self._answer(scope, receive, reply, graphql, length, authorization, accept)
+            await self._answer(scope, receive, reply, graphql, length, authorization, accept)
         finally:
+            ACCOUNTS.reset(accounted)
+            OBSERVED.reset(observed)
             self.observer.record(scope, observation, reply.status, time.perf_counter() - started)
 
     async def _answer(

@@ -60,7 +60,8 @@ from api.settings.limits import Lane
 from api.wire.errors import map_errors
 from api.wire.request_json import MalformedJSON, decode_request_json
 from domain.errors import ProofgateError, RateLimited
-from storage.budget import ReadBudget, reading_within
+from storage.budget import READ_BUDGET, ReadBudget
+from storage.trace import ACCOUNTS
 
 if TYPE_CHECKING:
     from api.graphql.schema import ProofgateSchema
@@ -248,26 +249,35 @@ class PreparedLane:
     ) -> ExecutionResult | None:
         """The result, errors mapped and the operation recorded; or None
         (nothing done, no token taken) for the full path to answer."""
-        mutation = prepared.operation.operation is CoreOperationType.MUTATION
+        kind = prepared.prepared.operation.operation
+        mutation = kind is CoreOperationType.MUTATION
         if mutation and not await _took_tokens(self.schema, prepared, context):
             fell_back(Lane.PREPARED, "out of rate tokens")
             return None
         self.answered += 1
-        with ActualCost() as actual:
+        account = ACCOUNTS.get()
+        if account is None:  # outside a request: an account of its own
+            with ActualCost() as actual:
+                result = await self._execute(prepared, context)
+            calls = actual.calls() if shows_reads(context) else None
+        else:  # ``ActualCost`` without its object: the request's calls from here on
+            start = len(account.calls)
             result = await self._execute(prepared, context)
-        calls = actual.calls() if shows_reads(context) else None
+            calls = account.calls[start:] if shows_reads(context) else None
         result.extensions = {"cost": cost_extension(prepared.cost, self.limits.max_cost, calls)}
         if result.errors:
             result.errors = map_errors(result.errors, context.request_id)
-        record_operation(
-            prepared.operation_name, prepared.operation.operation.value, context.principal
-        )
+        # The type's text without the enum's ``value`` property, a call apiece.
+        text = "query" if kind is CoreOperationType.QUERY else kind.value
+        record_operation(prepared.operation_name, text, context.principal)
         return result
 
     async def _execute(self, prepared: PreparedRequest, context: Any) -> ExecutionResult:
         limits = self.limits
         try:
-            with reading_within(ReadBudget(limits.max_read_items, limits.max_read_units)):
+            # ``reading_within``, without its object and calls.
+            budget = READ_BUDGET.set(ReadBudget(limits.max_read_items, limits.max_read_units))
+            try:
                 result = prepared.prepared.start.start(context, prepared.variables)
                 if result is None:  # not on its compiled plan: through graphql-core's build
                     result = self._core(prepared, context)
@@ -276,6 +286,8 @@ class PreparedLane:
                 # raised and caught each request (~3,000 instructions).
                 if type(result) is not CoreExecutionResult and optimized_is_awaitable(result):
                     result = await result
+            finally:
+                READ_BUDGET.reset(budget)
         except Exception as error:  # as Strawberry does: a result error, masked later
             unexpected = error if isinstance(error, GraphQLError) else None
             return ExecutionResult(

@@ -22,7 +22,7 @@ from typing import Protocol
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
-from api.observability.observation import current_observation
+from api.observability.observation import OBSERVED
 from api.wire.errors import error_response
 from domain.errors import ProofgateError, RateLimited, Unauthenticated
 from services.auth import KeyCache, Principal, authenticate
@@ -79,9 +79,9 @@ class Authenticator:
         except Unauthenticated:
             await self.throttle.failed(client)
             raise
-        observation = current_observation()
+        observation = OBSERVED.get()
         if observation is not None:
-            observation.principal = principal.role.value
+            observation.principal = str(principal.role)  # the StrEnum's value, without a call
         return principal
 
     async def check(self, client: str | None) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from storage.trace import ContextValue, Trace
 
 __all__ = [
+    "OBSERVED",
     "REQUEST_ID_HEADER",
     "Observation",
     "current_observation",
@@ -45,6 +46,10 @@ class Observation:
 
 
 _current: ContextVar[Observation | None] = ContextVar("proofgate_observation", default=None)
+OBSERVED = _current
+"""The request's observation: ``observing`` sets it for a block; the
+/graphql entry's direct path sets and resets it itself, without the
+context manager's object and two calls (docs/design.md, The /graphql entry)."""
 
 
 def request_id_from(incoming: str | None) -> str:

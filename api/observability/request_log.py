@@ -22,9 +22,9 @@ from strawberry.extensions import SchemaExtension
 from api.observability.log_lines import RequestLines
 from api.observability.metrics import Metrics
 from api.observability.observation import (
+    OBSERVED,
     REQUEST_ID_HEADER,
     Observation,
-    current_observation,
     observing,
     request_id_from,
 )
@@ -191,7 +191,7 @@ class OperationObserver(SchemaExtension):
 
 def record_operation(name: object, operation_type: str | None, principal: Principal | None) -> None:
     """Tells the request's observation which operation ran, and for whom."""
-    observation = current_observation()
+    observation = OBSERVED.get()
     if observation is None:
         return
     # A body may carry any JSON as operationName; only a string names an operation.
@@ -199,4 +199,4 @@ def record_operation(name: object, operation_type: str | None, principal: Princi
     if operation_type is not None:
         observation.operation_type = operation_type
     if principal is not None:
-        observation.principal = principal.role.value
+        observation.principal = str(principal.role)  # the StrEnum's value, without a call

@@ -50,7 +50,9 @@ and ``handle_websocket_upgrade``, the cycle's ``transport``,
 ``response_started`` and ``expected_content_length``; for the lean cycle
 the protocol's ``_start_asgi_task``, ``url``, ``scope``, ``headers``,
 ``pipeline`` and ``expect_100_continue``, the cycle's class and every attribute
-its methods read, ``STATUS_LINE``, ``HEADER_RE`` and ``HEADER_VALUE_RE``
+its methods read, ``ProxyHeadersMiddleware`` and its ``app`` (called past it
+when no forwarded header came: it reads ``x-forwarded-for`` and
+``x-forwarded-proto`` alone), ``STATUS_LINE``, ``HEADER_RE`` and ``HEADER_VALUE_RE``
 (``send``'s ``http.response.start`` is copied from 0.54.0); the WebSocket
 protocol's ``queue``, ``writable``, ``request``, ``response``,
 ``handshake_complete``, ``handle_connect``, ``scope``, ``conn``,
@@ -75,6 +77,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 import httptools
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import (
     HEADER_RE,
@@ -172,7 +175,9 @@ LEAN_MAX_BODY = HIGH_WATER_LIMIT
 """A body the lean cycle holds at most before it hands the request to
 uvicorn's cycle: the size at which uvicorn stops reading to let the app catch up."""
 CHECKED_HEADERS = 512
-"""Header names and values remembered as checked, at most (each kind)."""
+"""Header names and values remembered as checked, at most (each kind); a
+full set is emptied, not closed to new values: request ids and dates filled
+it for good, and then a value on every response was searched every time."""
 
 
 class LeanHttpProtocol(OneWriteHttpProtocol):
@@ -251,8 +256,14 @@ class LeanHttpProtocol(OneWriteHttpProtocol):
             return
         self._reading = None
         cycle = _LeanCycle(self, self.scope, bytes(reading))
-        self.cycle = cast("RequestResponseCycle", cycle)
-        self._start_asgi_task(cycle, self.app)
+        self.cycle = cycle  # not through ``cast``: a call a request
+        app = self.app
+        # uvicorn's proxy headers middleware changes nothing for a request
+        # without forwarded headers: called past it, a coroutine frame and
+        # its walk of the headers fewer (header names are lower case here).
+        if type(app) is ProxyHeadersMiddleware and _FORWARDED.isdisjoint(dict(self.headers)):
+            app = app.app
+        self._start_asgi_task(cycle, app)
 
     def _lean_response_complete(self) -> None:
         """uvicorn's ``on_response_complete`` with one keep-alive timer for
@@ -354,7 +365,12 @@ class _Unwaited:
 
 
 _UNWAITED = cast("asyncio.Event", _Unwaited())
-_checked_names: set[bytes] = set()
+_FORWARDED = frozenset((b"x-forwarded-for", b"x-forwarded-proto"))
+"""The headers uvicorn's proxy headers middleware reads."""
+_FRAMING = frozenset((b"content-length", b"transfer-encoding", b"connection"))
+"""The response headers uvicorn's head reads, not only writes."""
+_checked_names: dict[bytes, bytes] = {}
+"""Header names checked, each with its lower-case spelling."""
 _checked_values: set[bytes] = set()
 
 
@@ -411,7 +427,8 @@ class _LeanCycle(RequestResponseCycle):
                     transport.write(held.head + body)
                     self.expected_content_length = 0
                     self.response_complete = True
-                    self.message_event.set()
+                    if self.message_event is not _UNWAITED:
+                        self.message_event.set()
                     if not self.keep_alive:
                         transport.close()
                     self.on_response()
@@ -446,18 +463,24 @@ class _LeanCycle(RequestResponseCycle):
         content = [STATUS_LINE[status]]
         has_connection_close = False
         for name, value in (*self.default_headers, *headers):
-            if name not in _checked_names:
+            lowered = _checked_names.get(name)
+            if lowered is None:
                 if HEADER_RE.search(name):
                     raise RuntimeError("Invalid HTTP header name.")
-                if len(_checked_names) < CHECKED_HEADERS:
-                    _checked_names.add(name)
+                lowered = name.lower()
+                if len(_checked_names) >= CHECKED_HEADERS:
+                    _checked_names.clear()
+                _checked_names[name] = lowered
             if value not in _checked_values:
                 if HEADER_VALUE_RE.search(value):
                     raise RuntimeError("Invalid HTTP header value.")
-                if len(_checked_values) < CHECKED_HEADERS:
-                    _checked_values.add(value)
-            name = name.lower()
-            if name == b"content-length" and self.chunked_encoding is None:
+                if len(_checked_values) >= CHECKED_HEADERS:  # emptied: see CHECKED_HEADERS
+                    _checked_values.clear()
+                _checked_values.add(value)
+            name = lowered
+            if name not in _FRAMING:
+                pass
+            elif name == b"content-length" and self.chunked_encoding is None:
                 self.expected_content_length = int(value.decode())
                 self.chunked_encoding = False
             elif name == b"transfer-encoding" and value.lower() == b"chunked":
@@ -477,7 +500,7 @@ class _LeanCycle(RequestResponseCycle):
         content.append(b"\r\n")
         head = b"".join(content)
         if self.expected_content_length > 0 and not self.chunked_encoding:
-            self.transport = cast("asyncio.Transport", _Held(self.transport, head))
+            self.transport = _Held(self.transport, head)  # type: ignore[assignment]
         else:
             self.transport.write(head)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
@@ -227,6 +228,18 @@ EXCHANGES: dict[str, tuple[Any, bytes | tuple[bytes | Step, ...]]] = {
         b"POST /a%20b/c?x=1&y=%20 HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n"
         b"X-Forwarded-For: 203.0.113.7, 127.0.0.1\r\nX-Forwarded-Proto: https\r\n\r\n",
     ),
+    "proxy header, for alone": (
+        echoes_scope,
+        b"GET / HTTP/1.1\r\nHost: test\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n",
+    ),
+    "proxy header, proto alone": (
+        echoes_scope,
+        b"GET / HTTP/1.1\r\nHost: test\r\nX-Forwarded-Proto: https\r\n\r\n",
+    ),
+    "proxy header in upper case": (
+        echoes_scope,
+        b"GET / HTTP/1.1\r\nHost: test\r\nX-FORWARDED-FOR: 203.0.113.7\r\n\r\n",
+    ),
     "a second receive": (listens_for_disconnect, POST),
     "shutdown while answering": (held, (POST, _shutdown)),
     "shutdown while reading the body": (reads_all, (POST[:-2], _shutdown, POST[-2:])),
@@ -392,6 +405,75 @@ async def test_the_lean_cycle_answers_the_common_request_and_counts_the_rest() -
         await _exchange(LeanHttpProtocol, app, request)
         key = (Lane.PROTOCOL.value, cause)
         assert counts().get(key, 0) == before.get(key, 0) + 1, name
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "forwarded"),
+    ((POST, False), (EXCHANGES["proxy header, for alone"][1], True)),
+    ids=("no forwarded header", "forwarded for"),
+)
+async def test_the_lean_cycle_calls_past_the_proxy_middleware_only_without_its_headers(
+    request_bytes: bytes, forwarded: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a forwarded header the app is called past uvicorn's proxy
+    headers middleware (which would change nothing); with one, through it."""
+    called: list[Any] = []
+    original = ProxyHeadersMiddleware.__call__
+
+    async def spied(self: Any, scope: Any, receive: Any, send: Any) -> None:
+        called.append(scope)
+        await original(self, scope, receive, send)
+
+    monkeypatch.setattr(ProxyHeadersMiddleware, "__call__", spied)
+    seen: list[Any] = []
+    protocol, state, _ = _protocol(LeanHttpProtocol, _recording(echoes_scope, seen))
+    assert type(protocol.app) is ProxyHeadersMiddleware
+    protocol.data_received(request_bytes)
+    await _settle(state, True)
+    if protocol.timeout_keep_alive_task is not None:
+        protocol.timeout_keep_alive_task.cancel()
+    assert len(called) == forwarded
+    assert seen[0]["client"] == (("203.0.113.7", 0) if forwarded else ("127.0.0.1", 5000))
+
+
+async def unique_header(scope: Any, receive: Any, send: Any) -> None:
+    """A value no response repeats, as a request id, beside a constant one."""
+    await receive()
+    headers = [(b"content-length", b"2"), (b"x-request-id", next(_IDS))]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send(_body(b"ok"))
+
+
+async def later_header(scope: Any, receive: Any, send: Any) -> None:
+    await receive()
+    headers = [(b"content-length", b"2"), (b"x-later", b"first seen late")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send(_body(b"ok"))
+
+
+_IDS = (b"%016x" % number for number in range(10**9))
+
+
+async def test_checked_header_values_stay_bounded_and_keep_the_common_ones() -> None:
+    """More distinct values than ``CHECKED_HEADERS`` (request ids) neither
+    grow the remembered values past it nor stop a value every response
+    carries from being remembered; a bad value is still refused."""
+    from api.runtime import http_protocol
+
+    requests = tuple(POST for _ in range(http_protocol.CHECKED_HEADERS * 2 + 10))
+    transport = await _exchange(LeanHttpProtocol, unique_header, requests)
+    assert transport.bytes_and_closes()[0].count(b"HTTP/1.1 200 OK") == len(requests)
+    assert len(http_protocol._checked_values) <= http_protocol.CHECKED_HEADERS
+    # A value first seen once the set has filled is remembered too.
+    await _exchange(LeanHttpProtocol, later_header, POST)
+    assert b"first seen late" in http_protocol._checked_values
+    app, request = EXCHANGES["a header the app got wrong"]
+    ours = await _exchange(LeanHttpProtocol, app, request)
+    assert (
+        ours.bytes_and_closes()
+        == (await _exchange(HttpToolsProtocol, app, request)).bytes_and_closes()
+    )
+    assert ours.events == ["close"]  # refused before a byte, as uvicorn refuses it
 
 
 KEEP_ALIVE_SECONDS = 5.0
