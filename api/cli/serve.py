@@ -190,8 +190,11 @@ def _app(settings: Settings) -> ASGIApp:
     from api.observability.memory import start_tracing
     from api.observability.spans import Spans
     from api.runtime.gc_freeze import FreezeAfterStartup
+    from api.runtime.malloc_options import set_malloc_options
     from api.ws.close_on_shutdown import GoingAwayOnExit
 
+    # Before the app starts its threads, whose arenas the cap limits.
+    set_malloc_options(settings.malloc_arena_max, settings.malloc_mmap_threshold_bytes)
     start_tracing(settings.tracemalloc_frames)
     app = create_app(settings, spans=Spans.from_environment())
     full_every = timedelta(milliseconds=settings.gc_full_ms)
