@@ -119,6 +119,24 @@ class MemoryCurve:
         end = self.samples[-1]
         return (end.rss - half.rss) / half.rss * 100
 
+    def first_half_growth(self) -> float:
+        """RSS growth in percent from the first sample to half-time (caches filling)."""
+        half = next(s for s in self.samples if s.at >= self.seconds / 2)
+        return (half.rss - self.samples[0].rss) / self.samples[0].rss * 100
+
+    def slope(self) -> float:
+        """MB per 10 minutes over the second half, fitted by least squares to
+        every sample: one sample's jitter moves it less than end-minus-half."""
+        points = [(s.at, s.rss) for s in self.samples if s.at >= self.seconds / 2]
+        if len(points) < 2:
+            return 0.0
+        mean_t = sum(t for t, _ in points) / len(points)
+        mean_r = sum(r for _, r in points) / len(points)
+        spread = sum((t - mean_t) ** 2 for t, _ in points)
+        if spread == 0:
+            return 0.0
+        return sum((t - mean_t) * (r - mean_r) for t, r in points) / spread * 600
+
     def growth_less_sqlite(self) -> float | None:
         """The same with what SQLite held taken off both ends; None if unknown."""
         half = next(s for s in self.samples if s.at >= self.seconds / 2)
@@ -149,7 +167,13 @@ class MemoryCurve:
     def bar_rows(self) -> list[tuple[str, str, str]]:
         half = self.seconds // 2
         rows = [
-            (f"RSS growth {half}-{self.seconds} s (%)", f"{self.growth():+.2f}", f"<= {self.bar:g}")
+            (
+                f"RSS growth {half}-{self.seconds} s (%)",
+                f"{self.growth():+.2f}",
+                f"<= {self.bar:g}",
+            ),
+            (f"RSS growth 0-{half} s (%)", f"{self.first_half_growth():+.2f}", "-"),
+            (f"RSS slope {half}-{self.seconds} s (MB per 10 min)", f"{self.slope():+.2f}", "-"),
         ]
         less = self.growth_less_sqlite()
         if less is not None:
