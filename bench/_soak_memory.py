@@ -35,7 +35,7 @@ __all__ = [
     "TRACEMALLOC_FRAMES",
     "MemoryCurve",
     "memory_report",
-    "sqlite_in_use",
+    "native_memory",
 ]
 
 LONG_BAR_PERCENT = 2.0
@@ -54,8 +54,23 @@ class Sample:
     anon: float
     file: float
     """MB: resident in all, in anonymous memory (the heap), in mapped files."""
-    sqlite: float | None = None
-    """MiB (as the others) SQLite had in use (``/debug/memory``), None while traced."""
+    native: Native | None = None
+    """What SQLite and the allocators held (``/debug/memory``), None while traced."""
+
+    @property
+    def sqlite(self) -> float | None:
+        return None if self.native is None else self.native.sqlite
+
+
+@dataclass(frozen=True, slots=True)
+class Native:
+    """MiB (as the others): SQLite's memory in use, malloc's blocks in use and
+    the free space in its heaps, and pymalloc's arenas."""
+
+    sqlite: float
+    malloc_used: float | None = None
+    malloc_free: float | None = None
+    pymalloc: float | None = None
 
 
 def _status(pid: int) -> dict[str, float]:
@@ -73,26 +88,26 @@ class MemoryCurve:
         self.samples: list[Sample] = []
         self._started = time.monotonic()
 
-    def sample(self, sqlite: float | None = None) -> None:
+    def sample(self, native: Native | None = None) -> None:
         fields = _status(self.pid)
         at = time.monotonic() - self._started
         rss, anon, file = fields["VmRSS"], fields["RssAnon"], fields["RssFile"]
-        self.samples.append(Sample(at, rss, anon, file, sqlite))
+        self.samples.append(Sample(at, rss, anon, file, native))
 
     async def sampling(
         self,
         every: float,
         stop: asyncio.Event,
-        sqlite: Callable[[], Awaitable[float | None]] | None = None,
+        native: Callable[[], Awaitable[Native | None]] | None = None,
     ) -> None:
-        """A sample every ``every`` seconds until ``stop``; ``sqlite``, when
-        given, what SQLite holds at each."""
+        """A sample every ``every`` seconds until ``stop``; ``native``, when
+        given, what SQLite and the allocators hold at each."""
         self._started = time.monotonic()
         while not stop.is_set():
-            self.sample(None if sqlite is None else await sqlite())
+            self.sample(None if native is None else await native())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), every)
-        self.sample(None if sqlite is None else await sqlite())
+        self.sample(None if native is None else await native())
 
     @property
     def bar(self) -> float:
@@ -103,6 +118,24 @@ class MemoryCurve:
         half = next(s for s in self.samples if s.at >= self.seconds / 2)
         end = self.samples[-1]
         return (end.rss - half.rss) / half.rss * 100
+
+    def first_half_growth(self) -> float:
+        """RSS growth in percent from the first sample to half-time (caches filling)."""
+        half = next(s for s in self.samples if s.at >= self.seconds / 2)
+        return (half.rss - self.samples[0].rss) / self.samples[0].rss * 100
+
+    def slope(self) -> float:
+        """MB per 10 minutes over the second half, fitted by least squares to
+        every sample: one sample's jitter moves it less than end-minus-half."""
+        points = [(s.at, s.rss) for s in self.samples if s.at >= self.seconds / 2]
+        if len(points) < 2:
+            return 0.0
+        mean_t = sum(t for t, _ in points) / len(points)
+        mean_r = sum(r for _, r in points) / len(points)
+        spread = sum((t - mean_t) ** 2 for t, _ in points)
+        if spread == 0:
+            return 0.0
+        return sum((t - mean_t) * (r - mean_r) for t, r in points) / spread * 600
 
     def growth_less_sqlite(self) -> float | None:
         """The same with what SQLite held taken off both ends; None if unknown."""
@@ -121,17 +154,26 @@ class MemoryCurve:
         print_table(
             f"Soak ({self.seconds} s): resident memory of the gateway, MB",
             [
-                (f"{s.at:.0f}", f"{s.rss:.1f}", f"{s.anon:.1f}", f"{s.file:.1f}", _mb(s.sqlite))
+                (f"{s.at:.0f}", f"{s.rss:.1f}", f"{s.anon:.1f}", f"{s.file:.1f}", *_native(s))
                 for s in rows
             ],
-            ("seconds", "RSS", "anonymous", "files", "SQLite in use"),
-        )
+            (
+                "seconds", "RSS", "anonymous", "files", "SQLite in use",
+                "malloc in use", "malloc free", "pymalloc arenas",
+            ),
+        )  # fmt: skip
         print("Soak: RSS curve, MB: " + ", ".join(f"{s.at:.0f} s {s.rss:.1f}" for s in rows))
 
     def bar_rows(self) -> list[tuple[str, str, str]]:
         half = self.seconds // 2
         rows = [
-            (f"RSS growth {half}-{self.seconds} s (%)", f"{self.growth():+.2f}", f"<= {self.bar:g}")
+            (
+                f"RSS growth {half}-{self.seconds} s (%)",
+                f"{self.growth():+.2f}",
+                f"<= {self.bar:g}",
+            ),
+            (f"RSS growth 0-{half} s (%)", f"{self.first_half_growth():+.2f}", "-"),
+            (f"RSS slope {half}-{self.seconds} s (MB per 10 min)", f"{self.slope():+.2f}", "-"),
         ]
         less = self.growth_less_sqlite()
         if less is not None:
@@ -149,16 +191,40 @@ def _mb(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def _native(sample: Sample) -> tuple[str, str, str, str]:
+    native = sample.native
+    if native is None:
+        return ("-", "-", "-", "-")
+    return (
+        _mb(native.sqlite),
+        _mb(native.malloc_used),
+        _mb(native.malloc_free),
+        _mb(native.pymalloc),
+    )
+
+
 _SQLITE = re.compile(r"^# sqlite ([0-9.]+) MiB in use", re.MULTILINE)
+_MALLOC = re.compile(r"^# malloc ([0-9.]+) MiB in use, ([0-9.]+) MiB free", re.MULTILINE)
+_PYMALLOC = re.compile(r"^# pymalloc [0-9]+ arenas \(([0-9.]+) MiB\)", re.MULTILINE)
 
 
-async def sqlite_in_use(client: httpx.AsyncClient, admin_key: str) -> float | None:
-    """MB SQLite has in use, from ``/debug/memory`` untraced (traced, a call
-    would move the baseline the sites are told against): None then."""
+async def native_memory(client: httpx.AsyncClient, admin_key: str) -> Native | None:
+    """What SQLite and the allocators hold, from ``/debug/memory`` untraced
+    (traced, a call would move the baseline the sites are told against):
+    None then."""
     if TRACEMALLOC_FRAMES:
         return None
-    match = _SQLITE.search(await memory_report(client, admin_key))
-    return None if match is None else float(match[1])
+    report = await memory_report(client, admin_key)
+    sqlite = _SQLITE.search(report)
+    if sqlite is None:
+        return None
+    malloc, pymalloc = _MALLOC.search(report), _PYMALLOC.search(report)
+    return Native(
+        float(sqlite[1]),
+        None if malloc is None else float(malloc[1]),
+        None if malloc is None else float(malloc[2]),
+        None if pymalloc is None else float(pymalloc[1]),
+    )
 
 
 async def memory_report(client: httpx.AsyncClient, admin_key: str, *, by: str = "lineno") -> str:

@@ -36,7 +36,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from ._harness import print_table
 from ._server import Server, free_port, serving
-from ._soak_memory import TRACEMALLOC_FRAMES, MemoryCurve, memory_report, sqlite_in_use
+from ._soak_memory import TRACEMALLOC_FRAMES, MemoryCurve, memory_report, native_memory
 from ._wrk import WRK, Request, run_wrk
 from .alerts import ADMIN_KEY, VERIFY, _graphql, _seed
 
@@ -211,7 +211,7 @@ async def _soak(server: Server) -> None:
             run_wrk(server.port, requests, seconds=SECONDS, connections=WRK_CONNECTIONS)
         )
         sampler = asyncio.create_task(
-            curve.sampling(SAMPLE_SECONDS, stop, lambda: sqlite_in_use(client, ADMIN_KEY))
+            curve.sampling(SAMPLE_SECONDS, stop, lambda: native_memory(client, ADMIN_KEY))
         )
         sites = asyncio.create_task(_memory(client))
         reconnects = asyncio.create_task(_reconnects(subscribers, stop))

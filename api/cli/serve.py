@@ -84,6 +84,7 @@ def _serve(args: argparse.Namespace) -> int:
         forwarded_allow_ips=args.forwarded_allow_ips,
     )
     settings = replace(Settings.from_env(environ), demo=args.demo)
+    _set_malloc_options(settings)
     if settings.cache and args.workers > 1:
         environ.update(_workers_cache_channel(settings, args.workers))
     _check_sole_writer(settings, args.workers)
@@ -182,7 +183,17 @@ def _check_operations(settings: Settings) -> None:
 
 def worker_app() -> ASGIApp:
     """One worker's app, from the environment ``serve`` prepared."""
-    return _app(Settings.from_env())
+    settings = Settings.from_env()
+    _set_malloc_options(settings)
+    return _app(settings)
+
+
+def _set_malloc_options(settings: Settings) -> None:
+    """Before the process starts a thread: the arena cap binds only the
+    arenas created after it (docs/design.md, Memory growth)."""
+    from api.runtime.malloc_options import set_malloc_options
+
+    set_malloc_options(settings.malloc_arena_max, settings.malloc_mmap_threshold_bytes)
 
 
 def _app(settings: Settings) -> ASGIApp:

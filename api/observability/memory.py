@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from api.observability.allocators import allocator_lines
+
 __all__ = ["FRAMES_MAX", "SITES_MAX", "Grouping", "MemorySites", "start_tracing", "totals_lines"]
 
 FRAMES_MAX = 64
@@ -167,14 +169,12 @@ def native_lines() -> list[str]:
         lines.append(f"# sqlite {used / 2**20:.1f} MiB in use, {highest / 2**20:.1f} MiB at peak")
     except (OSError, AttributeError):
         pass
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         mallinfo2 = ctypes.CDLL("libc.so.6").mallinfo2
-    except (OSError, AttributeError):
-        return lines
-    mallinfo2.restype = _MallInfo2
-    info = mallinfo2()
-    lines.append(
-        f"# malloc {info.uordblks / 2**20:.1f} MiB in use, {info.fordblks / 2**20:.1f} MiB "
-        f"free in {info.arena / 2**20:.1f} MiB of heaps, {info.hblkhd / 2**20:.1f} MiB mapped"
-    )
-    return lines
+        mallinfo2.restype = _MallInfo2
+        info = mallinfo2()
+        lines.append(
+            f"# malloc {info.uordblks / 2**20:.1f} MiB in use, {info.fordblks / 2**20:.1f} MiB "
+            f"free in {info.arena / 2**20:.1f} MiB of heaps, {info.hblkhd / 2**20:.1f} MiB mapped"
+        )
+    return [*lines, *allocator_lines()]

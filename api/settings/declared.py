@@ -29,6 +29,8 @@ from pydantic import (
 from api.settings.environment import configuration_error
 from api.settings.formats import (
     Addresses,
+    ArenasOrOff,
+    BytesOrOff,
     EntriesOrOff,
     FramesOrOff,
     HttpUrl,
@@ -66,6 +68,8 @@ FORMATS: Mapping[str, object] = {
     "per_minute_or_off": PerMinuteOrOff,
     "entries_or_off": EntriesOrOff,
     "frames_or_off": FramesOrOff,
+    "arenas_or_off": ArenasOrOff,
+    "bytes_or_off": BytesOrOff,
 }
 """The formats a mark may name; a section adds its own with ``formats=``.
 ``choice`` is one more: a value of the default's enum, in any letter case."""

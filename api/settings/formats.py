@@ -27,6 +27,8 @@ from domain.ledger import CREDIT, check_amount, parse_amount
 
 __all__ = [
     "Addresses",
+    "ArenasOrOff",
+    "BytesOrOff",
     "CreditAmount",
     "EntriesOrOff",
     "FramesOrOff",
@@ -215,6 +217,8 @@ Switch = Annotated[bool, BeforeValidator(_switch)]
 OneOrZero = Annotated[bool, BeforeValidator(_one_or_zero)]
 EntriesOrOff = Annotated[int, _count_or_off("a number of entries")]
 FramesOrOff = Annotated[int, _count_or_off("a number of frames")]
+ArenasOrOff = Annotated[int, _count_or_off("a number of arenas")]
+BytesOrOff = Annotated[int, _count_or_off("a number of bytes")]
 
 MillisecondsOrOff = Annotated[int, _count_or_off("milliseconds")]
 """A count where ``off`` is 0."""

@@ -183,6 +183,15 @@ class Settings:
     malloc_trim_ms: int = variable(30_000, "malloc_trim_ms", format="milliseconds_or_off")
     """How often the C allocator's free pages go back to the system; 0 (off):
     never (docs/design.md, Memory growth)."""
+    malloc_arena_max: int = variable(2, "malloc_arena_max", format="arenas_or_off")
+    """How many arenas glibc's malloc may keep; 0 (off): glibc's own limit,
+    eight per core (docs/design.md, Memory growth)."""
+    malloc_mmap_threshold_bytes: int = variable(
+        128 * 1024, "malloc_mmap_threshold_bytes", format="bytes_or_off"
+    )
+    """Blocks from this size are mmap'd alone and returned when freed; 0
+    (off): glibc's threshold, which rises with the largest block freed
+    (docs/design.md, Memory growth)."""
     shutdown_seconds: int = variable(10, "shutdown_seconds")
     """How long a stopping process waits for requests in flight."""
     max_connections: int = variable(4096, "max_connections")

@@ -99,6 +99,9 @@ async def test_untraced_it_answers_the_totals_and_how_to_list_sites(
     lines = response.text.splitlines()
     assert all(line.startswith("# ") for line in lines)
     assert any(line.startswith("# gc ") for line in lines)
+    # Each of malloc's arenas and pymalloc's (tests/api/observability/test_allocators.py).
+    assert any(line.startswith("#   arena 0: ") for line in lines)
+    assert any(line.startswith("# pymalloc ") for line in lines)
     assert "PROOFGATE_TRACEMALLOC_FRAMES" in lines[-1]
     assert not any(line.startswith("# traced ") for line in lines)
 
