@@ -13,7 +13,6 @@ import contextlib
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from domain.errors import BadUserInput, InvalidCursor
 from domain.threats.filters import AlertFilter
@@ -21,6 +20,7 @@ from services.pipeline.alerts.records import ALERT_SORT
 from services.pipeline.committing import CommittingStorage, Handover
 from services.pipeline.events import OutboxEvent
 from services.pipeline.live.broker import Broker, Subscriber
+from services.pipeline.live.cancellation import cancellations, raise_if_cancelled
 from services.pipeline.live.messages import MESSAGE_KEY_LABEL
 from services.pipeline.live.tailer import Tailer, read_alerts_since
 from services.pipeline.live.transport import AlertTransport, TableTransport
@@ -169,12 +169,11 @@ class Pipeline:
         subscriber = self.broker.add(
             brand_id, on_overflow, key=key, cost=cost, alert_filter=alert_filter
         )
-        task = asyncio.current_task()
-        cancelling = 0 if task is None else task.cancelling()
+        cancelling = cancellations()
         try:
             await self.transport.watch(brand_id)
             await self.tailer.watch(brand_id)
-            _raise_if_cancelled_since(task, cancelling)
+            raise_if_cancelled(since=cancelling)
         except BaseException:
             self.unsubscribe(subscriber)
             raise
@@ -211,16 +210,3 @@ class Pipeline:
             )
         mark = position.encode()
         return [item for item in items if item["GSI1SK"].encode() > mark]
-
-
-def _raise_if_cancelled_since(task: asyncio.Task[Any] | None, cancelling: int) -> None:
-    """Raises a cancellation of ``task`` requested since it counted
-    ``cancelling`` that a wait below swallowed. On Python 3.11,
-    ``asyncio.wait_for`` returns its result instead of raising when what it
-    waits for completes in the turn its task is cancelled, and redis-py
-    (8.1) waits for each command it sends that way: a socket closed right
-    after ``subscribe`` cancelled the subscription while it subscribed its
-    brand's channel, and the registration outlived it (docs/design.md,
-    Alerts across processes). The task still counts the request."""
-    if task is not None and task.cancelling() > cancelling:
-        raise asyncio.CancelledError

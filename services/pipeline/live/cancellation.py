@@ -5,20 +5,28 @@ when what it waits for completes in the loop turn its task is cancelled, and
 redis-py (8.1) waits for each command it sends that way. A loop that runs
 until cancelled would then run on: cancelled at shutdown, the Redis
 channels' loops kept going, and the task group that runs them waited for
-them for ever (docs/design.md, Alerts across processes). The task still
-counts the request, so each such loop asks at every turn.
+them for ever; a socket closed right after ``subscribe`` cancelled the
+subscription while it subscribed its brand's channel, and the registration
+outlived it (docs/design.md, Alerts across processes). The task still counts
+the request, so each such loop asks at every turn, and a wait that must not
+outlive its cancellation asks when it is done.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-__all__ = ["raise_if_cancelled"]
+__all__ = ["cancellations", "raise_if_cancelled"]
 
 
-def raise_if_cancelled() -> None:
-    """For a task of its own that runs until cancelled: raises the
-    cancellation requested of it, if one was requested and swallowed."""
+def cancellations() -> int:
+    """How many cancellations of the current task are requested so far."""
     task = asyncio.current_task()
-    if task is not None and task.cancelling():
+    return 0 if task is None else task.cancelling()
+
+
+def raise_if_cancelled(*, since: int = 0) -> None:
+    """Raises a cancellation of the current task requested (after it counted
+    ``since``: an older one, handled, is not the caller's) and swallowed."""
+    if cancellations() > since:
         raise asyncio.CancelledError
