@@ -186,12 +186,11 @@ class CacheChannel:
     # --- listening -------------------------------------------------------------
 
     async def run(self) -> None:
-        # A task group, not gather: cancelled, gather returns as soon as the
-        # first of the two has ended, and left the publisher running after
-        # ``close``, sending heartbeats to a closed client.
-        async with asyncio.TaskGroup() as group:
-            group.create_task(self._listen_forever())
-            group.create_task(self._publish_forever())
+        # Cancelled, gather returns once the first of the two has ended; the
+        # other, if a wait in redis-py swallowed its cancellation, ends at its
+        # loop's next turn (``raise_if_cancelled``). A task group would wait
+        # for it, and for ever if it waits on a message that never comes.
+        await asyncio.gather(self._listen_forever(), self._publish_forever())
 
     async def _listen_forever(self) -> None:
         delay = _BACKOFF_MIN

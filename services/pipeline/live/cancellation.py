@@ -3,9 +3,8 @@
 On Python 3.11, ``asyncio.wait_for`` returns its result instead of raising
 when what it waits for completes in the loop turn its task is cancelled, and
 redis-py (8.1) waits for each command it sends that way. A loop that runs
-until cancelled would then run on: cancelled at shutdown, the Redis
-channels' loops kept going, and the task group that runs them waited for
-them for ever; a socket closed right after ``subscribe`` cancelled the
+until cancelled would then run on: cancelled at shutdown, a Redis
+channel's publisher kept sending heartbeats on a closed client; a socket closed right after ``subscribe`` cancelled the
 subscription while it subscribed its brand's channel, and the registration
 outlived it (docs/design.md, Alerts across processes). The task still counts
 the request, so each such loop asks at every turn, and a wait that must not

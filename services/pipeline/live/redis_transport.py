@@ -129,11 +129,8 @@ class RedisTransport:
     # --- AlertTransport --------------------------------------------------------
 
     async def run(self) -> None:
-        # A task group, not gather: cancelled, gather returns once the first
-        # has ended and leaves the others running.
-        async with asyncio.TaskGroup() as group:
-            for forever in (self._listen_forever, self._tail_forever, self._publish_forever):
-                group.create_task(forever())
+        # gather, not a task group: see CacheChannel.run.
+        await asyncio.gather(self._listen_forever(), self._tail_forever(), self._publish_forever())
 
     async def watch(self, brand_id: str) -> None:
         name = channel(brand_id, self._prefix)
