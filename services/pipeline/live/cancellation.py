@@ -6,10 +6,10 @@ redis-py (8.1) waits for each command it sends that way. A loop that runs
 until cancelled would then run on (cancelled at shutdown, a Redis channel's
 publisher kept sending heartbeats on a closed client), and a socket closed
 right after ``subscribe`` cancelled the subscription while it subscribed its
-brand's channel, and the registration outlived it (docs/design.md, Alerts
-across processes). The task still counts the request, so each such loop
-asks at every turn, and a wait that must not outlive its cancellation asks
-when it is done.
+brand's channel, and the registration outlived it
+(docs/design.md, Alerts across processes). The task still counts the
+request, so each such loop asks at every turn, and a wait that must not
+outlive its cancellation asks when it is done.
 """
 
 from __future__ import annotations
