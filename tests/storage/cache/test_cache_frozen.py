@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import pickle
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -17,19 +17,10 @@ from storage import Put, Storage, Update
 from storage.access_patterns import BRAND_BY_ID, BRAND_PRODUCTS, PRODUCT_BY_ID
 from storage.cache import CachedStorage
 from storage.protocol import Page
-from storage.sqlite import open_sqlite
 from storage.trace import Trace, tracing
 
-KEY = bytes(range(32))
 TENANT = "t"
 NESTED = {"tags": ["a", "b"], "address": {"city": "Oslo", "lines": ["1 Main St"]}}
-
-
-@pytest.fixture
-async def inner() -> AsyncIterator[Storage]:
-    storage = await open_sqlite(":memory:", cursor_key=KEY)
-    yield storage
-    await storage.close()
 
 
 @pytest.fixture

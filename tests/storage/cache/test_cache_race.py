@@ -9,7 +9,7 @@ invalidated, then hands it over.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -19,7 +19,6 @@ from storage.access_patterns import BRAND_BY_ID, BRAND_PRODUCTS, PRODUCT_BY_ID
 from storage.cache import CachedStorage
 from storage.cache.generations import Generations
 from storage.registry import AccessPattern
-from storage.sqlite import open_sqlite
 
 TENANT = "t"
 
@@ -74,13 +73,6 @@ class Forgetful(Generations):
 
     def unchanged(self, start: int, slots: Any) -> bool:
         return True
-
-
-@pytest.fixture
-async def inner() -> AsyncIterator[Storage]:
-    storage = await open_sqlite(":memory:", cursor_key=bytes(range(32)))
-    yield storage
-    await storage.close()
 
 
 def _product(product_id: str, name: str) -> Put:

@@ -3,7 +3,7 @@ what each write drops (docs/design.md, Storage cache)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import Awaitable
 from decimal import Decimal
 
 import pytest
@@ -20,11 +20,9 @@ from storage.access_patterns import (
 )
 from storage.cache import CachedStorage, Invalidation, Rule, rule_of
 from storage.keys import Key
-from storage.sqlite import open_sqlite
 from storage.trace import Trace, tracing
 from storage.writes import Delete
 
-KEY = bytes(range(32))
 TENANT = "t"
 NOW = 1_800_000_000.0
 
@@ -45,13 +43,6 @@ class AlwaysHeard:
 
     def heard_through(self) -> float:
         return float("inf")
-
-
-@pytest.fixture
-async def inner() -> AsyncIterator[Storage]:
-    storage = await open_sqlite(":memory:", cursor_key=KEY)
-    yield storage
-    await storage.close()
 
 
 @pytest.fixture
