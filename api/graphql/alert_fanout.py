@@ -33,6 +33,7 @@ import contextlib
 import logging
 import weakref
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from graphql import (
@@ -53,12 +54,14 @@ from api.settings.limits import Lane
 from api.wire.errors import to_graphql_error
 from api.ws.frames import SharedPayloads, encode_message
 from resolvers.context import OPERATION_COST
+from resolvers.threats.subscriptions import live_alert
 
 if TYPE_CHECKING:
     from api.graphql.execution.executor import CompiledExecutor
     from api.graphql.execution.fanout import Sharers
     from api.graphql.prepared import PreparedLane
     from services.pipeline.live.broker import Subscriber
+    from storage import Item
 
 __all__ = ["AlertFanout", "DirectSubscription", "alert_fanout"]
 
@@ -66,12 +69,23 @@ logger = logging.getLogger("proofgate.websocket")
 
 _ALERTS_FIELD = "threatAlerts"
 
+SHARED_KEYS = 1024
+"""Distinct ``(operation id, frame type)`` pairs shared between
+subscriptions (most clients number their first subscription ``1``)."""
+
+WRITE_BATCH = 256
+"""Sockets written per turn of the event loop: an alert to 10,000 sockets is
+~100 ms of writes, which would hold back every other task of the process
+(requests, keep-alives, and the publisher that hands the alert to the other
+workers, whose sockets then waited for this one's; docs/design.md, Alert
+fan-out)."""
+
 
 class _HandOver(Protocol):
     """The resolver's alert stream, as far as the fan-out takes it over
     (``resolvers/threats/subscriptions.py``)."""
 
-    def hand_over(self, deliver: Any) -> Subscriber: ...
+    def hand_over(self, deliver: Callable[[Item], None]) -> Subscriber: ...
 
     def end(self) -> None: ...
 
@@ -122,8 +136,10 @@ class DirectSubscription:
         self.id = operation_id
         self.kind = kind
         """The frame's type: ``next`` (graphql-transport-ws), ``data`` (legacy graphql-ws)."""
-        self.key = (operation_id, kind)
-        """What tells its message from another's of the same answer."""
+        self.key = fanout.key_of(operation_id, kind)
+        """What tells its message from another's of the same answer: one
+        object for every subscription with the same id, so the write loop
+        tells them apart by identity (docs/design.md, Alert fan-out)."""
         self.group = group
         self.ended = False
         self._fanout = fanout
@@ -146,7 +162,9 @@ class DirectSubscription:
         self._limit = subscriber.limit
         self._subscriber = subscriber
 
-    def deliver(self, event: Any) -> None:
+    def deliver(self, item: Item) -> None:
+        """A stored alert for this subscription (the broker calls it for
+        each live one it offers)."""
         if self.ended:
             return
         subscriber = self._subscriber
@@ -157,7 +175,7 @@ class DirectSubscription:
             return
         else:
             self._waiting += 1
-        self._fanout.push(self, event)
+        self._fanout.push(self, item)
 
     def encode(self, result: ExecutionResult) -> bytes:
         """``result`` as this subscription's ``next`` (or ``data``) message,
@@ -213,8 +231,20 @@ class AlertFanout:
         self.runs = 0
         self.written = 0
         self._groups: weakref.WeakValueDictionary[Sharers, _Group] = weakref.WeakValueDictionary()
-        self._batches: deque[tuple[Any, list[DirectSubscription]]] = deque()
+        self._batches: deque[tuple[Item, list[DirectSubscription]]] = deque()
         self._worker: asyncio.Task[None] | None = None
+        self._keys: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def key_of(self, operation_id: str, kind: str) -> tuple[str, str]:
+        """The shared ``(operation id, frame type)`` of a subscription; at
+        most ``SHARED_KEYS`` are shared, the rest are their own."""
+        key = (operation_id, kind)
+        shared = self._keys.get(key)
+        if shared is not None:
+            return shared
+        if len(self._keys) < SHARED_KEYS:
+            self._keys[key] = key
+        return key
 
     # --- starting ------------------------------------------------------------
 
@@ -284,13 +314,15 @@ class AlertFanout:
 
     # --- delivering ----------------------------------------------------------
 
-    def push(self, subscription: DirectSubscription, event: Any) -> None:
-        """``event`` for ``subscription``, after everything pushed before it."""
+    def push(self, subscription: DirectSubscription, item: Item) -> None:
+        """``item`` for ``subscription``, after everything pushed before it.
+        The broker offers one item to every subscriber it reaches: they
+        share a batch, and its alert is made once."""
         batches = self._batches
-        if batches and batches[-1][0] is event:
+        if batches and batches[-1][0] is item:
             batches[-1][1].append(subscription)
         else:
-            batches.append((event, [subscription]))
+            batches.append((item, [subscription]))
         if self._worker is None:
             self._worker = asyncio.get_running_loop().create_task(self._drain())
 
@@ -298,9 +330,9 @@ class AlertFanout:
         batches = self._batches
         try:
             while batches:
-                event, subscriptions = batches.popleft()
+                item, subscriptions = batches.popleft()
                 try:
-                    await self._deliver(event, subscriptions)
+                    await self._deliver(live_alert(item), subscriptions)
                 except Exception:
                     logger.exception("Delivering an alert to its subscribers failed")
         finally:
@@ -316,7 +348,10 @@ class AlertFanout:
                 members.append(subscription)
         for group, members in groups.items():
             result = await self._run(group, members[0].context, event)
-            self.written += self._write(result, members)
+            self.written += self._write(result, members[:WRITE_BATCH])
+            for start in range(WRITE_BATCH, len(members), WRITE_BATCH):
+                await asyncio.sleep(0)
+                self.written += self._write(result, members[start : start + WRITE_BATCH])
 
     @staticmethod
     def _write(result: ExecutionResult, members: list[DirectSubscription]) -> int:
@@ -331,12 +366,18 @@ class AlertFanout:
         # Messages differ only by the operation's id and the protocol:
         # one encoding and frame each (every socket of the bench has id "1").
         encoded: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+        last: tuple[str, str] | None = None
+        data = frame = b""
         for subscription in members:
-            framed = encoded.get(subscription.key)
-            if framed is None:
-                data = subscription.encode(result)
-                framed = encoded[subscription.key] = (data, text_frame(data))
-            written += subscription.send(*framed)
+            key = subscription.key
+            if key is not last:  # the key's object, not its text: see ``key_of``
+                framed = encoded.get(key)
+                if framed is None:
+                    message = subscription.encode(result)
+                    framed = encoded[key] = (message, text_frame(message))
+                data, frame = framed
+                last = key
+            written += subscription.send(data, frame)
         return written
 
     async def _run(self, group: _Group, context: Any, event: Any) -> ExecutionResult:

@@ -33,7 +33,7 @@ from ..fields import AP_METADATA
 from .inputs import AlertFilterInput, legacy_filter
 from .types import ThreatAlert
 
-__all__ = ["EventIds", "OverflowTarget", "ThreatSubscriptions"]
+__all__ = ["EventIds", "OverflowTarget", "ThreatSubscriptions", "live_alert"]
 
 
 class OverflowTarget(Protocol):
@@ -138,7 +138,7 @@ _LIVE_ALERTS: OrderedDict[int, tuple[Item, ThreatAlert]] = OrderedDict()
 LIVE_ALERTS_KEPT = 64
 
 
-def _live_alert(item: Item) -> ThreatAlert:
+def live_alert(item: Item) -> ThreatAlert:
     """The broker offers one item to every subscriber of its brand; giving
     them one ThreatAlert lets the executor run the fan-out once."""
     kept = _LIVE_ALERTS.get(id(item))
@@ -210,7 +210,7 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
                 replayed.discard(live["id"])
                 continue
             self._sending(live)
-            return _live_alert(live)
+            return live_alert(live)
         raise StopAsyncIteration
 
     def _sending(self, item: Item) -> None:
@@ -225,26 +225,31 @@ class _AlertStream(AsyncIterator[ThreatAlert]):
         self._backlog = None
         self._pipeline.unsubscribe(self._subscriber)
 
-    def hand_over(self, deliver: Callable[[ThreatAlert], None]) -> Subscriber:
+    def hand_over(self, deliver: Callable[[Item], None]) -> Subscriber:
         """Stops being a stream: each alert it would have returned goes to
-        ``deliver`` instead, in the same order, the backlog's at once and
-        live ones as the broker offers them, with no task waiting on the
-        stream (docs/design.md, Alert fan-out). The subscriber, for its
-        queue limit; ``end`` still unsubscribes."""
+        ``deliver`` instead, as its stored item (``live_alert`` makes one
+        ``ThreatAlert`` of it for every subscriber it reaches), in the same
+        order, the backlog's at once and live ones as the broker offers them,
+        with no task waiting on the stream (docs/design.md, Alert fan-out).
+        The subscriber, for its queue limit; ``end`` still unsubscribes."""
         backlog, self._backlog = self._backlog, None
         for item in reversed(backlog or ()):
             if self._filter.matches(alert_facts(item)):
                 self._sending(item)
-                deliver(ThreatAlert.from_item(item))
+                deliver(item)
+        if self._replayed is None and self.on_alert is None:
+            # Nothing to drop at the seam or to tell: the broker calls
+            # ``deliver`` itself, a call less for each subscriber an alert reaches.
+            self._subscriber.divert(deliver)
+            return self._subscriber
 
         def live(item: Item) -> None:
             replayed = self._replayed
             if replayed is not None and item["id"] in replayed:
                 replayed.discard(item["id"])
                 return
-            if self.on_alert is not None:
-                self.on_alert(item)
-            deliver(_live_alert(item))
+            self._sending(item)
+            deliver(item)
 
         self._subscriber.divert(live)
         return self._subscriber

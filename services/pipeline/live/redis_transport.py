@@ -322,6 +322,12 @@ class RedisTransport:
     async def _publish_forever(self) -> None:
         delay = _BACKOFF_MIN
         horizon = self._settings.tail_overlap.total_seconds()
+        # The connection made now rather than by the first alert's publish:
+        # its handshake's turns of the loop would fall among the fan-out's
+        # (docs/design.md, Alert fan-out), and the other processes' sockets
+        # would wait for this one's.
+        with contextlib.suppress(RedisError, OSError):
+            await self._publisher.ping()
         while True:
             raise_if_cancelled()
             await self._outgoing_ready.wait()

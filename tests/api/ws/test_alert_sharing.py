@@ -17,7 +17,7 @@ from graphql import ExecutionResult
 from api.graphql.execution.fanout import SharedEvents, Sharers
 from api.ws.frames import SharedPayloads
 from domain.enums import ScanResult
-from resolvers.threats.subscriptions import _live_alert
+from resolvers.threats.subscriptions import live_alert
 from services.pipeline import Pipeline, PipelineSettings
 from storage import CursorCodec, Item
 from storage.sqlite import open_sqlite
@@ -69,14 +69,14 @@ def _item(alert_id: str) -> Item:
 
 def test_the_resolver_maps_one_item_to_one_alert() -> None:
     item = _item("A1")
-    assert _live_alert(item) is _live_alert(item)
+    assert live_alert(item) is live_alert(item)
     planted = copy.copy(item)
-    assert _live_alert(planted) is not _live_alert(item), "a copied item is another alert"
+    assert live_alert(planted) is not live_alert(item), "a copied item is another alert"
 
 
 def test_the_executor_runs_one_alert_once_and_hands_out_one_data_object() -> None:
     events, sharers = SharedEvents(), Sharers(plan="plan")
-    alert = _live_alert(_item("A2"))
+    alert = live_alert(_item("A2"))
     data = {"threatAlerts": {"id": "A2"}}
 
     def execute() -> ExecutionResult:

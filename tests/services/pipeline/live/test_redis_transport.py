@@ -264,3 +264,23 @@ async def test_row4_forged_or_malformed_messages_never_reach_a_subscriber(
 
 async def _dropped(transport: RedisTransport, count: int) -> bool:
     return transport.dropped == count
+
+
+async def test_each_publisher_is_connected_before_its_first_alert(
+    two_processes: tuple[Pipeline, Pipeline], redis_server: RedisServer
+) -> None:
+    """A connection made by the first publish would take its handshake's
+    turns of the loop among the fan-out's (docs/design.md, Alert fan-out):
+    each process's publisher has one, its last command its first PING,
+    while neither has published anything."""
+    client = Redis.from_url(redis_server.url)
+
+    async def publishers() -> bool:
+        connections = await client.client_list()
+        return [c["cmd"] for c in connections].count("ping") == 2
+
+    try:
+        await eventually(publishers)
+        assert all(_transport(p).unannounced == 0 for p in two_processes)
+    finally:
+        await client.aclose()

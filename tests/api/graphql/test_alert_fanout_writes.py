@@ -1,0 +1,136 @@
+"""The direct fan-out's write loop, in process: what it writes per socket,
+and that it lets the rest of the process run while it writes
+(docs/design.md, Alert fan-out). The frames and their order against
+Strawberry's path are ``test_alert_fanout.py``'s, over a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from graphql import ExecutionResult
+
+from api.graphql import alert_fanout
+from api.graphql.alert_fanout import AlertFanout, DirectSubscription
+from api.runtime.direct_frames import WRITTEN, IdleAnswer
+from api.ws.frames import SharedPayloads
+from domain.threats import product_recall
+from services.pipeline.alerts.records import alert_item
+from services.pipeline.live.broker import Broker, Subscriber
+from services.pipeline.live.quota import SubscriptionLimits
+
+BRAND = "B1"
+
+
+class Frames:
+    """A socket that keeps what is written on it."""
+
+    def __init__(self, log: list[tuple[int, str]], socket: int) -> None:
+        self.log = log
+        self.socket = socket
+
+    def write(self, data: bytes, frame: bytes) -> int:
+        self.log.append((self.socket, json.loads(data)["id"]))
+        return WRITTEN
+
+    def write_ready(self, data: bytes, frame: bytes) -> int:
+        return self.write(data, frame)
+
+    def answer_idle(self, answer: IdleAnswer | None) -> None:
+        pass
+
+
+class Executor:
+    def run_event(self, context: Any, event: Any) -> ExecutionResult:
+        return ExecutionResult({"threatAlerts": {"id": event.id}}, None)
+
+
+class Stream:
+    """The resolver's stream as the fan-out takes it over."""
+
+    def __init__(self, subscriber: Subscriber) -> None:
+        self.subscriber = subscriber
+
+    def hand_over(self, deliver: Any) -> Subscriber:
+        self.subscriber.divert(deliver)
+        return self.subscriber
+
+    def end(self) -> None:
+        self.subscriber.close()
+
+
+class Context:
+    request_id = "request-1"
+
+
+def _subscribed(ids: list[str]) -> tuple[Broker, AlertFanout, list[tuple[int, str]]]:
+    broker = Broker(queue_max=8, limits=SubscriptionLimits(), overlap=timedelta(seconds=5))
+    fanout = AlertFanout(lane=None, payloads=SharedPayloads())  # type: ignore[arg-type]
+    group = alert_fanout._Group(sharers=None, executor=Executor())  # type: ignore[arg-type]
+    log: list[tuple[int, str]] = []
+    for socket, operation_id in enumerate(ids):
+        frames = Frames(log, socket)
+        subscription = DirectSubscription(fanout, operation_id, Context(), frames, group, "next")
+        subscription.take_over(Stream(broker.add(BRAND)))
+    broker.mark_seen(BRAND, [], datetime.now(UTC))
+    return broker, fanout, log
+
+
+def _alert(index: int) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    draft = product_recall(brand_id=BRAND, product_id=f"P{index}", recalled_at=now, reason=None)
+    return alert_item(draft, now + timedelta(microseconds=index))
+
+
+@pytest.mark.parametrize(("batch", "seen"), [(3, 3), (100, 7)])
+async def test_the_loop_runs_other_tasks_between_batches_of_sockets(
+    monkeypatch: pytest.MonkeyPatch, batch: int, seen: int
+) -> None:
+    """With batches of 3, a task that was ready when the alert came runs
+    after the first 3 of 7 sockets are written; with batches larger than
+    the fan-out (the positive control) only after all 7."""
+    monkeypatch.setattr(alert_fanout, "WRITE_BATCH", batch)
+    broker, _, log = _subscribed(["1"] * 7)
+    assert broker.publish(_alert(0))
+    written_when_it_ran = await asyncio.create_task(_written(log))
+    assert written_when_it_ran == seen
+    await _until_written(log, 7)
+    assert [socket for socket, _ in log] == list(range(7))
+
+
+async def _written(log: list[tuple[int, str]]) -> int:
+    return len(log)
+
+
+async def _until_written(log: list[tuple[int, str]], count: int) -> None:
+    async with asyncio.timeout(5):
+        while len(log) < count:
+            await asyncio.sleep(0)
+
+
+async def test_each_socket_gets_its_own_operation_id_whether_its_key_is_shared_or_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ids are made apart (as each message parses its own), two keys are
+    shared and the third id's is not (``SHARED_KEYS``): every socket's
+    frame still carries its own id, in subscription order, alert by alert."""
+    monkeypatch.setattr(alert_fanout, "SHARED_KEYS", 2)
+    ids = ["".join(text) for text in (["1"], ["a"], ["1"], ["z"], ["z"], ["a"])]
+    broker, fanout, log = _subscribed(ids)
+    assert len(fanout._keys) == 2
+    for index in range(3):
+        assert broker.publish(_alert(index))
+    await _until_written(log, 3 * len(ids))
+    expected = [(socket, operation_id) for socket, operation_id in enumerate(ids)]
+    assert log == expected * 3
+    assert fanout.written == 3 * len(ids)
+
+
+def test_subscriptions_with_one_id_share_one_key_object() -> None:
+    fanout = AlertFanout(lane=None, payloads=SharedPayloads())  # type: ignore[arg-type]
+    first = fanout.key_of("".join(["1"]), "next")
+    assert fanout.key_of("".join(["1"]), "next") is first
+    assert fanout.key_of("1", "data") is not first
