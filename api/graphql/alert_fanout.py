@@ -77,8 +77,8 @@ WRITE_BATCH = 256
 """Sockets written per turn of the event loop: an alert to 10,000 sockets is
 ~100 ms of writes, which would hold back every other task of the process
 (requests, keep-alives, and the publisher that hands the alert to the other
-workers, whose sockets then waited for this one's; docs/design.md, Alert
-fan-out)."""
+workers, whose sockets then waited for this one's).
+See docs/design.md, Alert fan-out."""
 
 
 class _HandOver(Protocol):
