@@ -30,7 +30,7 @@ from api.observability.observation import (
 )
 from resolvers.context import request_context
 from services.auth import Principal
-from storage.trace import accounting
+from storage.trace import Trace, accounting
 
 __all__ = ["REQUEST_ID_SCOPE_KEY", "OperationObserver", "RequestObserver", "record_operation"]
 
@@ -87,7 +87,8 @@ class RequestObserver:
 
     def record(self, scope: Scope, observation: Observation, status: int, seconds: float) -> None:
         """The request's metrics and log line, once it is answered."""
-        route = observed_route(scope["path"])
+        path = scope["path"]
+        route = GRAPHQL_PATH if path == GRAPHQL_PATH else observed_route(path)
         if route == GRAPHQL_PATH:
             self.metrics.observe(observation, status, seconds)
         elif route is not None:
@@ -143,19 +144,20 @@ class RequestFields:
     def pairs(self) -> str:
         observation, scope = self.observation, self.scope
         storage = observation.storage
+        # No errors: the empty list's text without ``repr``'s call.
         return (
             f" requestId={observation.request_id} method={scope['method']}"
             f" path={scope['path']} status={self.status}"
             f" durationMs={_milliseconds(self.seconds)}"
             f" operationName={observation.operation_name}"
             f" operationType={observation.operation_type}"
-            f" principal={observation.principal} errorCodes={observation.error_codes}"
-            + (
-                f" storageCalls={len(storage.calls)} capacityUnits={round(storage.capacity, 2)}"
-                if storage.calls
-                else _NO_CALLS
-            )
+            f" principal={observation.principal} errorCodes={observation.error_codes or '[]'}"
+            f"{_storage_pairs(storage) if storage.calls else _NO_CALLS}"
         )
+
+
+def _storage_pairs(storage: Trace) -> str:
+    return f" storageCalls={len(storage.calls)} capacityUnits={round(storage.capacity, 2)}"
 
 
 _NO_CALLS = " storageCalls=0 capacityUnits=0"
