@@ -265,8 +265,10 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         listing no stream) with every header in one message; None once the
         request was answered through ``send`` (a refused key, or the full path)."""
         client = scope.get("client")
-        try:
-            principal = await self.authenticate(authorization, client[0] if client else None)
+        try:  # ``authenticate``'s rules, without its coroutine
+            principal = await self.authenticator.authenticate(
+                authorization, client[0] if client else None
+            )
         except ProofgateError as error:
             await authentication_refusal(error)(scope, receive, send)
             return None
@@ -319,12 +321,15 @@ class GraphQLApp(StreamingGraphQL[RequestContext, None]):
         if prepared is None or not lane.admits(prepared):
             return None
         services = self.services
+        # By position (services, principal, loaders, request_id, trace,
+        # request): keywords cost the call a dict.
         context = RequestContext(
-            services=services,
-            principal=principal,
-            loaders=Loaders(services.storage, principal.tenant),
-            request_id=scope[REQUEST_ID_SCOPE_KEY],
-            request=Request(scope, receive),
+            services,
+            principal,
+            Loaders(services.storage, principal.tenant),
+            scope[REQUEST_ID_SCOPE_KEY],
+            None,
+            Request(scope, receive),
         )
         result = await lane.run(prepared, context)
         if result is None:
