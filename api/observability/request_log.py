@@ -144,11 +144,21 @@ class RequestFields:
     def pairs(self) -> str:
         observation, scope = self.observation, self.scope
         storage = observation.storage
+        # ``str(round(seconds * 1000, 2))`` for a duration under a year: both
+        # round the exact binary value to two decimals (half to even), and
+        # ``repr`` of such a float is those digits without trailing zeros, one
+        # kept after the point. One conversion instead of three.
+        milliseconds = self.seconds * 1000
+        if 0 <= milliseconds < 1e12:
+            duration = f"{milliseconds:.2f}".rstrip("0")
+            if duration[-1] == ".":
+                duration += "0"
+        else:
+            duration = str(round(milliseconds, 2))
         # No errors: the empty list's text without ``repr``'s call.
         return (
             f" requestId={observation.request_id} method={scope['method']}"
-            f" path={scope['path']} status={self.status}"
-            f" durationMs={_milliseconds(self.seconds)}"
+            f" path={scope['path']} status={self.status} durationMs={duration}"
             f" operationName={observation.operation_name}"
             f" operationType={observation.operation_type}"
             f" principal={observation.principal} errorCodes={observation.error_codes or '[]'}"
@@ -162,18 +172,6 @@ def _storage_pairs(storage: Trace) -> str:
 
 _NO_CALLS = " storageCalls=0 capacityUnits=0"
 """A request that read nothing: its capacity is ``sum`` of nothing, the int 0."""
-
-
-def _milliseconds(seconds: float) -> str:
-    """``str(round(seconds * 1000, 2))`` for a duration under a year: both
-    round the exact binary value to two decimals (half to even), and ``repr``
-    of such a float is those digits without trailing zeros, one kept after
-    the point. One conversion instead of three (round's two and ``repr``'s)."""
-    milliseconds = seconds * 1000
-    if not 0 <= milliseconds < 1e12:
-        return str(round(milliseconds, 2))
-    text = f"{milliseconds:.2f}".rstrip("0")
-    return text + "0" if text[-1] == "." else text
 
 
 class OperationObserver(SchemaExtension):
