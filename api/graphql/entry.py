@@ -50,6 +50,7 @@ from api.observability.observation import (
     OBSERVED,
     REQUEST_ID_HEADER,
     Observation,
+    new_request_id,
     request_id_from,
 )
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY, RequestObserver
@@ -222,7 +223,10 @@ class GraphQLEntry:
         accept: bytes | None,
     ) -> None:
         """The observer's work around the guard's and the view's, inline."""
-        observation = Observation(request_id_from(_text(incoming)))
+        # No id sent (the common case): a new one, without two calls on the way.
+        observation = Observation(
+            new_request_id() if incoming is None else request_id_from(_text(incoming))
+        )
         request_id = scope[REQUEST_ID_SCOPE_KEY] = observation.request_id
         reply.header = (_ID_HEADER, request_id.encode())
         started = time.perf_counter()
