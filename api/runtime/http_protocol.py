@@ -19,7 +19,11 @@ cycle: a subclass of uvicorn's whose constant state is class attributes, whose
 app starts once the body is read (so the first ``receive`` hands it over
 without an ``asyncio.Event``, made only if the app asks again), which builds
 the head as uvicorn builds it, remembering the header names and values it has
-checked (``CHECKED_HEADERS``), and writes it with its body. Anything else, or a
+checked (``CHECKED_HEADERS``) and the server's default headers' spelling, and
+writes it with its body. Its ``answer`` (``api/runtime/direct_answer.py``)
+takes a response's status, headers and whole body at once, as its ``send``
+would take the two messages, without them: the /graphql entry answers
+through it. Anything else, or a
 request that turns out not to be common (a large body, a disconnect or
 shutdown while its body arrives), goes to uvicorn's cycle as if it had from
 its headers, counted in ``proofgate_fast_path_fallbacks{lane="protocol"}``
