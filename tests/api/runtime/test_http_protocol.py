@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+from conftest import _serve, _settings, with_lanes
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
@@ -661,12 +662,17 @@ def _graphql_post(body: bytes, *headers: bytes) -> bytes:
 
 
 async def test_the_gateway_answers_the_same_bytes_on_the_lean_cycle(
-    sqlite_gateway: Any, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The /graphql entry answers through the lean cycle's ``answer`` (one
     write per response) what it answers in messages under uvicorn's protocol,
-    byte for byte; a fault planted in ``answer``'s write fails the comparison."""
-    app = sqlite_gateway.app
+    byte for byte; a fault planted in ``answer``'s write fails the comparison.
+    Every lane on, whatever the run's default: the entry's direct path answers."""
+    async with _serve(with_lanes(_settings("sqlite", request)), "sqlite") as gateway:
+        await _compare_gateway(gateway.app, monkeypatch)
+
+
+async def _compare_gateway(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     requests = tuple(_graphql_post(body) for body in GRAPHQL_REQUESTS.values())
     small = GRAPHQL_REQUESTS["small query"]  # validated by its first request: then prepared
     requests += (_graphql_post(small), _graphql_post(small, b"Accept: application/json"))
