@@ -3,7 +3,8 @@ httptools protocol: for each exchange (keep-alive, pipelining, HEAD, 100
 Continue, bad requests, bodies split and large, proxy headers, a shutdown
 mid-request), the same bytes reach the transport in the same order, closed
 at the same point, and the app sees the same scope and messages; a response
-with a body leaves in one write instead of two."""
+with a body leaves in one write instead of two. The lean cycle's ``answer``
+is held to the two messages it stands for, the gateway's answers included."""
 
 from __future__ import annotations
 
