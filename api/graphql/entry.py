@@ -33,6 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable
 from functools import partial
+from types import MethodType
 from typing import Any
 
 from starlette.datastructures import Headers
@@ -49,9 +50,11 @@ from api.observability.observation import (
     OBSERVED,
     REQUEST_ID_HEADER,
     Observation,
+    new_request_id,
     request_id_from,
 )
 from api.observability.request_log import REQUEST_ID_SCOPE_KEY, RequestObserver
+from api.runtime.direct_answer import ANSWERS_AT_ONCE, DirectAnswer
 from api.settings.limits import Lane
 from storage.trace import ACCOUNTS
 
@@ -220,7 +223,10 @@ class GraphQLEntry:
         accept: bytes | None,
     ) -> None:
         """The observer's work around the guard's and the view's, inline."""
-        observation = Observation(request_id_from(_text(incoming)))
+        # No id sent (the common case): a new one, without two calls on the way.
+        observation = Observation(
+            new_request_id() if incoming is None else request_id_from(_text(incoming))
+        )
         request_id = scope[REQUEST_ID_SCOPE_KEY] = observation.request_id
         reply.header = (_ID_HEADER, request_id.encode())
         started = time.perf_counter()
@@ -311,8 +317,17 @@ class _Reply:
         ]
         if self.cors is not None:
             headers.append(_VARY)  # as CORSMiddleware.send, to a response without one
-        await self._send({"type": "http.response.start", "status": status, "headers": headers})
-        await self._send({"type": "http.response.body", "body": body})
+        send: Any = self._send
+        # The server's lean cycle takes both at once (api/runtime/direct_answer.py).
+        owner = send.__self__ if type(send) is MethodType else None
+        if type(owner) in ANSWERS_AT_ONCE:
+            cycle: DirectAnswer = owner  # type: ignore[assignment]
+            pending = cycle.answer(status, headers, body)
+            if pending is not None:
+                await pending
+            return
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
 
 def _text(value: bytes | None) -> str | None:

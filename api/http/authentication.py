@@ -25,7 +25,7 @@ from starlette.responses import Response
 from api.observability.observation import OBSERVED
 from api.wire.errors import error_response
 from domain.errors import ProofgateError, RateLimited, Unauthenticated
-from services.auth import KeyCache, Principal, authenticate
+from services.auth import ANONYMOUS, KeyCache, Principal, authenticate
 from storage import Storage
 
 __all__ = [
@@ -70,15 +70,17 @@ class Authenticator:
         """Raises UNAUTHENTICATED for a wrong key, RATE_LIMITED for an
         address out of failures (checked before the key is read, so neither
         the answer nor its timing tells a right key from a wrong one)."""
-        if authorization:
+        if not authorization:  # anonymous, as ``authenticate`` answers it, without its coroutine
+            principal = ANONYMOUS
+        else:
             await self.throttle.check(client)
-        try:
-            principal = await authenticate(
-                self.storage, authorization, self.admin_key_hash, self.keys
-            )
-        except Unauthenticated:
-            await self.throttle.failed(client)
-            raise
+            try:
+                principal = await authenticate(
+                    self.storage, authorization, self.admin_key_hash, self.keys
+                )
+            except Unauthenticated:
+                await self.throttle.failed(client)
+                raise
         observation = OBSERVED.get()
         if observation is not None:
             observation.principal = str(principal.role)  # the StrEnum's value, without a call

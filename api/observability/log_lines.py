@@ -84,6 +84,7 @@ class RequestLines:
                 continue
             if is_json:
                 line = self._json(created, logging.getLevelName(level), _as_dict(fields))
+                line += handler.terminator
             else:
                 # ``%(asctime)s %(levelname)s %(name)s: %(message)s`` as
                 # ``logging.Formatter`` writes it: local time to the second, then
@@ -95,10 +96,11 @@ class RequestLines:
                     self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
                 head = self._heads.get(level) or self._head(level)
                 pairs = _pairs(fields) if isinstance(fields, dict) else fields.pairs()
-                line = self._stamp + _MILLISECONDS[int((created - second) * 1000)] + head + pairs
+                milliseconds = _MILLISECONDS[int((created - second) * 1000)]
+                line = f"{self._stamp}{milliseconds}{head}{pairs}{handler.terminator}"
             pending = self._pending
             if pending and len(pending) < MAX_PENDING - 1:  # a flush is due: join it
-                pending.append(line + handler.terminator)
+                pending.append(line)
             else:
                 self._queue(handler, line)
 
@@ -139,18 +141,19 @@ class RequestLines:
         return json.dumps({**head, **fields}, default=str, ensure_ascii=False)
 
     def _queue(self, handler: logging.StreamHandler[Any], line: str) -> None:
+        """``line``, ended by the handler's terminator, held for a flush."""
         pending = self._pending
         if not pending:
             try:
                 asyncio.get_running_loop().call_later(FLUSH_SECONDS, self.flush, handler)
             except RuntimeError:  # no loop: nothing would flush it later
-                pending.append(line + handler.terminator)
+                pending.append(line)
                 self.flush(handler)
                 return
             if self._held_for is None:
                 atexit.register(self._flush_held)
             self._held_for = handler
-        pending.append(line + handler.terminator)
+        pending.append(line)
         if len(pending) >= MAX_PENDING:
             self.flush(handler)
 

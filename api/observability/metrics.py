@@ -265,11 +265,24 @@ class Metrics:
         self.relay_lag.set(backlog.lag_seconds)
 
     def observe(self, observation: Observation, status: int, seconds: float) -> None:
+        """A /graphql request: ``_operation``, ``_outcome``, ``_count`` and
+        ``_observe_latency`` inline, and ``_observe_outcome`` called only when
+        it has something to count (a call apiece on every request)."""
         kind = observation.operation_type or "none"
-        operation = self._operation(observation.operation_name, observation.principal)
-        self._count(self.requests, (operation, kind, _outcome(observation, status)))
-        self._observe_latency(self.latency, kind, seconds)
-        self._observe_outcome(observation)
+        name = observation.operation_name
+        operation = self._operation(name, observation.principal) if name else ANONYMOUS_OPERATION
+        codes = observation.error_codes
+        outcome = "refused" if status >= 400 else "error" if codes else "ok"
+        key = (self.requests, (operation, kind, outcome))
+        pending = self._pending
+        pending[key] = pending.get(key, 0) + 1
+        latency = self.latency
+        if type(latency) is HeldHistogram:
+            latency.observe(kind, seconds)
+        else:
+            self._series(latency, kind).observe(seconds)
+        if codes or observation.storage.calls or self._shared:
+            self._observe_outcome(observation)
 
     def observe_route(
         self, route: str, observation: Observation, status: int, seconds: float

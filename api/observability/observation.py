@@ -76,7 +76,9 @@ class _RequestIds:
             self._prefix = secrets.token_hex(4)
             count = 0
         self._next = count + 1
-        return f"{self._prefix}{count:08x}"
+        # ``{count:08x}`` without its format spec parsed per id: the hex
+        # digits of ``count`` above a 1 at bit 32, which ``0x1`` leads.
+        return self._prefix + hex(count | _WRAP)[3:]
 
     def forked(self) -> None:
         self._next = _WRAP

@@ -30,7 +30,7 @@ from api.observability.observation import (
 )
 from resolvers.context import request_context
 from services.auth import Principal
-from storage.trace import accounting
+from storage.trace import Trace, accounting
 
 __all__ = ["REQUEST_ID_SCOPE_KEY", "OperationObserver", "RequestObserver", "record_operation"]
 
@@ -87,7 +87,8 @@ class RequestObserver:
 
     def record(self, scope: Scope, observation: Observation, status: int, seconds: float) -> None:
         """The request's metrics and log line, once it is answered."""
-        route = observed_route(scope["path"])
+        path = scope["path"]
+        route = GRAPHQL_PATH if path == GRAPHQL_PATH else observed_route(path)
         if route == GRAPHQL_PATH:
             self.metrics.observe(observation, status, seconds)
         elif route is not None:
@@ -143,35 +144,34 @@ class RequestFields:
     def pairs(self) -> str:
         observation, scope = self.observation, self.scope
         storage = observation.storage
+        # ``str(round(seconds * 1000, 2))`` for a duration under a year: both
+        # round the exact binary value to two decimals (half to even), and
+        # ``repr`` of such a float is those digits without trailing zeros, one
+        # kept after the point. One conversion instead of three.
+        milliseconds = self.seconds * 1000
+        if 0 <= milliseconds < 1e12:
+            duration = f"{milliseconds:.2f}".rstrip("0")
+            if duration[-1] == ".":
+                duration += "0"
+        else:
+            duration = str(round(milliseconds, 2))
+        # No errors: the empty list's text without ``repr``'s call.
         return (
             f" requestId={observation.request_id} method={scope['method']}"
-            f" path={scope['path']} status={self.status}"
-            f" durationMs={_milliseconds(self.seconds)}"
+            f" path={scope['path']} status={self.status} durationMs={duration}"
             f" operationName={observation.operation_name}"
             f" operationType={observation.operation_type}"
-            f" principal={observation.principal} errorCodes={observation.error_codes}"
-            + (
-                f" storageCalls={len(storage.calls)} capacityUnits={round(storage.capacity, 2)}"
-                if storage.calls
-                else _NO_CALLS
-            )
+            f" principal={observation.principal} errorCodes={observation.error_codes or '[]'}"
+            f"{_storage_pairs(storage) if storage.calls else _NO_CALLS}"
         )
+
+
+def _storage_pairs(storage: Trace) -> str:
+    return f" storageCalls={len(storage.calls)} capacityUnits={round(storage.capacity, 2)}"
 
 
 _NO_CALLS = " storageCalls=0 capacityUnits=0"
 """A request that read nothing: its capacity is ``sum`` of nothing, the int 0."""
-
-
-def _milliseconds(seconds: float) -> str:
-    """``str(round(seconds * 1000, 2))`` for a duration under a year: both
-    round the exact binary value to two decimals (half to even), and ``repr``
-    of such a float is those digits without trailing zeros, one kept after
-    the point. One conversion instead of three (round's two and ``repr``'s)."""
-    milliseconds = seconds * 1000
-    if not 0 <= milliseconds < 1e12:
-        return str(round(milliseconds, 2))
-    text = f"{milliseconds:.2f}".rstrip("0")
-    return text + "0" if text[-1] == "." else text
 
 
 class OperationObserver(SchemaExtension):

@@ -19,7 +19,11 @@ cycle: a subclass of uvicorn's whose constant state is class attributes, whose
 app starts once the body is read (so the first ``receive`` hands it over
 without an ``asyncio.Event``, made only if the app asks again), which builds
 the head as uvicorn builds it, remembering the header names and values it has
-checked (``CHECKED_HEADERS``), and writes it with its body. Anything else, or a
+checked (``CHECKED_HEADERS``) and the server's default headers' spelling, and
+writes it with its body. Its ``answer`` (``api/runtime/direct_answer.py``)
+takes a response's status, headers and whole body at once, as its ``send``
+would take the two messages, without them: the /graphql entry answers
+through it. Anything else, or a
 request that turns out not to be common (a large body, a disconnect or
 shutdown while its body arrives), goes to uvicorn's cycle as if it had from
 its headers, counted in ``proofgate_fast_path_fallbacks{lane="protocol"}``
@@ -73,7 +77,7 @@ import logging
 import urllib.parse
 import weakref
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 import httptools
@@ -92,6 +96,7 @@ from websockets.exceptions import InvalidState, ProtocolError
 from websockets.protocol import State
 
 from api.observability.fallbacks import fell_back
+from api.runtime.direct_answer import ANSWERS_AT_ONCE
 from api.runtime.direct_frames import (
     DIRECT_FRAMES,
     HELD,
@@ -372,6 +377,9 @@ _FRAMING = frozenset((b"content-length", b"transfer-encoding", b"connection"))
 _checked_names: dict[bytes, bytes] = {}
 """Header names checked, each with its lower-case spelling."""
 _checked_values: set[bytes] = set()
+_spelled_defaults: list[Any] = [None, b""]
+"""The server's default headers last seen (the list itself) and their
+spelling in a head, checked."""
 
 
 class _LeanCycle(RequestResponseCycle):
@@ -424,14 +432,7 @@ class _LeanCycle(RequestResponseCycle):
             ):
                 body = message.get("body", b"")
                 if len(body) == self.expected_content_length:
-                    transport.write(held.head + body)
-                    self.expected_content_length = 0
-                    self.response_complete = True
-                    if self.message_event is not _UNWAITED:
-                        self.message_event.set()
-                    if not self.keep_alive:
-                        transport.close()
-                    self.on_response()
+                    self._complete(transport, held.head + body)
                     return
             if not self.disconnected:
                 transport.write(held.head)
@@ -445,10 +446,59 @@ class _LeanCycle(RequestResponseCycle):
             return
         await super().send(message)
 
+    def answer(
+        self, status: int, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> Awaitable[None] | None:
+        """``send`` of ``http.response.start`` then of one ``http.response.body``
+        (``api/runtime/direct_answer.py``): when the head declares the body's
+        length, both leave at once, as ``send`` writes them, without the two
+        messages (None); anything else is sent through ``send``, returned to
+        be awaited, counted by cause (docs/design.md, The server under the app)."""
+        if self.response_started or self.disconnected or self.flow.write_paused:
+            fell_back(Lane.PROTOCOL, "answer sent as messages")
+            return self._sent(status, headers, body)
+        head = self._head(status, headers)
+        length = self.expected_content_length
+        if length > 0 and not self.chunked_encoding and len(body) == length:
+            self._complete(self.transport, head + body)
+            return None
+        fell_back(Lane.PROTOCOL, "answer's body sent as a message")
+        self._held_or_written(head)
+        return self.send({"type": "http.response.body", "body": body})
+
+    async def _sent(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        await self.send({"type": "http.response.start", "status": status, "headers": headers})
+        await self.send({"type": "http.response.body", "body": body})
+
+    def _complete(self, transport: asyncio.Transport, data: bytes) -> None:
+        """The response's last write: its head with the whole body."""
+        transport.write(data)
+        self.expected_content_length = 0
+        self.response_complete = True
+        if self.message_event is not _UNWAITED:
+            self.message_event.set()
+        if not self.keep_alive:
+            transport.close()
+        self.on_response()
+
     def _start(self, status: int, headers: Iterable[tuple[bytes, bytes]]) -> None:
         """uvicorn's ``http.response.start`` (of 0.54.0), the head held when
-        a body of its declared length must follow. A header name or value
-        checked once is remembered (``CHECKED_HEADERS`` of each)."""
+        a body of its declared length must follow."""
+        self._held_or_written(self._head(status, headers))
+
+    def _held_or_written(self, head: bytes) -> None:
+        if self.expected_content_length > 0 and not self.chunked_encoding:
+            self.transport = _Held(self.transport, head)  # type: ignore[assignment]
+        else:
+            self.transport.write(head)
+
+    def _head(self, status: int, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
+        """The response's head, as uvicorn's ``send`` builds it, its framing
+        noted on the cycle. A header name or value checked once is
+        remembered (``CHECKED_HEADERS`` of each), a value of letters and
+        digits is not searched (the search looks for control characters),
+        and the server's default headers are checked and spelled once per
+        list (uvicorn makes one a second, with the date)."""
         self.response_started = True
         if self.access_log:
             scope = self.scope
@@ -460,9 +510,29 @@ class _LeanCycle(RequestResponseCycle):
                 scope["http_version"],
                 status,
             )
-        content = [STATUS_LINE[status]]
+        defaults = self.default_headers
+        if defaults is _spelled_defaults[0]:
+            content = [STATUS_LINE[status], _spelled_defaults[1]]
+        else:
+            content = [STATUS_LINE[status]]
+            if _unframed(defaults):
+                spelled = self._spelled(defaults, [])
+                _spelled_defaults[:] = [defaults, spelled]
+                content.append(spelled)
+            else:
+                headers = (*defaults, *headers)
+        return self._spelled(headers, content, status)
+
+    def _spelled(
+        self,
+        headers: Iterable[tuple[bytes, bytes]],
+        content: list[bytes],
+        status: int | None = None,
+    ) -> bytes:
+        """``headers`` checked and written after ``content``; with a
+        ``status``, the head's end (uvicorn's framing headers, the blank line)."""
         has_connection_close = False
-        for name, value in (*self.default_headers, *headers):
+        for name, value in headers:
             lowered = _checked_names.get(name)
             if lowered is None:
                 if HEADER_RE.search(name):
@@ -471,38 +541,44 @@ class _LeanCycle(RequestResponseCycle):
                 if len(_checked_names) >= CHECKED_HEADERS:
                     _checked_names.clear()
                 _checked_names[name] = lowered
-            if value not in _checked_values:
+            if value not in _checked_values and not value.isalnum():
                 if HEADER_VALUE_RE.search(value):
                     raise RuntimeError("Invalid HTTP header value.")
                 if len(_checked_values) >= CHECKED_HEADERS:  # emptied: see CHECKED_HEADERS
                     _checked_values.clear()
                 _checked_values.add(value)
-            name = lowered
-            if name not in _FRAMING:
+            if lowered not in _FRAMING:
                 pass
-            elif name == b"content-length" and self.chunked_encoding is None:
+            elif lowered == b"content-length" and self.chunked_encoding is None:
                 self.expected_content_length = int(value.decode())
                 self.chunked_encoding = False
-            elif name == b"transfer-encoding" and value.lower() == b"chunked":
+            elif lowered == b"transfer-encoding" and value.lower() == b"chunked":
                 self.expected_content_length = 0
                 self.chunked_encoding = True
-            elif name == b"connection" and b"close" in [
+            elif lowered == b"connection" and b"close" in [
                 token.lower().strip() for token in value.split(b",")
             ]:
                 self.keep_alive = False
                 has_connection_close = True
-            content.extend((name, b": ", value, b"\r\n"))
+            content += (lowered, b": ", value, b"\r\n")
+        if status is None:
+            return b"".join(content)
         if not self.keep_alive and not has_connection_close:
             content.append(b"connection: close\r\n")
         if self.chunked_encoding is None and status not in (204, 304):  # never a HEAD here
             self.chunked_encoding = True
             content.append(b"transfer-encoding: chunked\r\n")
         content.append(b"\r\n")
-        head = b"".join(content)
-        if self.expected_content_length > 0 and not self.chunked_encoding:
-            self.transport = _Held(self.transport, head)  # type: ignore[assignment]
-        else:
-            self.transport.write(head)
+        return b"".join(content)
+
+
+def _unframed(headers: list[tuple[bytes, bytes]]) -> bool:
+    """None of ``headers`` is one the head reads (a server's configured
+    ``--header`` could be): such a list's spelling stands for it."""
+    return all(name.lower() not in _FRAMING for name, _ in headers)
+
+
+ANSWERS_AT_ONCE.add(_LeanCycle)
 
 
 class LeanWebSocketProtocol(WebSocketsSansIOProtocol):

@@ -3,7 +3,8 @@ httptools protocol: for each exchange (keep-alive, pipelining, HEAD, 100
 Continue, bad requests, bodies split and large, proxy headers, a shutdown
 mid-request), the same bytes reach the transport in the same order, closed
 at the same point, and the app sees the same scope and messages; a response
-with a body leaves in one write instead of two."""
+with a body leaves in one write instead of two. The lean cycle's ``answer``
+is held to the two messages it stands for, the gateway's answers included."""
 
 from __future__ import annotations
 
@@ -15,12 +16,19 @@ from typing import Any
 
 import pytest
 import uvicorn
+from conftest import _serve, _settings, with_lanes
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from api.observability.fallbacks import counts
-from api.runtime.http_protocol import LEAN_MAX_BODY, LeanHttpProtocol, OneWriteHttpProtocol
+from api.runtime.direct_answer import ANSWERS_AT_ONCE
+from api.runtime.http_protocol import (
+    LEAN_MAX_BODY,
+    LeanHttpProtocol,
+    OneWriteHttpProtocol,
+    _LeanCycle,
+)
 from api.settings.limits import Lane
 
 OURS = (OneWriteHttpProtocol, LeanHttpProtocol)
@@ -547,3 +555,152 @@ async def test_an_idle_connection_closes_a_keep_alive_timeout_after_its_last_ans
     clock.advance(KEEP_ALIVE_SECONDS / 2)  # and after the second
     assert transport.events[-1] == "close"
     protocol.connection_lost(None)
+
+
+def answering(headers: list[tuple[bytes, bytes]], body: bytes, status: int = 200) -> Any:
+    """An app answering as the /graphql entry does: through the cycle's
+    ``answer`` where the server offers it (api/runtime/direct_answer.py),
+    else in two messages, as under uvicorn's own protocol."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        owner = getattr(send, "__self__", None)
+        if type(owner) in ANSWERS_AT_ONCE:
+            pending = owner.answer(status, list(headers), body)
+            if pending is not None:
+                await pending
+            return
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+LENGTH = (b"content-length", b"%d" % len(JSON))
+ANSWERS: dict[str, tuple[Any, str | None]] = {
+    "at once": (answering([LENGTH, (b"content-type", b"application/json")], JSON), None),
+    "a request id": (answering([LENGTH, (b"X-Request-Id", b"0123456789abcdef")], JSON), None),
+    "no length": (answering([(b"content-type", b"text/plain")], JSON), "body"),
+    "a length too long": (answering([(b"content-length", b"999")], JSON), "body"),
+    "a length too short": (answering([(b"content-length", b"2")], JSON), "body"),
+    "connection close": (answering([LENGTH, (b"connection", b"close")], JSON), None),
+    "empty": (answering([(b"content-length", b"0")], b"", 204), "body"),
+    "a bad header value": (answering([LENGTH, (b"x-bad", b"a\nb")], JSON), None),
+    "a bad header name": (answering([LENGTH, (b"x bad", b"1")], JSON), None),
+}
+"""Each app, and which of the cycle's fallbacks it takes (None: none)."""
+FALLBACKS = {
+    "body": (Lane.PROTOCOL.value, "answer's body sent as a message"),
+    "messages": (Lane.PROTOCOL.value, "answer sent as messages"),
+}
+DEFAULTS = {
+    "no default headers": [],
+    "a date": [(b"date", b"Sun, 06 Dec 2026 15:00:00 GMT")],
+    "a date and a server": [(b"date", b"Sun, 06 Dec 2026 15:00:01 GMT"), (b"server", b"x")],
+    "a framing default": [(b"Connection", b"close")],
+    "a bad default": [(b"date", b"a\rb")],
+}
+
+
+@pytest.mark.parametrize("defaults", DEFAULTS)
+@pytest.mark.parametrize("name", ANSWERS)
+async def test_an_answer_at_once_writes_what_two_messages_write(name: str, defaults: str) -> None:
+    """The lean cycle's ``answer`` (twice on one connection, the server's
+    default headers as uvicorn's ticks set them) against uvicorn's protocol
+    sent the two messages: the same bytes and closes; taken at once, in one
+    write, or sent as messages, counted."""
+    app, fallback = ANSWERS[name]
+    outcomes = []
+    for protocol_class in (LeanHttpProtocol, HttpToolsProtocol):
+        protocol, state, transport = _protocol(protocol_class, app)
+        state.default_headers = DEFAULTS[defaults]
+        before = dict(counts())
+        for number in (1, 2):
+            if not transport.closing:
+                protocol.data_received(POST)
+            await _settle(state, number == 2)
+        if protocol.timeout_keep_alive_task is not None:
+            protocol.timeout_keep_alive_task.cancel()
+        outcomes.append((transport, {k: v - before.get(k, 0) for k, v in counts().items()}))
+    (lean, counted), (uvicorns, _) = outcomes
+    assert lean.bytes_and_closes() == uvicorns.bytes_and_closes()
+    answered = lean.bytes_and_closes()[0].count(b"HTTP/1.1 ")
+    taken = {key: n for key, n in counted.items() if key in FALLBACKS.values() and n}
+    assert taken == ({} if fallback is None or not answered else {FALLBACKS[fallback]: answered})
+    if fallback is None and answered:
+        assert lean.writes == answered  # each answer in one write
+
+
+async def test_an_answer_after_a_start_is_sent_as_messages() -> None:
+    """A cycle that already started its response sends the answer through
+    ``send``, which refuses it as uvicorn's does."""
+
+    async def started_twice(scope: Any, receive: Any, send: Any) -> None:
+        await send(_start(len(JSON)))
+        await answering([LENGTH], JSON)(scope, receive, send)
+
+    before = counts().get(FALLBACKS["messages"], 0)
+    lean = await _exchange(LeanHttpProtocol, started_twice, POST)
+    uvicorns = await _exchange(HttpToolsProtocol, started_twice, POST)
+    assert lean.bytes_and_closes() == uvicorns.bytes_and_closes()
+    assert counts().get(FALLBACKS["messages"], 0) == before + 1
+
+
+GRAPHQL_REQUESTS = {
+    "small query": b'{"query": "{ viewer { role brandId __typename } }"}',
+    "field error": b'{"query": "{ product(id: \\"nope\\") { id } }"}',
+    "invalid query": b'{"query": "{ nope }"}',
+    "not JSON": b"{",
+}
+
+
+def _graphql_post(body: bytes, *headers: bytes) -> bytes:
+    return (
+        b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        b"X-Request-Id: fixed-id\r\n%sContent-Length: %d\r\n\r\n%s"
+        % (b"".join(header + b"\r\n" for header in headers), len(body), body)
+    )
+
+
+async def test_the_gateway_answers_the_same_bytes_on_the_lean_cycle(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The /graphql entry answers through the lean cycle's ``answer`` (one
+    write per response) what it answers in messages under uvicorn's protocol,
+    byte for byte; a fault planted in ``answer``'s write fails the comparison.
+    Every lane on, whatever the run's default: the entry's direct path answers."""
+    async with _serve(with_lanes(_settings("sqlite", request)), "sqlite") as gateway:
+        await _compare_gateway(gateway.app, monkeypatch)
+
+
+async def _compare_gateway(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = tuple(_graphql_post(body) for body in GRAPHQL_REQUESTS.values())
+    small = GRAPHQL_REQUESTS["small query"]  # validated by its first request: then prepared
+    requests += (_graphql_post(small), _graphql_post(small, b"Accept: application/json"))
+
+    async def compared() -> tuple[Transport, Transport]:
+        lean = await _exchange(LeanHttpProtocol, app, requests)
+        uvicorns = await _exchange(HttpToolsProtocol, app, requests)
+        return lean, uvicorns
+
+    answers: list[Any] = []
+    answer = _LeanCycle.answer
+
+    def spied(self: Any, status: int, headers: Any, body: bytes) -> Any:
+        answers.append(pending := answer(self, status, headers, body))
+        return pending
+
+    monkeypatch.setattr(_LeanCycle, "answer", spied)
+    lean, uvicorns = await compared()
+    assert lean.bytes_and_closes() == uvicorns.bytes_and_closes()
+    assert lean.bytes_and_closes()[0].count(b"HTTP/1.1 200 OK") >= 3
+    assert lean.writes == len(requests)
+    assert len(answers) >= 2 and set(answers) == {None}  # each answered at once
+    original = _LeanCycle._complete
+
+    def planted(self: Any, transport: Any, data: bytes) -> None:
+        original(self, transport, data.replace(b"fixed-id", b"other-id"))
+
+    monkeypatch.setattr(_LeanCycle, "_complete", planted)
+    lean, uvicorns = await compared()
+    assert lean.bytes_and_closes() != uvicorns.bytes_and_closes()
