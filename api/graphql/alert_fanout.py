@@ -348,8 +348,11 @@ class AlertFanout:
                 members.append(subscription)
         for group, members in groups.items():
             result = await self._run(group, members[0].context, event)
-            self.written += self._write(result, members[:WRITE_BATCH])
-            for start in range(WRITE_BATCH, len(members), WRITE_BATCH):
+            for start in range(0, len(members), WRITE_BATCH):
+                # A turn of the loop before each batch, the first too: the
+                # publisher that hands the alert to the other workers was
+                # made ready with it, and its PUBLISH leaves before any
+                # socket here is written (redis-py takes a turn to send it).
                 await asyncio.sleep(0)
                 self.written += self._write(result, members[start : start + WRITE_BATCH])
 
