@@ -54,7 +54,7 @@ from api.settings.limits import Lane
 from api.wire.errors import to_graphql_error
 from api.ws.frames import SharedPayloads, encode_message
 from resolvers.context import OPERATION_COST
-from resolvers.threats.subscriptions import live_alert
+from resolvers.threats.live_alerts import live_alert
 
 if TYPE_CHECKING:
     from api.graphql.execution.executor import CompiledExecutor

@@ -11,7 +11,6 @@ client that goes away at once), so no registration outlives its operation.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, TypeVar
 
@@ -31,9 +30,10 @@ from storage.access_patterns import BRAND_THREATS
 from ..context import OPERATION_COST, Info
 from ..fields import AP_METADATA
 from .inputs import AlertFilterInput, legacy_filter
+from .live_alerts import live_alert
 from .types import ThreatAlert
 
-__all__ = ["EventIds", "OverflowTarget", "ThreatSubscriptions", "live_alert"]
+__all__ = ["EventIds", "OverflowTarget", "ThreatSubscriptions"]
 
 
 class OverflowTarget(Protocol):
@@ -132,23 +132,6 @@ class ThreatSubscriptions:
         stream = _AlertStream(pipeline, subscriber, backlog, wanted)
         stream.on_alert = _event_ids(info, pipeline)
         return stream
-
-
-_LIVE_ALERTS: OrderedDict[int, tuple[Item, ThreatAlert]] = OrderedDict()
-LIVE_ALERTS_KEPT = 64
-
-
-def live_alert(item: Item) -> ThreatAlert:
-    """The broker offers one item to every subscriber of its brand; giving
-    them one ThreatAlert lets the executor run the fan-out once."""
-    kept = _LIVE_ALERTS.get(id(item))
-    if kept is not None and kept[0] is item:
-        return kept[1]
-    alert = ThreatAlert.from_item(item)
-    _LIVE_ALERTS[id(item)] = (item, alert)
-    while len(_LIVE_ALERTS) > LIVE_ALERTS_KEPT:
-        _LIVE_ALERTS.popitem(last=False)
-    return alert
 
 
 class _AlertStream(AsyncIterator[ThreatAlert]):

@@ -17,7 +17,7 @@ from graphql import ExecutionResult
 from api.graphql.execution.fanout import SharedEvents, Sharers
 from api.ws.frames import SharedPayloads
 from domain.enums import ScanResult
-from resolvers.threats.subscriptions import live_alert
+from resolvers.threats.live_alerts import live_alert
 from services.pipeline import Pipeline, PipelineSettings
 from storage import CursorCodec, Item
 from storage.sqlite import open_sqlite
