@@ -22,7 +22,8 @@ from _serve import Served, serve
 from api.cli import main as cli
 from api.demo.loader import DEMO_KEYS_FILE
 from api.runtime.gc_freeze import YOUNG_THRESHOLD, FreezeAfterStartup
-from api.runtime.http_protocol import LeanHttpProtocol
+from api.runtime.http_protocol import LeanHttpProtocol, OneWriteHttpProtocol
+from api.settings.limits import Lane, Limits
 from api.ws.close_on_shutdown import GoingAwayOnExit
 from tests._support.ports import free_port
 
@@ -149,8 +150,12 @@ def test_serve_runs_uvicorn_on_uvloop_and_httptools_and_freezes_after_start(
     assert isinstance(config.app, FreezeAfterStartup)
     assert isinstance(config.app.app, GoingAwayOnExit)
     assert config.app.app.app.state.settings.demo is True
-    # httptools, the common request on a lean cycle (api/runtime/http_protocol.py).
-    assert (config.loop, config.http, config.lifespan) == ("uvloop", LeanHttpProtocol, "on")
+    # httptools, the common request on a lean cycle (api/runtime/http_protocol.py)
+    # when the ``protocol`` lane is on (the default; PROOFGATE_TEST_EXECUTION
+    # may turn it off for the whole suite), else one write per response.
+    lean = Lane.PROTOCOL in Limits().execution
+    protocol = LeanHttpProtocol if lean else OneWriteHttpProtocol
+    assert (config.loop, config.http, config.lifespan) == ("uvloop", protocol, "on")
     assert importlib.util.find_spec("uvloop") and importlib.util.find_spec("httptools")
 
 
