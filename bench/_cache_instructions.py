@@ -26,9 +26,9 @@ from ._instructions import (
     REQUEST_WARMUP,
     REQUESTS,
     asgi_request,
-    client_library,
     count_requests,
     counted,
+    counting,
 )
 
 __all__ = ["run"]
@@ -54,12 +54,10 @@ async def run() -> None:
         "the ASGI app called in-process)"
     )
     header = ("shape", "uncached", "storage cache", "saved", "response cache", "saved")
-    with tempfile.TemporaryDirectory() as name:
-        directory = Path(name)
-        library = client_library(directory)
-        if isinstance(library, str):
-            print_table(title, [("skipped", library, "", "", "", "")], header)
+    with counting(title, header) as built:
+        if built is None:
             return
+        directory, library = built
         counts = {s: await _count(s, library, directory) for s in SETTINGS}
     rows: list[tuple[str, ...]] = []
     for shape in SHAPES:

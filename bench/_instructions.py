@@ -29,13 +29,22 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ._harness import CC, print_table
 
-__all__ = ["REQUESTS", "WARMUP", "asgi_request", "client_library", "count_requests", "counted"]
+__all__ = [
+    "REQUESTS",
+    "WARMUP",
+    "asgi_request",
+    "client_library",
+    "count_requests",
+    "counted",
+    "counting",
+]
 
 EXECUTIONS = 40
 WARMUP = 20
@@ -72,6 +81,20 @@ def client_library(directory: Path) -> Path | str:
     if built.returncode != 0:
         return f"the callgrind client did not compile (valgrind's headers?): {built.stderr[:200]}"
     return library
+
+
+@contextmanager
+def counting(title: str, header: Sequence[str]) -> Iterator[tuple[Path, Path] | None]:
+    """A temporary directory with the client library built in it, or None
+    once ``title``'s table is printed as skipped, saying why."""
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name)
+        library = client_library(directory)
+        if isinstance(library, str):
+            print_table(title, [("skipped", library, *[""] * (len(header) - 2))], header)
+            yield None
+        else:
+            yield directory, library
 
 
 async def counted(
@@ -176,12 +199,10 @@ async def print_instructions() -> None:
         f"(callgrind, {EXECUTIONS} executions after {WARMUP}; deterministic, unlike the clock)"
     )
     header = ("executor", "instructions", "")
-    with tempfile.TemporaryDirectory() as name:
-        directory = Path(name)
-        library = client_library(directory)
-        if isinstance(library, str):
-            print_table(title, [("skipped", library, "")], header)
+    with counting(title, header) as built:
+        if built is None:
             return
+        directory, library = built
         counts = {
             executor: await _count(executor, library, directory)
             for executor in ("compiled", "graphql-core")

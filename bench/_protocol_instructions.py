@@ -23,11 +23,10 @@ import gc
 import json
 import sys
 import tempfile
-from pathlib import Path
 from typing import Any
 
 from ._harness import print_table
-from ._instructions import client_library, count_requests, counted
+from ._instructions import count_requests, counted, counting
 
 __all__ = ["run"]
 
@@ -53,12 +52,10 @@ async def run() -> None:
         "the socket's reads, writes and polling not counted)"
     )
     header = ("protocol", "instructions / request", "")
-    with tempfile.TemporaryDirectory() as name:
-        directory = Path(name)
-        library = client_library(directory)
-        if isinstance(library, str):
-            print_table(title, [("skipped", library, "")], header)
+    with counting(title, header) as built:
+        if built is None:
             return
+        directory, library = built
         counts = {}
         for protocol, setting in PROTOCOLS.items():
             out = directory / f"{setting.replace(',', '_')}.out"

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from ._harness import print_table
-from ._instructions import asgi_request, client_library, counted
+from ._instructions import asgi_request, counted, counting
 from .api import VERIFY
 
 __all__ = ["run"]
@@ -42,12 +42,10 @@ async def run() -> None:
         f"verification (callgrind, {VERIFICATIONS} over {PRODUCTS} products after one each)"
     )
     header = ("shape", "instructions / verification")
-    with tempfile.TemporaryDirectory() as name:
-        directory = Path(name)
-        library = client_library(directory)
-        if isinstance(library, str):
-            print_table(title, [("skipped", library)], header)
+    with counting(title, header) as built:
+        if built is None:
             return
+        directory, library = built
         out = directory / "verify.out"
         (count,) = await counted(__name__, (), library, out, 1, VERIFICATIONS)
     print_table(title, [("verifyProduct", f"{count:,.0f}")], header)

@@ -37,9 +37,9 @@ from ._instructions import (
     REQUEST_WARMUP,
     REQUESTS,
     asgi_request,
-    client_library,
     count_requests,
     counted,
+    counting,
 )
 
 __all__ = ["run"]
@@ -102,12 +102,10 @@ async def run() -> None:
         f"(callgrind, {REQUESTS} requests after {REQUEST_WARMUP}, the ASGI app called in-process)"
     )
     header = ("lane", "shape", "with", "without", "saved", "")
-    with tempfile.TemporaryDirectory() as name:
-        directory = Path(name)
-        library = client_library(directory)
-        if isinstance(library, str):
-            print_table(title, [("skipped", library, "", "", "", "")], header)
+    with counting(title, header) as built:
+        if built is None:
             return
+        directory, library = built
         counts = {setting: await _count(setting, library, directory) for setting in SETTINGS}
     print_table(title, _rows(counts), header)
     settings_header = ("setting", "PROOFGATE_EXECUTION", *SHAPES)

@@ -60,8 +60,6 @@ from api.settings.limits import Lane
 from api.wire.errors import map_errors
 from api.wire.request_json import MalformedJSON, decode_request_json
 from domain.errors import ProofgateError, RateLimited
-from resolvers.context import RequestContext
-from services.auth import Role
 from storage.budget import READ_BUDGET, ReadBudget
 from storage.trace import ACCOUNTS
 
@@ -71,6 +69,7 @@ if TYPE_CHECKING:
     from api.operations.registry import OperationRegistry
     from api.settings.limits import Limits
     from api.settings.operations import TrustedDocuments
+    from resolvers.context import RequestContext
     from services.auth import Principal
 
 __all__ = ["PreparedLane", "PreparedOperation", "PreparedRequest", "prepared_lane"]
@@ -264,13 +263,7 @@ class PreparedLane:
         else:  # ``ActualCost`` without its object: the request's calls from here on
             start = len(account.calls)
             result = await self._execute(prepared, context)
-            # ``shows_reads``, for the view's plain context without its two calls.
-            shown = (
-                context.principal.role is not Role.ANONYMOUS
-                if type(context) is RequestContext
-                else shows_reads(context)
-            )
-            calls = account.calls[start:] if shown else None
+            calls = account.calls[start:] if shows_reads(context) else None
         result.extensions = {"cost": cost_extension(prepared.cost, self.limits.max_cost, calls)}
         if result.errors:
             result.errors = map_errors(result.errors, context.request_id)
