@@ -113,9 +113,13 @@ async def test_two_deployments_with_their_own_prefix_share_no_bucket(
 async def test_a_client_alternating_between_two_processes_gets_the_rate_once(
     tmp_path: Path, redis_server: RedisServer, per_minute: int, burst: int, seconds: float
 ) -> None:
-    """One address alternating between A and B as fast as it can: ``burst``
-    plus the rate over the time succeed, within 10%; per process it would be
-    twice that. The 60/min case is the issue's bar (issue 14)."""
+    """One address alternating between A and B as fast as it can: what one
+    bucket of ``burst`` refilled at the rate allows for these requests'
+    times succeeds, within 10%; per process it would be twice that. The
+    60/min case is the issue's bar (issue 14). The bucket is replayed over
+    the times the requests were sent rather than taken as ``burst`` plus the
+    rate over the whole run: on a loaded machine a request may stall for
+    over a second, while the bucket, full, drops what it would have refilled."""
     env = {
         "PROOFGATE_REDIS_URL": redis_server.url,
         "PROOFGATE_RATE_LIMIT": str(per_minute),
@@ -128,9 +132,11 @@ async def test_a_client_alternating_between_two_processes_gets_the_rate_once(
         refused = 0
         started = time.monotonic()
         index = 0
+        sent: list[float] = []
         while time.monotonic() - started < seconds:
             name, gateway = (("a", a), ("b", b))[index % 2]
             index += 1
+            sent.append(time.monotonic())
             response = await gateway.client.post(
                 "/graphql", json={"query": VERIFY, "variables": {"code": "no-such-code"}}
             )
@@ -140,8 +146,7 @@ async def test_a_client_alternating_between_two_processes_gets_the_rate_once(
                 assert response.status_code == 200, response.text
                 allowed[name] += 1
             await asyncio.sleep(0.01)
-        elapsed = time.monotonic() - started
-        expected = burst + elapsed * per_minute / 60
+        expected = _one_bucket_allows(sent, per_minute, burst)
         total = allowed["a"] + allowed["b"]
         assert refused > 0
         assert allowed["a"] > 0 and allowed["b"] > 0, "both processes answered"
@@ -149,3 +154,16 @@ async def test_a_client_alternating_between_two_processes_gets_the_rate_once(
     finally:
         await a.stop()
         await b.stop()
+
+
+def _one_bucket_allows(sent: list[float], per_minute: int, burst: int) -> int:
+    """Requests sent at ``sent`` that one token bucket admits: ``burst`` at
+    first, refilled at ``per_minute`` and never past ``burst``."""
+    tokens, last, allowed = float(burst), sent[0], 0
+    for moment in sent:
+        tokens = min(float(burst), tokens + (moment - last) * per_minute / 60)
+        last = moment
+        if tokens >= 1:
+            tokens -= 1
+            allowed += 1
+    return allowed
