@@ -49,7 +49,15 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable
 from api.observability.fallbacks import fell_back, took
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
-from api.runtime.direct_frames import NOT_WRITTEN, WRITTEN_PAUSED, FrameWriter, text_frame
+from api.runtime.direct_frames import (
+    NOT_LENT,
+    NOT_WRITTEN,
+    WRITTEN,
+    WRITTEN_PAUSED,
+    FrameWriter,
+    text_frame,
+)
+from api.runtime.lent_writes import LentWrites
 from api.settings.limits import Lane
 from api.wire.errors import to_graphql_error
 from api.ws.frames import SharedPayloads, encode_message
@@ -109,13 +117,13 @@ class DirectSubscription:
         "_backlog",
         "_context",
         "_fanout",
-        "_frames",
         "_limit",
         "_stalled",
         "_stream",
         "_subscriber",
         "_waiting",
         "ended",
+        "frames",
         "group",
         "id",
         "key",
@@ -144,7 +152,7 @@ class DirectSubscription:
         self.ended = False
         self._fanout = fanout
         self._context = context
-        self._frames = frames
+        self.frames = frames
         self._stream: _HandOver | None = None
         self._subscriber: Subscriber | None = None
         self._limit = 0
@@ -195,7 +203,11 @@ class DirectSubscription:
         (``frame``: its bytes when no extension applies); 1 if written."""
         if self.ended:
             return 0
-        written = self._frames.write(data, frame)
+        return self.count(self.frames.write(data, frame))
+
+    def count(self, written: int) -> int:
+        """The slow-consumer rule's books after a write (``FrameWriter``'s
+        answer); 1 if written."""
         if written == NOT_WRITTEN:
             return 0  # closing: its handler ends the subscription
         if self._backlog > 0:
@@ -224,9 +236,13 @@ class DirectSubscription:
 class AlertFanout:
     """The direct fan-out of one GraphQL app (one per process)."""
 
-    def __init__(self, lane: PreparedLane, payloads: SharedPayloads) -> None:
+    def __init__(
+        self, lane: PreparedLane, payloads: SharedPayloads, writers: LentWrites | None = None
+    ) -> None:
         self.lane = lane
         self.payloads = payloads
+        self.writers = writers
+        """The ``writers`` lane: frames written on two threads."""
         self.started = 0
         self.runs = 0
         self.written = 0
@@ -356,8 +372,7 @@ class AlertFanout:
                 await asyncio.sleep(0)
                 self.written += self._write(result, members[start : start + WRITE_BATCH])
 
-    @staticmethod
-    def _write(result: ExecutionResult, members: list[DirectSubscription]) -> int:
+    def _write(self, result: ExecutionResult, members: list[DirectSubscription]) -> int:
         """Each member's message for ``result`` written on its socket; how
         many were written. Per socket, only what differs per socket."""
         written = 0
@@ -366,6 +381,8 @@ class AlertFanout:
                 data = subscription.encode(result)
                 written += subscription.send(data, text_frame(data))
             return written
+        if self.writers is not None:
+            return self._write_lent(self.writers, result, members)
         # Messages differ only by the operation's id and the protocol:
         # one encoding and frame each (every socket of the bench has id "1").
         encoded: dict[tuple[str, str], tuple[bytes, bytes]] = {}
@@ -374,12 +391,55 @@ class AlertFanout:
         for subscription in members:
             key = subscription.key
             if key is not last:  # the key's object, not its text: see ``key_of``
-                framed = encoded.get(key)
-                if framed is None:
-                    message = subscription.encode(result)
-                    framed = encoded[key] = (message, text_frame(message))
-                data, frame = framed
+                data, frame = _framed(encoded, subscription, result)
                 last = key
+            written += subscription.send(data, frame)
+        return written
+
+    @staticmethod
+    def _write_lent(
+        writers: LentWrites, result: ExecutionResult, members: list[DirectSubscription]
+    ) -> int:
+        """As ``_write``, the sockets that can be lent written on two threads
+        (``api/runtime/lent_writes.py``); the others, and a socket's second
+        subscription after its first, through their transports."""
+        encoded: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+        last: tuple[str, str] | None = None
+        data = frame = b""
+        written = 0
+        owners: list[DirectSubscription] = []
+        lent: list[tuple[int, bytes]] = []
+        descriptors: set[int] = set()
+        after: list[tuple[DirectSubscription, bytes, bytes]] = []
+        for subscription in members:
+            if subscription.ended:
+                continue
+            key = subscription.key
+            if key is not last:
+                data, frame = _framed(encoded, subscription, result)
+                last = key
+            descriptor = subscription.frames.lend()
+            if descriptor == NOT_LENT:
+                written += subscription.send(data, frame)
+            elif descriptor in descriptors:  # after the lent frame, never beside it
+                after.append((subscription, data, frame))
+            else:
+                descriptors.add(descriptor)
+                owners.append(subscription)
+                lent.append((descriptor, frame))
+        unwritten = None
+        if lent:
+            unwritten = writers.write(lent)
+            took(Lane.WRITERS, len(lent))
+        for position, subscription in enumerate(owners):
+            missed = unwritten.get(position) if unwritten else None
+            if missed is None:
+                written += subscription.count(WRITTEN)
+            else:
+                rest, cause = missed
+                fell_back(Lane.WRITERS, cause)
+                written += subscription.count(subscription.frames.write_rest(rest))
+        for subscription, data, frame in after:
             written += subscription.send(data, frame)
         return written
 
@@ -405,13 +465,31 @@ class AlertFanout:
 def alert_fanout(lane: PreparedLane | None, payloads: SharedPayloads) -> AlertFanout | None:
     """The fan-out for the view, or None: without the ``fanout`` lane, or
     the ``prepared`` and ``plan`` lanes it builds on, every subscription
-    takes Strawberry's path (``PROOFGATE_EXECUTION``)."""
+    takes Strawberry's path (``PROOFGATE_EXECUTION``). Its frames are
+    written on two threads with the ``writers`` lane, on the loop's alone
+    without."""
     if lane is None:
         return None
     lanes = lane.limits.execution
     if Lane.FANOUT not in lanes or Lane.PLAN not in lanes:
         return None
-    return AlertFanout(lane, payloads)
+    writers = LentWrites() if Lane.WRITERS in lanes else None
+    return AlertFanout(lane, payloads, writers)
+
+
+def _framed(
+    encoded: dict[tuple[str, str], tuple[bytes, bytes]],
+    subscription: DirectSubscription,
+    result: ExecutionResult,
+) -> tuple[bytes, bytes]:
+    """The subscription's message for ``result`` and its frame, made once
+    per key (messages differ only by the operation's id and the protocol:
+    every socket of the bench has id "1")."""
+    framed = encoded.get(subscription.key)
+    if framed is None:
+        message = subscription.encode(result)
+        framed = encoded[subscription.key] = (message, text_frame(message))
+    return framed
 
 
 def _alerts_alone(operation: OperationDefinitionNode) -> bool:

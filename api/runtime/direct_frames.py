@@ -13,6 +13,7 @@ from typing import Protocol
 __all__ = [
     "DIRECT_FRAMES",
     "HELD",
+    "NOT_LENT",
     "NOT_WRITTEN",
     "WRITTEN",
     "WRITTEN_PAUSED",
@@ -31,6 +32,9 @@ NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED = 0, 1, 2
 closed), wrote the frame, or wrote it while the transport asked to pause
 (its buffer is full: the caller's slow-consumer rule counts those)."""
 
+
+NOT_LENT = -1
+"""What ``FrameWriter.lend`` answers when ``write`` is to decide."""
 
 HELD = 3
 """What ``FrameWriter.write_ready`` did while the transport asked to pause:
@@ -52,6 +56,17 @@ class FrameWriter(Protocol):
         """A text frame of ``data`` (UTF-8), ``frame`` being its bytes when
         no extension applies (``text_frame(data)``, made once for every
         socket): ``NOT_WRITTEN``, ``WRITTEN`` or ``WRITTEN_PAUSED``."""
+
+    def lend(self) -> int:
+        """The socket's descriptor, for a ``frame`` to be written on it
+        before the loop runs again (``api/runtime/lent_writes.py``); or
+        ``NOT_LENT``, and ``write`` decides: the socket is closing, an
+        extension applies, or its transport holds data the frame would
+        overtake."""
+
+    def write_rest(self, rest: bytes) -> int:
+        """What the kernel did not take of a lent frame, written through the
+        transport before anything else: ``WRITTEN`` or ``WRITTEN_PAUSED``."""
 
     def write_ready(self, data: bytes, frame: bytes) -> int:
         """As ``write``, only while the transport takes more: ``HELD``,

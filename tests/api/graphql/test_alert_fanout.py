@@ -17,12 +17,14 @@ import asyncio
 import contextlib
 import gc
 import json
+import os
 import random
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -35,7 +37,9 @@ from websockets.exceptions import ConnectionClosed
 from api.app import create_app
 from api.graphql import alert_fanout
 from api.observability import fallbacks
-from api.runtime.http_protocol import LeanWebSocketProtocol, OneWriteHttpProtocol
+from api.runtime import lent_writes
+from api.runtime.direct_frames import NOT_LENT
+from api.runtime.http_protocol import DirectFrames, LeanWebSocketProtocol, OneWriteHttpProtocol
 from api.settings.gateway import Settings
 from api.settings.limits import Lane, Limits
 from domain.threats import product_recall
@@ -306,8 +310,10 @@ async def _recall_of(gateway: Gateway, brand: str, key: str, product: str) -> st
 async def test_the_fanout_sends_strawberrys_frames_in_strawberrys_order(
     served: Gateway, protocol: str, seed: int
 ) -> None:
+    lent = fallbacks.taken().get(Lane.WRITERS, 0)
     twins, last = await _run(served, seed, protocol)
     assert _differences(twins) == []
+    assert fallbacks.taken().get(Lane.WRITERS, 0) > lent  # written by the lent path
     completed = twins[1].frames
     assert not any(last in frame for frame in completed["d"] + completed["s"])
     if protocol == LEGACY_WS:  # a stop is answered with complete, on both paths
@@ -316,21 +322,36 @@ async def test_the_fanout_sends_strawberrys_frames_in_strawberrys_order(
     assert delivered > 3 * len(twins)  # the alerts did reach them, and were compared
 
 
+@pytest.mark.parametrize("path", ["transport", "lent"])
 async def test_a_planted_fault_in_the_fanout_is_caught(
-    served: Gateway, monkeypatch: pytest.MonkeyPatch
+    served: Gateway, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
-    send = alert_fanout.DirectSubscription.send
-    dropped: list[str] = []
+    """One frame of ``d0`` left out, where the fan-out writes it: through
+    the socket's transport (no socket lent), or said written by the lent
+    writes' system call without being sent."""
+    dropped: list[bytes] = []
+    if path == "transport":
+        send = alert_fanout.DirectSubscription.send
 
-    def leaves_one_out(self: alert_fanout.DirectSubscription, data: bytes, frame: bytes) -> int:
-        if not dropped and self.id == "d0":
-            dropped.append(self.id)
-            return 0
-        return send(self, data, frame)
+        def leaves_one_out(self: alert_fanout.DirectSubscription, data: bytes, frame: bytes) -> int:
+            if not dropped and self.id == "d0":
+                dropped.append(frame)
+                return 0
+            return send(self, data, frame)
 
-    monkeypatch.setattr(alert_fanout.DirectSubscription, "send", leaves_one_out)
+        monkeypatch.setattr(alert_fanout.DirectSubscription, "send", leaves_one_out)
+        monkeypatch.setattr(DirectFrames, "lend", lambda self: NOT_LENT)
+    else:
+
+        def says_written(descriptor: int, frame: bytes) -> int:
+            if not dropped and b'"id":"d0"' in frame:
+                dropped.append(frame)
+                return len(frame)
+            return os.write(descriptor, frame)
+
+        monkeypatch.setattr(lent_writes, "os", SimpleNamespace(write=says_written))
     twins, _ = await _run(served, 1, TRANSPORT_WS)
-    assert dropped == ["d0"]
+    assert len(dropped) == 1
     assert [number for number, _, _ in _differences(twins)] == [0]
 
 

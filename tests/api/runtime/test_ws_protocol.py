@@ -14,14 +14,17 @@ import uvicorn
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
 
+from api.observability import fallbacks
 from api.runtime.direct_frames import (
     DIRECT_FRAMES,
+    NOT_LENT,
     NOT_WRITTEN,
     WRITTEN,
     WRITTEN_PAUSED,
     text_frame,
 )
 from api.runtime.http_protocol import LeanWebSocketProtocol
+from api.settings.limits import Lane
 from tests.api.runtime.test_http_protocol import Transport
 
 UPGRADE = (
@@ -61,12 +64,14 @@ async def echo(scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "websocket.send", "text": message["text"].upper()})
 
 
-async def _served(protocol_class: type[Any], *chunks: bytes) -> tuple[Any, Transport, ServerState]:
+async def _served(
+    protocol_class: type[Any], *chunks: bytes, transport: Transport | None = None
+) -> tuple[Any, Transport, ServerState]:
     config = uvicorn.Config(echo, ws=protocol_class, lifespan="off", log_config=None)
     config.load()
     state = ServerState()
     protocol = protocol_class(config=config, server_state=state, app_state={})
-    transport = Transport()
+    transport = transport or Transport()
     protocol.connection_made(transport)
     for chunk in chunks:
         protocol.data_received(chunk)
@@ -169,4 +174,58 @@ async def test_direct_frames_are_the_bytes_of_websockets_send_text(size: int) ->
     # Nothing written once the peer is gone.
     assert frames.write(b"gone", text_frame(b"gone")) == NOT_WRITTEN
     assert [e for e in transport.events[written:] if isinstance(e, bytes)] == [oracle, oracle]
+    await asyncio.wait(list(state.tasks), timeout=5)
+
+
+class _Socket:
+    def __init__(self, descriptor: int) -> None:
+        self.descriptor = descriptor
+
+    def fileno(self) -> int:
+        return self.descriptor
+
+    def getsockname(self) -> tuple[str, int]:
+        return ("127.0.0.1", 8000)
+
+    def getpeername(self) -> tuple[str, int]:
+        return ("127.0.0.1", 5000)
+
+
+class SocketTransport(Transport):
+    """The fake transport, with a socket's descriptor and data it may hold."""
+
+    def __init__(self, descriptor: int) -> None:
+        super().__init__()
+        self.socket = _Socket(descriptor)
+        self.held = 0
+
+    def get_write_buffer_size(self) -> int:
+        return self.held
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self.socket if name == "socket" else super().get_extra_info(name, default)
+
+
+async def test_direct_frames_lend_the_socket_only_while_a_frame_may_go_straight_out() -> None:
+    """Lent: the descriptor (api/runtime/lent_writes.py writes the frame on
+    it). Not while the transport holds data the frame would overtake
+    (counted), nor once the peer is gone; a rest goes through the transport."""
+    transport = SocketTransport(17)
+    protocol, _, state = await _served(LeanWebSocketProtocol, UPGRADE, transport=transport)
+    frames = protocol.scope[DIRECT_FRAMES]
+    assert frames.lend() == 17
+    transport.held = 5
+    cause = (Lane.WRITERS.value, "transport holds data")
+    held = fallbacks.counts().get(cause, 0)
+    assert frames.lend() == NOT_LENT
+    assert fallbacks.counts().get(cause, 0) == held + 1
+    transport.held = 0
+    assert frames.write_rest(b"rest") == WRITTEN
+    protocol.pause_writing()
+    assert frames.write_rest(b"more") == WRITTEN_PAUSED
+    protocol.resume_writing()
+    assert transport.events[-2:] == [b"rest", b"more"]
+    assert frames.lend() == 17
+    protocol.connection_lost(None)
+    assert frames.lend() == NOT_LENT
     await asyncio.wait(list(state.tasks), timeout=5)
