@@ -16,9 +16,6 @@
   gateway spends sending them, on the same cores (docs/design.md,
   Performance budgets). Without a C compiler the fan-out is skipped with a
   message.
-- the same without a lane, on a gateway of its own: 1,000 sockets without
-  ``fanout`` (Strawberry's path), 10,000 without ``writers`` (every frame
-  written on the event loop's thread).
 - fan-out against ``serve --workers 2`` on Redis: the 10,000 sockets again,
   spread by the kernel over the two workers; the bar is per gateway
   (docs/design.md, Alert fan-out), and the one-process row stays beside it.
@@ -91,14 +88,9 @@ ENV = {
 FanoutResult = tuple[list[float], float, tuple[float, float]]
 """Arrival samples (s), RSS per idle subscription (KB), and the gateway's
 CPU time (user, system: from /proc) per alert delivered to one socket (us)."""
-WITHOUT_LANE = {
-    "fanout": LIBRARY_SIZES,
-    "writers": SUBSCRIBERS[-1:],
-}
-"""Lanes whose rows are run again, on the same gateway without the lane:
-Strawberry delivering every subscription (``fanout``), or the fan-out
-writing every socket on the loop's thread (``writers``) (docs/design.md,
-Alert fan-out)."""
+WITHOUT_FANOUT = {**ENV, "PROOFGATE_EXECUTION": "compiled,-fanout"}
+"""The same gateway with Strawberry delivering every subscription: the
+direct fan-out's with/without rows (docs/design.md, Alert fan-out)."""
 _NO_COMPILER = "skipped: no C compiler (cc) to build bench/fanout.c; apt-get install gcc"
 SUBSCRIBE = "subscription($b: ID!) { threatAlerts(brandId: $b) { id type } }"
 FILTERED_SUBSCRIBE = """subscription($b: ID!, $f: AlertFilterInput) {
@@ -476,19 +468,18 @@ def _fanout_tables(
     ]
 
 
-async def _without(
-    root: Path, binary: Path, lane: str, sizes: tuple[int, ...]
+async def _without_fanout(
+    root: Path, binary: Path, sizes: tuple[int, ...]
 ) -> dict[int, FanoutResult]:
-    """The fan-out rows again on a gateway without ``lane``."""
+    """The fan-out rows again on a gateway without the ``fanout`` lane."""
     port = free_port()
     command = [
         sys.executable, "-m", "api.cli.main", "serve", "--port", str(port),
-        "--data-dir", str(root / f"data-without-{lane}"),
+        "--data-dir", str(root / "data-library"),
     ]  # fmt: skip
-    env = {**ENV, "PROOFGATE_EXECUTION": f"compiled,-{lane}"}
     results: dict[int, FanoutResult] = {}
     with serving(
-        f"alerts-without-{lane}", command, port=port, probe="/health", log_dir=root, env=env
+        "alerts-library", command, port=port, probe="/health", log_dir=root, env=WITHOUT_FANOUT
     ) as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
             brand, key, codes = await _seed(client, 1 + len(sizes) * FANOUT_ALERTS)
@@ -552,11 +543,7 @@ async def run() -> None:
                         products = await _products(client, brand, key, FILTERED_SAMPLES)
                         filtered = await _filtered(client, a, key, brand, products, binary)
             remote = await _remote(a, b, REMOTE_SAMPLES, TAIL_INTERVAL_MS / 1000)
-        without: dict[str, dict[int, FanoutResult]] = {}
-        if binary is not None:
-            for lane, lane_sizes in WITHOUT_LANE.items():
-                runnable = tuple(n for n in lane_sizes if n in sizes)
-                without[lane] = await _without(root, binary, lane, runnable)
+        library = {} if binary is None else await _without_fanout(root, binary, LIBRARY_SIZES)
         workers: FanoutResult | None = None
         with redis_serving(root) as redis_url:
             through_redis: list[float] = []
@@ -585,11 +572,10 @@ async def run() -> None:
         fanout_row, memory = _fanout_tables(sockets, result, None if binary is None else few)
         rows.append(fanout_row)
         memory_rows += memory
-    for lane, results in without.items():
-        for sockets, result in results.items():
-            fanout_row, memory = _fanout_tables(sockets, result, None, f", without {lane}")
-            rows.append(fanout_row)
-            memory_rows += memory
+    for sockets, result in library.items():
+        fanout_row, memory = _fanout_tables(sockets, result, None, ", without fanout")
+        rows.append(fanout_row)
+        memory_rows += memory
     fanout_row, memory = _fanout_tables(
         WORKERS_SOCKETS,
         workers,

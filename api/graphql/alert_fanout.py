@@ -50,14 +50,12 @@ from api.observability.fallbacks import fell_back, took
 from api.observability.request_log import record_operation
 from api.observability.spans import spans_on
 from api.runtime.direct_frames import (
-    NOT_LENT,
     NOT_WRITTEN,
     WRITTEN,
     WRITTEN_PAUSED,
     FrameWriter,
     text_frame,
 )
-from api.runtime.lent_writes import LentWrites
 from api.settings.limits import Lane
 from api.wire.errors import to_graphql_error
 from api.ws.frames import SharedPayloads, encode_message
@@ -236,13 +234,9 @@ class DirectSubscription:
 class AlertFanout:
     """The direct fan-out of one GraphQL app (one per process)."""
 
-    def __init__(
-        self, lane: PreparedLane, payloads: SharedPayloads, writers: LentWrites | None = None
-    ) -> None:
+    def __init__(self, lane: PreparedLane, payloads: SharedPayloads) -> None:
         self.lane = lane
         self.payloads = payloads
-        self.writers = writers
-        """The ``writers`` lane: frames written on two threads."""
         self.started = 0
         self.runs = 0
         self.written = 0
@@ -372,75 +366,47 @@ class AlertFanout:
                 await asyncio.sleep(0)
                 self.written += self._write(result, members[start : start + WRITE_BATCH])
 
-    def _write(self, result: ExecutionResult, members: list[DirectSubscription]) -> int:
+    @staticmethod
+    def _write(result: ExecutionResult, members: list[DirectSubscription]) -> int:
         """Each member's message for ``result`` written on its socket; how
-        many were written. Per socket, only what differs per socket."""
+        many were written. Per socket, only what differs per socket: every
+        socket is looked at first, then the ready ones written one after
+        the other, the system calls in a run of their own (docs/design.md,
+        Alert fan-out)."""
         written = 0
         if result.errors:  # each subscriber's errors carry its request id
             for subscription in members:
                 data = subscription.encode(result)
                 written += subscription.send(data, text_frame(data))
             return written
-        if self.writers is not None:
-            return self._write_lent(self.writers, result, members)
         # Messages differ only by the operation's id and the protocol:
         # one encoding and frame each (every socket of the bench has id "1").
         encoded: dict[tuple[str, str], tuple[bytes, bytes]] = {}
         last: tuple[str, str] | None = None
         data = frame = b""
-        for subscription in members:
-            key = subscription.key
-            if key is not last:  # the key's object, not its text: see ``key_of``
-                data, frame = _framed(encoded, subscription, result)
-                last = key
-            written += subscription.send(data, frame)
-        return written
-
-    @staticmethod
-    def _write_lent(
-        writers: LentWrites, result: ExecutionResult, members: list[DirectSubscription]
-    ) -> int:
-        """As ``_write``, the sockets that can be lent written on two threads
-        (``api/runtime/lent_writes.py``); the others, and a socket's second
-        subscription after its first, through their transports."""
-        encoded: dict[tuple[str, str], tuple[bytes, bytes]] = {}
-        last: tuple[str, str] | None = None
-        data = frame = b""
-        written = 0
-        owners: list[DirectSubscription] = []
-        lent: list[tuple[int, bytes]] = []
-        descriptors: set[int] = set()
-        after: list[tuple[DirectSubscription, bytes, bytes]] = []
+        ready: list[tuple[DirectSubscription, asyncio.WriteTransport, bytes]] = []
         for subscription in members:
             if subscription.ended:
                 continue
             key = subscription.key
-            if key is not last:
-                data, frame = _framed(encoded, subscription, result)
+            if key is not last:  # the key's object, not its text: see ``key_of``
+                framed = encoded.get(key)
+                if framed is None:
+                    message = subscription.encode(result)
+                    framed = encoded[key] = (message, text_frame(message))
+                data, frame = framed
                 last = key
-            descriptor = subscription.frames.lend()
-            if descriptor == NOT_LENT:
+            transport = subscription.frames.ready()
+            if transport is None:
                 written += subscription.send(data, frame)
-            elif descriptor in descriptors:  # after the lent frame, never beside it
-                after.append((subscription, data, frame))
             else:
-                descriptors.add(descriptor)
-                owners.append(subscription)
-                lent.append((descriptor, frame))
-        unwritten = None
-        if lent:
-            unwritten = writers.write(lent)
-            took(Lane.WRITERS, len(lent))
-        for position, subscription in enumerate(owners):
-            missed = unwritten.get(position) if unwritten else None
-            if missed is None:
-                written += subscription.count(WRITTEN)
-            else:
-                rest, cause = missed
-                fell_back(Lane.WRITERS, cause)
-                written += subscription.count(subscription.frames.write_rest(rest))
-        for subscription, data, frame in after:
-            written += subscription.send(data, frame)
+                ready.append((subscription, transport, frame))
+        for subscription, transport, frame in ready:
+            if transport.is_closing():  # a socket's earlier frame failed
+                continue
+            transport.write(frame)
+            paused = transport.get_write_buffer_size() and subscription.frames.paused()
+            written += subscription.count(WRITTEN_PAUSED if paused else WRITTEN)
         return written
 
     async def _run(self, group: _Group, context: Any, event: Any) -> ExecutionResult:
@@ -465,31 +431,13 @@ class AlertFanout:
 def alert_fanout(lane: PreparedLane | None, payloads: SharedPayloads) -> AlertFanout | None:
     """The fan-out for the view, or None: without the ``fanout`` lane, or
     the ``prepared`` and ``plan`` lanes it builds on, every subscription
-    takes Strawberry's path (``PROOFGATE_EXECUTION``). Its frames are
-    written on two threads with the ``writers`` lane, on the loop's alone
-    without."""
+    takes Strawberry's path (``PROOFGATE_EXECUTION``)."""
     if lane is None:
         return None
     lanes = lane.limits.execution
     if Lane.FANOUT not in lanes or Lane.PLAN not in lanes:
         return None
-    writers = LentWrites() if Lane.WRITERS in lanes else None
-    return AlertFanout(lane, payloads, writers)
-
-
-def _framed(
-    encoded: dict[tuple[str, str], tuple[bytes, bytes]],
-    subscription: DirectSubscription,
-    result: ExecutionResult,
-) -> tuple[bytes, bytes]:
-    """The subscription's message for ``result`` and its frame, made once
-    per key (messages differ only by the operation's id and the protocol:
-    every socket of the bench has id "1")."""
-    framed = encoded.get(subscription.key)
-    if framed is None:
-        message = subscription.encode(result)
-        framed = encoded[subscription.key] = (message, text_frame(message))
-    return framed
+    return AlertFanout(lane, payloads)
 
 
 def _alerts_alone(operation: OperationDefinitionNode) -> bool:

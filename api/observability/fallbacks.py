@@ -60,11 +60,10 @@ def counts() -> Mapping[tuple[str, str], int]:
     return _counts
 
 
-def took(lane: str, count: int = 1) -> None:
-    """``lane`` answered ``count`` pages (frames, subscriptions) itself: what
-    its fallbacks are a share of (the other lanes' requests are
-    ``proofgate_requests``)."""
-    _taken[lane] = _taken.get(lane, 0) + count
+def took(lane: str) -> None:
+    """``lane`` answered a page itself: what its fallbacks are a share of
+    (the projection's; the other lanes' requests are ``proofgate_requests``)."""
+    _taken[lane] = _taken.get(lane, 0) + 1
 
 
 def taken() -> Mapping[str, int]:

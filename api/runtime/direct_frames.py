@@ -8,12 +8,14 @@ offers in a connection's scope, and what the direct fan-out writes through
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "DIRECT_FRAMES",
     "HELD",
-    "NOT_LENT",
     "NOT_WRITTEN",
     "WRITTEN",
     "WRITTEN_PAUSED",
@@ -32,9 +34,6 @@ NOT_WRITTEN, WRITTEN, WRITTEN_PAUSED = 0, 1, 2
 closed), wrote the frame, or wrote it while the transport asked to pause
 (its buffer is full: the caller's slow-consumer rule counts those)."""
 
-
-NOT_LENT = -1
-"""What ``FrameWriter.lend`` answers when ``write`` is to decide."""
 
 HELD = 3
 """What ``FrameWriter.write_ready`` did while the transport asked to pause:
@@ -57,16 +56,14 @@ class FrameWriter(Protocol):
         no extension applies (``text_frame(data)``, made once for every
         socket): ``NOT_WRITTEN``, ``WRITTEN`` or ``WRITTEN_PAUSED``."""
 
-    def lend(self) -> int:
-        """The socket's descriptor, for a ``frame`` to be written on it
-        before the loop runs again (``api/runtime/lent_writes.py``); or
-        ``NOT_LENT``, and ``write`` decides: the socket is closing, an
-        extension applies, or its transport holds data the frame would
-        overtake."""
+    def ready(self) -> asyncio.WriteTransport | None:
+        """The socket's transport while a frame may be written on it as it
+        is (``text_frame``), now: open, no extension negotiated. Or None:
+        ``write`` decides. A caller that writes on it writes the frame at
+        once, before the loop runs again, and asks ``paused`` after."""
 
-    def write_rest(self, rest: bytes) -> int:
-        """What the kernel did not take of a lent frame, written through the
-        transport before anything else: ``WRITTEN`` or ``WRITTEN_PAUSED``."""
+    def paused(self) -> bool:
+        """The transport asked to pause (its buffer is over the mark)."""
 
     def write_ready(self, data: bytes, frame: bytes) -> int:
         """As ``write``, only while the transport takes more: ``HELD``,

@@ -100,7 +100,6 @@ from api.runtime.direct_answer import ANSWERS_AT_ONCE
 from api.runtime.direct_frames import (
     DIRECT_FRAMES,
     HELD,
-    NOT_LENT,
     NOT_WRITTEN,
     WRITTEN,
     WRITTEN_PAUSED,
@@ -644,14 +643,36 @@ class DirectFrames:
     held to it by ``tests/api/runtime/test_ws_protocol.py``). It holds the
     protocol weakly: the protocol holds the scope, which holds this."""
 
-    __slots__ = ("_descriptor", "_protocol")
+    __slots__ = ("_conn", "_protocol", "_transport")
 
     def __init__(self, protocol: LeanWebSocketProtocol) -> None:
         self._protocol = weakref.ref(protocol)
-        self._descriptor = -1
+        # Neither refers back to the protocol once it is lost (uvloop's
+        # transport lets go of it then): ``ready`` reads these two alone.
+        self._conn = protocol.conn
+        self._transport = protocol.transport
 
-    def _open(self) -> LeanWebSocketProtocol | None:
-        """The protocol, while a frame may be written on its socket."""
+    def ready(self) -> asyncio.WriteTransport | None:
+        # uvicorn sends a close (``close_sent``) through websockets, whose
+        # state is then no longer OPEN, and loses the connection (``disconnected``)
+        # after its transport closed; a handshake is complete, and not
+        # refused (``initial_response``), once the state is OPEN.
+        conn = self._conn
+        transport = self._transport
+        if (
+            conn._state is not _OPEN
+            or transport.is_closing()
+            or conn.extensions
+            or conn.expect_continuation_frame
+        ):
+            return None
+        return cast("asyncio.WriteTransport", transport)
+
+    def paused(self) -> bool:
+        protocol = self._protocol()
+        return protocol is not None and protocol.flow._paused
+
+    def write(self, data: bytes, frame: bytes) -> int:
         protocol = self._protocol()
         if (
             protocol is None
@@ -659,20 +680,14 @@ class DirectFrames:
             or protocol.disconnected
             or not protocol.handshake_complete
             or protocol.initial_response is not None
-            # ``_state``: what websockets' ``state`` property returns,
-            # without the property's call (once per socket per alert).
-            or protocol.conn._state is not _OPEN
-            or protocol.transport.is_closing()
         ):
-            return None
-        return protocol
-
-    def write(self, data: bytes, frame: bytes) -> int:
-        protocol = self._open()
-        if protocol is None:
             return NOT_WRITTEN
         transport = protocol.transport
         conn = protocol.conn
+        # ``_state``: what websockets' ``state`` property returns, without
+        # the property's call (once per socket per alert).
+        if conn._state is not _OPEN or transport.is_closing():
+            return NOT_WRITTEN
         if conn.extensions or conn.expect_continuation_frame:
             try:
                 conn.send_text(data)
@@ -681,25 +696,6 @@ class DirectFrames:
             transport.write(b"".join(conn.data_to_send()))
         else:
             transport.write(frame)
-        return WRITTEN_PAUSED if protocol.flow._paused else WRITTEN
-
-    def lend(self) -> int:
-        protocol = self._open()
-        if protocol is None or protocol.conn.extensions or protocol.conn.expect_continuation_frame:
-            return NOT_LENT
-        transport = protocol.transport
-        if transport.get_write_buffer_size():
-            fell_back(Lane.WRITERS, "transport holds data")
-            return NOT_LENT
-        descriptor = self._descriptor
-        if descriptor < 0:
-            descriptor = self._descriptor = transport.get_extra_info("socket").fileno()
-        return descriptor
-
-    def write_rest(self, rest: bytes) -> int:
-        protocol = self._protocol()
-        assert protocol is not None  # lent: the loop has not run since
-        protocol.transport.write(rest)
         return WRITTEN_PAUSED if protocol.flow._paused else WRITTEN
 
     def write_ready(self, data: bytes, frame: bytes) -> int:

@@ -88,9 +88,6 @@ class Lane(StrEnum):
     """``threatAlerts`` over graphql-transport-ws delivered by one fan-out
     per alert instead of a task and stream per subscription (needs
     ``prepared`` and ``plan``)."""
-    WRITERS = "writers"
-    """The fan-out's socket writes shared by the loop's thread and one more,
-    the loop waiting for both (needs ``fanout``; api/runtime/lent_writes.py)."""
     KEEPALIVE = "keepalive"
     """WebSocket keep-alives written as one frame made once, and pongs and
     client pings answered below Strawberry's handler (``proofgate serve``'s;

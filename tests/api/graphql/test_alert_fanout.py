@@ -17,14 +17,12 @@ import asyncio
 import contextlib
 import gc
 import json
-import os
 import random
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -35,10 +33,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from api.app import create_app
-from api.graphql import alert_fanout
 from api.observability import fallbacks
-from api.runtime import lent_writes
-from api.runtime.direct_frames import NOT_LENT
 from api.runtime.http_protocol import DirectFrames, LeanWebSocketProtocol, OneWriteHttpProtocol
 from api.settings.gateway import Settings
 from api.settings.limits import Lane, Limits
@@ -310,10 +305,8 @@ async def _recall_of(gateway: Gateway, brand: str, key: str, product: str) -> st
 async def test_the_fanout_sends_strawberrys_frames_in_strawberrys_order(
     served: Gateway, protocol: str, seed: int
 ) -> None:
-    lent = fallbacks.taken().get(Lane.WRITERS, 0)
     twins, last = await _run(served, seed, protocol)
     assert _differences(twins) == []
-    assert fallbacks.taken().get(Lane.WRITERS, 0) > lent  # written by the lent path
     completed = twins[1].frames
     assert not any(last in frame for frame in completed["d"] + completed["s"])
     if protocol == LEGACY_WS:  # a stop is answered with complete, on both paths
@@ -322,34 +315,34 @@ async def test_the_fanout_sends_strawberrys_frames_in_strawberrys_order(
     assert delivered > 3 * len(twins)  # the alerts did reach them, and were compared
 
 
-@pytest.mark.parametrize("path", ["transport", "lent"])
+class _Dropping:
+    """A socket's transport that leaves out the first frame of ``d0``."""
+
+    def __init__(self, transport: Any, dropped: list[bytes]) -> None:
+        self.transport = transport
+        self.dropped = dropped
+
+    def write(self, frame: bytes) -> None:
+        if not self.dropped and b'"id":"d0"' in frame:
+            self.dropped.append(frame)
+            return
+        self.transport.write(frame)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
 async def test_a_planted_fault_in_the_fanout_is_caught(
-    served: Gateway, monkeypatch: pytest.MonkeyPatch, path: str
+    served: Gateway, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One frame of ``d0`` left out, where the fan-out writes it: through
-    the socket's transport (no socket lent), or said written by the lent
-    writes' system call without being sent."""
+    ready = DirectFrames.ready
     dropped: list[bytes] = []
-    if path == "transport":
-        send = alert_fanout.DirectSubscription.send
 
-        def leaves_one_out(self: alert_fanout.DirectSubscription, data: bytes, frame: bytes) -> int:
-            if not dropped and self.id == "d0":
-                dropped.append(frame)
-                return 0
-            return send(self, data, frame)
+    def leaves_one_out(self: DirectFrames) -> Any:
+        transport = ready(self)
+        return None if transport is None else _Dropping(transport, dropped)
 
-        monkeypatch.setattr(alert_fanout.DirectSubscription, "send", leaves_one_out)
-        monkeypatch.setattr(DirectFrames, "lend", lambda self: NOT_LENT)
-    else:
-
-        def says_written(descriptor: int, frame: bytes) -> int:
-            if not dropped and b'"id":"d0"' in frame:
-                dropped.append(frame)
-                return len(frame)
-            return os.write(descriptor, frame)
-
-        monkeypatch.setattr(lent_writes, "os", SimpleNamespace(write=says_written))
+    monkeypatch.setattr(DirectFrames, "ready", leaves_one_out)
     twins, _ = await _run(served, 1, TRANSPORT_WS)
     assert len(dropped) == 1
     assert [number for number, _, _ in _differences(twins)] == [0]

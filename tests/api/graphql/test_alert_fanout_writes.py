@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, datetime, timedelta
-from socket import socket as Socket
-from socket import socketpair
 from typing import Any
 
 import pytest
@@ -17,10 +15,7 @@ from graphql import ExecutionResult
 
 from api.graphql import alert_fanout
 from api.graphql.alert_fanout import AlertFanout, DirectSubscription
-from api.observability import fallbacks
-from api.runtime.direct_frames import NOT_LENT, WRITTEN, IdleAnswer
-from api.runtime.lent_writes import SHARED_FROM, LentWrites
-from api.settings.limits import Lane
+from api.runtime.direct_frames import NOT_WRITTEN, WRITTEN, IdleAnswer
 from api.ws.frames import SharedPayloads
 from domain.threats import product_recall
 from services.pipeline.alerts.records import alert_item
@@ -30,15 +25,47 @@ from services.pipeline.live.quota import SubscriptionLimits
 BRAND = "B1"
 
 
-class Frames:
-    """A socket that keeps what is written on it."""
+class Transport:
+    """A socket's transport that keeps what is written on it: whole text
+    frames under 64 KiB."""
 
     def __init__(self, log: list[tuple[int, str]], socket: int) -> None:
         self.log = log
         self.socket = socket
+        self.closing = False
+
+    def write(self, frame: bytes) -> None:
+        assert not self.closing
+        start = 4 if frame[1] == 126 else 2
+        self.log.append((self.socket, json.loads(frame[start:])["id"]))
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+class Frames:
+    """A socket's writer: ready (its transport written at once) unless
+    ``busy``, when ``write`` takes the frame."""
+
+    def __init__(self, log: list[tuple[int, str]], socket: int, busy: bool = False) -> None:
+        self.transport = Transport(log, socket)
+        self.busy = busy
+        self.written: list[bytes] = []
+
+    def ready(self) -> Transport | None:
+        return None if self.busy or self.transport.closing else self.transport
+
+    def paused(self) -> bool:
+        return False
 
     def write(self, data: bytes, frame: bytes) -> int:
-        self.log.append((self.socket, json.loads(data)["id"]))
+        if self.transport.closing:
+            return NOT_WRITTEN
+        self.written.append(frame)
+        self.transport.write(frame)
         return WRITTEN
 
     def write_ready(self, data: bytes, frame: bytes) -> int:
@@ -163,88 +190,46 @@ def test_subscriptions_with_one_id_share_one_key_object() -> None:
     assert fanout.key_of("1", "data") is not first
 
 
-class SocketFrames:
-    """A socket's writer over a real socket pair: lent unless ``busy``
-    (its transport holding data), its frames read back from the peer."""
-
-    def __init__(self, ours: Socket, busy: bool = False) -> None:
-        self.ours = ours
-        self.busy = busy
-        self.through_transport: list[bytes] = []
-
-    def lend(self) -> int:
-        return NOT_LENT if self.busy else self.ours.fileno()
-
-    def write(self, data: bytes, frame: bytes) -> int:
-        self.through_transport.append(frame)
-        self.ours.send(frame)
-        return WRITTEN
-
-    def write_rest(self, rest: bytes) -> int:
-        return self.write(rest, rest)
-
-    def write_ready(self, data: bytes, frame: bytes) -> int:
-        return self.write(data, frame)
-
-    def answer_idle(self, answer: IdleAnswer | None) -> None:
-        pass
-
-
-def _ids_read(peer: Socket, frames: int) -> list[str]:
-    """The operation ids of ``frames`` text frames (each under 64 KiB) read
-    from ``peer``, which sends nothing else."""
-    ids: list[str] = []
-    buffered = b""
-    peer.settimeout(5)
-    while len(ids) < frames:
-        buffered += peer.recv(65536)
-        while len(buffered) >= 4:
-            assert buffered[0] == 0x81  # a whole, final text frame
-            start, length = 2, buffered[1]
-            if length == 126:
-                start, length = 4, int.from_bytes(buffered[2:4])
-            if len(buffered) < start + length:
-                break
-            ids.append(json.loads(buffered[start : start + length])["id"])
-            buffered = buffered[start + length :]
-    assert buffered == b""
-    return ids
-
-
-async def test_lent_frames_reach_every_socket_once_in_order_and_the_books_balance() -> None:
-    """Past ``SHARED_FROM`` sockets, so both threads write: a socket with two
-    subscriptions gets both frames of each alert in subscription order (the
-    second after the lent first, never beside it), a socket whose transport
-    holds data gets its frames through ``write``, and every subscription's
-    count of alerts not yet written is back to none."""
+async def test_a_batch_is_looked_at_then_written_and_each_socket_keeps_its_order() -> None:
+    """Every socket of a batch is asked first, then the ready ones written
+    in a run: a socket with two subscriptions gets both frames in
+    subscription order, a busy one (an extension, say) its frames through
+    ``write``, one whose first write closed it no second frame; and every
+    subscription's count of alerts not yet written is back to none."""
     broker = Broker(queue_max=8, limits=SubscriptionLimits(), overlap=timedelta(seconds=5))
-    writers = LentWrites()
-    fanout = AlertFanout(lane=None, payloads=SharedPayloads(), writers=writers)  # type: ignore[arg-type]
+    fanout = AlertFanout(lane=None, payloads=SharedPayloads())  # type: ignore[arg-type]
     group = alert_fanout._Group(sharers=None, executor=Executor())  # type: ignore[arg-type]
-    pairs = [socketpair() for _ in range(2 * SHARED_FROM)]
-    sockets = [SocketFrames(ours, busy=(n == 1)) for n, (ours, _) in enumerate(pairs)]
+    log: list[tuple[int, str]] = []
+    calls: list[str] = []
+    sockets = [Frames(log, n, busy=(n == 2)) for n in range(5)]
+    for frames in sockets:
+        ready, write = frames.ready, frames.transport.write
+        frames.ready = lambda ready=ready: calls.append("ready") or ready()  # type: ignore[method-assign]
+        if not frames.busy:
+            frames.transport.write = lambda frame, write=write: (  # type: ignore[method-assign]
+                calls.append("write") or write(frame)
+            )
+    failing = sockets[4].transport
+    fail_write = failing.write
+
+    def closes_on_write(frame: bytes) -> None:
+        fail_write(frame)
+        failing.closing = True  # as uvloop's transport after a failed send
+
+    failing.write = closes_on_write  # type: ignore[method-assign]
+    members = [(frames, "1") for frames in sockets] + [(sockets[0], "2"), (sockets[4], "2")]
     subscriptions = []
-    # The first socket's second subscription last: in the other thread's half.
-    for frames, operation_id in [(frames, "1") for frames in sockets] + [(sockets[0], "2")]:
+    for frames, operation_id in members:
         subscription = DirectSubscription(fanout, operation_id, Context(), frames, group, "next")
         subscription.take_over(Stream(broker.add(BRAND)))
         subscriptions.append(subscription)
     broker.mark_seen(BRAND, [], datetime.now(UTC))
-    lent = fallbacks.taken().get(Lane.WRITERS, 0)
-    try:
-        for index in range(3):
-            assert broker.publish(_alert(index))
-        async with asyncio.timeout(5):
-            while fanout.written < 3 * len(subscriptions):
-                await asyncio.sleep(0.01)
-        assert _ids_read(pairs[0][1], 6) == ["1", "2"] * 3
-        assert [_ids_read(peer, 3) for _, peer in pairs[1:]] == [["1"] * 3] * (len(pairs) - 1)
-        assert len(sockets[1].through_transport) == 3  # busy: never lent
-        assert len(sockets[0].through_transport) == 3  # the second subscription's
-        assert fallbacks.taken().get(Lane.WRITERS, 0) == lent + 3 * (len(pairs) - 1)
-        assert [s._waiting for s in subscriptions] == [0] * len(subscriptions)
-    finally:
-        writers.close()
-        for ours, peer in pairs:
-            ours.close()
-            peer.close()
+    assert broker.publish(_alert(0))
+    await _until_written(log, 6)
+    assert calls[: len(members)] == ["ready"] * len(members)  # all asked before a write
+    assert [operation_id for socket, operation_id in log if socket == 0] == ["1", "2"]
+    assert [operation_id for socket, operation_id in log if socket == 4] == ["1"]
+    assert len(sockets[2].written) == 1  # busy: through ``write``
+    assert fanout.written == 6
+    assert [s._waiting for s in subscriptions[:-1]] == [0] * (len(subscriptions) - 1)
+    assert subscriptions[-1]._waiting == 1  # not written: its handler ends it

@@ -14,17 +14,14 @@ import uvicorn
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
 
-from api.observability import fallbacks
 from api.runtime.direct_frames import (
     DIRECT_FRAMES,
-    NOT_LENT,
     NOT_WRITTEN,
     WRITTEN,
     WRITTEN_PAUSED,
     text_frame,
 )
 from api.runtime.http_protocol import LeanWebSocketProtocol
-from api.settings.limits import Lane
 from tests.api.runtime.test_http_protocol import Transport
 
 UPGRADE = (
@@ -64,14 +61,12 @@ async def echo(scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "websocket.send", "text": message["text"].upper()})
 
 
-async def _served(
-    protocol_class: type[Any], *chunks: bytes, transport: Transport | None = None
-) -> tuple[Any, Transport, ServerState]:
+async def _served(protocol_class: type[Any], *chunks: bytes) -> tuple[Any, Transport, ServerState]:
     config = uvicorn.Config(echo, ws=protocol_class, lifespan="off", log_config=None)
     config.load()
     state = ServerState()
     protocol = protocol_class(config=config, server_state=state, app_state={})
-    transport = transport or Transport()
+    transport = Transport()
     protocol.connection_made(transport)
     for chunk in chunks:
         protocol.data_received(chunk)
@@ -177,55 +172,29 @@ async def test_direct_frames_are_the_bytes_of_websockets_send_text(size: int) ->
     await asyncio.wait(list(state.tasks), timeout=5)
 
 
-class _Socket:
-    def __init__(self, descriptor: int) -> None:
-        self.descriptor = descriptor
-
-    def fileno(self) -> int:
-        return self.descriptor
-
-    def getsockname(self) -> tuple[str, int]:
-        return ("127.0.0.1", 8000)
-
-    def getpeername(self) -> tuple[str, int]:
-        return ("127.0.0.1", 5000)
-
-
-class SocketTransport(Transport):
-    """The fake transport, with a socket's descriptor and data it may hold."""
-
-    def __init__(self, descriptor: int) -> None:
-        super().__init__()
-        self.socket = _Socket(descriptor)
-        self.held = 0
-
-    def get_write_buffer_size(self) -> int:
-        return self.held
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self.socket if name == "socket" else super().get_extra_info(name, default)
-
-
-async def test_direct_frames_lend_the_socket_only_while_a_frame_may_go_straight_out() -> None:
-    """Lent: the descriptor (api/runtime/lent_writes.py writes the frame on
-    it). Not while the transport holds data the frame would overtake
-    (counted), nor once the peer is gone; a rest goes through the transport."""
-    transport = SocketTransport(17)
-    protocol, _, state = await _served(LeanWebSocketProtocol, UPGRADE, transport=transport)
+@pytest.mark.parametrize("ending", ["server closes", "client closes", "connection lost"])
+async def test_direct_frames_are_ready_exactly_while_write_would_write(ending: str) -> None:
+    """``ready`` reads websockets' state and the transport alone (not
+    uvicorn's flags): it says None from the moment ``write`` says
+    ``NOT_WRITTEN``, however the socket ends."""
+    protocol, transport, state = await _served(LeanWebSocketProtocol, UPGRADE)
     frames = protocol.scope[DIRECT_FRAMES]
-    assert frames.lend() == 17
-    transport.held = 5
-    cause = (Lane.WRITERS.value, "transport holds data")
-    held = fallbacks.counts().get(cause, 0)
-    assert frames.lend() == NOT_LENT
-    assert fallbacks.counts().get(cause, 0) == held + 1
-    transport.held = 0
-    assert frames.write_rest(b"rest") == WRITTEN
+    assert frames.ready() is transport
+    assert not frames.paused()
     protocol.pause_writing()
-    assert frames.write_rest(b"more") == WRITTEN_PAUSED
+    assert frames.paused() and frames.ready() is transport  # still written, and said so
     protocol.resume_writing()
-    assert transport.events[-2:] == [b"rest", b"more"]
-    assert frames.lend() == 17
-    protocol.connection_lost(None)
-    assert frames.lend() == NOT_LENT
-    await asyncio.wait(list(state.tasks), timeout=5)
+    if ending == "server closes":
+        protocol.data_received(client_frame(0x1, b"bye"))  # the app sends a close
+    elif ending == "client closes":
+        protocol.data_received(client_frame(0x8, struct.pack("!H", 1000)))
+    else:
+        protocol.connection_lost(None)
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert frames.ready() is None
+    assert frames.write(b"late", text_frame(b"late")) == NOT_WRITTEN
+    if ending != "connection lost":
+        protocol.connection_lost(None)
+    if state.tasks:
+        await asyncio.wait(list(state.tasks), timeout=5)
