@@ -647,8 +647,8 @@ class DirectFrames:
 
     def __init__(self, protocol: LeanWebSocketProtocol) -> None:
         self._protocol = weakref.ref(protocol)
-        # Neither refers back to the protocol once it is lost (uvloop's
-        # transport lets go of it then): ``ready`` reads these two alone.
+        # Neither refers back to the protocol once it is lost (uvloop's and
+        # asyncio's transports let go of it then): ``ready`` reads these two alone.
         self._conn = protocol.conn
         self._transport = protocol.transport
 
