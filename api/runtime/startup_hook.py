@@ -31,6 +31,8 @@ class AfterStartup:
         async def started(message: Message) -> None:
             if message["type"] == "lifespan.startup.complete":
                 self.started()
+            elif message["type"] in _SHUT_DOWN:
+                self.stopped()
             await send(message)
 
         await self.app(scope, receive, started)
@@ -39,3 +41,11 @@ class AfterStartup:
         """Runs on the event loop once start-up has completed, before the
         server is told so."""
         raise NotImplementedError
+
+    def stopped(self) -> None:
+        """Runs once shut-down has completed (or failed): whatever ``started``
+        left running on the loop ends with the lifespan, not with the loop,
+        which may outlive it (a test's, or an embedding server's)."""
+
+
+_SHUT_DOWN = frozenset({"lifespan.shutdown.complete", "lifespan.shutdown.failed"})

@@ -11,6 +11,7 @@ import textwrap
 import weakref
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from api.runtime.gc_freeze import FreezeAfterStartup
 
@@ -72,13 +73,18 @@ def _old_cycle() -> weakref.ref[Node]:
 
 
 async def test_a_served_process_collects_every_generation_every_period() -> None:
+    """Only the period's collections run here: the thresholds' are off, or
+    whatever else allocates on this process's loop meanwhile (the suite's
+    earlier tests) may reach them and collect the oldest generation during
+    the control's wait, as one run of the whole suite did."""
     threshold = gc.get_threshold()
     periodic = FreezeAfterStartup(None, full_every=timedelta(milliseconds=20))  # type: ignore[arg-type]
+    gc.disable()
     try:
         FreezeAfterStartup(None, full_every=timedelta(0)).started()  # type: ignore[arg-type]
         kept = _old_cycle()
         await asyncio.sleep(0.2)
-        assert kept() is not None, "without the period the cycle waits for the thresholds"
+        assert kept() is not None, "without the period nothing collects the cycle"
         periodic.started()
         freed = _old_cycle()
         async with asyncio.timeout(10):
@@ -92,3 +98,44 @@ async def test_a_served_process_collects_every_generation_every_period() -> None
         periodic.stop()
         gc.unfreeze()
         gc.set_threshold(*threshold)
+        gc.enable()
+
+
+async def test_the_periodic_collection_ends_with_the_lifespan() -> None:
+    """A lifespan that shuts down takes its collections with it: one left on
+    a loop that outlives it (the suite's, an embedding server's) collected
+    every generation every period for as long as the loop ran, and freed a
+    later test's control cycle. Counted over a window, the automatic
+    collections off; before the shut-down the same window counts them."""
+    messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "lifespan.startup.complete"})
+        await receive()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def nothing(message: Any) -> None:
+        pass
+
+    threshold = gc.get_threshold()
+    freezer = FreezeAfterStartup(app, full_every=timedelta(milliseconds=10))
+    gc.disable()
+    try:
+        await messages.put({"type": "lifespan.startup"})
+        lifespan = asyncio.create_task(freezer({"type": "lifespan"}, messages.get, nothing))
+        assert await _full_collections_in(0.1) > 0  # the positive control: running
+        await messages.put({"type": "lifespan.shutdown"})
+        await lifespan
+        assert await _full_collections_in(0.1) == 0
+    finally:
+        freezer.stop()
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+        gc.enable()
+
+
+async def _full_collections_in(seconds: float) -> int:
+    before = gc.get_stats()[2]["collections"]
+    await asyncio.sleep(seconds)
+    return int(gc.get_stats()[2]["collections"] - before)
