@@ -73,10 +73,11 @@ def _old_cycle() -> weakref.ref[Node]:
 
 
 async def test_a_served_process_collects_every_generation_every_period() -> None:
-    """Only the period's collections run here: the thresholds' are off, or
-    whatever else allocates on this process's loop meanwhile (the suite's
-    earlier tests) may reach them and collect the oldest generation during
-    the control's wait, as one run of the whole suite did."""
+    """Only the period's collections run here. The thresholds' are off:
+    whatever else allocates on the suite's loop meanwhile could reach them
+    during the control's wait. (One run of the suite failed the control on
+    another lifespan's periodic collection, left running on that loop; it
+    now ends with its lifespan, the test below.)"""
     threshold = gc.get_threshold()
     periodic = FreezeAfterStartup(None, full_every=timedelta(milliseconds=20))  # type: ignore[arg-type]
     gc.disable()
