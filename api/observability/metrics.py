@@ -265,15 +265,13 @@ class Metrics:
         self.relay_lag.set(backlog.lag_seconds)
 
     def observe(self, observation: Observation, status: int, seconds: float) -> None:
-        """A /graphql request: ``_operation``, ``_outcome``, ``_count`` and
-        ``_observe_latency`` inline, and ``_observe_outcome`` called only when
-        it has something to count (a call apiece on every request)."""
+        """A /graphql request: ``_count`` and ``_observe_latency`` inline, and
+        ``_observe_outcome`` called only when it has something to count (a
+        call apiece on every request)."""
         kind = observation.operation_type or "none"
-        name = observation.operation_name
-        operation = self._operation(name, observation.principal) if name else ANONYMOUS_OPERATION
+        operation = self._operation(observation.operation_name, observation.principal)
         codes = observation.error_codes
-        outcome = "refused" if status >= 400 else "error" if codes else "ok"
-        key = (self.requests, (operation, kind, outcome))
+        key = (self.requests, (operation, kind, _outcome(observation, status)))
         pending = self._pending
         pending[key] = pending.get(key, 0) + 1
         latency = self.latency

@@ -73,14 +73,11 @@ class FreezeAfterStartup(AfterStartup):
             self._timer = asyncio.get_running_loop().call_later(self.full_every, self._collect)
 
     def stop(self) -> None:
-        """No more periodic collections: the lifespan's shut-down stops them
-        (``stopped``), and a test that started them by hand stops them itself."""
+        """No more periodic collections: the lifespan's shut-down stops them,
+        and a test that started them by hand stops them itself."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-
-    def stopped(self) -> None:
-        self.stop()
 
     def _collect(self) -> None:
         gc.collect()

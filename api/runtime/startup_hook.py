@@ -32,7 +32,7 @@ class AfterStartup:
             if message["type"] == "lifespan.startup.complete":
                 self.started()
             elif message["type"] in _SHUT_DOWN:
-                self.stopped()
+                self.stop()
             await send(message)
 
         await self.app(scope, receive, started)
@@ -42,7 +42,7 @@ class AfterStartup:
         server is told so."""
         raise NotImplementedError
 
-    def stopped(self) -> None:
+    def stop(self) -> None:
         """Runs once shut-down has completed (or failed): whatever ``started``
         left running on the loop ends with the lifespan, not with the loop,
         which may outlive it (a test's, or an embedding server's)."""
